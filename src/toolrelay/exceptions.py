@@ -1,0 +1,210 @@
+"""The one exception tree of toolrelay.
+
+Every error toolrelay raises derives from :class:`ToolRelayError`; foreign errors (pydantic,
+provider SDKs, databases) are translated at the boundary with ``raise ... from``::
+
+    ToolRelayError
+    ├── ToolDefinitionError          a tool was declared wrongly (all problems listed at once)
+    │   ├── InvalidToolNameError     a name providers would reject
+    │   └── DuplicateToolError       two tools share a name (both sources named)
+    ├── ToolArgumentError            a call's arguments are unusable (one entry per problem)
+    │   └── InvalidJsonError         the arguments are not a JSON object
+    ├── ToolNotFoundError            no tool answers to a name (closest names suggested)
+    ├── ToolContextError             a tool needs a ToolContext and got none
+    ├── ToolExecutionError           a tool raised; ``__cause__`` is the original exception
+    ├── ModelError                   a chat model failed or was misused
+    │   ├── ToolsNotSupportedError   tools were given to a model that cannot take them
+    │   └── ModelResponseError       the model's answer could not be understood or used
+    ├── LimitError                   a configured limit was reached
+    │   ├── ToolCallLimitError       too many tool calls in one turn (partial results kept)
+    │   └── ModelCallLimitError      too many model calls in one turn
+    └── ConfigurationError           the library was set up inconsistently
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ArgumentProblem",
+    "ConfigurationError",
+    "DuplicateToolError",
+    "InvalidJsonError",
+    "InvalidToolNameError",
+    "LimitError",
+    "ModelCallLimitError",
+    "ModelError",
+    "ModelResponseError",
+    "ToolArgumentError",
+    "ToolCallLimitError",
+    "ToolContextError",
+    "ToolDefinitionError",
+    "ToolExecutionError",
+    "ToolNotFoundError",
+    "ToolRelayError",
+    "ToolsNotSupportedError",
+]
+
+
+class ToolRelayError(Exception):
+    """Root of every error toolrelay raises."""
+
+
+class ConfigurationError(ToolRelayError):
+    """The library was configured inconsistently (a missing parameter, two loop advisors...)."""
+
+
+# --- declaring tools -------------------------------------------------------------------------
+
+
+class ToolDefinitionError(ToolRelayError):
+    """A tool declaration is invalid.
+
+    Attributes:
+        tool: The name (or qualified function name) of the offending declaration.
+        problems: Every problem found, so one fix round is enough.
+    """
+
+    def __init__(self, tool: str, problems: Sequence[str]) -> None:
+        self.tool = tool
+        self.problems = tuple(problems)
+        listing = "; ".join(self.problems)
+        super().__init__(f"invalid tool {tool!r}: {listing}")
+
+
+class InvalidToolNameError(ToolDefinitionError):
+    """A tool name that providers would reject."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        self.name = name
+        super().__init__(name, [reason])
+
+
+class DuplicateToolError(ToolDefinitionError):
+    """Two tools claim the same name (or the same provider-safe name)."""
+
+    def __init__(self, name: str, first_source: str, second_source: str) -> None:
+        self.name = name
+        self.first_source = first_source
+        self.second_source = second_source
+        super().__init__(
+            name, [f"duplicate tool name, defined by {first_source} and by {second_source}"]
+        )
+
+
+# --- calling tools ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArgumentProblem:
+    """One thing wrong with a call's arguments.
+
+    Attributes:
+        location: Dotted path of the field (``"items.0.sku"``), or ``""`` for the whole input.
+        message: What is wrong, in words a model can act on.
+        input: The offending value, when there is one.
+    """
+
+    location: str
+    message: str
+    input: Any = None
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}" if self.location else self.message
+
+
+class ToolArgumentError(ToolRelayError):
+    """A tool call's arguments are invalid; the tool did not run.
+
+    Attributes:
+        tool: The tool's name.
+        problems: One entry per field problem.
+    """
+
+    def __init__(self, tool: str, problems: Sequence[ArgumentProblem]) -> None:
+        self.tool = tool
+        self.problems = tuple(problems)
+        lines = "\n".join(f"- {p}" for p in self.problems)
+        super().__init__(f"invalid arguments for tool {tool!r}:\n{lines}")
+
+
+class InvalidJsonError(ToolArgumentError):
+    """The arguments are not valid JSON, or not a JSON object."""
+
+
+class ToolNotFoundError(ToolRelayError):
+    """No tool answers to the requested name.
+
+    Attributes:
+        name: The name that was asked for.
+        suggestions: The closest available names, best first (at most five).
+    """
+
+    def __init__(self, name: str, suggestions: Sequence[str] = ()) -> None:
+        self.name = name
+        self.suggestions = tuple(suggestions)
+        hint = f" Did you mean: {', '.join(self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"Unknown tool {name!r}.{hint}")
+
+
+class ToolContextError(ToolRelayError):
+    """A tool that needs a :class:`~toolrelay.tools.ToolContext` was called without one."""
+
+    def __init__(self, tool: str) -> None:
+        self.tool = tool
+        super().__init__(
+            f"tool {tool!r} requires a ToolContext, but the call has none; "
+            "pass one with the request's tool context"
+        )
+
+
+class ToolExecutionError(ToolRelayError):
+    """A tool raised while running; the original exception is ``__cause__``.
+
+    Attributes:
+        tool: The tool's name.
+    """
+
+    def __init__(self, tool: str, message: str) -> None:
+        self.tool = tool
+        super().__init__(message)
+
+
+# --- models ----------------------------------------------------------------------------------
+
+
+class ModelError(ToolRelayError):
+    """A chat model failed or was used in a way it does not support."""
+
+
+class ToolsNotSupportedError(ModelError):
+    """Tools were given to a model that cannot call tools."""
+
+
+class ModelResponseError(ModelError):
+    """The model's answer could not be used (no generation, unparsable structured output...)."""
+
+
+# --- limits ----------------------------------------------------------------------------------
+
+
+class LimitError(ToolRelayError):
+    """A configured limit was reached."""
+
+
+class ToolCallLimitError(LimitError):
+    """Too many tool calls in one turn.
+
+    Attributes:
+        partial: Whatever results were produced before the limit (a ``ToolExecutionResult``).
+    """
+
+    def __init__(self, message: str, partial: Any = None) -> None:
+        self.partial = partial
+        super().__init__(message)
+
+
+class ModelCallLimitError(LimitError):
+    """The tool loop called the model more times than allowed in one turn."""

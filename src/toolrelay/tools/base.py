@@ -1,0 +1,140 @@
+"""The tool contract: a definition the model sees, metadata it does not, and ``call``.
+
+A tool is anything that satisfies :class:`Tool`: a :class:`ToolDefinition` (name, description,
+JSON Schema of the arguments), a :class:`ToolMetadata` (how the runtime treats it) and
+``async call(arguments_json, context) -> str``. JSON text in, text out, because that is what
+models produce and read. The :class:`ToolContext` carries what the caller knows and the model
+must never see (tenant, user, session).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, runtime_checkable
+
+from toolrelay._sync import run_sync
+
+__all__ = ["Tool", "ToolContext", "ToolDefinition", "ToolMetadata"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolDefinition:
+    """What the model is shown: name, description and the JSON Schema of the arguments.
+
+    Attributes:
+        name: The canonical name; dotted domain names (``refund.find_failed_orders``) are
+            allowed and sent to providers in their provider-safe form.
+        description: What the tool does and when to use it; this is also retrieval text.
+        input_schema: A JSON Schema object (``{"type": "object", ...}``).
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}}
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolMetadata:
+    """How the runtime treats a tool; never shown to the model.
+
+    Attributes:
+        return_direct: The tool's result is the answer: the loop ends without asking the
+            model again (see the execution layer for how a round with several tools decides).
+        timeout: Seconds the tool may run before its call is cancelled; ``None`` uses the
+            execution manager's default.
+        read_only: The tool changes nothing outside itself.
+        destructive: The tool may change or delete data irreversibly.
+        requires_approval: A person or policy must approve each call before it runs.
+        extra: Free-form flags for integrations.
+    """
+
+    return_direct: bool = False
+    timeout: float | None = None
+    read_only: bool = False
+    destructive: bool = False
+    requires_approval: bool = False
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class ToolContext(Mapping[str, Any]):
+    """A read-only mapping the caller passes to tools alongside the model's arguments.
+
+    It holds what the model must never see or forge (tenant, user, session, handles). Tools
+    declare a parameter typed ``ToolContext`` to receive it; that parameter never appears in
+    the schema. The well-known keys ``tenant_id``, ``user_id`` and ``session_id`` have
+    properties.
+    """
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: Mapping[str, Any] | None = None, /, **values: Any) -> None:
+        self._data: Mapping[str, Any] = MappingProxyType({**(data or {}), **values})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        return f"ToolContext({dict(self._data)!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._data) == dict(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def tenant_id(self) -> Any:
+        """The ``tenant_id`` entry, or ``None``."""
+        return self._data.get("tenant_id")
+
+    @property
+    def user_id(self) -> Any:
+        """The ``user_id`` entry, or ``None``."""
+        return self._data.get("user_id")
+
+    @property
+    def session_id(self) -> Any:
+        """The ``session_id`` entry, or ``None``."""
+        return self._data.get("session_id")
+
+
+@runtime_checkable
+class Tool(Protocol):
+    """The contract every tool satisfies.
+
+    ``call`` takes the model's arguments as JSON text and returns the text the model will read.
+    It raises :class:`~toolrelay.exceptions.ToolArgumentError` for unusable arguments,
+    :class:`~toolrelay.exceptions.ToolContextError` when a required context is missing, and
+    lets the tool's own exceptions propagate; the execution layer turns all of them into
+    feedback for the model.
+    """
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """What the model is shown."""
+        ...
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        """How the runtime treats the tool."""
+        ...
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        """Run the tool with the model's arguments and return the text for the model."""
+        ...
+
+
+def call_sync(tool: Tool, arguments_json: str, context: ToolContext | None = None) -> str:
+    """Synchronous wrapper around ``tool.call`` (works inside a running event loop too)."""
+    return run_sync(tool.call(arguments_json, context))
