@@ -18,7 +18,8 @@ provider SDKs, databases) are translated at the boundary with ``raise ... from``
     ├── LimitError                   a configured limit was reached
     │   ├── ToolCallLimitError       too many tool calls in one turn (partial results kept)
     │   └── ModelCallLimitError      too many model calls in one turn
-    └── ConfigurationError           the library was set up inconsistently
+    ├── ConfigurationError           the library was set up inconsistently
+    └── StorageError                 a chat memory repository or other store failed
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "ModelCallLimitError",
     "ModelError",
     "ModelResponseError",
+    "StorageError",
     "ToolArgumentError",
     "ToolCallLimitError",
     "ToolContextError",
@@ -54,6 +56,10 @@ class ToolRelayError(Exception):
 
 class ConfigurationError(ToolRelayError):
     """The library was configured inconsistently (a missing parameter, two loop advisors...)."""
+
+
+class StorageError(ToolRelayError):
+    """A chat memory repository or another store failed; ``__cause__`` is the driver's error."""
 
 
 # --- declaring tools -------------------------------------------------------------------------

@@ -85,7 +85,9 @@ def split_name_words(name: str) -> list[str]:
 
 
 def fold_name(name: str) -> str:
-    """Case- and separator-insensitive key: ``getWeather``, ``get_weather``, ``get-weather``
-    and ``get.weather`` all fold to ``getweather``.
+    """Case- and separator-insensitive key of a name.
+
+    ``getWeather``, ``get_weather``, ``get-weather`` and ``get.weather`` all fold to
+    ``getweather``.
     """
     return "".join(split_name_words(name))

@@ -1,0 +1,91 @@
+"""Refund desk: an enterprise tool catalog for refund triage, backed by a deterministic fake.
+
+The catalog spans the order center, payment system, ticket platform, notifications, GitHub,
+a database and the users directory: 78 tools with dotted domain names, several of them
+confusable on purpose (``refund.find_orders`` / ``refund.find_failed_orders``,
+``refund.retry_failed_order`` / ``refund.rebuild_task`` / ``refund.force_success``). It is the
+scenario progressive tool disclosure is built for: the model should find the four tools of
+:data:`TASK` among dozens without seeing them all.
+
+Example::
+
+    from examples.refund_desk import RefundDeskBackend, build_catalog
+    from toolrelay.tools import call_sync
+
+    backend = RefundDeskBackend.seeded()
+    catalog = build_catalog(backend)
+    finder = catalog.get("refund.find_failed_orders")
+    print(call_sync(finder, "{}"))        # yesterday's failed refunds, as JSON
+"""
+
+from __future__ import annotations
+
+from toolrelay.tools import Tool, ToolCatalog, tools_from
+
+from .backend import FAILURE_REASONS, TODAY, RefundDeskBackend
+from .database import DatabaseService
+from .github import GitHubService
+from .notify import NotifyService
+from .orders import OrderService
+from .payments import PaymentService
+from .records import RefundDeskError
+from .refunds import RefundService
+from .reports import ReportService
+from .tickets import TicketService
+from .users import UserService
+
+__all__ = [
+    "FAILURE_REASONS",
+    "REQUIRED_TOOLS",
+    "TASK",
+    "TODAY",
+    "RefundDeskBackend",
+    "RefundDeskError",
+    "all_tools",
+    "build_catalog",
+    "services",
+]
+
+TASK = (
+    "Find yesterday's failed refunds, retry the recoverable ones, open tickets for the ones "
+    "still failing, and notify the owner."
+)
+"""The refund-triage task the catalog is built around."""
+
+REQUIRED_TOOLS = (
+    "refund.find_failed_orders",
+    "refund.retry_failed_order",
+    "ticket.create_incident",
+    "notify.send_owner_message",
+)
+"""The tools :data:`TASK` needs, in the order they are called."""
+
+
+def services(backend: RefundDeskBackend) -> list[object]:
+    """One instance of every service class, all sharing ``backend``."""
+    return [
+        RefundService(backend),
+        PaymentService(backend),
+        OrderService(backend),
+        TicketService(backend),
+        NotifyService(backend),
+        UserService(backend),
+        GitHubService(backend),
+        DatabaseService(backend),
+        ReportService(backend),
+    ]
+
+
+def all_tools(backend: RefundDeskBackend | None = None) -> list[Tool]:
+    """Every refund-desk tool, bound to ``backend`` (a freshly seeded one when omitted)."""
+    backend = backend if backend is not None else RefundDeskBackend.seeded()
+    return [t for service in services(backend) for t in tools_from(service)]
+
+
+def build_catalog(backend: RefundDeskBackend | None = None) -> ToolCatalog:
+    """A :class:`~toolrelay.tools.ToolCatalog` of every refund-desk tool.
+
+    Args:
+        backend: The back end the tools read and change; a freshly seeded one when omitted.
+    """
+    return ToolCatalog(all_tools(backend), source="examples.refund_desk")

@@ -1,0 +1,75 @@
+"""The chat client: an ordered advisor chain around a model, with the tool loop as an advisor.
+
+- :class:`ChatClient` — fluent requests (``client.prompt().user(...).call().content()``).
+- :mod:`~toolrelay.client.advisor` — advisor protocols, :class:`AdvisorChain`, order constants.
+- :class:`ToolCallingAdvisor` — the do-while tool loop (one per client).
+- :class:`MessageChatMemoryAdvisor` — conversation memory, outside or inside the loop.
+"""
+
+from toolrelay.client.advisor import (
+    HIGHEST_PRECEDENCE,
+    LOWEST_PRECEDENCE,
+    MEMORY_ADVISOR_ORDER,
+    TOOL_CALLING_ADVISOR_ORDER,
+    Advisor,
+    AdvisorChain,
+    BaseAdvisor,
+    CallAdvisor,
+    HistoryAdvisor,
+    StreamAdvisor,
+)
+from toolrelay.client.chat_client import ChatClient, ChatClientBuilder, ChatClientRequestSpec
+from toolrelay.client.memory_advisor import MessageChatMemoryAdvisor, answer_message
+from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
+from toolrelay.client.responses import CallResponse, StreamResponse, parse_entity
+from toolrelay.client.streaming import FINAL_RESPONSE_KEY, StreamAggregator, text_chunk
+from toolrelay.client.tool_calling import (
+    DEFAULT_MAX_MODEL_CALLS,
+    EligibilityChecker,
+    ToolCallingAdvisor,
+    has_tool_calls,
+)
+from toolrelay.client.tool_loop import (
+    TOOL_CALL_LIMIT_FINISH_REASON,
+    TOOL_LOOP_KEY,
+    LoopStop,
+    ToolLoopReport,
+    ToolLoopState,
+    tool_loop_report,
+)
+
+__all__ = [
+    "DEFAULT_MAX_MODEL_CALLS",
+    "FINAL_RESPONSE_KEY",
+    "HIGHEST_PRECEDENCE",
+    "LOWEST_PRECEDENCE",
+    "MEMORY_ADVISOR_ORDER",
+    "TOOL_CALLING_ADVISOR_ORDER",
+    "TOOL_CALL_LIMIT_FINISH_REASON",
+    "TOOL_LOOP_KEY",
+    "Advisor",
+    "AdvisorChain",
+    "BaseAdvisor",
+    "CallAdvisor",
+    "CallResponse",
+    "ChatClient",
+    "ChatClientBuilder",
+    "ChatClientRequest",
+    "ChatClientRequestSpec",
+    "ChatClientResponse",
+    "EligibilityChecker",
+    "HistoryAdvisor",
+    "LoopStop",
+    "MessageChatMemoryAdvisor",
+    "StreamAdvisor",
+    "StreamAggregator",
+    "StreamResponse",
+    "ToolCallingAdvisor",
+    "ToolLoopReport",
+    "ToolLoopState",
+    "answer_message",
+    "has_tool_calls",
+    "parse_entity",
+    "text_chunk",
+    "tool_loop_report",
+]

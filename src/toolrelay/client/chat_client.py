@@ -1,0 +1,282 @@
+"""``ChatClient``: a fluent front end over a chat model and an advisor chain.
+
+Example::
+
+    client = (
+        ChatClient.builder(model)
+        .default_system("You triage failed refunds.")
+        .default_tools(RefundTools(), notify_owner)
+        .default_advisors(MessageChatMemoryAdvisor(MessageWindowChatMemory()))
+        .build()
+    )
+    answer = client.prompt().user("Fix yesterday's refunds").conversation("c1").call().content()
+    async for text in client.prompt("Hi").stream().content(): ...
+
+A request is built from the client's defaults plus the request's own settings: the request's
+system text replaces the default, tools and advisors add to the defaults (tools with the same
+name are an error), options, tool context and advisor parameters are merged with the request
+winning. Every client has exactly one tool-calling advisor: a default
+:class:`~toolrelay.client.tool_calling.ToolCallingAdvisor` unless one (or a subclass) is given
+as an advisor, or tool calling is switched off with ``.tool_calling(False)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from toolrelay._sync import run_sync
+from toolrelay.client.advisor import Advisor, AdvisorChain
+from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
+from toolrelay.client.responses import CallResponse, StreamResponse, format_instructions
+from toolrelay.client.tool_calling import ToolCallingAdvisor
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ToolCallingManager
+from toolrelay.memory.base import CONVERSATION_ID
+from toolrelay.messages import Message, SystemMessage, UserMessage
+from toolrelay.models.base import ChatModel
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.tools import as_tools
+
+__all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Defaults:
+    system: str | None = None
+    tools: tuple[object, ...] = ()
+    tool_context: Mapping[str, Any] = field(default_factory=dict)
+    advisors: tuple[Advisor, ...] = ()
+    advisor_params: Mapping[str, Any] = field(default_factory=dict)
+    options: ChatOptions = field(default_factory=ChatOptions)
+    tool_calling: bool = True
+    tool_calling_manager: ToolCallingManager | None = None
+
+
+class ChatClient:
+    """Sends prompts to a model through an ordered advisor chain.
+
+    Build one with :meth:`builder` (or :meth:`create` for no defaults); a client is immutable
+    and safe to share between concurrent requests.
+    """
+
+    def __init__(self, model: ChatModel, defaults: _Defaults) -> None:
+        self.model = model
+        self._defaults = defaults
+        # The default loop advisor is stateless per turn, so one instance serves every request.
+        self._default_tool_advisor = ToolCallingAdvisor(
+            tool_calling_manager=defaults.tool_calling_manager
+        )
+
+    @staticmethod
+    def builder(model: ChatModel) -> ChatClientBuilder:
+        """A builder for a client over ``model``."""
+        return ChatClientBuilder(model)
+
+    @staticmethod
+    def create(model: ChatModel) -> ChatClient:
+        """A client over ``model`` with no defaults."""
+        return ChatClientBuilder(model).build()
+
+    def mutate(self) -> ChatClientBuilder:
+        """A builder starting from this client's settings."""
+        return ChatClientBuilder(self.model, self._defaults)
+
+    def prompt(self, user: str | None = None) -> ChatClientRequestSpec:
+        """Start a request, optionally with the user's text."""
+        spec = ChatClientRequestSpec(self)
+        return spec.user(user) if user is not None else spec
+
+    # --- running a request ----------------------------------------------------------------
+
+    def _advisors(self, extra: Sequence[Advisor]) -> list[Advisor]:
+        advisors = [*self._defaults.advisors, *extra]
+        loops = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
+        if len(loops) > 1:
+            names = ", ".join(repr(a.name) for a in loops)
+            raise ConfigurationError(
+                f"a client runs exactly one tool-calling advisor, but {len(loops)} were given "
+                f"({names}); keep one"
+            )
+        if not loops and self._defaults.tool_calling:
+            advisors.append(self._default_tool_advisor)
+        return advisors
+
+    def _request(self, spec: ChatClientRequestSpec) -> tuple[ChatClientRequest, AdvisorChain]:
+        defaults = self._defaults
+        messages: list[Message] = []
+        system = spec._system if spec._system is not None else defaults.system
+        if system:
+            messages.append(SystemMessage(text=system))
+        messages.extend(spec._messages)
+        user = spec._user
+        if spec._response_format is not None:
+            instructions = format_instructions(spec._response_format)
+            user = f"{user}\n\n{instructions}" if user else instructions
+        if user is not None:
+            messages.append(UserMessage(text=user))
+        if not messages:
+            raise ConfigurationError(
+                "the request has no messages: give .user(...) or .messages(...)"
+            )
+
+        options = defaults.options.merged_with(spec._options)
+        tools = as_tools(*options.tools, *defaults.tools, *spec._tools)
+        options = replace(
+            options,
+            tools=tuple(tools),
+            tool_context={**options.tool_context, **defaults.tool_context, **spec._tool_context},
+        )
+        request = ChatClientRequest(
+            prompt=Prompt(messages=messages, options=options),
+            context={**defaults.advisor_params, **spec._advisor_params},
+        )
+        chain = AdvisorChain.for_model(self.model, self._advisors(spec._advisors))
+        return request, chain
+
+    async def _call(self, spec: ChatClientRequestSpec) -> ChatClientResponse:
+        request, chain = self._request(spec)
+        return await chain.next_call(request)
+
+    async def _stream(self, spec: ChatClientRequestSpec) -> AsyncIterator[ChatClientResponse]:
+        request, chain = self._request(spec)
+        async for chunk in chain.next_stream(request):
+            yield chunk
+
+
+class ChatClientBuilder:
+    """Collects a client's defaults; every method returns the builder."""
+
+    def __init__(self, model: ChatModel, defaults: _Defaults | None = None) -> None:
+        self._model = model
+        self._defaults = defaults or _Defaults()
+
+    def _set(self, **changes: Any) -> ChatClientBuilder:
+        self._defaults = replace(self._defaults, **changes)
+        return self
+
+    def default_system(self, text: str | None) -> ChatClientBuilder:
+        """The system text of every request (a request's ``.system`` replaces it)."""
+        return self._set(system=text)
+
+    def default_tools(self, *things: object) -> ChatClientBuilder:
+        """Tools offered on every request: tools, functions, objects with ``@tool``
+        methods, catalogs (see :func:`toolrelay.tools.as_tools`)."""
+        return self._set(tools=(*self._defaults.tools, *things))
+
+    def default_tool_context(self, context: Mapping[str, Any]) -> ChatClientBuilder:
+        """Tool context entries of every request."""
+        return self._set(tool_context={**self._defaults.tool_context, **context})
+
+    def default_advisors(self, *advisors: Advisor) -> ChatClientBuilder:
+        """Advisors of every request."""
+        return self._set(advisors=(*self._defaults.advisors, *advisors))
+
+    def default_advisor_params(self, **params: Any) -> ChatClientBuilder:
+        """Advisor parameters of every request (e.g. ``conversation_id``)."""
+        return self._set(advisor_params={**self._defaults.advisor_params, **params})
+
+    def default_options(self, options: ChatOptions) -> ChatClientBuilder:
+        """Options of every request, merged with what was set before."""
+        return self._set(options=self._defaults.options.merged_with(options))
+
+    def tool_calling_manager(self, manager: ToolCallingManager) -> ChatClientBuilder:
+        """The manager of the default tool-calling advisor."""
+        return self._set(tool_calling_manager=manager)
+
+    def tool_calling(self, enabled: bool) -> ChatClientBuilder:
+        """Whether to add the default tool-calling advisor (tool calls are then returned to
+        the caller unexecuted unless an advisor runs them)."""
+        return self._set(tool_calling=enabled)
+
+    def build(self) -> ChatClient:
+        """The client."""
+        return ChatClient(self._model, self._defaults)
+
+
+class ChatClientRequestSpec:
+    """One request, built fluently; finish with :meth:`call`, :meth:`acall` or :meth:`stream`."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self._client = client
+        self._system: str | None = None
+        self._user: str | None = None
+        self._messages: list[Message] = []
+        self._tools: list[object] = []
+        self._tool_context: dict[str, Any] = {}
+        self._advisors: list[Advisor] = []
+        self._advisor_params: dict[str, Any] = {}
+        self._options: ChatOptions | None = None
+        self._response_format: Any = None
+
+    def system(self, text: str) -> ChatClientRequestSpec:
+        """The system text (replaces the client's default)."""
+        self._system = text
+        return self
+
+    def user(self, text: str) -> ChatClientRequestSpec:
+        """The user's message (the last message of the prompt)."""
+        self._user = text
+        return self
+
+    def messages(self, *messages: Message) -> ChatClientRequestSpec:
+        """Messages placed after the system text and before the user's message."""
+        self._messages.extend(messages)
+        return self
+
+    def tools(self, *things: object) -> ChatClientRequestSpec:
+        """More tools for this request: tools, functions, objects with ``@tool`` methods,
+        catalogs. A name offered twice raises ``DuplicateToolError`` when the request runs."""
+        self._tools.extend(things)
+        return self
+
+    def tool_context(self, context: Mapping[str, Any]) -> ChatClientRequestSpec:
+        """Tool context entries (handed to tools, never shown to the model)."""
+        self._tool_context.update(context)
+        return self
+
+    def advisors(self, *advisors: Advisor) -> ChatClientRequestSpec:
+        """More advisors for this request."""
+        self._advisors.extend(advisors)
+        return self
+
+    def advisor_params(self, **params: Any) -> ChatClientRequestSpec:
+        """Advisor parameters, e.g. ``conversation_id="c1"``."""
+        self._advisor_params.update(params)
+        return self
+
+    def conversation(self, conversation_id: str) -> ChatClientRequestSpec:
+        """Shorthand for ``advisor_params(conversation_id=...)``."""
+        return self.advisor_params(**{CONVERSATION_ID: conversation_id})
+
+    def options(self, options: ChatOptions) -> ChatClientRequestSpec:
+        """Options for this request, merged over the client's (set fields win)."""
+        self._options = options if self._options is None else self._options.merged_with(options)
+        return self
+
+    def response_format(self, type_: Any) -> ChatClientRequestSpec:
+        """Ask for JSON matching ``type_``'s schema (instructions appended to the user's
+        message); read it back with ``.call().entity(type_)``."""
+        self._response_format = type_
+        return self
+
+    async def acall(self) -> CallResponse:
+        """Run the request and return the answer.
+
+        Raises:
+            ConfigurationError: Two tool-calling advisors, no messages, or a memory advisor
+                without a conversation id.
+            DuplicateToolError: Two tools share a name.
+            ToolsNotSupportedError: Tools were offered to a model that cannot take them.
+            ModelCallLimitError: The tool loop called the model too many times.
+        """
+        return CallResponse(await self._client._call(self))
+
+    def call(self) -> CallResponse:
+        """Blocking :meth:`acall` (works inside a running event loop too)."""
+        return run_sync(self.acall())
+
+    def stream(self) -> StreamResponse:
+        """Stream the request; nothing runs until the stream is iterated."""
+        return StreamResponse(lambda: self._client._stream(self))

@@ -1,0 +1,108 @@
+"""The advisor that gives a conversation its memory.
+
+Before a request it prepends the conversation's stored messages and stores the request's new
+(non-system) messages; after it, it stores the model's answer. Where it sits decides what it
+sees:
+
+- **Outside the tool loop** (the default order, ``HIGHEST_PRECEDENCE + 200``): once per
+  turn. It stores the user's message and the final answer, nothing of the tool rounds.
+- **Inside the tool loop** (an order above the tool-calling advisor's, e.g.
+  ``HIGHEST_PRECEDENCE + 400``): once per model call. It stores every round: each assistant
+  message with tool calls and each tool response message. The tool loop notices a
+  :class:`~toolrelay.client.advisor.HistoryAdvisor` after it and then sends each round only
+  the new messages (the system messages and the latest tool responses), so nothing is stored
+  or sent twice; when the loop ends without another model call (return-direct, a tool-call
+  limit), it hands the last tool responses and the final answer to :meth:`remember`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from toolrelay.client.advisor import MEMORY_ADVISOR_ORDER, AdvisorChain, BaseAdvisor
+from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.memory.base import CONVERSATION_ID, ChatMemory
+from toolrelay.messages import ChatResponse, Message, SystemMessage
+
+__all__ = ["MessageChatMemoryAdvisor", "answer_message"]
+
+
+def answer_message(response: ChatResponse) -> Message | None:
+    """The message of a response worth remembering.
+
+    The first generation that asks for tool calls (the one the tool loop runs), else the
+    first generation; ``None`` when there is no generation.
+    """
+    for generation in response.generations:
+        if generation.message.tool_calls:
+            return generation.message
+    return response.generations[0].message if response.generations else None
+
+
+class MessageChatMemoryAdvisor(BaseAdvisor):
+    """Keeps a conversation in a :class:`~toolrelay.memory.ChatMemory`.
+
+    Args:
+        chat_memory: Where messages are kept (e.g. a ``MessageWindowChatMemory``).
+        order: Position in the chain; above the tool-calling advisor's order it runs inside
+            the tool loop (see the module docs).
+        conversation_id: Used when a request names no conversation; when ``None``, every
+            request must name one.
+        name: For messages.
+
+    Raises:
+        ConfigurationError: (per request) no conversation id is given, neither as the
+            ``conversation_id`` advisor parameter nor as a default.
+    """
+
+    def __init__(
+        self,
+        chat_memory: ChatMemory,
+        *,
+        order: int = MEMORY_ADVISOR_ORDER,
+        conversation_id: str | None = None,
+        name: str = "chat_memory",
+    ) -> None:
+        super().__init__(order=order, name=name)
+        self.chat_memory = chat_memory
+        self.default_conversation_id = conversation_id
+
+    def conversation_id(self, context: Mapping[str, Any]) -> str:
+        """The conversation named in a request's (or response's) ``context``.
+
+        Raises:
+            ConfigurationError: No conversation id was given.
+        """
+        value = context.get(CONVERSATION_ID, self.default_conversation_id)
+        if value is None or value == "":
+            raise ConfigurationError(
+                f"{self.name}: missing advisor parameter {CONVERSATION_ID!r}; pass it with "
+                f'.conversation("...") or .advisor_params({CONVERSATION_ID}="...") on the '
+                "request, or give the advisor a default conversation_id"
+            )
+        return str(value)
+
+    async def before(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
+        """Store the request's new messages and send them after the stored history."""
+        conversation = self.conversation_id(request.context)
+        history = await self.chat_memory.get(conversation)
+        messages = request.prompt.messages
+        system = [m for m in messages if isinstance(m, SystemMessage)]
+        new = [m for m in messages if not isinstance(m, SystemMessage)]
+        await self.chat_memory.add(conversation, new)
+        return request.with_messages([*system, *history, *new])
+
+    async def after(self, response: ChatClientResponse, chain: AdvisorChain) -> ChatClientResponse:
+        """Store the answer."""
+        message = answer_message(response.chat_response)
+        if message is not None:
+            conversation = self.conversation_id(response.context)
+            await self.chat_memory.add(conversation, [message])
+        return response
+
+    async def remember(self, request: ChatClientRequest, messages: Sequence[Message]) -> None:
+        """Store ``messages`` in the conversation of ``request`` (used by the tool loop)."""
+        if messages:
+            await self.chat_memory.add(self.conversation_id(request.context), list(messages))

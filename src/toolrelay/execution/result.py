@@ -1,0 +1,123 @@
+"""What one round of tool execution produced: per-call outcomes and the new history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from toolrelay.messages import (
+    AssistantMessage,
+    Generation,
+    Message,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+)
+
+__all__ = [
+    "RETURN_DIRECT_FINISH_REASON",
+    "ToolCallOutcome",
+    "ToolCallStatus",
+    "ToolExecutionResult",
+]
+
+RETURN_DIRECT_FINISH_REASON = "returnDirect"
+"""Finish reason of the generations built by :meth:`ToolExecutionResult.build_generations`."""
+
+
+class ToolCallStatus(StrEnum):
+    """How one call ended. Every status except ``OK`` produces an error tool response."""
+
+    OK = "ok"
+    """The tool ran and returned a result."""
+    ERROR = "error"
+    """The tool raised; the exception processor's text is the response."""
+    UNKNOWN_TOOL = "unknown_tool"
+    """No tool answers to the name; the closest names are suggested."""
+    INVALID_ARGUMENTS = "invalid_arguments"
+    """The arguments were not a JSON object or did not fit the schema; the tool did not run."""
+    TIMEOUT = "timeout"
+    """The tool ran past its timeout and was cancelled."""
+    DENIED = "denied"
+    """A guard refused the call; the tool did not run."""
+    LIMIT = "limit"
+    """The call went over a per-turn call limit; the tool did not run."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallOutcome:
+    """The outcome of one tool call.
+
+    Attributes:
+        call: The call as the model wrote it.
+        tool_name: The canonical name of the tool it resolved to, or ``None``.
+        response: What the model reads.
+        status: How the call ended.
+        duration_ms: Wall-clock time the tool ran (``time.perf_counter``), waiting for a
+            concurrency slot excluded; ``0.0`` when the tool did not run.
+        exception: The exception behind an ``ERROR`` or ``INVALID_ARGUMENTS`` outcome, for
+            logging and tracing (not part of equality).
+    """
+
+    call: ToolCall
+    tool_name: str | None
+    response: ToolResponse
+    status: ToolCallStatus
+    duration_ms: float = 0.0
+    exception: Exception | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the tool ran and returned a result."""
+        return self.status is ToolCallStatus.OK
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolExecutionResult:
+    """The result of one round (Spring AI's ``ToolExecutionResult``).
+
+    Attributes:
+        conversation_history: The prompt's messages, the assistant message with the calls, and
+            one :class:`~toolrelay.messages.ToolResponseMessage` answering every call in order.
+        return_direct: Whether the tool results are the final answer (the loop should not ask
+            the model again). True only when every call of the round resolved to a tool whose
+            metadata says ``return_direct`` and that call succeeded: Spring AI's rule (an AND
+            over the round's tools), made strict so that a failed or unknown call always goes
+            back to the model instead of being shown to the user.
+        outcomes: One entry per call, in the order of the calls.
+    """
+
+    conversation_history: tuple[Message, ...]
+    return_direct: bool = False
+    outcomes: tuple[ToolCallOutcome, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "conversation_history", tuple(self.conversation_history))
+        object.__setattr__(self, "outcomes", tuple(self.outcomes))
+
+    @property
+    def tool_response_message(self) -> ToolResponseMessage | None:
+        """The last message of the history when it holds the tool responses."""
+        last = self.conversation_history[-1] if self.conversation_history else None
+        return last if isinstance(last, ToolResponseMessage) else None
+
+    @property
+    def responses(self) -> tuple[ToolResponse, ...]:
+        """The tool responses of the round, in the order of the calls."""
+        message = self.tool_response_message
+        return message.responses if message is not None else ()
+
+    def build_generations(self) -> tuple[Generation, ...]:
+        """One generation per tool response, for returning tool results as the answer.
+
+        Each has the response's text as its message, finish reason ``"returnDirect"`` and
+        metadata ``{"tool_id": ..., "tool_name": ...}``.
+        """
+        return tuple(
+            Generation(
+                message=AssistantMessage(text=response.data),
+                finish_reason=RETURN_DIRECT_FINISH_REASON,
+                metadata={"tool_id": response.id, "tool_name": response.name},
+            )
+            for response in self.responses
+        )

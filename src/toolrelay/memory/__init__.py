@@ -1,0 +1,24 @@
+"""Chat memory: a message window over a repository (in memory or SQLite).
+
+Example:
+    >>> memory = MessageWindowChatMemory(SqliteChatMemoryRepository("chat.sqlite3"))  # doctest: +SKIP
+    >>> client = ChatClient.builder(model).default_advisors(  # doctest: +SKIP
+    ...     MessageChatMemoryAdvisor(memory)).build()
+"""
+
+from toolrelay.memory.base import CONVERSATION_ID, ChatMemory, ChatMemoryRepository
+from toolrelay.memory.in_memory import InMemoryChatMemoryRepository
+from toolrelay.memory.sqlite import SqliteChatMemoryRepository, default_database_path
+from toolrelay.memory.window import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory, apply_window
+
+__all__ = [
+    "CONVERSATION_ID",
+    "DEFAULT_MAX_MESSAGES",
+    "ChatMemory",
+    "ChatMemoryRepository",
+    "InMemoryChatMemoryRepository",
+    "MessageWindowChatMemory",
+    "SqliteChatMemoryRepository",
+    "apply_window",
+    "default_database_path",
+]

@@ -1,0 +1,146 @@
+"""A chat memory repository in a SQLite file (stdlib ``sqlite3``, run in a worker thread).
+
+Each message is one row holding its JSON form (:func:`toolrelay.messages.message_to_json`),
+so every message type, tool calls and tool responses included, comes back exactly as saved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import platformdirs
+
+from toolrelay.exceptions import StorageError
+from toolrelay.messages import Message, message_from_json, message_to_json
+
+__all__ = ["SqliteChatMemoryRepository", "default_database_path"]
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS chat_memory (
+    conversation_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    message TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, position)
+)
+"""
+
+
+def default_database_path() -> Path:
+    """``chat_memory.sqlite3`` in the user's data directory for toolrelay."""
+    return Path(platformdirs.user_data_dir("toolrelay")) / "chat_memory.sqlite3"
+
+
+class SqliteChatMemoryRepository:
+    """Stores conversations in one SQLite database.
+
+    Args:
+        path: The database file; ``":memory:"`` for a private in-memory database. Defaults to
+            :func:`default_database_path`. Missing parent folders are created.
+
+    One connection is opened lazily and shared; every statement runs in a worker thread under
+    a lock, and each save is one transaction, so concurrent conversations never mix and a
+    reader never sees a half-saved conversation. Use as an (async) context manager or call
+    :meth:`close` when done.
+
+    Raises:
+        StorageError: (from any method) the database cannot be opened, read or written.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path: str | Path = default_database_path() if path is None else path
+        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            if str(self.path) != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+            connection.execute(_SCHEMA)
+            connection.commit()
+            self._connection = connection
+        return self._connection
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                try:
+                    return work(self._connect())
+                except (sqlite3.Error, OSError) as exc:
+                    raise StorageError(
+                        f"chat memory database {str(self.path)!r} failed: {exc}"
+                    ) from exc
+
+        return await asyncio.to_thread(locked)
+
+    async def find_conversation_ids(self) -> list[str]:
+        """Every conversation id that has messages, sorted."""
+
+        def work(db: sqlite3.Connection) -> list[str]:
+            rows = db.execute(
+                "SELECT DISTINCT conversation_id FROM chat_memory ORDER BY conversation_id"
+            )
+            return [row[0] for row in rows]
+
+        return await self._run(work)
+
+    async def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
+        """The stored messages, oldest first (empty when unknown)."""
+
+        def work(db: sqlite3.Connection) -> list[str]:
+            rows = db.execute(
+                "SELECT message FROM chat_memory WHERE conversation_id = ? ORDER BY position",
+                (conversation_id,),
+            )
+            return [row[0] for row in rows]
+
+        return [message_from_json(text) for text in await self._run(work)]
+
+    async def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Replace the conversation with ``messages`` in one transaction."""
+        rows = [(conversation_id, i, message_to_json(m)) for i, m in enumerate(messages)]
+
+        def work(db: sqlite3.Connection) -> None:
+            with db:  # one transaction: commit on success, roll back on error
+                db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
+                db.executemany(
+                    "INSERT INTO chat_memory (conversation_id, position, message) VALUES (?, ?, ?)",
+                    rows,
+                )
+
+        await self._run(work)
+
+    async def delete_by_conversation_id(self, conversation_id: str) -> None:
+        """Forget the conversation."""
+
+        def work(db: sqlite3.Connection) -> None:
+            with db:
+                db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
+
+        await self._run(work)
+
+    def close(self) -> None:
+        """Close the connection (a later call reopens it)."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    async def __aenter__(self) -> SqliteChatMemoryRepository:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __enter__(self) -> SqliteChatMemoryRepository:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

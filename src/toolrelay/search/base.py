@@ -1,0 +1,134 @@
+"""The tool-index contract: requests, hits, responses and the :class:`ToolIndex` protocol.
+
+An index is built once per catalog and shared: many conversations search the same index, each
+with its own permitted subset (``SearchRequest.allowed``), which the index applies while it
+ranks. Nothing is re-indexed per conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence, Set
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from toolrelay.tools.base import ToolDefinition
+
+__all__ = [
+    "DEFAULT_MAX_RESULTS",
+    "MAX_RESULTS_LIMIT",
+    "AllowedTools",
+    "SearchHit",
+    "SearchRequest",
+    "SearchResponse",
+    "ToolIndex",
+]
+
+DEFAULT_MAX_RESULTS = 5
+MAX_RESULTS_LIMIT = 10
+
+AllowedTools = Callable[[str], bool] | frozenset[str] | None
+"""Which tools a search may return: a predicate on names, a set of names, or all (``None``)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchRequest:
+    """One search over an index.
+
+    Attributes:
+        query: Keywords, a natural-language request, or (for the regex index) a pattern.
+        max_results: How many hits to return; clamped to 1–10.
+        min_score: Drop hits scoring below this. Scores are on each index's own scale (see
+            the index's documentation); ``None`` keeps every match.
+        allowed: The caller's permitted subset: a ``frozenset`` of names (fastest; the
+            index caches a bitmap per set) or a predicate on names; ``None`` permits all.
+            Any other set or collection of names is turned into a ``frozenset``.
+        category: Only tools in this category: tools whose dotted name starts with
+            ``category + "."`` or that were indexed with this category.
+    """
+
+    query: str
+    max_results: int = DEFAULT_MAX_RESULTS
+    min_score: float | None = None
+    allowed: AllowedTools = None
+    category: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "max_results", max(1, min(MAX_RESULTS_LIMIT, self.max_results)))
+        allowed = self.allowed
+        if allowed is not None and not callable(allowed) and not isinstance(allowed, frozenset):
+            names: Set[str] | Sequence[str] = allowed
+            object.__setattr__(self, "allowed", frozenset(names))
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchHit:
+    """One tool found by a search.
+
+    Attributes:
+        name: The tool's canonical name.
+        score: Relevance on the index's own scale; higher is better.
+        summary: The first sentence of the description, shortened.
+    """
+
+    name: str
+    score: float
+    summary: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchResponse:
+    """What a search found.
+
+    Attributes:
+        hits: The best hits, best first, at most ``max_results``.
+        total: How many permitted tools matched (before ``max_results`` was applied).
+        search_type: The kind of index that answered (``"regex"``, ``"bm25"``, ...).
+        query: The query as given.
+        time_ms: Time spent searching, in milliseconds.
+    """
+
+    hits: tuple[SearchHit, ...]
+    total: int
+    search_type: str
+    query: str
+    time_ms: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hits", tuple(self.hits))
+
+    @property
+    def names(self) -> list[str]:
+        """The names of the hits, best first."""
+        return [hit.name for hit in self.hits]
+
+
+@runtime_checkable
+class ToolIndex(Protocol):
+    """A searchable index over one tool catalog.
+
+    ``index`` is idempotent: it rebuilds only when the catalog's fingerprint (names,
+    descriptions and schemas) changed, so calling it for every conversation costs a hash.
+    Searches may run from many threads; a rebuild swaps in the new index atomically.
+    """
+
+    @property
+    def search_type(self) -> str:
+        """A short name of the method (``"bm25"``, ``"vector"``, ...)."""
+        ...
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The fingerprint of the indexed catalog, or ``None`` when empty."""
+        ...
+
+    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
+        """Index a catalog; return whether anything was rebuilt."""
+        ...
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """The best permitted tools for ``request``."""
+        ...
+
+    def clear(self) -> None:
+        """Forget the catalog."""
+        ...

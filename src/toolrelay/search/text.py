@@ -1,0 +1,90 @@
+"""Turning tool text and queries into search terms.
+
+One tokenizer serves every lexical index so that a tool and a query are cut the same way:
+camelCase and ``snake_case`` identifiers are split into words, text is lower-cased, common
+English words are dropped and the rest is reduced to its Snowball stem (``forecasts`` and
+``forecast`` meet). Letters of any script count as word characters, so a query in another
+language still yields terms, even if they are not stemmed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import Stemmer
+
+__all__ = ["ENGLISH_STOP_WORDS", "Tokenizer"]
+
+# Function words that say nothing about which tool is meant. Deliberately short: words such as
+# "get", "list", "search" or "all" name what a tool does and stay searchable.
+ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
+    """
+    a an and are as at be been being but by can could did do does doing for from had has have
+    having he her here hers him his how i if in into is it its itself just me my myself of on
+    or our ours please she should so some such than that the their theirs them then there these
+    they this those to too very was we were what when where which while who whom why will with
+    would you your yours
+    """.split()
+)
+
+# A word is a run of letters or digits (any script); "_" and punctuation separate words.
+_WORD = re.compile(r"[^\W_]+")
+# Split camelCase and acronym boundaries: getHTTPResponse -> get HTTP Response.
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+@lru_cache(maxsize=4)
+def _stemmer(language: str) -> Stemmer.Stemmer:
+    return Stemmer.Stemmer(language)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tokenizer:
+    """Cuts text into search terms.
+
+    Attributes:
+        stop_words: Lower-case words to drop (after splitting, before stemming).
+        stem: Reduce words to their Snowball stem.
+        language: Snowball language for stemming.
+        min_length: Shorter words are dropped, except digits ("2", "v3" stay).
+    """
+
+    stop_words: frozenset[str] = ENGLISH_STOP_WORDS
+    stem: bool = True
+    language: str = "english"
+    min_length: int = 2
+    _cache: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def words(self, text: str) -> list[str]:
+        """Lower-case words of ``text``, identifiers split, stop words kept and unstemmed."""
+        out: list[str] = []
+        for match in _WORD.finditer(text):
+            out.extend(part.lower() for part in _CAMEL.split(match.group()) if part)
+        return out
+
+    def terms(self, text: str) -> list[str]:
+        """The search terms of ``text``, in order, repeats kept."""
+        return self.terms_of_words(self.words(text))
+
+    def terms_of_words(self, words: Iterable[str]) -> list[str]:
+        """Filter and stem words that were already split and lower-cased."""
+        kept = [
+            w
+            for w in words
+            if w not in self.stop_words and (len(w) >= self.min_length or w.isdigit())
+        ]
+        if not self.stem:
+            return kept
+        cache = self._cache
+        missing = [w for w in set(kept) if w not in cache]
+        if missing:
+            if len(cache) > 200_000:
+                cache.clear()
+                missing = list(set(kept))
+            # Stemming word by word in Python dominates indexing time; batch it and remember.
+            for word, stem in zip(missing, _stemmer(self.language).stemWords(missing), strict=True):
+                cache[word] = stem
+        return [cache[w] for w in kept]

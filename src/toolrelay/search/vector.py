@@ -1,0 +1,142 @@
+"""Semantic search: cosine similarity between a query's embedding and each tool's.
+
+Each tool is embedded once as one passage (name words, description, parameters); vectors
+are cached on disk by model and content hash (:class:`~toolrelay.search.cache.EmbeddingCache`),
+so rebuilding for an unchanged or slightly changed catalog embeds only what is new. A search
+embeds the query and takes one matrix-vector product.
+
+Scores are cosine similarities in [-1, 1]; every tool has one, so every permitted tool
+matches unless ``min_score`` says otherwise.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.search.cache import EmbeddingCache, embedding_key
+from toolrelay.search.documents import ToolText
+from toolrelay.search.embedders import Embedder, minilm_embedder
+from toolrelay.search.scoring import Scores, ScoringToolIndex
+from toolrelay.tools.base import ToolDefinition
+
+__all__ = ["VectorToolIndex"]
+
+logger = logging.getLogger(__name__)
+
+_EMBED_CHUNK = 256  # documents per embedder call; each chunk is cached as soon as it is done
+_QUERY_MEMO = 256  # recent query vectors kept in memory
+
+
+class VectorToolIndex(ScoringToolIndex):
+    """Ranks tools by the cosine similarity of their embedding to the query's.
+
+    Args:
+        embedder: Any :class:`~toolrelay.search.embedders.Embedder`; defaults to the bundled
+            all-MiniLM-L6-v2 (needs the ``embeddings`` extra).
+        model_id: Names the model in the disk cache; defaults to the embedder's
+            ``model_id`` attribute. Without one, vectors are not cached on disk.
+        cache: An :class:`~toolrelay.search.cache.EmbeddingCache`, ``True`` for the default
+            file, or ``False`` for no disk cache.
+
+    Raises:
+        ConfigurationError: No embedder was given and the embeddings extra is missing.
+    """
+
+    search_type: ClassVar[str] = "vector"
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        *,
+        model_id: str | None = None,
+        cache: EmbeddingCache | bool = True,
+    ) -> None:
+        super().__init__()
+        self.embedder: Embedder = embedder if embedder is not None else minilm_embedder()
+        self.model_id: str | None = model_id or getattr(self.embedder, "model_id", None)
+        if cache is True:
+            cache = EmbeddingCache()
+        self.cache: EmbeddingCache | None = cache or None
+        self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
+        self._queries_lock = threading.Lock()
+
+    def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
+        return self.embed_documents([t.passage() for t in texts])
+
+    def _score(self, payload: Any, query: str) -> Scores:
+        matrix: npt.NDArray[np.float32] = payload
+        scores: Scores = matrix @ self.embed_query(query)
+        return scores
+
+    def _matches(self, scores: Scores) -> npt.NDArray[np.bool_]:
+        return np.ones(scores.shape, dtype=np.bool_)
+
+    def embed_query(self, query: str) -> npt.NDArray[np.float32]:
+        """The normalised embedding of ``query`` (recent ones are remembered)."""
+        with self._queries_lock:
+            vector = self._queries.get(query)
+            if vector is not None:
+                self._queries.move_to_end(query)
+                return vector
+        vector = _normalized(self.embedder.embed([query], kind="query"))[0]
+        with self._queries_lock:
+            self._queries[query] = vector
+            if len(self._queries) > _QUERY_MEMO:
+                self._queries.popitem(last=False)
+        return vector
+
+    def embed_documents(self, passages: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Normalised embeddings of ``passages``, from the disk cache where possible."""
+        model_id = self.model_id
+        cache = self.cache if model_id is not None else None
+        keys = [embedding_key(model_id or "", "document", p) for p in passages]
+        found: dict[str, npt.NDArray[np.float32]] = {}
+        if cache is not None:
+            try:
+                found = cache.get_many(sorted(set(keys)))
+            except ConfigurationError as exc:
+                # A broken cache slows indexing down; it must not stop it.
+                logger.warning("embedding cache not used: %s", exc)
+                cache = None
+        missing: dict[str, str] = {}
+        for key, passage in zip(keys, passages, strict=True):
+            if key not in found:
+                missing.setdefault(key, passage)
+        pending = list(missing.items())
+        for start in range(0, len(pending), _EMBED_CHUNK):
+            chunk = pending[start : start + _EMBED_CHUNK]
+            vectors = _normalized(self.embedder.embed([p for _, p in chunk], kind="document"))
+            fresh = {key: vectors[i] for i, (key, _) in enumerate(chunk)}
+            found.update(fresh)
+            if cache is not None and model_id is not None:
+                try:
+                    cache.put_many(model_id, fresh)
+                except ConfigurationError as exc:
+                    logger.warning("embedding cache not used: %s", exc)
+                    cache = None
+        dims = {v.shape[0] for v in found.values()}
+        if len(dims) > 1:
+            raise ConfigurationError(
+                f"embeddings of different sizes {sorted(dims)} for model {model_id!r}; "
+                "give each model its own model_id"
+            )
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+
+def _normalized(vectors: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
+    array = np.asarray(vectors, dtype=np.float32)
+    if array.ndim != 2:
+        raise ConfigurationError(f"an embedder returned an array of shape {array.shape}")
+    norms = np.linalg.norm(array, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return array / norms

@@ -1,0 +1,46 @@
+"""Test doubles for code built on toolrelay: scripted models, response helpers, recorders.
+
+Library code never imports this package (an import-linter contract).
+
+Example::
+
+    model = ScriptedModel([
+        tool_call_response(("get_weather", {"city": "Paris"}), usage=(20, 5)),
+        text_response("Sunny, 21 °C.", usage=(40, 8)),
+    ])
+    client = ChatClient.builder(model).default_tools(get_weather).build()
+    assert client.prompt("Weather in Paris?").call().content() == "Sunny, 21 °C."
+    assert model.tool_names_shown(0) == ["get_weather"]
+"""
+
+from toolrelay.testing.advisors import RecordingAdvisor
+from toolrelay.testing.models import (
+    FunctionModel,
+    ModelReply,
+    ResponseFunction,
+    ScriptedModel,
+    ScriptStep,
+)
+from toolrelay.testing.responses import (
+    CallSpec,
+    UsageSpec,
+    make_usage,
+    split_response,
+    text_response,
+    tool_call_response,
+)
+
+__all__ = [
+    "CallSpec",
+    "FunctionModel",
+    "ModelReply",
+    "RecordingAdvisor",
+    "ResponseFunction",
+    "ScriptStep",
+    "ScriptedModel",
+    "UsageSpec",
+    "make_usage",
+    "split_response",
+    "text_response",
+    "tool_call_response",
+]

@@ -1,0 +1,230 @@
+"""``FunctionTool``: a :class:`~toolrelay.tools.Tool` backed by a Python callable.
+
+One class serves every shape of callable: plain parameters (``get_weather(city, unit)``), a
+single pydantic model or dataclass input (``refund(request)``), no input at all (a supplier),
+no output (a consumer, whose result is ``"Done"``), each with or without a ``ToolContext``
+parameter. The shapes differ only in the schema and in how the validated input maps to call
+arguments (the :class:`~toolrelay.tools.schema.InputBinding` strategy); calling is the same.
+
+A call decodes the JSON text, validates and coerces it with pydantic, injects the context,
+runs the function (sync functions in a worker thread via ``asyncio.to_thread``, which also
+carries the caller's contextvars; async functions are awaited) and converts the result to text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from toolrelay.exceptions import ToolContextError, ToolDefinitionError
+from toolrelay.tools import base
+from toolrelay.tools.arguments import decode_arguments, validate_arguments
+from toolrelay.tools.base import ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools.decorator import ToolSpec, get_tool_spec
+from toolrelay.tools.names import split_name_words, validate_tool_name
+from toolrelay.tools.results import ResultConverter, convert_result
+from toolrelay.tools.schema import (
+    FunctionSchema,
+    build_model_function_schema,
+    cached_function_schema,
+)
+
+__all__ = ["FunctionTool"]
+
+
+class FunctionTool:
+    """A tool that validates the model's arguments and calls a Python function with them.
+
+    Build one with :meth:`from_function` (parameters become properties) or
+    :meth:`from_model_function` (one pydantic model or dataclass input is the whole schema).
+
+    Attributes:
+        definition: What the model is shown.
+        metadata: How the runtime treats the tool.
+        function: The wrapped callable.
+        source: Where the tool comes from (``"module.qualname"``), used in error messages.
+    """
+
+    def __init__(
+        self,
+        *,
+        function: Callable[..., Any],
+        definition: ToolDefinition,
+        metadata: ToolMetadata,
+        schema: FunctionSchema,
+        result_converter: ResultConverter | None = None,
+        source: str | None = None,
+    ) -> None:
+        self._function = function
+        self._definition = definition
+        self._metadata = metadata
+        self._schema = schema
+        self._convert: ResultConverter = result_converter or convert_result
+        self._source = source or _source_of(function)
+        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+            getattr(function, "__call__", None)  # noqa: B004 - async callable objects
+        )
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: ToolMetadata | None = None,
+        result_converter: ResultConverter | None = None,
+    ) -> FunctionTool:
+        """Make a tool of a function whose parameters are the tool's arguments.
+
+        Options attached by ``@tool`` apply; the keyword arguments here override them. Any
+        callable works: functions, bound methods, static methods, ``functools.partial``
+        objects and callable instances (these need ``name``).
+
+        Raises:
+            InvalidToolNameError: The name is invalid.
+            ToolDefinitionError: The signature cannot be turned into a schema (all problems).
+        """
+        spec = get_tool_spec(fn) or ToolSpec()
+        tool_name = validate_tool_name(name or spec.name or _function_name(fn))
+        schema = cached_function_schema(fn, tool_name=tool_name, required=spec.required)
+        return cls._build(fn, tool_name, schema, spec, description, metadata, result_converter)
+
+    @classmethod
+    def from_model_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        metadata: ToolMetadata | None = None,
+        result_converter: ResultConverter | None = None,
+    ) -> FunctionTool:
+        """Make a tool of a function whose single input is a pydantic model or dataclass.
+
+        The tool's schema is the input type's schema (flattened to the top level). Accepted
+        shapes: ``f(input)``, ``f(input, context)``, a supplier ``f()`` (empty object schema)
+        and a consumer returning ``None`` (result ``"Done"``). The description defaults to the
+        function's docstring, then the input type's docstring, then the name in words.
+
+        Raises:
+            InvalidToolNameError: The name is invalid.
+            ToolDefinitionError: The function does not have one of the accepted shapes.
+        """
+        spec = get_tool_spec(fn) or ToolSpec()
+        tool_name = validate_tool_name(name or spec.name or _function_name(fn))
+        schema = build_model_function_schema(fn, tool_name=tool_name)
+        return cls._build(fn, tool_name, schema, spec, description, metadata, result_converter)
+
+    @classmethod
+    def _build(
+        cls,
+        fn: Callable[..., Any],
+        tool_name: str,
+        schema: FunctionSchema,
+        spec: ToolSpec,
+        description: str | None,
+        metadata: ToolMetadata | None,
+        result_converter: ResultConverter | None,
+    ) -> FunctionTool:
+        text = (
+            description
+            or spec.description
+            or schema.description
+            or " ".join(split_name_words(tool_name))
+        )
+        return cls(
+            function=fn,
+            definition=ToolDefinition(
+                name=tool_name, description=text, input_schema=schema.json_schema
+            ),
+            metadata=metadata or spec.metadata(),
+            schema=schema,
+            result_converter=result_converter or spec.result_converter,
+        )
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """What the model is shown."""
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        """How the runtime treats the tool."""
+        return self._metadata
+
+    @property
+    def name(self) -> str:
+        """The tool's canonical name."""
+        return self._definition.name
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The wrapped callable."""
+        return self._function
+
+    @property
+    def source(self) -> str:
+        """Where the tool was defined (``"module.qualname"``)."""
+        return self._source
+
+    async def call(self, arguments_json: str, context: Mapping[str, Any] | None = None) -> str:
+        """Validate the arguments, run the function and return its result as text.
+
+        Args:
+            arguments_json: The model's arguments (a JSON object; blank means ``{}``).
+            context: Handed to the function's ``ToolContext`` parameter, if it has one.
+
+        Raises:
+            ToolContextError: The function needs a context and none was given.
+            InvalidJsonError: The arguments are not a JSON object.
+            ToolArgumentError: The arguments break the schema (one problem per field).
+            Exception: Whatever the function itself raises, unchanged.
+        """
+        schema = self._schema
+        if context is None and schema.context_required:
+            raise ToolContextError(self.name)
+        validated = validate_arguments(
+            self.name, schema.adapter, decode_arguments(self.name, arguments_json)
+        )
+        kwargs = schema.binding.arguments(validated)
+        if schema.context_parameter is not None:
+            kwargs[schema.context_parameter] = _as_context(context)
+        args = [kwargs.pop(p) for p in schema.positional_only]
+        if self._is_async:
+            return self._convert(await self._function(*args, **kwargs))
+        return await asyncio.to_thread(self._run, args, kwargs)
+
+    def call_sync(self, arguments_json: str, context: Mapping[str, Any] | None = None) -> str:
+        """Blocking :meth:`call`; works inside a running event loop too."""
+        return base.call_sync(self, arguments_json, _as_context(context))
+
+    def _run(self, args: list[Any], kwargs: dict[str, Any]) -> str:
+        # Converting in the worker thread keeps slow conversions (PNG encoding) off the loop.
+        return self._convert(self._function(*args, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"FunctionTool(name={self.name!r}, source={self._source!r})"
+
+
+def _as_context(context: Mapping[str, Any] | None) -> ToolContext | None:
+    if context is None or isinstance(context, ToolContext):
+        return context
+    return ToolContext(context)
+
+
+def _function_name(fn: Callable[..., Any]) -> str:
+    name = getattr(fn, "__name__", None)
+    if not isinstance(name, str):
+        raise ToolDefinitionError(
+            repr(fn), ["this callable has no __name__; pass name=... to give the tool a name"]
+        )
+    return name
+
+
+def _source_of(fn: Callable[..., Any]) -> str:
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None) or type(fn).__qualname__
+    return f"{module}.{qualname}" if module else qualname

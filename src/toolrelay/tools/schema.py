@@ -1,0 +1,436 @@
+"""JSON Schema and argument validation for Python callables.
+
+Two shapes of callable become tools:
+
+- :func:`build_function_schema`: every parameter is a property (``get_weather(city, unit)``);
+  a pydantic model is created from the signature with ``pydantic.create_model``.
+- :func:`build_model_function_schema`: the single input parameter is a pydantic model or a
+  dataclass, and the tool's schema *is* that type's schema, flattened to the top level.
+
+Both produce a :class:`FunctionSchema`: the schema shown to the model, a ``TypeAdapter`` that
+validates and coerces the decoded arguments, and an :class:`InputBinding` strategy that maps the
+validated value to call arguments. Only public pydantic API is used.
+
+Schemas follow JSON Schema draft 2020-12 with ``"additionalProperties": false`` at the top and
+every ``$defs`` entry hoisted to the top. pydantic's automatic ``"title"`` keys are dropped:
+they repeat the property names and cost tokens on every request. A property is required when
+its parameter has no default (the Python rule); ``@tool(required=[...])`` makes parameters with
+defaults required as well. Parameters typed ``ToolContext`` (or ``ToolContext | None``) are
+injected by the runtime and never appear in the schema.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic.fields import FieldInfo
+
+from toolrelay.exceptions import ToolDefinitionError
+from toolrelay.tools.base import ToolContext
+from toolrelay.tools.docstrings import DocstringInfo, parse_docstring
+
+__all__ = [
+    "JSON_SCHEMA_DIALECT",
+    "FunctionSchema",
+    "InputBinding",
+    "build_function_schema",
+    "build_model_function_schema",
+    "cached_function_schema",
+    "is_receiver_parameter",
+    "resolve_type_hints",
+]
+
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+_RECEIVER_NAMES = frozenset({"self", "cls"})
+_CACHE_ATTRIBUTE = "_toolrelay_schemas"
+
+
+class InputBinding(Protocol):
+    """Strategy: how a validated input becomes keyword arguments of the call."""
+
+    def arguments(self, validated: Any) -> dict[str, Any]:
+        """Parameter name → value for everything except the context."""
+        ...
+
+
+@dataclass(frozen=True)
+class _SpreadFields:
+    """Each field of the validated model is one parameter (``f(city, unit)``)."""
+
+    fields: tuple[tuple[str, str], ...]  # (model field name, parameter name)
+
+    def arguments(self, validated: Any) -> dict[str, Any]:
+        return {param: getattr(validated, field) for field, param in self.fields}
+
+
+@dataclass(frozen=True)
+class _WholeInput:
+    """The validated model is the single input parameter (``f(request)``)."""
+
+    parameter: str
+
+    def arguments(self, validated: Any) -> dict[str, Any]:
+        return {self.parameter: validated}
+
+
+@dataclass(frozen=True, kw_only=True)
+class FunctionSchema:
+    """Everything needed to show a callable to a model and to call it with validated input.
+
+    Attributes:
+        json_schema: The input schema shown to the model.
+        adapter: Validates and coerces the decoded JSON arguments object.
+        binding: Maps the validated value to keyword arguments.
+        description: The tool description found in docstrings, if any.
+        context_parameter: The parameter that receives the ``ToolContext``, if any.
+        context_required: The context parameter does not accept ``None``.
+        positional_only: Parameters that must be passed positionally, in order.
+    """
+
+    json_schema: Mapping[str, Any]
+    adapter: TypeAdapter[Any]
+    binding: InputBinding
+    description: str | None = None
+    context_parameter: str | None = None
+    context_required: bool = False
+    positional_only: tuple[str, ...] = ()
+
+
+def resolve_type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    """Type hints of ``fn`` (``Annotated`` kept), for functions, methods, partials, callables.
+
+    Raises:
+        NameError: A forward reference cannot be resolved (yet).
+    """
+    target: Any = fn
+    while isinstance(target, functools.partial):
+        target = target.func
+    target = getattr(target, "__func__", target)
+    if not inspect.isfunction(target) and not inspect.isbuiltin(target) and callable(target):
+        target = type(target).__call__
+    return typing.get_type_hints(target, include_extras=True)
+
+
+def build_function_schema(
+    fn: Callable[..., Any],
+    *,
+    tool_name: str,
+    required: Collection[str] = (),
+    skip_receiver: bool = False,
+) -> FunctionSchema:
+    """Build the schema of a callable whose parameters are the tool's properties.
+
+    Args:
+        fn: The function, bound method or callable.
+        tool_name: Used in error messages.
+        required: Parameters that must be sent even though they have a default.
+        skip_receiver: Ignore the first parameter (an unbound method's ``self``/``cls``).
+
+    Raises:
+        ToolDefinitionError: Lists every problem of the declaration at once.
+    """
+    # 1. What the docstring says about the tool and its parameters.
+    doc = parse_docstring(fn)
+    # 2. The parameters and their resolved type hints.
+    params, hints = _signature(fn, tool_name, skip_receiver)
+    # 3. Sort parameters into the injected context and model-visible inputs, noting problems.
+    problems: list[str] = []
+    context, inputs = _classify(params, hints, problems)
+    problems.extend(
+        f"required lists {name!r}, which is not a parameter"
+        for name in required
+        if name not in {p.name for p in inputs}
+    )
+    # 4. One pydantic field per input; the alias keeps the parameter name as the property
+    #    name while the field name cannot clash with BaseModel attributes.
+    fields: dict[str, Any] = {}
+    for index, param in enumerate(inputs):
+        fields[f"p{index}_{param.name}"] = _field(param, hints[param.name], doc, required)
+    if problems:
+        raise ToolDefinitionError(tool_name, problems)
+    # 5. The model and its raw JSON Schema.
+    adapter, raw = _adapter_and_schema(
+        tool_name,
+        lambda: create_model("ToolArguments", __config__=ConfigDict(extra="forbid"), **fields),
+    )
+    # 6. Tidy it: drop titles, hoist $defs, add the dialect and the object keywords.
+    return FunctionSchema(
+        json_schema=_finish(raw),
+        adapter=adapter,
+        binding=_SpreadFields(tuple(zip(fields, (p.name for p in inputs), strict=True))),
+        description=doc.description,
+        context_parameter=context.name if context else None,
+        context_required=_needs_context(context, hints),
+        positional_only=_positional_only(params),
+    )
+
+
+def cached_function_schema(
+    fn: Callable[..., Any],
+    *,
+    tool_name: str,
+    required: Collection[str] = (),
+    skip_receiver: bool = False,
+) -> FunctionSchema:
+    """:func:`build_function_schema`, remembered on the function for the next call.
+
+    ``@tool`` builds the schema when the function is declared (so mistakes surface at import)
+    and :meth:`FunctionTool.from_function` reuses it. A bound method shares the entry of its
+    function with the receiver skipped.
+    """
+    owner = getattr(fn, "__func__", None)
+    key = (skip_receiver or owner is not None, tuple(sorted(required)))
+    owner = fn if owner is None else owner
+    cache: dict[Any, FunctionSchema] | None = None
+    if inspect.isfunction(owner):
+        cache = owner.__dict__.setdefault(_CACHE_ATTRIBUTE, {})
+        if key in cache:
+            return cache[key]
+    schema = build_function_schema(
+        fn, tool_name=tool_name, required=required, skip_receiver=skip_receiver
+    )
+    if cache is not None:
+        cache[key] = schema
+    return schema
+
+
+def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> FunctionSchema:
+    """Build the schema of a callable whose single input is a pydantic model or dataclass.
+
+    The accepted shapes are ``f(input)``, ``f(input, context)``, ``f()`` and ``f(context)``
+    (a supplier: its schema is an empty object). The schema is the input type's own schema,
+    flattened to the top level; the type's docstring becomes the fallback description.
+
+    Raises:
+        ToolDefinitionError: Lists every problem of the declaration at once.
+    """
+    # 1-3. Docstring, signature, and the split between context and input parameters.
+    params, hints = _signature(fn, tool_name, skip_receiver=False)
+    problems: list[str] = []
+    context, inputs = _classify(params, hints, problems)
+    if not inputs and not problems:
+        return build_function_schema(fn, tool_name=tool_name)
+    if len(inputs) > 1:
+        names = ", ".join(repr(p.name) for p in inputs)
+        problems.append(
+            f"a model function takes one input parameter (a pydantic model or a dataclass), "
+            f"found {names}"
+        )
+    elif inputs and not _is_model_type(hints[inputs[0].name]):
+        problems.append(
+            f"parameter {inputs[0].name!r} must be a pydantic model or a dataclass, "
+            f"got {_type_name(hints[inputs[0].name])}"
+        )
+    if problems:
+        raise ToolDefinitionError(tool_name, problems)
+    # 4-5. The input type validates itself; its schema is the tool's schema.
+    adapter, raw = _adapter_and_schema(tool_name, lambda: hints[inputs[0].name])
+    # 6. Tidy as for plain functions; the type's own description moves to the tool.
+    schema = _finish(raw)
+    type_description = schema.pop("description", None)
+    return FunctionSchema(
+        json_schema=schema,
+        adapter=adapter,
+        binding=_WholeInput(inputs[0].name),
+        description=parse_docstring(fn).description or type_description,
+        context_parameter=context.name if context else None,
+        context_required=_needs_context(context, hints),
+        positional_only=_positional_only(params),
+    )
+
+
+# --- parameters ------------------------------------------------------------------------------
+
+
+def _signature(
+    fn: Callable[..., Any], tool_name: str, skip_receiver: bool
+) -> tuple[list[inspect.Parameter], dict[str, Any]]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+        hints = resolve_type_hints(fn)
+    except (TypeError, ValueError, NameError) as exc:
+        raise ToolDefinitionError(tool_name, [f"cannot read the signature: {exc}"]) from exc
+    if skip_receiver and params:
+        params = params[1:]
+    return params, hints
+
+
+def _classify(
+    params: list[inspect.Parameter], hints: Mapping[str, Any], problems: list[str]
+) -> tuple[inspect.Parameter | None, list[inspect.Parameter]]:
+    """Return the context parameter and the input parameters; append every problem found."""
+    contexts: list[inspect.Parameter] = []
+    inputs: list[inspect.Parameter] = []
+    for param in params:
+        if param.kind is inspect.Parameter.VAR_POSITIONAL:
+            problems.append(
+                f"parameter {param.name!r}: *{param.name} is not supported; "
+                "declare each argument explicitly"
+            )
+        elif param.kind is inspect.Parameter.VAR_KEYWORD:
+            problems.append(
+                f"parameter {param.name!r}: **{param.name} is not supported; "
+                "declare each argument explicitly"
+            )
+        elif param.name not in hints:
+            problems.append(
+                f"parameter {param.name!r} has no type annotation; "
+                f"annotate it (for example '{param.name}: str')"
+            )
+        elif _is_context_type(hints[param.name]):
+            contexts.append(param)
+        else:
+            inputs.append(param)
+    if len(contexts) > 1:
+        names = ", ".join(repr(p.name) for p in contexts)
+        problems.append(f"only one ToolContext parameter is allowed, found {names}")
+    return (contexts[0] if contexts else None), inputs
+
+
+def _field(
+    param: inspect.Parameter, hint: Any, doc: DocstringInfo, required: Collection[str]
+) -> tuple[Any, FieldInfo]:
+    has_default = param.default is not inspect.Parameter.empty and param.name not in required
+    # An explicit Annotated[..., Field(description=...)] wins over the docstring.
+    described = any(
+        isinstance(m, FieldInfo) and m.description for m in getattr(hint, "__metadata__", ())
+    )
+    options: dict[str, Any] = {"alias": param.name}
+    if not described and param.name in doc.parameters:
+        # Passed only when present: an explicit description=None would erase the Annotated one.
+        options["description"] = doc.parameters[param.name]
+    if has_default:
+        options["default"] = param.default
+    return hint, Field(**options)
+
+
+def _strip_annotated(hint: Any) -> Any:
+    while typing.get_origin(hint) is typing.Annotated:
+        hint = typing.get_args(hint)[0]
+    return hint
+
+
+def _union_members(hint: Any) -> tuple[Any, ...]:
+    hint = _strip_annotated(hint)
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return tuple(_strip_annotated(a) for a in typing.get_args(hint))
+    return (hint,)
+
+
+def _is_context_type(hint: Any) -> bool:
+    members = [m for m in _union_members(hint) if m is not type(None)]
+    return (
+        len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], ToolContext)
+    )
+
+
+def _needs_context(param: inspect.Parameter | None, hints: Mapping[str, Any]) -> bool:
+    if param is None or param.default is not inspect.Parameter.empty:
+        return False
+    return type(None) not in _union_members(hints[param.name])
+
+
+def _positional_only(params: list[inspect.Parameter]) -> tuple[str, ...]:
+    return tuple(p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_ONLY)
+
+
+def _is_model_type(hint: Any) -> bool:
+    hint = _strip_annotated(hint)
+    if isinstance(hint, type) and issubclass(hint, BaseModel):
+        return True
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)
+
+
+def _type_name(hint: Any) -> str:
+    return hint.__name__ if isinstance(hint, type) else repr(hint)
+
+
+def is_receiver_parameter(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` looks like a function defined in a class body taking ``self``/``cls``."""
+    qualname = getattr(fn, "__qualname__", "")
+    parts = qualname.split(".")
+    if len(parts) < 2 or parts[-2] == "<locals>":
+        return False
+    try:
+        first = next(iter(inspect.signature(fn).parameters.values()), None)
+    except (TypeError, ValueError):
+        return False
+    return first is not None and first.name in _RECEIVER_NAMES
+
+
+# --- schema post-processing ------------------------------------------------------------------
+
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_VALUES = frozenset(
+    {"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"}
+)
+_DEFS_KEYS = ("$defs", "definitions")
+
+
+def _adapter_and_schema(
+    tool_name: str, input_type: Callable[[], Any]
+) -> tuple[TypeAdapter[Any], dict[str, Any]]:
+    try:
+        adapter: TypeAdapter[Any] = TypeAdapter(input_type())
+        return adapter, adapter.json_schema()
+    except Exception as exc:  # pydantic raises several types for unsupported annotations
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ToolDefinitionError(
+            tool_name, [f"cannot build a JSON Schema for the arguments: {reason}"]
+        ) from exc
+
+
+def _tidy(node: Any, defs: dict[str, Any]) -> Any:
+    """Copy a schema node without ``title`` keys, moving every ``$defs`` entry into ``defs``."""
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "title" and isinstance(value, str):
+            continue
+        if key in _DEFS_KEYS and isinstance(value, dict):
+            for name, sub in value.items():
+                defs.setdefault(name, _tidy(sub, defs))
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {k: _tidy(v, defs) for k, v in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out[key] = [_tidy(v, defs) for v in value]
+        elif key in _SCHEMA_VALUES:
+            out[key] = _tidy(value, defs)
+        else:
+            out[key] = value
+    return out
+
+
+def _finish(raw: Mapping[str, Any]) -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    body: dict[str, Any] = _tidy(dict(raw), defs)
+    ref = body.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        # A recursive model is emitted as a bare $ref; inline its definition at the top and
+        # keep the $defs entry, which the model's own fields refer to.
+        body.pop("$ref")
+        body = {**defs[ref.removeprefix("#/$defs/")], **body}
+    schema: dict[str, Any] = {
+        "$schema": JSON_SCHEMA_DIALECT,
+        "type": "object",
+        "properties": body.pop("properties", {}),
+        "required": body.pop("required", []),
+        "additionalProperties": False,
+    }
+    body.pop("type", None)
+    body.pop("additionalProperties", None)
+    schema.update(body)
+    if defs:
+        schema["$defs"] = defs
+    return schema

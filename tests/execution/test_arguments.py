@@ -1,0 +1,67 @@
+from __future__ import annotations
+
+import pytest
+
+from toolrelay.exceptions import InvalidJsonError
+from toolrelay.execution import parse_arguments
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t"])
+def test_blank_means_empty_object(text: str) -> None:
+    parsed = parse_arguments("t", text)
+    assert parsed.text == "{}"
+    assert dict(parsed.values) == {}
+
+
+def test_object_is_kept_verbatim() -> None:
+    parsed = parse_arguments("t", '{"a": [1, 2], "b": {"c": null}}')
+    assert parsed.text == '{"a": [1, 2], "b": {"c": null}}'
+    assert dict(parsed.values) == {"a": [1, 2], "b": {"c": None}}
+
+
+def test_values_are_read_only() -> None:
+    parsed = parse_arguments("t", '{"a": 1}')
+    with pytest.raises(TypeError):
+        parsed.values["a"] = 2  # type: ignore[index]
+
+
+def test_double_encoded_object_is_unwrapped() -> None:
+    parsed = parse_arguments("t", '"{\\"city\\": \\"Paris\\"}"')
+    assert parsed.text == '{"city": "Paris"}'
+    assert dict(parsed.values) == {"city": "Paris"}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "{",
+            "Arguments are not valid JSON: Expecting property name enclosed in double quotes "
+            "at line 1, column 2.",
+        ),
+        (
+            "{'a': 1}",
+            "Arguments are not valid JSON: Expecting property name enclosed in double "
+            "quotes at line 1, column 2.",
+        ),
+        ('{"a": 1} x', "Arguments are not valid JSON: Extra data at line 1, column 10."),
+        ("[1, 2]", "Arguments must be a JSON object, not an array."),
+        ('"Paris"', "Arguments must be a JSON object, not a string."),
+        ('"{not json"', "Arguments must be a JSON object, not a string."),
+        ("42", "Arguments must be a JSON object, not a number."),
+        ("true", "Arguments must be a JSON object, not a boolean."),
+        ("null", "Arguments must be a JSON object, not null."),
+        ("[" * 100_000, "Arguments are nested too deeply."),
+    ],
+)
+def test_unusable_text_raises_with_one_problem(text: str, message: str) -> None:
+    with pytest.raises(InvalidJsonError) as info:
+        parse_arguments("get_weather", text)
+    assert info.value.tool == "get_weather"
+    assert [str(p) for p in info.value.problems] == [message]
+
+
+def test_integer_beyond_the_digit_limit_is_reported_not_raised_raw() -> None:
+    with pytest.raises(InvalidJsonError) as info:
+        parse_arguments("t", '{"n": ' + "9" * 5000 + "}")
+    assert info.value.problems[0].message.startswith("Arguments are not usable JSON: ")

@@ -1,0 +1,406 @@
+"""``FunctionTool`` calls: validation, context injection, threads, and every callable shape."""
+
+import asyncio
+import contextvars
+import functools
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from toolrelay.exceptions import (
+    ArgumentProblem,
+    InvalidJsonError,
+    ToolArgumentError,
+    ToolContextError,
+    ToolDefinitionError,
+)
+from toolrelay.tools import FunctionTool, Tool, ToolContext, call_sync, tool, tools_from
+
+REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST_ID", default="none")
+
+
+class Size(Enum):
+    SMALL = "small"
+    LARGE = "large"
+
+
+class Line(BaseModel):
+    sku: str
+    quantity: int
+
+
+class Order(BaseModel):
+    lines: list[Line]
+    express: bool = False
+
+
+@dataclass
+class Greeting:
+    name: str
+    excited: bool = False
+
+
+@tool
+def describe(when: datetime, size: Size, order: Order, count: int = 1) -> dict[str, Any]:
+    return {
+        "when_type": type(when).__name__,
+        "year": when.year,
+        "size_is_enum": isinstance(size, Size),
+        "order_is_model": isinstance(order, Order),
+        "lines": len(order.lines),
+        "count": count,
+    }
+
+
+# --- validation -------------------------------------------------------------------------------
+
+
+async def test_arguments_are_validated_and_coerced_before_the_call() -> None:
+    made = FunctionTool.from_function(describe)
+    text = await made.call(
+        '{"when": "2024-05-01T10:00:00Z", "size": "large", "count": "3",'
+        ' "order": {"lines": [{"sku": "A", "quantity": "2"}]}}'
+    )
+    assert text == (
+        '{"when_type": "datetime", "year": 2024, "size_is_enum": true,'
+        ' "order_is_model": true, "lines": 1, "count": 3}'
+    )
+
+
+async def test_invalid_json() -> None:
+    made = FunctionTool.from_function(describe)
+    with pytest.raises(InvalidJsonError) as caught:
+        await made.call("{not json")
+    assert str(caught.value) == (
+        "invalid arguments for tool 'describe':\n"
+        "- arguments are not valid JSON: "
+        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+    )
+    assert caught.value.problems == (
+        ArgumentProblem(
+            location="",
+            message="arguments are not valid JSON: "
+            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            input="{not json",
+        ),
+    )
+    assert caught.value.__cause__ is not None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [("[1, 2]", "an array", [1, 2]), ('"Paris"', "a string", "Paris"), ("null", "null", None)],
+)
+async def test_json_that_is_not_an_object(text: str, kind: str, value: Any) -> None:
+    made = FunctionTool.from_function(describe)
+    with pytest.raises(InvalidJsonError) as caught:
+        await made.call(text)
+    assert str(caught.value) == (
+        f"invalid arguments for tool 'describe':\n- arguments must be a JSON object, got {kind}"
+    )
+    assert caught.value.problems == (
+        ArgumentProblem(
+            location="", message=f"arguments must be a JSON object, got {kind}", input=value
+        ),
+    )
+
+
+async def test_schema_violations_list_every_problem_with_its_location() -> None:
+    made = FunctionTool.from_function(describe)
+    with pytest.raises(ToolArgumentError) as caught:
+        await made.call(
+            '{"size": "medium", "order": {"lines": [{"sku": "A", "quantity": "two"}, {}]},'
+            ' "colour": "red"}'
+        )
+    error = caught.value
+    assert type(error) is ToolArgumentError
+    assert error.tool == "describe"
+    assert error.problems == (
+        ArgumentProblem(location="when", message="Field required"),
+        ArgumentProblem(
+            location="size", message="Input should be 'small' or 'large'", input="medium"
+        ),
+        ArgumentProblem(
+            location="order.lines.0.quantity",
+            message="Input should be a valid integer, unable to parse string as an integer",
+            input="two",
+        ),
+        ArgumentProblem(location="order.lines.1.sku", message="Field required"),
+        ArgumentProblem(location="order.lines.1.quantity", message="Field required"),
+        ArgumentProblem(location="colour", message="Extra inputs are not permitted", input="red"),
+    )
+    assert str(error) == (
+        "invalid arguments for tool 'describe':\n"
+        "- when: Field required\n"
+        "- size: Input should be 'small' or 'large'\n"
+        "- order.lines.0.quantity: Input should be a valid integer, unable to parse string as an"
+        " integer\n"
+        "- order.lines.1.sku: Field required\n"
+        "- order.lines.1.quantity: Field required\n"
+        "- colour: Extra inputs are not permitted"
+    )
+    assert error.__cause__ is not None
+
+
+@pytest.mark.parametrize("blank", ["", "   ", "\n\t"])
+async def test_blank_arguments_mean_an_empty_object(blank: str) -> None:
+    @tool
+    def ping(reply: str = "pong") -> str:
+        return reply
+
+    assert await FunctionTool.from_function(ping).call(blank) == "pong"
+
+
+async def test_required_override_is_enforced() -> None:
+    @tool(required=["limit"])
+    def search(query: str, limit: int = 10) -> int:
+        return limit
+
+    made = FunctionTool.from_function(search)
+    with pytest.raises(ToolArgumentError) as caught:
+        await made.call('{"query": "x"}')
+    assert caught.value.problems == (ArgumentProblem(location="limit", message="Field required"),)
+    assert await made.call('{"query": "x", "limit": 3}') == "3"
+
+
+# --- context ----------------------------------------------------------------------------------
+
+
+@tool
+def whoami(greeting: str, context: ToolContext) -> str:
+    return f"{greeting} {context.user_id} of {context['tenant_id']}"
+
+
+async def test_context_is_injected() -> None:
+    made = FunctionTool.from_function(whoami)
+    text = await made.call('{"greeting": "hi"}', ToolContext(tenant_id="t1", user_id="u1"))
+    assert text == "hi u1 of t1"
+
+
+async def test_plain_mapping_context_is_wrapped() -> None:
+    made = FunctionTool.from_function(whoami)
+    assert await made.call('{"greeting": "hi"}', {"tenant_id": "t2", "user_id": "u2"}) == (
+        "hi u2 of t2"
+    )
+
+
+async def test_missing_context_is_a_tool_context_error() -> None:
+    made = FunctionTool.from_function(whoami)
+    with pytest.raises(ToolContextError) as caught:
+        await made.call('{"greeting": "hi"}')
+    assert str(caught.value) == (
+        "tool 'whoami' requires a ToolContext, but the call has none; "
+        "pass one with the request's tool context"
+    )
+    assert caught.value.tool == "whoami"
+
+
+async def test_optional_context_receives_none() -> None:
+    @tool
+    def maybe(context: ToolContext | None = None) -> str:
+        return "none" if context is None else str(context.tenant_id)
+
+    made = FunctionTool.from_function(maybe)
+    assert await made.call("") == "none"
+    assert await made.call("", ToolContext(tenant_id="t9")) == "t9"
+
+
+# --- how functions run ------------------------------------------------------------------------
+
+
+async def test_sync_function_runs_in_a_worker_thread_with_contextvars() -> None:
+    seen: dict[str, Any] = {}
+
+    @tool
+    def where() -> None:
+        seen["thread"] = threading.get_ident()
+        seen["request"] = REQUEST_ID.get()
+
+    REQUEST_ID.set("r-42")
+    assert await FunctionTool.from_function(where).call("") == "Done"
+    assert seen["thread"] != threading.get_ident()
+    assert seen["request"] == "r-42"
+
+
+async def test_async_function_is_awaited_on_the_loop() -> None:
+    seen: dict[str, Any] = {}
+
+    @tool
+    async def fetch(url: str) -> str:
+        await asyncio.sleep(0)
+        seen["thread"] = threading.get_ident()
+        return f"fetched {url}"
+
+    made = FunctionTool.from_function(fetch)
+    assert await made.call('{"url": "x"}') == "fetched x"
+    assert seen["thread"] == threading.get_ident()
+
+
+async def test_async_callable_object() -> None:
+    class Fetcher:
+        __name__ = "fetcher"
+
+        async def __call__(self, url: str) -> str:
+            return url.upper()
+
+    assert await FunctionTool.from_function(Fetcher()).call('{"url": "abc"}') == "ABC"
+
+
+class Counter:
+    def __init__(self, start: int) -> None:
+        self.value = start
+
+    @tool
+    def increment(self, by: int = 1) -> int:
+        self.value += by
+        return self.value
+
+    @tool
+    async def peek(self) -> int:
+        return self.value
+
+
+async def test_bound_methods_receive_their_instance_state() -> None:
+    counter = Counter(10)
+    increment, peek = tools_from(counter)
+    assert await increment.call('{"by": 5}') == "15"
+    assert counter.value == 15
+    assert await peek.call("") == "15"
+    assert increment.source == f"{Counter.__module__}.Counter.increment"
+
+
+async def test_function_exceptions_propagate_unchanged() -> None:
+    class Boom(Exception):
+        pass
+
+    @tool
+    def explode() -> None:
+        raise Boom("no")
+
+    with pytest.raises(Boom, match="no"):
+        await FunctionTool.from_function(explode).call("")
+
+
+def test_call_sync_without_a_running_loop() -> None:
+    made = FunctionTool.from_function(whoami)
+    assert made.call_sync('{"greeting": "hey"}', ToolContext(user_id="u", tenant_id="t")) == (
+        "hey u of t"
+    )
+    assert call_sync(made, '{"greeting": "yo"}', ToolContext(user_id="a", tenant_id="b")) == (
+        "yo a of b"
+    )
+
+
+async def test_call_sync_inside_a_running_loop() -> None:
+    asyncio.get_running_loop()
+    made = FunctionTool.from_function(whoami)
+    assert made.call_sync('{"greeting": "hey"}', {"user_id": "u", "tenant_id": "t"}) == (
+        "hey u of t"
+    )
+    with pytest.raises(ToolContextError):
+        made.call_sync('{"greeting": "hey"}')
+
+
+async def test_positional_only_parameters() -> None:
+    def power(base: int, exponent: int = 2, /, *, scale: int = 1) -> int:
+        return scale * base**exponent
+
+    made = FunctionTool.from_function(power)
+    assert await made.call('{"base": 3}') == "9"
+    assert await made.call('{"base": 2, "exponent": 3, "scale": 10}') == "80"
+
+
+async def test_partial_needs_a_name() -> None:
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        FunctionTool.from_function(functools.partial(add, b=1))
+    assert caught.value.problems == (
+        "this callable has no __name__; pass name=... to give the tool a name",
+    )
+    made = FunctionTool.from_function(functools.partial(add, b=1), name="add_one")
+    assert await made.call('{"a": 41}') == "42"
+
+
+def test_attributes_and_protocol() -> None:
+    made = FunctionTool.from_function(whoami)
+    assert isinstance(made, Tool)
+    assert made.function is whoami
+    assert made.name == "whoami"
+    assert made.source == f"{whoami.__module__}.whoami"
+    assert repr(made) == f"FunctionTool(name='whoami', source='{whoami.__module__}.whoami')"
+
+
+# --- model functions --------------------------------------------------------------------------
+
+
+async def test_model_function_receives_the_validated_model_and_context() -> None:
+    received: list[Any] = []
+
+    def place(order: Order, context: ToolContext) -> str:
+        received.append((order, context))
+        return f"{len(order.lines)} lines for {context.tenant_id}"
+
+    made = FunctionTool.from_model_function(place, name="orders.place")
+    text = await made.call(
+        '{"lines": [{"sku": "A", "quantity": 1}], "express": true}', ToolContext(tenant_id="t")
+    )
+    assert text == "1 lines for t"
+    assert received == [
+        (Order(lines=[Line(sku="A", quantity=1)], express=True), ToolContext(tenant_id="t"))
+    ]
+    with pytest.raises(ToolContextError):
+        await made.call('{"lines": []}')
+
+
+async def test_model_function_problems_are_located_in_the_model() -> None:
+    def place(order: Order) -> None: ...
+
+    with pytest.raises(ToolArgumentError) as caught:
+        await FunctionTool.from_model_function(place).call('{"lines": [{"sku": 5}]}')
+    assert caught.value.problems == (
+        ArgumentProblem(location="lines.0.sku", message="Input should be a valid string", input=5),
+        ArgumentProblem(location="lines.0.quantity", message="Field required"),
+    )
+
+
+async def test_consumer_with_dataclass_input_returns_done() -> None:
+    greeted: list[Greeting] = []
+
+    async def greet(greeting: Greeting) -> None:
+        greeted.append(greeting)
+
+    made = FunctionTool.from_model_function(greet, description="Greet someone.")
+    assert made.definition.description == "Greet someone."
+    assert await made.call('{"name": "Ada"}') == "Done"
+    assert greeted == [Greeting(name="Ada")]
+
+
+async def test_supplier() -> None:
+    def now() -> datetime:
+        return datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+    made = FunctionTool.from_model_function(now)
+    assert made.definition.description == "now"
+    assert await made.call("") == '"2024-01-02T03:04:05Z"'
+    with pytest.raises(ToolArgumentError) as caught:
+        await made.call('{"x": 1}')
+    assert caught.value.problems == (
+        ArgumentProblem(location="x", message="Extra inputs are not permitted", input=1),
+    )
+
+
+def test_model_function_uses_the_attached_options() -> None:
+    @tool(name="orders.quote", read_only=True)
+    def quote(order: Order) -> float:
+        return 1.0
+
+    made = FunctionTool.from_model_function(quote)
+    assert made.definition.name == "orders.quote"
+    assert made.metadata.read_only is True

@@ -1,0 +1,599 @@
+"""Golden JSON Schemas: the full schema of each signature is compared to an exact dict."""
+
+import enum
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from toolrelay.exceptions import ToolDefinitionError
+from toolrelay.tools import FunctionTool, ToolContext, tool, tools_from
+from toolrelay.tools.schema import (
+    JSON_SCHEMA_DIALECT,
+    build_function_schema,
+    build_model_function_schema,
+)
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema_of(fn: Any) -> dict[str, Any]:
+    return dict(FunctionTool.from_function(fn).definition.input_schema)
+
+
+# --- declarations used by the golden tests ----------------------------------------------------
+
+
+class Color(enum.Enum):
+    RED = "red"
+    GREEN = "green"
+
+
+class Address(BaseModel):
+    street: str
+    city: str = Field(description="City name")
+
+
+class Customer(BaseModel):
+    """A customer."""
+
+    name: str
+    address: Address
+
+
+class Item(BaseModel):
+    sku: str
+    quantity: int = 1
+
+
+@dataclass
+class Point:
+    x: float
+    y: float = 0.0
+
+
+class Node(BaseModel):
+    value: int
+    children: list["Node"] = []
+
+
+class RefundRequest(BaseModel):
+    """Refund an order."""
+
+    order_id: str = Field(description="The order to refund")
+    reason: Literal["damaged", "late", "other"] = "other"
+
+
+@tool
+def simple(name: str, count: int, ratio: float, active: bool) -> None:
+    """Simple types."""
+
+
+@tool
+def optional_args(query: str, limit: int = 10, cursor: str | None = None) -> None:
+    """Optional and default values."""
+
+
+@tool
+def nullable_without_default(note: str | None) -> None:
+    """Optional type but no default: still required."""
+
+
+@tool
+def create_customer(customer: Customer) -> None:
+    """Nested models."""
+
+
+@tool
+def paint(color: Color) -> None:
+    """Enums."""
+
+
+@tool
+def convert(unit: Literal["c", "f"] = "c") -> None:
+    """Literals."""
+
+
+@tool
+def add_items(items: list[Item]) -> None:
+    """Lists of models."""
+
+
+@tool
+def schedule(at: datetime, tags: dict[str, int]) -> None:
+    """Datetimes and dicts."""
+
+
+@tool
+def plot(where: Point) -> None:
+    """Dataclasses."""
+
+
+@tool
+def with_context(greeting: str, context: ToolContext) -> None:
+    """Context parameters are hidden."""
+
+
+@tool
+def with_optional_context(greeting: str, context: ToolContext | None = None) -> None:
+    """Optional context parameters are hidden too."""
+
+
+@tool
+def annotated(limit: Annotated[int, Field(ge=1, le=50, description="How many")] = 10) -> None:
+    """Annotated constraints and descriptions."""
+
+
+@tool(required=["limit"])
+def required_override(query: str, limit: int = 10) -> None:
+    """Required override."""
+
+
+@tool
+def tree(root: Node) -> None:
+    """Recursive models."""
+
+
+@tool
+def google_style(city: str, days: int = 1) -> None:
+    """Forecast for a city.
+
+    Uses the national weather service.
+
+    Args:
+        city: City name, e.g. "Paris".
+        days: Number of days
+            to forecast.
+
+    Returns:
+        The forecast.
+    """
+
+
+@tool
+def numpy_style(city: str, days: int = 1) -> None:
+    """Forecast for a city.
+
+    Parameters
+    ----------
+    city : str
+        City name, e.g. "Paris".
+    days : int, optional
+        Number of days to forecast.
+    """
+
+
+@tool
+def sphinx_style(city: str, days: int = 1) -> None:
+    """Forecast for a city.
+
+    :param city: City name, e.g. "Paris".
+    :param days: Number of days to forecast.
+    :returns: The forecast.
+    """
+
+
+class Library:
+    @tool
+    def search(self, text: str, top_k: int = 5) -> list[str]:
+        """Search books."""
+        return []
+
+    @staticmethod
+    @tool
+    def genres(prefix: str = "") -> list[str]:
+        """List genres."""
+        return []
+
+
+FORECAST = {
+    "$schema": DIALECT,
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "description": 'City name, e.g. "Paris".'},
+        "days": {"type": "integer", "default": 1, "description": "Number of days to forecast."},
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+# --- golden schemas ---------------------------------------------------------------------------
+
+
+def test_dialect_constant() -> None:
+    assert JSON_SCHEMA_DIALECT == DIALECT
+
+
+def test_simple_types() -> None:
+    assert schema_of(simple) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "name": {"type": "string"},
+            "count": {"type": "integer"},
+            "ratio": {"type": "number"},
+            "active": {"type": "boolean"},
+        },
+        "required": ["name", "count", "ratio", "active"],
+        "additionalProperties": False,
+    }
+
+
+def test_optional_and_default() -> None:
+    assert schema_of(optional_args) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "query": {"type": "string"},
+            "limit": {"type": "integer", "default": 10},
+            "cursor": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None},
+        },
+        "required": ["query"],
+        "additionalProperties": False,
+    }
+
+
+def test_optional_type_without_default_is_required() -> None:
+    assert schema_of(nullable_without_default) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"note": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+        "required": ["note"],
+        "additionalProperties": False,
+    }
+
+
+def test_nested_model_defs_are_hoisted() -> None:
+    assert schema_of(create_customer) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"customer": {"$ref": "#/$defs/Customer"}},
+        "required": ["customer"],
+        "additionalProperties": False,
+        "$defs": {
+            "Address": {
+                "type": "object",
+                "properties": {
+                    "street": {"type": "string"},
+                    "city": {"type": "string", "description": "City name"},
+                },
+                "required": ["street", "city"],
+            },
+            "Customer": {
+                "type": "object",
+                "description": "A customer.",
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/Address"},
+                },
+                "required": ["name", "address"],
+            },
+        },
+    }
+
+
+def test_enum() -> None:
+    assert schema_of(paint) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"color": {"$ref": "#/$defs/Color"}},
+        "required": ["color"],
+        "additionalProperties": False,
+        "$defs": {"Color": {"type": "string", "enum": ["red", "green"]}},
+    }
+
+
+def test_literal() -> None:
+    assert schema_of(convert) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"unit": {"type": "string", "enum": ["c", "f"], "default": "c"}},
+        "required": [],
+        "additionalProperties": False,
+    }
+
+
+def test_list_of_models() -> None:
+    assert schema_of(add_items) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {"$ref": "#/$defs/Item"}}},
+        "required": ["items"],
+        "additionalProperties": False,
+        "$defs": {
+            "Item": {
+                "type": "object",
+                "properties": {
+                    "sku": {"type": "string"},
+                    "quantity": {"type": "integer", "default": 1},
+                },
+                "required": ["sku"],
+            }
+        },
+    }
+
+
+def test_datetime_and_dict() -> None:
+    assert schema_of(schedule) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "at": {"type": "string", "format": "date-time"},
+            "tags": {"type": "object", "additionalProperties": {"type": "integer"}},
+        },
+        "required": ["at", "tags"],
+        "additionalProperties": False,
+    }
+
+
+def test_dataclass_parameter() -> None:
+    assert schema_of(plot) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"where": {"$ref": "#/$defs/Point"}},
+        "required": ["where"],
+        "additionalProperties": False,
+        "$defs": {
+            "Point": {
+                "type": "object",
+                "properties": {
+                    "x": {"type": "number"},
+                    "y": {"type": "number", "default": 0.0},
+                },
+                "required": ["x"],
+                "additionalProperties": False,
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize("fn", [with_context, with_optional_context])
+def test_context_parameter_is_not_in_schema(fn: Any) -> None:
+    assert schema_of(fn) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"greeting": {"type": "string"}},
+        "required": ["greeting"],
+        "additionalProperties": False,
+    }
+
+
+def test_annotated_field_constraints_and_description() -> None:
+    assert schema_of(annotated) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "limit": {
+                "type": "integer",
+                "description": "How many",
+                "minimum": 1,
+                "maximum": 50,
+                "default": 10,
+            }
+        },
+        "required": [],
+        "additionalProperties": False,
+    }
+
+
+def test_required_override_makes_defaulted_parameter_required() -> None:
+    assert schema_of(required_override) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"query": {"type": "string"}, "limit": {"type": "integer"}},
+        "required": ["query", "limit"],
+        "additionalProperties": False,
+    }
+
+
+def test_recursive_model() -> None:
+    assert schema_of(tree) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "required": ["root"],
+        "additionalProperties": False,
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}, "default": []},
+                },
+                "required": ["value"],
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize("fn", [google_style, numpy_style, sphinx_style])
+def test_docstring_styles(fn: Any) -> None:
+    made = FunctionTool.from_function(fn)
+    assert made.definition.input_schema == FORECAST
+    assert made.definition.description == (
+        "Forecast for a city.\n\nUses the national weather service."
+        if fn is google_style
+        else "Forecast for a city."
+    )
+
+
+def test_method_schema_has_no_self() -> None:
+    search, genres = tools_from(Library())
+    assert search.definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "top_k": {"type": "integer", "default": 5}},
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+    assert genres.definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"prefix": {"type": "string", "default": ""}},
+        "required": [],
+        "additionalProperties": False,
+    }
+
+
+def test_static_method_via_class() -> None:
+    assert schema_of(Library.genres) == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"prefix": {"type": "string", "default": ""}},
+        "required": [],
+        "additionalProperties": False,
+    }
+
+
+def test_model_function_schema_is_the_model_schema_flattened() -> None:
+    def refund(request: RefundRequest, context: ToolContext) -> str:
+        return request.order_id
+
+    made = FunctionTool.from_model_function(refund)
+    assert made.definition.description == "Refund an order."
+    assert made.definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "order_id": {"type": "string", "description": "The order to refund"},
+            "reason": {
+                "type": "string",
+                "enum": ["damaged", "late", "other"],
+                "default": "other",
+            },
+        },
+        "required": ["order_id"],
+        "additionalProperties": False,
+    }
+
+
+def test_model_function_with_dataclass_input() -> None:
+    def move(point: Point) -> str:
+        """Move the cursor."""
+        return f"{point.x},{point.y}"
+
+    assert FunctionTool.from_model_function(move).definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "y": {"type": "number", "default": 0.0}},
+        "required": ["x"],
+        "additionalProperties": False,
+    }
+
+
+def test_model_function_with_recursive_model_inlines_the_root() -> None:
+    def walk(node: Node) -> int:
+        return node.value
+
+    assert FunctionTool.from_model_function(walk).definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "value": {"type": "integer"},
+            "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}, "default": []},
+        },
+        "required": ["value"],
+        "additionalProperties": False,
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}, "default": []},
+                },
+                "required": ["value"],
+            }
+        },
+    }
+
+
+@pytest.mark.parametrize("factory", [FunctionTool.from_function, FunctionTool.from_model_function])
+def test_supplier_schema_is_an_empty_object(factory: Any) -> None:
+    def now(context: ToolContext | None = None) -> str:
+        return "12:00"
+
+    assert factory(now).definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
+
+
+def test_property_named_title_is_kept() -> None:
+    class Book(BaseModel):
+        title: str
+
+    def add(title: str, book: Book) -> None: ...
+
+    schema = build_function_schema(add, tool_name="add").json_schema
+    assert schema["properties"] == {"title": {"type": "string"}, "book": {"$ref": "#/$defs/Book"}}
+    assert schema["$defs"] == {
+        "Book": {
+            "type": "object",
+            "properties": {"title": {"type": "string"}},
+            "required": ["title"],
+        }
+    }
+
+
+def test_parameter_names_that_shadow_basemodel_attributes() -> None:
+    def store(json: str, schema: int, model_config: bool) -> None: ...
+
+    assert build_function_schema(store, tool_name="store").json_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "json": {"type": "string"},
+            "schema": {"type": "integer"},
+            "model_config": {"type": "boolean"},
+        },
+        "required": ["json", "schema", "model_config"],
+        "additionalProperties": False,
+    }
+
+
+# --- declaration problems found while building schemas ----------------------------------------
+
+
+def test_model_function_rejects_two_inputs_and_non_models() -> None:
+    def two(a: RefundRequest, b: Item) -> None: ...
+
+    def scalar(a: int) -> None: ...
+
+    with pytest.raises(ToolDefinitionError) as two_error:
+        build_model_function_schema(two, tool_name="two")
+    assert two_error.value.problems == (
+        "a model function takes one input parameter (a pydantic model or a dataclass), "
+        "found 'a', 'b'",
+    )
+    with pytest.raises(ToolDefinitionError) as scalar_error:
+        build_model_function_schema(scalar, tool_name="scalar")
+    assert str(scalar_error.value) == (
+        "invalid tool 'scalar': parameter 'a' must be a pydantic model or a dataclass, got int"
+    )
+
+
+def test_unsupported_type_is_a_definition_error() -> None:
+    class Opaque:
+        pass
+
+    def use(thing: Opaque) -> None: ...
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        build_function_schema(use, tool_name="use")
+    assert caught.value.tool == "use"
+    assert len(caught.value.problems) == 1
+    assert caught.value.problems[0].startswith("cannot build a JSON Schema for the arguments: ")
+
+
+def test_two_context_parameters() -> None:
+    def both(a: ToolContext, b: ToolContext | None) -> None: ...
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        build_function_schema(both, tool_name="both")
+    assert caught.value.problems == ("only one ToolContext parameter is allowed, found 'a', 'b'",)
