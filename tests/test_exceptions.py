@@ -158,15 +158,17 @@ def test_context_error() -> None:
 
 
 def test_execution_error_keeps_the_cause() -> None:
-    try:
+    def run() -> None:
         try:
             raise KeyError("k")
         except KeyError as exc:
             raise ToolExecutionError("lookup", "tool 'lookup' failed: 'k'") from exc
-    except ToolExecutionError as error:
-        assert str(error) == "tool 'lookup' failed: 'k'"
-        assert error.tool == "lookup"
-        assert isinstance(error.__cause__, KeyError)
+
+    with pytest.raises(ToolExecutionError) as caught:
+        run()
+    assert str(caught.value) == "tool 'lookup' failed: 'k'"
+    assert caught.value.tool == "lookup"
+    assert isinstance(caught.value.__cause__, KeyError)
 
 
 def test_tool_call_limit_keeps_partial_results() -> None:

@@ -14,7 +14,11 @@ provider SDKs, databases) are translated at the boundary with ``raise ... from``
     ├── ToolExecutionError           a tool raised; ``__cause__`` is the original exception
     ├── ModelError                   a chat model failed or was misused
     │   ├── ToolsNotSupportedError   tools were given to a model that cannot take them
-    │   └── ModelResponseError       the model's answer could not be understood or used
+    │   ├── ModelResponseError       the model's answer could not be understood or used
+    │   ├── ModelConnectionError     the provider could not be reached (network, timeout)
+    │   └── ModelAPIError            the provider answered with an error status
+    │       ├── AuthenticationError  the credentials were missing, wrong or not permitted
+    │       └── RateLimitError       the provider throttled the request (HTTP 429)
     ├── LimitError                   a configured limit was reached
     │   ├── ToolCallLimitError       too many tool calls in one turn (partial results kept)
     │   └── ModelCallLimitError      too many model calls in one turn
@@ -30,14 +34,18 @@ from typing import Any
 
 __all__ = [
     "ArgumentProblem",
+    "AuthenticationError",
     "ConfigurationError",
     "DuplicateToolError",
     "InvalidJsonError",
     "InvalidToolNameError",
     "LimitError",
+    "ModelAPIError",
     "ModelCallLimitError",
+    "ModelConnectionError",
     "ModelError",
     "ModelResponseError",
+    "RateLimitError",
     "StorageError",
     "ToolArgumentError",
     "ToolCallLimitError",
@@ -191,6 +199,40 @@ class ToolsNotSupportedError(ModelError):
 
 class ModelResponseError(ModelError):
     """The model's answer could not be used (no generation, unparsable structured output...)."""
+
+
+class ModelConnectionError(ModelError):
+    """The provider could not be reached, or did not answer in time.
+
+    Attributes:
+        provider: Which provider (``"openai"``, ``"anthropic"``, ...).
+    """
+
+    def __init__(self, provider: str, message: str) -> None:
+        self.provider = provider
+        super().__init__(message)
+
+
+class ModelAPIError(ModelError):
+    """The provider answered a request with an error status.
+
+    Attributes:
+        provider: Which provider (``"openai"``, ``"anthropic"``, ...).
+        status_code: The HTTP status, or ``None`` for an error reported inside a stream.
+    """
+
+    def __init__(self, provider: str, status_code: int | None, message: str) -> None:
+        self.provider = provider
+        self.status_code = status_code
+        super().__init__(message)
+
+
+class AuthenticationError(ModelAPIError):
+    """The provider rejected the credentials (HTTP 401) or their permissions (HTTP 403)."""
+
+
+class RateLimitError(ModelAPIError):
+    """The provider throttled the request (HTTP 429), after the client's own retries."""
 
 
 # --- limits ----------------------------------------------------------------------------------

@@ -176,6 +176,27 @@ def test_forward_reference_is_resolved_when_the_tool_is_made() -> None:
     assert made.call_sync('{"order": {"order_id": "A7"}}') == "A7"
 
 
+@tool
+def returns_unresolvable(x: int) -> "OnlyImportedWhenTypeChecking":  # type: ignore[name-defined] # noqa: F821
+    return None  # type: ignore[return-value]
+
+
+def test_return_annotation_is_never_resolved() -> None:
+    made = FunctionTool.from_function(returns_unresolvable)
+    assert made.definition.input_schema["properties"] == {"x": {"type": "integer"}}
+    assert made.call_sync('{"x": 1}') == "Done"
+
+
+def test_method_taken_from_the_class_is_rejected() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        FunctionTool.from_function(Shop.price)
+    assert caught.value.problems == (
+        "Shop.price is a method that needs its instance; use tools_from(instance) "
+        "or pass the bound method (instance.method)",
+    )
+    assert FunctionTool.from_function(Shop().price).call_sync('{"sku": "a"}') == "10 EUR"
+
+
 def test_dotted_names_are_accepted() -> None:
     @tool(name="refund.find_failed_orders")
     def find() -> list[str]:

@@ -129,7 +129,7 @@ class ChatClient:
             tool_context={**options.tool_context, **defaults.tool_context, **spec._tool_context},
         )
         request = ChatClientRequest(
-            prompt=Prompt(messages=messages, options=options),
+            prompt=Prompt(messages=tuple(messages), options=options),
             context={**defaults.advisor_params, **spec._advisor_params},
         )
         chain = AdvisorChain.for_model(self.model, self._advisors(spec._advisors))
@@ -161,8 +161,11 @@ class ChatClientBuilder:
         return self._set(system=text)
 
     def default_tools(self, *things: object) -> ChatClientBuilder:
-        """Tools offered on every request: tools, functions, objects with ``@tool``
-        methods, catalogs (see :func:`toolrelay.tools.as_tools`)."""
+        """Tools offered on every request.
+
+        Tools, functions, objects with ``@tool`` methods and catalogs are accepted (see
+        :func:`toolrelay.tools.as_tools`).
+        """
         return self._set(tools=(*self._defaults.tools, *things))
 
     def default_tool_context(self, context: Mapping[str, Any]) -> ChatClientBuilder:
@@ -186,8 +189,11 @@ class ChatClientBuilder:
         return self._set(tool_calling_manager=manager)
 
     def tool_calling(self, enabled: bool) -> ChatClientBuilder:
-        """Whether to add the default tool-calling advisor (tool calls are then returned to
-        the caller unexecuted unless an advisor runs them)."""
+        """Whether to add the default tool-calling advisor.
+
+        Without it (and without another loop advisor) tool calls are returned to the caller
+        unexecuted.
+        """
         return self._set(tool_calling=enabled)
 
     def build(self) -> ChatClient:
@@ -226,8 +232,11 @@ class ChatClientRequestSpec:
         return self
 
     def tools(self, *things: object) -> ChatClientRequestSpec:
-        """More tools for this request: tools, functions, objects with ``@tool`` methods,
-        catalogs. A name offered twice raises ``DuplicateToolError`` when the request runs."""
+        """More tools for this request.
+
+        Tools, functions, objects with ``@tool`` methods and catalogs are accepted; a name
+        offered twice raises ``DuplicateToolError`` when the request runs.
+        """
         self._tools.extend(things)
         return self
 
@@ -256,8 +265,10 @@ class ChatClientRequestSpec:
         return self
 
     def response_format(self, type_: Any) -> ChatClientRequestSpec:
-        """Ask for JSON matching ``type_``'s schema (instructions appended to the user's
-        message); read it back with ``.call().entity(type_)``."""
+        """Ask for JSON matching ``type_``'s schema; read it with ``.call().entity(type_)``.
+
+        The format instructions (with the JSON Schema) are appended to the user's message.
+        """
         self._response_format = type_
         return self
 

@@ -16,6 +16,9 @@ The loop stops when:
 - the model was called ``max_model_calls`` times and still asks for tools:
   :class:`~toolrelay.exceptions.ModelCallLimitError`.
 
+Before each model call, the names in ``options.tool_names`` are resolved through the
+manager's resolver into ``options.tools``: models read their tools from ``options.tools``.
+
 The final response's usage is the sum over all rounds, and its context holds a
 :class:`~toolrelay.client.tool_loop.ToolLoopReport` (the whole turn's history) under
 ``TOOL_LOOP_KEY``.
@@ -55,8 +58,18 @@ from toolrelay.client.tool_loop import (
     ToolLoopReport,
     ToolLoopState,
 )
-from toolrelay.exceptions import ConfigurationError, ModelCallLimitError, ToolCallLimitError
-from toolrelay.execution import ToolCallGuard, ToolCallingManager, ToolExecutionResult
+from toolrelay.exceptions import (
+    ConfigurationError,
+    ModelCallLimitError,
+    ToolCallLimitError,
+    ToolNotFoundError,
+)
+from toolrelay.execution import (
+    ToolCallGuard,
+    ToolCallingManager,
+    ToolExecutionResult,
+    closest_names,
+)
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -184,7 +197,7 @@ class ToolCallingAdvisor:
         self, request: ChatClientRequest, response: ChatClientResponse, state: ToolLoopState
     ) -> ToolExecutionResult:
         """Run one round's tool calls with the manager, over the turn's whole history."""
-        prompt = Prompt(messages=state.history, options=request.prompt.options)
+        prompt = Prompt(messages=tuple(state.history), options=request.prompt.options)
         return await self.tool_calling_manager.execute_tool_calls(
             prompt, response.chat_response, guards=self.guards
         )
@@ -196,8 +209,11 @@ class ToolCallingAdvisor:
         result: ToolExecutionResult,
         state: ToolLoopState,
     ) -> Sequence[Message]:
-        """The messages of the next round: the whole history, or only what is new when a
-        history advisor after the loop keeps the conversation."""
+        """The messages of the next round.
+
+        The whole history; or, when a history advisor after the loop keeps the conversation,
+        only the system messages and the new tool response message.
+        """
         if not state.delegate_history:
             return result.conversation_history
         system = [m for m in state.request.prompt.messages if isinstance(m, SystemMessage)]
@@ -211,6 +227,23 @@ class ToolCallingAdvisor:
         return response
 
     # --- the loop -------------------------------------------------------------------------
+
+    def _with_named_tools(self, request: ChatClientRequest) -> ChatClientRequest:
+        """Resolve ``options.tool_names`` into ``options.tools``, which the model reads."""
+        options = request.prompt.options
+        if not options.tool_names:
+            return request
+        resolver = self.tool_calling_manager.resolver
+        tools = list(options.tools)
+        known = {t.definition.name for t in tools}
+        for name in options.tool_names:
+            found = resolver.resolve(name)
+            if found is None:
+                raise ToolNotFoundError(name, closest_names(name, resolver.names()))
+            if found.definition.name not in known:
+                known.add(found.definition.name)
+                tools.append(found)
+        return request.with_options(options.replace(tools=tuple(tools), tool_names=()))
 
     def _start(
         self, request: ChatClientRequest, chain: AdvisorChain, streaming: bool
@@ -233,8 +266,11 @@ class ToolCallingAdvisor:
     async def _loop(
         self, request: ChatClientRequest, chain: AdvisorChain, *, streaming: bool
     ) -> AsyncIterator[tuple[ChatClientResponse, bool]]:
-        """The loop itself, for calls and streams: yields ``(chunk, False)`` for text chunks
-        (streams only), then ``(final response, True)``."""
+        """The loop itself, for calls and streams.
+
+        Yields ``(chunk, False)`` for text chunks (streams only), then
+        ``(final response, True)``.
+        """
         state = self._start(request, chain, streaming)
         state.request = request = await self.init_loop(request, state)
         state.history = list(request.prompt.messages)
@@ -247,6 +283,7 @@ class ToolCallingAdvisor:
                     "the tools' results or raise the limit"
                 )
             round_request = await self.before_call(request.with_messages(instructions), state)
+            round_request = self._with_named_tools(round_request)
             state.model_calls += 1
             if streaming:
                 aggregator = StreamAggregator()

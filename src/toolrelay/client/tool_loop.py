@@ -78,8 +78,7 @@ class ToolLoopState:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolLoopReport:
-    """What one turn of the tool loop did, left in the response context under
-    :data:`TOOL_LOOP_KEY`.
+    """What one turn of the tool loop did (in the response context at :data:`TOOL_LOOP_KEY`).
 
     Attributes:
         history: The whole turn: the messages the loop started with, every round's

@@ -25,9 +25,10 @@ name when the call resolved, and the name as the model wrote it when it did not.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from time import perf_counter
@@ -43,6 +44,7 @@ from toolrelay.exceptions import (
     ToolNotFoundError,
 )
 from toolrelay.execution import feedback
+from toolrelay.execution._concurrency import run_all
 from toolrelay.execution.arguments import ParsedArguments, parse_arguments
 from toolrelay.execution.exceptions_policy import (
     DefaultToolExceptionProcessor,
@@ -60,6 +62,7 @@ from toolrelay.execution.result import ToolCallOutcome, ToolCallStatus, ToolExec
 from toolrelay.messages import ChatResponse, Generation, ToolCall, ToolResponse, ToolResponseMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools.base import Tool, ToolContext, ToolDefinition
+from toolrelay.tools.names import provider_safe_name
 
 __all__ = ["ToolCallingManager"]
 
@@ -139,8 +142,9 @@ class ToolCallingManager:
     def resolve_tool_definitions(self, options: ChatOptions) -> list[ToolDefinition]:
         """The definitions to send to the model: ``options.tools``, then ``options.tool_names``.
 
-        Names are resolved through the resolver (canonical or provider-safe form). A name seen
-        twice is sent once; the first tool wins.
+        Names are resolved through the resolver (canonical or provider-safe form) unless a tool
+        in ``options.tools`` already has that name. A name seen twice is sent once; the first
+        tool wins.
 
         Raises:
             ToolNotFoundError: A name in ``options.tool_names`` resolves to no tool.
@@ -148,7 +152,10 @@ class ToolCallingManager:
         definitions: dict[str, ToolDefinition] = {}
         for tool in options.tools:
             definitions.setdefault(tool.definition.name, tool.definition)
+        given = {provider_safe_name(name) for name in definitions}
         for name in options.tool_names:
+            if provider_safe_name(name) in given:
+                continue  # the request carries this tool itself
             found = self.resolver.resolve(name)
             if found is None:
                 raise ToolNotFoundError(name, closest_names(name, self.resolver.names()))
@@ -191,9 +198,14 @@ class ToolCallingManager:
 
         ready = [slot for slot in slots if isinstance(slot, _Ready)]
         all_guards = (*self.guards, *guards)
-        semaphore = asyncio.Semaphore(self.max_concurrency)
+        # A round no larger than the bound never waits, so it skips the semaphore's cost.
+        semaphore: asyncio.Semaphore | contextlib.nullcontext[None] = (
+            asyncio.Semaphore(self.max_concurrency)
+            if len(ready) > self.max_concurrency
+            else contextlib.nullcontext()
+        )
         executed = iter(
-            await _run_all(
+            await run_all(
                 [partial(self._execute, r, all_guards, context, semaphore) for r in ready]
             )
         )
@@ -259,7 +271,7 @@ class ToolCallingManager:
         ready: _Ready,
         guards: Sequence[ToolCallGuard],
         context: ToolContext,
-        semaphore: asyncio.Semaphore,
+        semaphore: asyncio.Semaphore | contextlib.nullcontext[None],
     ) -> ToolCallOutcome:
         """Guard and run one call."""
         call, tool = ready.call, ready.tool
@@ -361,53 +373,3 @@ def _as_text(value: object) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
-
-
-class _Failure:
-    """The first exception any call of a round raised; it aborts the round."""
-
-    def __init__(self) -> None:
-        self.error: BaseException | None = None
-
-
-async def _run_all(jobs: list[Callable[[], Awaitable[ToolCallOutcome]]]) -> list[ToolCallOutcome]:
-    """Run the jobs concurrently; results in job order.
-
-    The first exception (any ``BaseException``) cancels the other jobs and is re-raised here,
-    unwrapped, in the caller's task. Capturing it inside the job's task matters:
-    ``KeyboardInterrupt`` or ``SystemExit`` escaping a task would otherwise break out of the
-    event loop itself instead of reaching the caller.
-    """
-    if len(jobs) <= 1:
-        return [await job() for job in jobs]
-    failure = _Failure()
-    tasks: list[asyncio.Task[ToolCallOutcome | None]] = []
-
-    # Each job's coroutine is created inside its task, so a task cancelled before it starts
-    # leaves no never-awaited coroutine behind.
-    async def capture(job: Callable[[], Awaitable[ToolCallOutcome]]) -> ToolCallOutcome | None:
-        try:
-            return await job()
-        except BaseException as exc:
-            me = asyncio.current_task()
-            if isinstance(exc, asyncio.CancelledError) and me is not None and me.cancelling():
-                raise  # cancelled by the caller or by a failing sibling
-            if failure.error is None:
-                failure.error = exc
-                for task in tasks:
-                    if task is not me:
-                        task.cancel()
-            return None
-
-    tasks.extend(asyncio.create_task(capture(job)) for job in jobs)
-    results = await asyncio.gather(*tasks, return_exceptions=True)
-    if failure.error is not None:
-        error, failure.error = failure.error, None  # no reference cycle through the frame
-        raise error
-    outcomes: list[ToolCallOutcome] = []
-    for result in results:
-        if not isinstance(result, ToolCallOutcome):
-            # Only a cancellation from outside the round gets here.
-            raise result if isinstance(result, BaseException) else asyncio.CancelledError()
-        outcomes.append(result)
-    return outcomes

@@ -1,9 +1,9 @@
 """Chat memory: a message window over a repository (in memory or SQLite).
 
-Example:
-    >>> memory = MessageWindowChatMemory(SqliteChatMemoryRepository("chat.sqlite3"))  # doctest: +SKIP
-    >>> client = ChatClient.builder(model).default_advisors(  # doctest: +SKIP
-    ...     MessageChatMemoryAdvisor(memory)).build()
+Example::
+
+    memory = MessageWindowChatMemory(SqliteChatMemoryRepository("chat.sqlite3"))
+    client = ChatClient.builder(model).default_advisors(MessageChatMemoryAdvisor(memory)).build()
 """
 
 from toolrelay.memory.base import CONVERSATION_ID, ChatMemory, ChatMemoryRepository

@@ -25,7 +25,7 @@ from toolrelay.prompt import Prompt
 from toolrelay.testing.responses import split_response, text_response
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["FunctionModel", "ModelReply", "ResponseFunction", "ScriptedModel", "ScriptStep"]
+__all__ = ["FunctionModel", "ModelReply", "ResponseFunction", "ScriptStep", "ScriptedModel"]
 
 ModelReply: TypeAlias = ChatResponse | str
 """What a script step or function produces; a ``str`` becomes :func:`text_response`."""

@@ -119,11 +119,11 @@ def _generation_chunks(generation: Generation, size: int) -> list[Generation]:
     if not parts:
         parts.append(Generation(message=AssistantMessage()))
     # The generation's own metadata rides on the first chunk, its finish reason on the last.
-    first, last = parts[0], parts[-1]
+    head = parts[0]
     parts[0] = Generation(
-        message=first.message,
-        finish_reason=first.finish_reason,
-        metadata={**generation.metadata, **first.metadata},
+        message=head.message,
+        finish_reason=head.finish_reason,
+        metadata={**generation.metadata, **head.metadata},
     )
     last = parts[-1]
     parts[-1] = Generation(

@@ -173,8 +173,9 @@ def _flatten(thing: object) -> Iterator[tuple[Tool, str | None]]:
         raise ToolDefinitionError(
             repr(thing),
             [
-                f"cannot make tools of a value of type {type(thing).__name__}; pass a Tool, a function, an "
-                "object or class with @tool methods, a ToolCatalog, or a list of these"
+                f"cannot make tools of a value of type {type(thing).__name__}; pass a Tool, "
+                "a function, an object or class with @tool methods, a ToolCatalog, "
+                "or a list of these"
             ],
         )
 

@@ -31,8 +31,9 @@ from typing import Any, TypeVar, overload
 from toolrelay.exceptions import InvalidToolNameError, ToolDefinitionError
 from toolrelay.tools.base import ToolMetadata
 from toolrelay.tools.names import validate_tool_name
+from toolrelay.tools.parameters import is_receiver_parameter
 from toolrelay.tools.results import ResultConverter
-from toolrelay.tools.schema import cached_function_schema, is_receiver_parameter
+from toolrelay.tools.schema import cached_function_schema
 
 __all__ = ["ToolSpec", "get_tool_spec", "tool"]
 

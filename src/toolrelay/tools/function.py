@@ -14,6 +14,7 @@ carries the caller's contextvars; async functions are awaited) and converts the 
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -24,6 +25,7 @@ from toolrelay.tools.arguments import decode_arguments, validate_arguments
 from toolrelay.tools.base import ToolContext, ToolDefinition, ToolMetadata
 from toolrelay.tools.decorator import ToolSpec, get_tool_spec
 from toolrelay.tools.names import split_name_words, validate_tool_name
+from toolrelay.tools.parameters import is_receiver_parameter
 from toolrelay.tools.results import ResultConverter, convert_result
 from toolrelay.tools.schema import (
     FunctionSchema,
@@ -63,8 +65,9 @@ class FunctionTool:
         self._schema = schema
         self._convert: ResultConverter = result_converter or convert_result
         self._source = source or _source_of(function)
-        self._is_async = inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-            getattr(function, "__call__", None)  # noqa: B004 - async callable objects
+        self._is_async = inspect.iscoroutinefunction(function) or (
+            # An object whose __call__ is async.
+            not inspect.isroutine(function) and inspect.iscoroutinefunction(type(function).__call__)
         )
 
     @classmethod
@@ -89,6 +92,7 @@ class FunctionTool:
         """
         spec = get_tool_spec(fn) or ToolSpec()
         tool_name = validate_tool_name(name or spec.name or _function_name(fn))
+        _reject_unbound_method(fn, tool_name)
         schema = cached_function_schema(fn, tool_name=tool_name, required=spec.required)
         return cls._build(fn, tool_name, schema, spec, description, metadata, result_converter)
 
@@ -138,7 +142,10 @@ class FunctionTool:
         return cls(
             function=fn,
             definition=ToolDefinition(
-                name=tool_name, description=text, input_schema=schema.json_schema
+                # A copy per tool: the schema is cached, and callers may adapt their copy.
+                name=tool_name,
+                description=text,
+                input_schema=copy.deepcopy(dict(schema.json_schema)),
             ),
             metadata=metadata or spec.metadata(),
             schema=schema,
@@ -213,6 +220,18 @@ def _as_context(context: Mapping[str, Any] | None) -> ToolContext | None:
     if context is None or isinstance(context, ToolContext):
         return context
     return ToolContext(context)
+
+
+def _reject_unbound_method(fn: Callable[..., Any], tool_name: str) -> None:
+    # A decorated method taken from the class (``Shop.price``) still expects ``self``.
+    if inspect.isfunction(fn) and is_receiver_parameter(fn):
+        raise ToolDefinitionError(
+            tool_name,
+            [
+                f"{fn.__qualname__} is a method that needs its instance; use tools_from(instance) "
+                "or pass the bound method (instance.method)"
+            ],
+        )
 
 
 def _function_name(fn: Callable[..., Any]) -> str:

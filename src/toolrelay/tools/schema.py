@@ -21,21 +21,17 @@ injected by the runtime and never appear in the schema.
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 import inspect
-import types
-import typing
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, create_model
+from pydantic import ConfigDict, Field, TypeAdapter, create_model
 from pydantic.fields import FieldInfo
 
 from toolrelay.exceptions import ToolDefinitionError
-from toolrelay.tools.base import ToolContext
 from toolrelay.tools.docstrings import DocstringInfo, parse_docstring
+from toolrelay.tools.parameters import is_model_type, read_parameters, type_name
 
 __all__ = [
     "JSON_SCHEMA_DIALECT",
@@ -44,13 +40,10 @@ __all__ = [
     "build_function_schema",
     "build_model_function_schema",
     "cached_function_schema",
-    "is_receiver_parameter",
-    "resolve_type_hints",
 ]
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-_RECEIVER_NAMES = frozenset({"self", "cls"})
 _CACHE_ATTRIBUTE = "_toolrelay_schemas"
 
 
@@ -105,21 +98,6 @@ class FunctionSchema:
     positional_only: tuple[str, ...] = ()
 
 
-def resolve_type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    """Type hints of ``fn`` (``Annotated`` kept), for functions, methods, partials, callables.
-
-    Raises:
-        NameError: A forward reference cannot be resolved (yet).
-    """
-    target: Any = fn
-    while isinstance(target, functools.partial):
-        target = target.func
-    target = getattr(target, "__func__", target)
-    if not inspect.isfunction(target) and not inspect.isbuiltin(target) and callable(target):
-        target = type(target).__call__
-    return typing.get_type_hints(target, include_extras=True)
-
-
 def build_function_schema(
     fn: Callable[..., Any],
     *,
@@ -140,21 +118,20 @@ def build_function_schema(
     """
     # 1. What the docstring says about the tool and its parameters.
     doc = parse_docstring(fn)
-    # 2. The parameters and their resolved type hints.
-    params, hints = _signature(fn, tool_name, skip_receiver)
-    # 3. Sort parameters into the injected context and model-visible inputs, noting problems.
-    problems: list[str] = []
-    context, inputs = _classify(params, hints, problems)
+    # 2-3. The parameters with their type hints, sorted into the injected context and the
+    #      inputs the model fills; every problem noted.
+    params = read_parameters(fn, tool_name=tool_name, skip_receiver=skip_receiver)
+    problems = list(params.problems)
     problems.extend(
         f"required lists {name!r}, which is not a parameter"
         for name in required
-        if name not in {p.name for p in inputs}
+        if name not in {p.name for p in params.inputs}
     )
     # 4. One pydantic field per input; the alias keeps the parameter name as the property
     #    name while the field name cannot clash with BaseModel attributes.
     fields: dict[str, Any] = {}
-    for index, param in enumerate(inputs):
-        fields[f"p{index}_{param.name}"] = _field(param, hints[param.name], doc, required)
+    for index, param in enumerate(params.inputs):
+        fields[f"p{index}_{param.name}"] = _field(param, params.hints[param.name], doc, required)
     if problems:
         raise ToolDefinitionError(tool_name, problems)
     # 5. The model and its raw JSON Schema.
@@ -166,11 +143,11 @@ def build_function_schema(
     return FunctionSchema(
         json_schema=_finish(raw),
         adapter=adapter,
-        binding=_SpreadFields(tuple(zip(fields, (p.name for p in inputs), strict=True))),
+        binding=_SpreadFields(tuple(zip(fields, (p.name for p in params.inputs), strict=True))),
         description=doc.description,
-        context_parameter=context.name if context else None,
-        context_required=_needs_context(context, hints),
-        positional_only=_positional_only(params),
+        context_parameter=params.context.name if params.context else None,
+        context_required=params.context_required,
+        positional_only=params.positional_only,
     )
 
 
@@ -213,10 +190,11 @@ def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> Fu
     Raises:
         ToolDefinitionError: Lists every problem of the declaration at once.
     """
-    # 1-3. Docstring, signature, and the split between context and input parameters.
-    params, hints = _signature(fn, tool_name, skip_receiver=False)
-    problems: list[str] = []
-    context, inputs = _classify(params, hints, problems)
+    # 1-3. The parameters, split into the context and the single input (the docstring is read
+    #      last, as the description only).
+    params = read_parameters(fn, tool_name=tool_name)
+    problems = list(params.problems)
+    inputs, hints = params.inputs, params.hints
     if not inputs and not problems:
         return build_function_schema(fn, tool_name=tool_name)
     if len(inputs) > 1:
@@ -225,10 +203,10 @@ def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> Fu
             f"a model function takes one input parameter (a pydantic model or a dataclass), "
             f"found {names}"
         )
-    elif inputs and not _is_model_type(hints[inputs[0].name]):
+    elif inputs and not is_model_type(hints[inputs[0].name]):
         problems.append(
             f"parameter {inputs[0].name!r} must be a pydantic model or a dataclass, "
-            f"got {_type_name(hints[inputs[0].name])}"
+            f"got {type_name(hints[inputs[0].name])}"
         )
     if problems:
         raise ToolDefinitionError(tool_name, problems)
@@ -242,58 +220,13 @@ def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> Fu
         adapter=adapter,
         binding=_WholeInput(inputs[0].name),
         description=parse_docstring(fn).description or type_description,
-        context_parameter=context.name if context else None,
-        context_required=_needs_context(context, hints),
-        positional_only=_positional_only(params),
+        context_parameter=params.context.name if params.context else None,
+        context_required=params.context_required,
+        positional_only=params.positional_only,
     )
 
 
-# --- parameters ------------------------------------------------------------------------------
-
-
-def _signature(
-    fn: Callable[..., Any], tool_name: str, skip_receiver: bool
-) -> tuple[list[inspect.Parameter], dict[str, Any]]:
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-        hints = resolve_type_hints(fn)
-    except (TypeError, ValueError, NameError) as exc:
-        raise ToolDefinitionError(tool_name, [f"cannot read the signature: {exc}"]) from exc
-    if skip_receiver and params:
-        params = params[1:]
-    return params, hints
-
-
-def _classify(
-    params: list[inspect.Parameter], hints: Mapping[str, Any], problems: list[str]
-) -> tuple[inspect.Parameter | None, list[inspect.Parameter]]:
-    """Return the context parameter and the input parameters; append every problem found."""
-    contexts: list[inspect.Parameter] = []
-    inputs: list[inspect.Parameter] = []
-    for param in params:
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
-            problems.append(
-                f"parameter {param.name!r}: *{param.name} is not supported; "
-                "declare each argument explicitly"
-            )
-        elif param.kind is inspect.Parameter.VAR_KEYWORD:
-            problems.append(
-                f"parameter {param.name!r}: **{param.name} is not supported; "
-                "declare each argument explicitly"
-            )
-        elif param.name not in hints:
-            problems.append(
-                f"parameter {param.name!r} has no type annotation; "
-                f"annotate it (for example '{param.name}: str')"
-            )
-        elif _is_context_type(hints[param.name]):
-            contexts.append(param)
-        else:
-            inputs.append(param)
-    if len(contexts) > 1:
-        names = ", ".join(repr(p.name) for p in contexts)
-        problems.append(f"only one ToolContext parameter is allowed, found {names}")
-    return (contexts[0] if contexts else None), inputs
+# --- fields ----------------------------------------------------------------------------------
 
 
 def _field(
@@ -313,60 +246,6 @@ def _field(
     return hint, Field(**options)
 
 
-def _strip_annotated(hint: Any) -> Any:
-    while typing.get_origin(hint) is typing.Annotated:
-        hint = typing.get_args(hint)[0]
-    return hint
-
-
-def _union_members(hint: Any) -> tuple[Any, ...]:
-    hint = _strip_annotated(hint)
-    if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(_strip_annotated(a) for a in typing.get_args(hint))
-    return (hint,)
-
-
-def _is_context_type(hint: Any) -> bool:
-    members = [m for m in _union_members(hint) if m is not type(None)]
-    return (
-        len(members) == 1 and isinstance(members[0], type) and issubclass(members[0], ToolContext)
-    )
-
-
-def _needs_context(param: inspect.Parameter | None, hints: Mapping[str, Any]) -> bool:
-    if param is None or param.default is not inspect.Parameter.empty:
-        return False
-    return type(None) not in _union_members(hints[param.name])
-
-
-def _positional_only(params: list[inspect.Parameter]) -> tuple[str, ...]:
-    return tuple(p.name for p in params if p.kind is inspect.Parameter.POSITIONAL_ONLY)
-
-
-def _is_model_type(hint: Any) -> bool:
-    hint = _strip_annotated(hint)
-    if isinstance(hint, type) and issubclass(hint, BaseModel):
-        return True
-    return isinstance(hint, type) and dataclasses.is_dataclass(hint)
-
-
-def _type_name(hint: Any) -> str:
-    return hint.__name__ if isinstance(hint, type) else repr(hint)
-
-
-def is_receiver_parameter(fn: Callable[..., Any]) -> bool:
-    """Whether ``fn`` looks like a function defined in a class body taking ``self``/``cls``."""
-    qualname = getattr(fn, "__qualname__", "")
-    parts = qualname.split(".")
-    if len(parts) < 2 or parts[-2] == "<locals>":
-        return False
-    try:
-        first = next(iter(inspect.signature(fn).parameters.values()), None)
-    except (TypeError, ValueError):
-        return False
-    return first is not None and first.name in _RECEIVER_NAMES
-
-
 # --- schema post-processing ------------------------------------------------------------------
 
 _SCHEMA_MAPS = frozenset({"properties", "patternProperties", "dependentSchemas"})
@@ -374,7 +253,6 @@ _SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
 _SCHEMA_VALUES = frozenset(
     {"items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else"}
 )
-_DEFS_KEYS = ("$defs", "definitions")
 
 
 def _adapter_and_schema(
@@ -398,7 +276,7 @@ def _tidy(node: Any, defs: dict[str, Any]) -> Any:
     for key, value in node.items():
         if key == "title" and isinstance(value, str):
             continue
-        if key in _DEFS_KEYS and isinstance(value, dict):
+        if key == "$defs" and isinstance(value, dict):
             for name, sub in value.items():
                 defs.setdefault(name, _tidy(sub, defs))
         elif key in _SCHEMA_MAPS and isinstance(value, dict):

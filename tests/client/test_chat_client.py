@@ -1,0 +1,305 @@
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+import pydantic
+import pytest
+
+from toolrelay.client import (
+    ChatClient,
+    ChatClientRequest,
+    ChatClientResponse,
+    ToolCallingAdvisor,
+    ToolLoopState,
+)
+from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ModelResponseError
+from toolrelay.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
+from toolrelay.prompt import ChatOptions
+from toolrelay.testing import RecordingAdvisor, ScriptedModel, text_response, tool_call_response
+from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, tool
+
+
+@tool
+def greet(name: str, context: ToolContext) -> str:
+    """Greet someone on behalf of the current user.
+
+    Args:
+        name: Who to greet.
+    """
+    return f"{context.user_id} greets {name}"
+
+
+class Shop:
+    @tool(name="shop.price")
+    def price(self, sku: str) -> float:
+        """The price of a product.
+
+        Args:
+            sku: The product's SKU.
+        """
+        return 9.5
+
+    @tool(name="shop.stock")
+    def stock(self, sku: str) -> int:
+        """Units in stock.
+
+        Args:
+            sku: The product's SKU.
+        """
+        return 3
+
+
+class City(pydantic.BaseModel):
+    name: str
+    population: int
+
+
+# --- building prompts ------------------------------------------------------------------------
+
+
+def test_defaults_and_request_settings_build_the_prompt() -> None:
+    model = ScriptedModel(["hello"])
+    client = (
+        ChatClient.builder(model)
+        .default_system("Be brief.")
+        .default_options(ChatOptions(model="m-1", temperature=0.2))
+        .build()
+    )
+    response = (
+        client.prompt()
+        .messages(UserMessage(text="earlier"), AssistantMessage(text="noted"))
+        .user("hi")
+        .options(ChatOptions(temperature=0.7, max_tokens=10))
+        .call()
+    )
+    assert response.content() == "hello"
+    prompt = model.prompts[0]
+    assert prompt.messages == (
+        SystemMessage(text="Be brief."),
+        UserMessage(text="earlier"),
+        AssistantMessage(text="noted"),
+        UserMessage(text="hi"),
+    )
+    assert (prompt.options.model, prompt.options.temperature, prompt.options.max_tokens) == (
+        "m-1",
+        0.7,
+        10,
+    )
+
+
+def test_the_request_system_text_replaces_the_default() -> None:
+    model = ScriptedModel(["ok"])
+    client = ChatClient.builder(model).default_system("default").build()
+    client.prompt("hi").system("special").call()
+    assert model.prompts[0].messages[0] == SystemMessage(text="special")
+
+
+def test_a_request_without_messages_is_an_error() -> None:
+    client = ChatClient.create(ScriptedModel([]))
+    with pytest.raises(ConfigurationError, match="no messages"):
+        client.prompt().call()
+
+
+def test_tools_of_every_kind_are_accepted() -> None:
+    model = ScriptedModel(["ok"])
+    catalog = ToolCatalog([FunctionTool.from_function(greet)])
+    client = ChatClient.builder(model).default_tools(catalog).build()
+    client.prompt("hi").tools(Shop()).call()
+    assert model.tool_names_shown(0) == ["greet", "shop.price", "shop.stock"]
+
+
+def test_duplicate_tools_are_an_error() -> None:
+    client = ChatClient.builder(ScriptedModel(["ok"])).default_tools(greet).build()
+    with pytest.raises(DuplicateToolError, match="greet"):
+        client.prompt("hi").tools(greet).call()
+
+
+def test_tool_context_and_advisor_params_are_merged_and_reach_their_targets() -> None:
+    model = ScriptedModel([tool_call_response(("greet", {"name": "Ada"})), "done"])
+    recorder = RecordingAdvisor("rec", 0)
+    client = (
+        ChatClient.builder(model)
+        .default_tools(greet)
+        .default_tool_context({"user_id": "u-default", "tenant_id": "t-1"})
+        .default_advisor_params(locale="en", conversation_id="c0")
+        .default_advisors(recorder)
+        .build()
+    )
+    response = (
+        client.prompt("greet Ada")
+        .tool_context({"user_id": "u-42"})
+        .conversation("c1")
+        .advisor_params(trace="x")
+        .call()
+    )
+    assert response.tool_loop is not None
+    assert response.tool_loop.rounds[0].responses[0].data == "u-42 greets Ada"
+    assert recorder.requests[0].context == {"locale": "en", "conversation_id": "c1", "trace": "x"}
+    assert model.prompts[0].options.tool_context == {"user_id": "u-42", "tenant_id": "t-1"}
+
+
+def test_mutate_starts_from_the_client_settings() -> None:
+    model = ScriptedModel(["a", "b"])
+    base = ChatClient.builder(model).default_system("one").build()
+    other = base.mutate().default_system("two").build()
+    base.prompt("x").call()
+    other.prompt("x").call()
+    assert [p.messages[0] for p in model.prompts] == [
+        SystemMessage(text="one"),
+        SystemMessage(text="two"),
+    ]
+
+
+# --- exactly one tool-calling advisor -----------------------------------------------------------
+
+
+def test_two_tool_calling_advisors_are_a_configuration_error() -> None:
+    client = (
+        ChatClient.builder(ScriptedModel(["ok"])).default_advisors(ToolCallingAdvisor()).build()
+    )
+    with pytest.raises(ConfigurationError, match="exactly one tool-calling advisor"):
+        client.prompt("hi").advisors(ToolCallingAdvisor(name="second")).call()
+
+
+class Loop(ToolCallingAdvisor):
+    def __init__(self) -> None:
+        super().__init__(name="custom-loop")
+        self.turns = 0
+
+    async def init_loop(
+        self, request: ChatClientRequest, state: ToolLoopState
+    ) -> ChatClientRequest:
+        self.turns += 1
+        return request
+
+
+def test_a_given_tool_calling_advisor_or_subclass_replaces_the_default() -> None:
+    model = ScriptedModel([tool_call_response(("greet", {"name": "Bo"})), "done"])
+    loop = Loop()
+    client = ChatClient.builder(model).default_tools(greet).default_advisors(loop).build()
+    response = client.prompt("hi").tool_context({"user_id": "u"}).call()
+    assert response.content() == "done"
+    assert loop.turns == 1
+
+
+def test_without_tool_calling_tool_calls_come_back_unexecuted() -> None:
+    model = ScriptedModel([tool_call_response(("greet", {"name": "Bo"}))])
+    client = ChatClient.builder(model).default_tools(greet).tool_calling(False).build()
+    response = client.prompt("hi").call()
+    assert response.chat_response().generations[0].message.tool_calls == (
+        ToolCall(id="call_1", name="greet", arguments='{"name": "Bo"}'),
+    )
+    assert response.tool_loop is None
+    assert model.tool_names_shown(0) == ["greet"]
+
+
+# --- sync and async ------------------------------------------------------------------------------
+
+
+def test_call_works_without_an_event_loop() -> None:
+    client = ChatClient.create(ScriptedModel(["sync answer"]))
+    assert client.prompt("hi").call().content() == "sync answer"
+
+
+async def test_call_works_inside_a_running_event_loop_and_acall_is_the_async_form() -> None:
+    client = ChatClient.create(ScriptedModel(["from sync", "from async"]))
+    assert client.prompt("hi").call().content() == "from sync"
+    assert (await client.prompt("hi").acall()).content() == "from async"
+
+
+async def test_concurrent_requests_share_one_client() -> None:
+    client = ChatClient.create(ScriptedModel(["one", "two", "three"]))
+    answers = await asyncio.gather(*(client.prompt(str(i)).acall() for i in range(3)))
+    assert sorted(a.content() or "" for a in answers) == ["one", "three", "two"]
+
+
+# --- streaming -----------------------------------------------------------------------------------
+
+
+async def test_stream_content_chat_responses_and_collect() -> None:
+    model = ScriptedModel([text_response("a streamed reply", usage=(5, 3))] * 3, chunk_size=3)
+    client = ChatClient.create(model)
+    pieces = [p async for p in client.prompt("hi").stream().content()]
+    assert "".join(pieces) == "a streamed reply"
+    assert pieces[0] == "a s"
+    chunks = [c async for c in client.prompt("hi").stream().chat_responses()]
+    assert chunks[-1].usage.total_tokens == 8
+    collected = await client.prompt("hi").stream().collect()
+    assert collected.content() == "a streamed reply"
+    assert collected.chat_response().generations[0].finish_reason == "stop"
+
+
+async def test_a_stream_runs_only_when_iterated() -> None:
+    model = ScriptedModel(["x"])
+    stream = ChatClient.create(model).prompt("hi").stream()
+    assert model.call_count == 0
+    [c async for c in stream.chat_client_responses()]
+    assert model.call_count == 1
+
+
+# --- structured output ---------------------------------------------------------------------------
+
+
+def test_entity_validates_the_answer() -> None:
+    model = ScriptedModel(['{"name": "Lyon", "population": 522000}'])
+    city = ChatClient.create(model).prompt("Lyon?").response_format(City).call().entity(City)
+    assert city == City(name="Lyon", population=522000)
+    asked = model.prompts[0].messages[-1]
+    assert isinstance(asked, UserMessage)
+    assert asked.text.startswith("Lyon?\n\n")
+    assert '"population"' in asked.text  # the JSON Schema is in the instructions
+
+
+@dataclass
+class Point:
+    x: int
+    y: int
+
+
+def test_entity_accepts_a_code_fence_and_other_types() -> None:
+    model = ScriptedModel(['```json\n[{"x": 1, "y": 2}]\n```'])
+    points = ChatClient.create(model).prompt("points").call().entity(list[Point])
+    assert points == [Point(x=1, y=2)]
+
+
+@pytest.mark.parametrize(
+    ("answer", "problems"),
+    [
+        ('{"name": "Lyon", "population": "many"}', ["population: Input should be a valid integer"]),
+        ('{"population": 1}', ["name: Field required"]),
+        ("Lyon has 522000 people", ["Invalid JSON"]),
+    ],
+)
+def test_an_invalid_entity_is_a_model_response_error_listing_problems(
+    answer: str, problems: list[str]
+) -> None:
+    response = ChatClient.create(ScriptedModel([answer])).prompt("Lyon?").call()
+    with pytest.raises(ModelResponseError, match="not a valid City") as caught:
+        response.entity(City)
+    for problem in problems:
+        assert problem in str(caught.value)
+    assert isinstance(caught.value.__cause__, pydantic.ValidationError)
+
+
+def test_no_text_is_a_model_response_error() -> None:
+    response = ChatClient.create(ScriptedModel([text_response("")])).prompt("x").call()
+    with pytest.raises(ModelResponseError, match="no text"):
+        response.entity(City)
+
+
+class Upper:
+    name = "upper"
+    order = 0
+
+    async def advise_call(self, request: ChatClientRequest, chain: Any) -> ChatClientResponse:
+        response = await chain.next_call(request)
+        text = (response.chat_response.text or "").upper()
+        return response.with_chat_response(text_response(text))
+
+
+def test_request_advisors_apply_to_that_request_only() -> None:
+    client = ChatClient.create(ScriptedModel(["quiet", "quiet"]))
+    assert client.prompt("a").advisors(Upper()).call().content() == "QUIET"
+    assert client.prompt("b").call().content() == "quiet"
