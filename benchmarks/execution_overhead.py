@@ -112,7 +112,7 @@ async def measure(quick: bool) -> list[dict[str, Any]]:
 
             base_rounds = 200 if quick else 3000
             rounds = max(base_rounds // n_calls, 20)
-            if "sync" in kind:
+            if isinstance(tool_, FunctionTool):  # a thread hop per call: fewer rounds suffice
                 rounds = max(rounds // 10, 10)
             repeats = 3 if quick else 7
             direct_cpu, direct_wall = await time_per_round(direct, rounds, repeats)

@@ -144,8 +144,9 @@ async def test_a_limit_breach_ends_the_loop_with_tool_call_limit_exceeded(stream
     generations = response.chat_response().generations
     assert len(generations) == 1
     assert generations[0].finish_reason == TOOL_CALL_LIMIT_FINISH_REASON == "toolCallLimitExceeded"
-    assert response.content() is not None
-    assert "may be called at most 2 times" in response.content()  # type: ignore[operator]
+    text = response.content() or ""
+    assert "limit" in text.lower()
+    assert "'ping'" in text
     assert model.call_count == 2
     report = response.tool_loop
     assert report is not None

@@ -106,3 +106,9 @@ def test_breach_messages() -> None:
         "Tool call limit reached: at most 150 tool calls are allowed per turn. "
         "Do not call more tools; answer with the information you have."
     )
+    assert LimitBreach(tool_name="search", scope="tool", limit=40).describe() == (
+        "'search' went over its limit of 40 calls per turn"
+    )
+    assert LimitBreach(tool_name="ping", scope="total", limit=150).describe() == (
+        "the turn went over its limit of 150 tool calls (at 'ping')"
+    )

@@ -609,9 +609,17 @@ CASES = [
         ],
     ),
     Case(
-        id="context-taking tool gets an empty context when the request has none",
+        id="decorated tool requiring a context reports an empty one as missing",
         calls=[("1", "whoami", "{}")],
-        expect=[("1", "whoami", OK, "tenant=None")],
+        expect=[
+            (
+                "1",
+                "whoami",
+                ERROR,
+                "tool 'whoami' requires a ToolContext, but the call has none; "
+                "pass one with the request's tool context",
+            )
+        ],
     ),
     Case(
         id="context is passed to tools",
@@ -696,7 +704,7 @@ CASES = [
         ],
         manager={"limits": CallLimits(per_tool=2, on_breach="raise")},
         raises=ToolCallLimitError,
-        message=PER_TOOL_LIMIT_2,
+        message="tool call limit reached: 'get_time' went over its limit of 2 calls per turn",
     ),
 ]
 

@@ -95,5 +95,10 @@ async def test_streams_are_small_chunks_that_merge_into_the_reply() -> None:
     chunks = [c async for c in model.stream(ask("x"))]
     called = await model.call(ask("x"))
     assert len(chunks) > 5
-    assert merge_chunks(chunks) == called
-    assert called.generations[0].message.tool_calls[0].id == "call_2"
+    streamed = merge_chunks(chunks)
+    # The same reply, except that each emission got the next id.
+    assert [c.id for c in streamed.generations[0].message.tool_calls] == ["call_1"]
+    assert [c.id for c in called.generations[0].message.tool_calls] == ["call_2"]
+    assert streamed.text == called.text == "Looking up"
+    assert streamed.usage == called.usage
+    assert streamed.generations[0].message.tool_calls[0].arguments == '{"key": "value"}'

@@ -82,6 +82,12 @@ class LimitBreach:
     scope: Literal["tool", "total"]
     limit: int
 
+    def describe(self) -> str:
+        """The breach in words for developers (the text of a raised limit error)."""
+        if self.scope == "tool":
+            return f"{self.tool_name!r} went over its limit of {self.limit} calls per turn"
+        return f"the turn went over its limit of {self.limit} tool calls (at {self.tool_name!r})"
+
     @property
     def message(self) -> str:
         """The error text the model reads."""

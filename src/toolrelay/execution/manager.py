@@ -224,7 +224,9 @@ class ToolCallingManager:
             outcomes=outcomes,
         )
         if breaches and self.limits.on_breach == "raise":
-            raise ToolCallLimitError(breaches[0].message, partial=result)
+            raise ToolCallLimitError(
+                f"tool call limit reached: {breaches[0].describe()}", partial=result
+            )
         return result
 
     def execute_tool_calls_sync(

@@ -26,7 +26,7 @@ _SUBSCHEMA_MAPS = ("$defs", "definitions")
 
 def to_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``schema`` that OpenAI's strict mode accepts (see the module docs)."""
-    return _strict(schema)
+    return _strict({k: v for k, v in schema.items() if k != "$schema"})
 
 
 def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -191,7 +191,9 @@ class FunctionTool:
             Exception: Whatever the function itself raises, unchanged.
         """
         schema = self._schema
-        if context is None and schema.context_required:
+        # An empty context counts as missing (Spring's rule): the execution layer always passes
+        # one, empty when the request carries none.
+        if schema.context_required and not context:
             raise ToolContextError(self.name)
         validated = validate_arguments(
             self.name, schema.adapter, decode_arguments(self.name, arguments_json)
