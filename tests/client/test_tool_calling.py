@@ -337,3 +337,28 @@ async def test_the_execution_prompt_carries_the_whole_turn() -> None:
     # Even with memory inside the loop (rounds send only new messages), the manager sees the
     # whole turn, so its per-turn limits count every round.
     assert [len(p.messages) for p in seen] == [1, 3]
+
+
+async def test_memory_inside_keeps_no_dangling_tool_call_after_a_runaway_loop() -> None:
+    memory = MessageWindowChatMemory()
+    inside = MessageChatMemoryAdvisor(memory, order=HIGHEST_PRECEDENCE + 400)
+    model = FunctionModel(lambda prompt: pinging("again"))
+    client = client_for(model, ToolCallingAdvisor(max_model_calls=2), inside)
+    with pytest.raises(ModelCallLimitError):
+        await client.prompt("go").conversation("c").acall()
+    stored = await memory.get("c")
+    assert [type(m).__name__ for m in stored] == [
+        "UserMessage",
+        *["AssistantMessage", "ToolResponseMessage"] * 2,
+    ]
+
+
+async def test_memory_inside_keeps_the_limit_answer_after_a_limit_breach() -> None:
+    memory = MessageWindowChatMemory()
+    inside = MessageChatMemoryAdvisor(memory, order=HIGHEST_PRECEDENCE + 400)
+    model = ScriptedModel([pinging("a", "b", "c")])
+    client = ChatClient.builder(model).default_tools(ping).tool_calling_manager(limited("raise"))
+    response = await client.default_advisors(inside).build().prompt("go").conversation("c").acall()
+    stored = await memory.get("c")
+    assert isinstance(stored[-2], ToolResponseMessage)
+    assert stored[-1] == AssistantMessage(text=response.content())

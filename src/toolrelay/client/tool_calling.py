@@ -277,6 +277,8 @@ class ToolCallingAdvisor:
         instructions: Sequence[Message] = request.prompt.messages
         while True:
             if state.model_calls >= self.max_model_calls:
+                if state.rounds:  # the last tool responses never reached a history advisor
+                    await self._remember(request, instructions, state)
                 raise ModelCallLimitError(
                     f"{self.name}: the model was called {state.model_calls} times in one turn "
                     f"and still asks for tools (max_model_calls={self.max_model_calls}); check "
@@ -314,7 +316,9 @@ class ToolCallingAdvisor:
                 state.stop = LoopStop.RETURN_DIRECT
                 answer = dataclasses.replace(chat_response, generations=result.build_generations())
                 final = response.with_chat_response(answer)
-                await self._remember(round_request, result, answer, state)
+                await self._remember(
+                    round_request, [result.tool_response_message, answer_message(answer)], state
+                )
                 break
             instructions = await self.next_instructions(round_request, response, result, state)
 
@@ -338,27 +342,22 @@ class ToolCallingAdvisor:
         )
         answer = dataclasses.replace(response.chat_response, generations=(generation,))
         if partial is not None:
-            await self._remember(request, partial, answer, state)
+            await self._remember(
+                request, [partial.tool_response_message, answer_message(answer)], state
+            )
         return response.with_chat_response(answer)
 
     async def _remember(
         self,
         request: ChatClientRequest,
-        result: ToolExecutionResult,
-        answer: ChatResponse,
+        messages: Sequence[Message | None],
         state: ToolLoopState,
     ) -> None:
-        """Hand history advisors the messages of a round that never went back through them."""
-        if not state.delegate_history:
-            return
-        messages: list[Message] = []
-        if result.tool_response_message is not None:
-            messages.append(result.tool_response_message)
-        message = answer_message(answer)
-        if message is not None:
-            messages.append(message)
-        for advisor in state.history_advisors:
-            await advisor.remember(request, messages)
+        """Hand history advisors the messages that will never go back through them."""
+        kept = [m for m in messages if m is not None and not isinstance(m, SystemMessage)]
+        if state.delegate_history and kept:
+            for advisor in state.history_advisors:
+                await advisor.remember(request, kept)
 
     def _summarise(self, final: ChatClientResponse, state: ToolLoopState) -> ChatClientResponse:
         """The final response with the summed usage and the turn's report in its context."""

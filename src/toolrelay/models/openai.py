@@ -22,7 +22,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
-from toolrelay.exceptions import ConfigurationError, ModelResponseError
+from toolrelay.exceptions import ConfigurationError, ModelError, ModelResponseError
 from toolrelay.messages import ChatResponse
 from toolrelay.models.base import ensure_tools_supported
 from toolrelay.models.openai_wire import (
@@ -265,11 +265,9 @@ class OpenAIChatModel:
         if held is not None:
             yield held
 
-    def _translate(self, exc: Exception) -> Exception:
+    def _translate(self, exc: Exception) -> ModelError:
         translated = translate_sdk_error("openai", self._sdk, exc)
-        if translated is not None:
-            return translated
-        return ModelResponseError(f"{self.name} failed: {exc}")
+        return translated or ModelError(f"{self.name} failed: {exc}")
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
