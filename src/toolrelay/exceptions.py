@@ -23,6 +23,7 @@ provider SDKs, databases) are translated at the boundary with ``raise ... from``
     │   ├── ToolCallLimitError       too many tool calls in one turn (partial results kept)
     │   └── ModelCallLimitError      too many model calls in one turn
     ├── ConfigurationError           the library was set up inconsistently
+    ├── LoadError                    a catalog or data file could not be loaded (line named)
     └── StorageError                 a chat memory repository or other store failed
 """
 
@@ -40,6 +41,7 @@ __all__ = [
     "InvalidJsonError",
     "InvalidToolNameError",
     "LimitError",
+    "LoadError",
     "ModelAPIError",
     "ModelCallLimitError",
     "ModelConnectionError",
@@ -64,6 +66,23 @@ class ToolRelayError(Exception):
 
 class ConfigurationError(ToolRelayError):
     """The library was configured inconsistently (a missing parameter, two loop advisors...)."""
+
+
+class LoadError(ToolRelayError):
+    """A tool catalog, a module of tools or a data file could not be loaded.
+
+    Attributes:
+        source: The path or module name that was being loaded.
+        line: The 1-based line of the problem in a text file, when there is one.
+        reason: What is wrong, without the location.
+    """
+
+    def __init__(self, source: str, reason: str, *, line: int | None = None) -> None:
+        self.source = source
+        self.line = line
+        self.reason = reason
+        where = f"{source}:{line}" if line is not None else source
+        super().__init__(f"{where}: {reason}")
 
 
 class StorageError(ToolRelayError):

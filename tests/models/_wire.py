@@ -11,10 +11,15 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 try:  # the SDKs moved from httpx to httpx2; use whichever they are built on
     import httpx2 as httpx
 except ImportError:  # pragma: no cover - older SDKs
-    import httpx  # type: ignore[no-redef]
+    try:
+        import httpx  # type: ignore[no-redef]
+    except ImportError:
+        pytest.skip("no provider SDK (and so no httpx) is installed", allow_module_level=True)
 
 Reply = httpx.Response | Callable[[httpx.Request], httpx.Response] | Exception
 
@@ -58,7 +63,9 @@ class MockServer:
         return self.bodies[-1]
 
 
-def json_reply(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> httpx.Response:
+def json_reply(
+    data: Any, status: int = 200, headers: dict[str, str] | None = None
+) -> httpx.Response:
     return httpx.Response(status, json=data, headers=headers)
 
 
@@ -80,6 +87,4 @@ def openai_sse(*chunks: dict[str, Any] | str, done: bool = True) -> httpx.Respon
 def anthropic_sse(*events: dict[str, Any]) -> httpx.Response:
     """An Anthropic-style event stream: ``event: <type>`` and ``data: <json>`` per event."""
     text = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
-    return httpx.Response(
-        200, headers={"content-type": "text/event-stream"}, content=text.encode()
-    )
+    return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=text.encode())

@@ -4,6 +4,8 @@
 - :mod:`~toolrelay.client.advisor` — advisor protocols, :class:`AdvisorChain`, order constants.
 - :class:`ToolCallingAdvisor` — the do-while tool loop (one per client).
 - :class:`MessageChatMemoryAdvisor` — conversation memory, outside or inside the loop.
+- :class:`ToolSearchAdvisor` — the tool loop with progressive tool disclosure
+  (``tool_search``), discovered tools kept per conversation in a :class:`SessionStore`.
 """
 
 from toolrelay.client.advisor import (
@@ -22,6 +24,18 @@ from toolrelay.client.chat_client import ChatClient, ChatClientBuilder, ChatClie
 from toolrelay.client.memory_advisor import MessageChatMemoryAdvisor, answer_message
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.responses import CallResponse, StreamResponse, parse_entity
+from toolrelay.client.search_tool import (
+    DEFAULT_SEARCH_DESCRIPTION,
+    DEFAULT_SYSTEM_SUFFIX,
+    TOOL_SEARCH_KEY,
+    TOOL_SEARCH_NAME,
+    ToolSearcher,
+    ToolSearchRecord,
+    ToolSearchReport,
+    ToolSearchRound,
+    tool_search_report,
+)
+from toolrelay.client.sessions import DEFAULT_MAX_SESSIONS, InMemorySessionStore, SessionStore
 from toolrelay.client.streaming import FINAL_RESPONSE_KEY, StreamAggregator, text_chunk
 from toolrelay.client.tool_calling import (
     DEFAULT_MAX_MODEL_CALLS,
@@ -37,9 +51,19 @@ from toolrelay.client.tool_loop import (
     ToolLoopState,
     tool_loop_report,
 )
+from toolrelay.client.tool_search import ConversationKey, ToolSearchAdvisor
+from toolrelay.client.tool_search_access import (
+    DEFAULT_UNAVAILABLE_MESSAGE,
+    Authorizer,
+    ToolFilter,
+)
 
 __all__ = [
     "DEFAULT_MAX_MODEL_CALLS",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_SEARCH_DESCRIPTION",
+    "DEFAULT_SYSTEM_SUFFIX",
+    "DEFAULT_UNAVAILABLE_MESSAGE",
     "FINAL_RESPONSE_KEY",
     "HIGHEST_PRECEDENCE",
     "LOWEST_PRECEDENCE",
@@ -47,8 +71,11 @@ __all__ = [
     "TOOL_CALLING_ADVISOR_ORDER",
     "TOOL_CALL_LIMIT_FINISH_REASON",
     "TOOL_LOOP_KEY",
+    "TOOL_SEARCH_KEY",
+    "TOOL_SEARCH_NAME",
     "Advisor",
     "AdvisorChain",
+    "Authorizer",
     "BaseAdvisor",
     "CallAdvisor",
     "CallResponse",
@@ -57,19 +84,29 @@ __all__ = [
     "ChatClientRequest",
     "ChatClientRequestSpec",
     "ChatClientResponse",
+    "ConversationKey",
     "EligibilityChecker",
     "HistoryAdvisor",
+    "InMemorySessionStore",
     "LoopStop",
     "MessageChatMemoryAdvisor",
+    "SessionStore",
     "StreamAdvisor",
     "StreamAggregator",
     "StreamResponse",
     "ToolCallingAdvisor",
+    "ToolFilter",
     "ToolLoopReport",
     "ToolLoopState",
+    "ToolSearchAdvisor",
+    "ToolSearchRecord",
+    "ToolSearchReport",
+    "ToolSearchRound",
+    "ToolSearcher",
     "answer_message",
     "has_tool_calls",
     "parse_entity",
     "text_chunk",
     "tool_loop_report",
+    "tool_search_report",
 ]

@@ -149,8 +149,11 @@ class AnthropicChatModel:
         system = system_to_anthropic(prompt.messages, cache=self.cache_prompt)
         if system is not None:
             body["system"] = system
+        extra = dict(settings.extras)
         if options.temperature is not None:
-            body["temperature"] = options.temperature
+            # A body field rather than an argument: recent SDKs dropped the parameter, while
+            # the API (and compatible servers) still read it for the models that support it.
+            extra.setdefault("temperature", options.temperature)
         if names.definitions:
             body["tools"] = tools_to_anthropic(names.definitions, cache=self.cache_prompt)
             choice = tool_choice_to_anthropic(settings)
@@ -158,8 +161,8 @@ class AnthropicChatModel:
                 body["tool_choice"] = choice
         if stream:
             body["stream"] = True
-        if settings.extras:
-            body["extra_body"] = dict(settings.extras)
+        if extra:
+            body["extra_body"] = extra
         return body, names
 
     async def call(self, prompt: Prompt) -> ChatResponse:

@@ -188,7 +188,9 @@ def usage_from_anthropic(data: Mapping[str, Any] | None) -> tuple[Usage, dict[st
         details[keys.CACHE_READ_TOKENS] = int(read)
     if written is not None:
         details[keys.CACHE_WRITE_TOKENS] = int(written)
-    usage = Usage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+    usage = Usage(
+        prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion
+    )
     return usage, details
 
 
@@ -244,7 +246,9 @@ class AnthropicStreamParser:
         kind = event.get("type")
         if kind == "message_start":
             message = event.get("message") or {}
-            self._usage.update({k: v for k, v in (message.get("usage") or {}).items() if v is not None})
+            self._usage.update(
+                {k: v for k, v in (message.get("usage") or {}).items() if v is not None}
+            )
             return ChatResponse(metadata=_metadata(message))
         if kind == "content_block_start":
             return self._block_start(int(event.get("index") or 0), event.get("content_block") or {})
@@ -258,7 +262,9 @@ class AnthropicStreamParser:
             return None
         if kind == "message_delta":
             delta = event.get("delta") or {}
-            self._usage.update({k: v for k, v in (event.get("usage") or {}).items() if v is not None})
+            self._usage.update(
+                {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
+            )
             stop_sequence = delta.get("stop_sequence")
             generation = Generation(
                 message=AssistantMessage(),

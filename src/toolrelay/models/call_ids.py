@@ -73,7 +73,9 @@ def consistent_call_ids(
         elif isinstance(message, ToolResponseMessage):
             responses = []
             for response in message.responses:
-                entry = next((e for e in issued if not e.answered and e.original == response.id), None)
+                entry = next(
+                    (e for e in issued if not e.answered and e.original == response.id), None
+                )
                 entry = entry or next((e for e in issued if not e.answered), None)
                 if entry is None:
                     # More answers than calls: keep the answer, under an id of its own.

@@ -130,7 +130,11 @@ class OpenAIEmbedder:
 
     def _request(self, texts: list[str]) -> list[list[float]]:
         # Plain floats: not every compatible server implements the SDK's base64 default.
-        arguments: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "input": texts,
+            "encoding_format": "float",
+        }
         if self.dimensions is not None:
             arguments["dimensions"] = self.dimensions
         try:

@@ -305,4 +305,3 @@ def _dense(generations: Mapping[int, Generation]) -> tuple[Generation, ...]:
         generations.get(i, Generation(message=AssistantMessage()))
         for i in range(max(generations) + 1)
     )
-

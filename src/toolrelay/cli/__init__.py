@@ -1,0 +1,16 @@
+"""The ``toolrelay`` command line (also ``python -m toolrelay``).
+
+Commands:
+
+- ``toolrelay tools CATALOG``: the tools of a catalog, their parameters, token sizes and
+  naming problems;
+- ``toolrelay search CATALOG QUERY``: rank a catalog's tools for a query with any index;
+- ``toolrelay eval retrieval``: R@k, NDCG@10, MRR and Complete@5 of an index on a benchmark;
+- ``toolrelay eval tokens``: tool-definition tokens per request, with and without tool search.
+
+Every command takes ``--json`` for machine-readable output on stdout.
+"""
+
+from toolrelay.cli.app import app, main
+
+__all__ = ["app", "main"]

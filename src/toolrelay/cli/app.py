@@ -1,0 +1,124 @@
+"""The ``toolrelay`` command: the root app, its global options, and one place for errors.
+
+Each command lives in its own module as a plain function with typer annotations and is
+registered at the bottom of this module; adding a command is one import and one line.
+
+Errors are reported in one place, :class:`ToolRelayGroup`: any failure of a command (a
+missing file, a malformed line, a duplicate tool name, a bad option value) becomes a single
+``error: ...`` line on stderr and a non-zero exit status (2 for usage errors, 1 otherwise).
+``--debug`` (or ``TOOLRELAY_DEBUG=1``) lets the exception through, with its traceback.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from toolrelay.cli import eval_retrieval, eval_tokens, search, tools
+from toolrelay.exceptions import ToolRelayError
+
+__all__ = ["ToolRelayGroup", "app", "eval_app", "main"]
+
+_USAGE_EXIT_CODE = 2
+
+
+class ToolRelayGroup(TyperGroup):
+    """The root command group: turns every failure below it into one line on stderr."""
+
+    def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # always typer's Context
+        """Run the chosen command, reporting its failure as ``error: ...``."""
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort):
+            raise
+        except Exception as exc:
+            if ctx.params.get("debug"):
+                raise
+            code, message = _describe(exc)
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(code) from None
+
+
+def _describe(exc: Exception) -> tuple[int, str]:
+    """The exit status and the one-line message for a failure."""
+    if isinstance(exc, typer.TyperException):
+        # Usage errors (bad option values, missing arguments) come from typer's click.
+        message = _one_line(exc.format_message())
+        command = getattr(getattr(exc, "ctx", None), "command_path", None)
+        hint = f" (see '{command} --help')" if command else ""
+        return exc.exit_code, message + hint
+    if isinstance(exc, ToolRelayError):
+        return 1, _one_line(str(exc))
+    if isinstance(exc, OSError):
+        return 1, _one_line(str(exc))
+    return 1, _one_line(
+        f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"
+    )
+
+
+def _one_line(message: str) -> str:
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return "; ".join(lines) or "failed"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        try:
+            typer.echo(f"toolrelay {version('toolrelay')}")
+        except PackageNotFoundError:
+            typer.echo("toolrelay (version unknown)")
+        raise typer.Exit()
+
+
+app = typer.Typer(
+    name="toolrelay",
+    cls=ToolRelayGroup,
+    help="Inspect tool catalogs, search them, and measure retrieval quality and token costs.",
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+eval_app = typer.Typer(
+    help="Measure retrieval quality and token costs.",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    debug: Annotated[
+        bool,
+        typer.Option(
+            "--debug", envvar="TOOLRELAY_DEBUG", help="Show the traceback of any failure."
+        ),
+    ] = False,
+    show_version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_show_version, help="Print the version."),
+    ] = False,
+) -> None:
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+
+
+@eval_app.callback(invoke_without_command=True)
+def _eval(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+
+
+app.command("tools")(tools.tools_command)
+app.command("search")(search.search_command)
+eval_app.command("retrieval")(eval_retrieval.retrieval_command)
+eval_app.command("tokens")(eval_tokens.tokens_command)
+app.add_typer(eval_app, name="eval")
+
+
+def main() -> None:
+    """Run the ``toolrelay`` command line (the console script's entry point)."""
+    app()

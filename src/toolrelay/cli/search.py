@@ -1,0 +1,108 @@
+"""``toolrelay search CATALOG QUERY``: what a model would find with the tool-search tool."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from toolrelay.cli.catalogs import load_catalog
+from toolrelay.cli.indexes import IndexType, build_index, parse_index_type
+from toolrelay.cli.output import JsonOption, emit_json, stdout_console
+from toolrelay.cli.tools import CatalogArgument
+from toolrelay.search.base import MAX_RESULTS_LIMIT, SearchRequest, SearchResponse
+
+__all__ = ["IndexOption", "search_command"]
+
+IndexOption = Annotated[
+    IndexType,
+    typer.Option(
+        "--index",
+        "-i",
+        parser=parse_index_type,
+        metavar="regex|bm25|vector|hybrid|auto",
+        help=(
+            "Kind of index: regex (pattern), bm25 (keywords), vector (embeddings), hybrid "
+            "(both), auto (hybrid when the embeddings extra is installed, else bm25)."
+        ),
+    ),
+]
+
+
+def search_command(
+    catalog: CatalogArgument,
+    query: Annotated[
+        str,
+        typer.Argument(
+            metavar="QUERY", help="What the model would search for.", show_default=False
+        ),
+    ],
+    index: IndexOption = IndexType.BM25,
+    k: Annotated[
+        int,
+        typer.Option(
+            "-k",
+            "--max-results",
+            min=1,
+            max=MAX_RESULTS_LIMIT,
+            help=f"How many tools to return (1-{MAX_RESULTS_LIMIT}).",
+        ),
+    ] = 5,
+    min_score: Annotated[
+        float | None,
+        typer.Option("--min-score", help="Drop hits below this score (the index's own scale)."),
+    ] = None,
+    category: Annotated[
+        str | None,
+        typer.Option("--category", help="Only tools in this category (dotted-name prefix)."),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Rank the tools of a catalog for a query, best first, with their scores."""
+    loaded = load_catalog(catalog)
+    definitions = loaded.unique_definitions()
+    built = build_index(index, definitions)
+    response = built.index.search(
+        SearchRequest(query=query, max_results=k, min_score=min_score, category=category)
+    )
+    if as_json:
+        emit_json(_as_json(catalog, len(definitions), built.seconds, response))
+        return
+    console = stdout_console()
+    if not response.hits:
+        console.print(Text(f"No tools matched {query!r} ({response.search_type})."))
+        return
+    table = Table(title=f"Search {query!r} ({response.search_type})", title_justify="left")
+    table.add_column("#", justify="right", style="dim")
+    table.add_column("Tool", style="bold", overflow="fold")
+    table.add_column("Score", justify="right")
+    table.add_column("Summary", overflow="fold")
+    for rank, hit in enumerate(response.hits, start=1):
+        table.add_row(str(rank), Text(hit.name), f"{hit.score:.4g}", Text(hit.summary))
+    console.print(table)
+    console.print(
+        f"{response.total:,} of {len(definitions):,} tools matched; searched in "
+        f"{response.time_ms:.1f} ms, indexed in {built.seconds:.2f} s",
+        markup=False,
+        style="dim",
+    )
+
+
+def _as_json(
+    catalog: str, tools: int, index_seconds: float, response: SearchResponse
+) -> dict[str, Any]:
+    return {
+        "catalog": catalog,
+        "query": response.query,
+        "index": response.search_type,
+        "tools": tools,
+        "total": response.total,
+        "time_ms": response.time_ms,
+        "index_seconds": index_seconds,
+        "hits": [
+            {"rank": rank, "name": hit.name, "score": hit.score, "summary": hit.summary}
+            for rank, hit in enumerate(response.hits, start=1)
+        ],
+    }

@@ -1,0 +1,163 @@
+"""Where the tool search keeps each conversation's discovered tools between turns.
+
+A :class:`SessionStore` maps a conversation key to the names of the tools found so far, in
+the order they were found. That order is the order in which the tools are shown to the model,
+so it must never be shuffled: a stable tool list keeps providers' prompt caches hitting.
+
+:class:`InMemorySessionStore` keeps the most recently used conversations of one process
+(LRU, 1000 by default) and can forget idle ones after a time to live. A store shared by
+several processes (Redis, a database) implements the same four async methods.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from toolrelay.exceptions import ConfigurationError
+
+__all__ = ["DEFAULT_MAX_SESSIONS", "InMemorySessionStore", "SessionStore"]
+
+DEFAULT_MAX_SESSIONS = 1000
+"""How many conversations an :class:`InMemorySessionStore` keeps by default."""
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """The discovered tool names of each conversation, in discovery order.
+
+    Every method must be atomic for one key: two turns of the same conversation may run at
+    the same time, and neither may lose the other's names.
+    """
+
+    async def get(self, key: str) -> tuple[str, ...]:
+        """The names stored for ``key``, oldest first (empty when there are none)."""
+        ...
+
+    async def add(self, key: str, names: Sequence[str]) -> tuple[str, ...]:
+        """Append the ``names`` not stored yet, in their order; return all names now stored."""
+        ...
+
+    async def replace(self, key: str, names: Sequence[str]) -> None:
+        """Store exactly ``names`` (duplicates dropped, first kept) for ``key``."""
+        ...
+
+    async def delete(self, key: str) -> None:
+        """Forget ``key`` (nothing happens when it is unknown)."""
+        ...
+
+
+@dataclass(kw_only=True)
+class _Entry:
+    names: tuple[str, ...]
+    touched: float
+
+
+class InMemorySessionStore:
+    """A :class:`SessionStore` in this process's memory.
+
+    Args:
+        max_entries: How many conversations are kept; using one more evicts the least
+            recently used (read or written).
+        ttl: Seconds a conversation may stay unused (neither read nor written) before it is
+            forgotten; ``None`` keeps it until the LRU evicts it.
+        clock: Returns the current time in seconds (``time.monotonic`` by default; tests
+            inject their own).
+
+    Raises:
+        ConfigurationError: ``max_entries`` is below 1 or ``ttl`` is not positive.
+
+    Safe to share between event loops and threads: every method runs under one lock and
+    never awaits while holding it.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_entries: int = DEFAULT_MAX_SESSIONS,
+        ttl: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if max_entries < 1:
+            raise ConfigurationError(f"max_entries must be >= 1, not {max_entries}")
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl must be > 0 seconds or None, not {ttl}")
+        self.max_entries = max_entries
+        self.ttl = ttl
+        self._clock = clock
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        """How many conversations are stored (expired ones included until next touched)."""
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        return f"InMemorySessionStore(max_entries={self.max_entries}, ttl={self.ttl})"
+
+    async def get(self, key: str) -> tuple[str, ...]:
+        """The names stored for ``key``, oldest first."""
+        with self._lock:
+            entry = self._live(key)
+            return entry.names if entry is not None else ()
+
+    async def add(self, key: str, names: Sequence[str]) -> tuple[str, ...]:
+        """Append the new ``names`` in order and return everything stored for ``key``."""
+        with self._lock:
+            entry = self._live(key)
+            stored = entry.names if entry is not None else ()
+            fresh = [n for n in dict.fromkeys(names) if n not in stored]
+            if entry is None and not fresh:
+                return ()
+            self._put(key, (*stored, *fresh))
+            return self._entries[key].names
+
+    async def replace(self, key: str, names: Sequence[str]) -> None:
+        """Store exactly ``names`` for ``key``; an empty list forgets the key."""
+        with self._lock:
+            unique = tuple(dict.fromkeys(names))
+            if unique:
+                self._put(key, unique)
+            else:
+                self._entries.pop(key, None)
+
+    async def delete(self, key: str) -> None:
+        """Forget ``key``."""
+        with self._lock:
+            self._entries.pop(key, None)
+
+    # --- under the lock ------------------------------------------------------------------
+
+    def _live(self, key: str) -> _Entry | None:
+        """The entry of ``key`` unless it expired; marks it as just used."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        now = self._clock()
+        if self.ttl is not None and now - entry.touched >= self.ttl:
+            del self._entries[key]
+            return None
+        entry.touched = now
+        self._entries.move_to_end(key)
+        return entry
+
+    def _put(self, key: str, names: tuple[str, ...]) -> None:
+        self._entries[key] = _Entry(names=names, touched=self._clock())
+        self._entries.move_to_end(key)
+        self._evict()
+
+    def _evict(self) -> None:
+        if self.ttl is not None:
+            # Entries are in last-use order, so the expired ones are at the front.
+            deadline = self._clock() - self.ttl
+            while self._entries:
+                oldest = next(iter(self._entries.values()))
+                if oldest.touched > deadline:
+                    break
+                self._entries.popitem(last=False)
+        while len(self._entries) > self.max_entries:
+            self._entries.popitem(last=False)

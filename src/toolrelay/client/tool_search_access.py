@@ -1,0 +1,230 @@
+"""Who may see and run what, under the tool search: catalog views and execution gates.
+
+- :class:`CatalogSnapshot`: the catalog as last indexed, by name.
+- :class:`CatalogView`: the catalog as one request may see it (``tool_filter`` applied); its
+  :meth:`~CatalogView.allowed` is what searches pass as ``SearchRequest.allowed``.
+- :func:`visibility_guard` and :class:`HiddenTool`: a call of a tool the model was not shown
+  gets :data:`DEFAULT_UNAVAILABLE_MESSAGE` and never runs.
+- :func:`authorize_guard`: the ``authorize`` check as an execution guard.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolrelay.client.search_tool import TOOL_SEARCH_NAME
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ToolCallGuard, ToolCallRequest
+from toolrelay.messages import ChatResponse, ToolCall
+from toolrelay.search.base import AllowedTools, ToolIndex
+from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata
+
+__all__ = [
+    "DEFAULT_UNAVAILABLE_MESSAGE",
+    "Authorizer",
+    "CatalogSnapshot",
+    "CatalogView",
+    "HiddenTool",
+    "ToolFilter",
+    "authorize_guard",
+    "calls_to_run",
+    "unavailable_text",
+    "visibility_guard",
+]
+
+Authorizer = Callable[[ToolContext, Tool, Mapping[str, Any]], bool | str | Awaitable[bool | str]]
+"""Whether a call may run: ``True``, or ``False``/a reason to deny it (sync or async)."""
+
+DEFAULT_UNAVAILABLE_MESSAGE = (
+    "Tool {name} is not available. Search for it with {search_tool} first, then call it by "
+    "the exact name the search returns."
+)
+"""The answer to a call of a tool the model was not shown.
+
+The same text answers a tool that exists but was not found yet, a tool the user may not use
+and a name that exists nowhere, so the answer never reveals whether a forbidden tool exists.
+``{name}`` is the quoted name as the model wrote it, ``{search_tool}`` the search tool's name.
+"""
+
+ToolFilter = Callable[[ToolContext, ToolDefinition], bool]
+"""Whether the request with this tool context may see (and find) this tool at all."""
+
+_MAX_SHOWN_NAME = 80
+
+
+def unavailable_text(template: str, name: str) -> str:
+    """``template`` filled in for a call to ``name`` (quoted, shortened when very long)."""
+    shown = name if len(name) <= _MAX_SHOWN_NAME else name[:_MAX_SHOWN_NAME] + "..."
+    return template.format(name=repr(shown), search_tool=TOOL_SEARCH_NAME)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogSnapshot:
+    """The catalog as last indexed.
+
+    Attributes:
+        tools: The tools by canonical name.
+        names: Their names (one set per catalog, so the index caches its bitmap).
+        members: The tools in catalog order.
+        definitions: Their definitions, as indexed.
+        fingerprint: The index's fingerprint of this catalog (``None`` until indexed).
+
+    Raises:
+        ConfigurationError: (``of``) a tool is named ``tool_search``, or an always-on name
+            is not in the catalog.
+    """
+
+    tools: Mapping[str, Tool]
+    names: frozenset[str]
+    members: tuple[Tool, ...]
+    definitions: tuple[ToolDefinition, ...]
+    fingerprint: str | None = None
+
+    @classmethod
+    async def indexed(
+        cls, tools: Sequence[Tool], index: ToolIndex, always_on: Sequence[str]
+    ) -> tuple[CatalogSnapshot, bool]:
+        """Snapshot ``tools`` and index them; also returns whether the index was rebuilt."""
+        snapshot = cls.of(tools, always_on)
+        # Off the event loop: building an index can take long (embeddings). The index
+        # compares fingerprints itself, so an unchanged catalog costs only a hash.
+        rebuilt = await asyncio.to_thread(index.index, snapshot.definitions)
+        return dataclasses.replace(snapshot, fingerprint=index.fingerprint), rebuilt
+
+    @classmethod
+    def of(cls, tools: Sequence[Tool], always_on: Sequence[str]) -> CatalogSnapshot:
+        """Snapshot ``tools``, checking the always-on names."""
+        by_name = {t.definition.name: t for t in tools}
+        if TOOL_SEARCH_NAME in by_name:
+            raise ConfigurationError(
+                f"the catalog has a tool named {TOOL_SEARCH_NAME!r}, the name of the search "
+                "tool; rename it"
+            )
+        missing = [name for name in always_on if name not in by_name]
+        if missing:
+            raise ConfigurationError(f"always_on names tools not in the catalog: {missing}")
+        return cls(
+            tools=by_name,
+            names=frozenset(by_name),
+            members=tuple(tools),
+            definitions=tuple(t.definition for t in tools),
+        )
+
+    def holds(self, tools: Sequence[Tool]) -> bool:
+        """Whether ``tools`` and their definitions are the very objects of this snapshot.
+
+        A cheap identity check; anything else re-indexes (which hashes the catalog and
+        rebuilds only when the fingerprint changed).
+        """
+        return len(tools) == len(self.members) and all(
+            a is b and a.definition is d
+            for a, b, d in zip(tools, self.members, self.definitions, strict=True)
+        )
+
+
+class CatalogView:
+    """The catalog as one request may see it: ``tool_filter`` applied, verdicts cached.
+
+    Searches read it from worker threads; a verdict computed twice is the same verdict.
+    """
+
+    def __init__(
+        self, snapshot: CatalogSnapshot, context: ToolContext, tool_filter: ToolFilter | None
+    ) -> None:
+        self.snapshot = snapshot
+        self.context = context
+        self.tool_filter = tool_filter
+        self._verdicts: dict[str, bool] = {}
+
+    def sees(self, definition: ToolDefinition) -> bool:
+        """Whether the filter lets the request see a tool."""
+        return self.tool_filter is None or bool(self.tool_filter(self.context, definition))
+
+    def permits(self, name: str) -> bool:
+        """Whether the catalog tool ``name`` exists and the request may see it."""
+        verdict = self._verdicts.get(name)
+        if verdict is None:
+            tool = self.snapshot.tools.get(name)
+            verdict = tool is not None and self.sees(tool.definition)
+            self._verdicts[name] = verdict
+        return verdict
+
+    def allowed(self) -> AllowedTools:
+        """The permitted subset for ``SearchRequest.allowed``."""
+        # Without a filter, one frozenset per catalog: the index caches its bitmap.
+        return self.snapshot.names if self.tool_filter is None else self.permits
+
+
+# --- execution gates -------------------------------------------------------------------------
+
+
+class HiddenTool:
+    """Stands in for a name the model was not shown, for :func:`visibility_guard` to deny.
+
+    The manager resolves the call to it, never to a tool found elsewhere. ``call`` is never
+    reached (the guard denies first); it answers the same text anyway.
+    """
+
+    def __init__(self, name: str, text: str) -> None:
+        self._definition = ToolDefinition(name=name, description="")
+        self._text = text
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """A definition carrying only the name as the model wrote it."""
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        """Default metadata."""
+        return ToolMetadata()
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        """The unavailable text."""
+        return self._text
+
+
+def calls_to_run(response: ChatResponse) -> tuple[ToolCall, ...]:
+    """The calls the manager will run: those of the first generation that has any."""
+    for generation in response.generations:
+        if generation.message.tool_calls:
+            return generation.message.tool_calls
+    return ()
+
+
+def visibility_guard(exposed: Sequence[Tool], template: str) -> ToolCallGuard:
+    """A guard denying, with the unavailable text, every call of a tool not in ``exposed``."""
+    shown = {id(t) for t in exposed}
+
+    async def visible(request: ToolCallRequest, /) -> str | None:
+        if id(request.tool) in shown:
+            return None
+        return unavailable_text(template, request.call.name)
+
+    return visible
+
+
+def authorize_guard(authorize: Authorizer, *, exempt: Tool) -> ToolCallGuard:
+    """``authorize`` as a guard; ``exempt`` (the search tool) is never asked about.
+
+    ``True`` allows the call, a string denies it with that text, anything else denies it with
+    the manager's standard denial text.
+    """
+
+    async def authorized(request: ToolCallRequest, /) -> str | None:
+        if request.tool is exempt:
+            return None
+        verdict = authorize(request.context, request.tool, request.arguments)
+        if inspect.isawaitable(verdict):
+            verdict = await verdict
+        if verdict is True:
+            return None
+        # An empty reason makes the manager use its standard denial text.
+        return verdict if isinstance(verdict, str) else ""
+
+    return authorized

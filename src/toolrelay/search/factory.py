@@ -1,0 +1,50 @@
+"""Choosing an index: the best one the installed packages allow.
+
+:func:`default_index` returns the hybrid index (BM25 + MiniLM embeddings) when the
+``embeddings`` extra is installed, and the BM25 index otherwise. Both need no network and
+no API key.
+"""
+
+from __future__ import annotations
+
+from toolrelay.search.cache import EmbeddingCache
+from toolrelay.search.embedders import Embedder, embeddings_available
+from toolrelay.search.scoring import ScoringToolIndex
+
+__all__ = ["default_index", "lexical_index", "semantic_index"]
+
+
+def default_index(
+    *, embedder: Embedder | None = None, cache: EmbeddingCache | bool = True
+) -> ScoringToolIndex:
+    """The recommended index for this installation, empty.
+
+    Args:
+        embedder: Use this embedder for the semantic side (forces the hybrid index).
+        cache: The embedding cache (see :class:`~toolrelay.search.VectorToolIndex`).
+
+    Returns:
+        A :class:`~toolrelay.search.HybridToolIndex` when an embedder is given or the
+        ``embeddings`` extra is installed, else a :class:`~toolrelay.search.BM25ToolIndex`.
+    """
+    if embedder is None and not embeddings_available():
+        return lexical_index()
+    from toolrelay.search.hybrid import HybridToolIndex
+
+    return HybridToolIndex(lexical_index(), semantic_index(embedder=embedder, cache=cache))
+
+
+def lexical_index() -> ScoringToolIndex:
+    """A BM25 index with default settings."""
+    from toolrelay.search.bm25 import BM25ToolIndex
+
+    return BM25ToolIndex()
+
+
+def semantic_index(
+    *, embedder: Embedder | None = None, cache: EmbeddingCache | bool = True
+) -> ScoringToolIndex:
+    """A vector index over ``embedder`` (the bundled MiniLM model by default)."""
+    from toolrelay.search.vector import VectorToolIndex
+
+    return VectorToolIndex(embedder, cache=cache)

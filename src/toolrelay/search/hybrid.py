@@ -1,0 +1,122 @@
+"""Hybrid search: keyword and embedding scores fused into one ranking.
+
+Keywords find the tool whose name or description shares the request's rare words; embeddings
+find the tool that means the same thing in other words. Fusing both beats either alone on
+every benchmark in ``benchmarks/retrieval`` (see ``docs/benchmarks.md``).
+
+The fusion is on normalised scores: the keyword score is divided by the best keyword score
+of the query, the cosine similarity is rescaled so the best tool gets 1 and the catalog's
+median 0, and the two are mixed with ``semantic_weight``. Unlike rank fusion, this keeps how
+*much* better the leader is, which matters when one side is sure and the other is not.
+Reciprocal rank fusion is available as ``fusion="rrf"``.
+
+Scores are in [0, 1] for the score fusion (about 1 for a tool that both sides rank first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.search.documents import ToolText
+from toolrelay.search.scoring import Scores, ScoringToolIndex
+from toolrelay.tools.base import ToolDefinition
+
+__all__ = ["Fusion", "HybridToolIndex"]
+
+Fusion = Literal["score", "rrf"]
+
+_RRF_K = 60.0
+
+
+class HybridToolIndex(ScoringToolIndex):
+    """Fuses a keyword index and a semantic index over the same catalog.
+
+    Args:
+        lexical: The keyword index; defaults to a :class:`~toolrelay.search.BM25ToolIndex`.
+        semantic: The embedding index; defaults to a
+            :class:`~toolrelay.search.VectorToolIndex` with the bundled MiniLM model.
+        semantic_weight: Share of the semantic side in the fused score (0–1).
+        fusion: ``"score"`` (normalised score mixing) or ``"rrf"`` (reciprocal rank fusion).
+
+    Both sides are (re)built by :meth:`index`; they must not be re-indexed with another
+    catalog behind this index's back.
+
+    Raises:
+        ConfigurationError: A default side needs the embeddings extra, which is missing.
+    """
+
+    search_type: ClassVar[str] = "hybrid"
+
+    def __init__(
+        self,
+        lexical: ScoringToolIndex | None = None,
+        semantic: ScoringToolIndex | None = None,
+        *,
+        semantic_weight: float = 0.5,
+        fusion: Fusion = "score",
+    ) -> None:
+        super().__init__()
+        if lexical is None or semantic is None:
+            # The factory knows the backends; this module does not import them.
+            from toolrelay.search import factory
+
+            lexical = lexical or factory.lexical_index()
+            semantic = semantic or factory.semantic_index()
+        if not 0.0 <= semantic_weight <= 1.0:
+            raise ConfigurationError(f"semantic_weight must be in [0, 1], not {semantic_weight}")
+        self.lexical = lexical
+        self.semantic = semantic
+        self.semantic_weight = semantic_weight
+        self.fusion: Fusion = fusion
+
+    def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
+        self.lexical.index(definitions)
+        self.semantic.index(definitions)
+        names = tuple(d.name for d in definitions)
+        if self.lexical.names != names or self.semantic.names != names:
+            raise ConfigurationError("the fused indexes disagree on the catalog's order")
+        return (self.lexical.fingerprint, self.semantic.fingerprint)
+
+    def _score(self, payload: Any, query: str) -> Scores:
+        if (self.lexical.fingerprint, self.semantic.fingerprint) != payload:
+            raise ConfigurationError(
+                "a side of the hybrid index was re-indexed with another catalog; "
+                "index the hybrid index instead"
+            )
+        lexical = self.lexical.scores(query)
+        semantic = self.semantic.scores(query)
+        if self.fusion == "rrf":
+            return _rrf(lexical, semantic, self.semantic_weight)
+        return _score_fusion(lexical, semantic, self.semantic_weight)
+
+    def _matches(self, scores: Scores) -> npt.NDArray[np.bool_]:
+        return np.ones(scores.shape, dtype=np.bool_)
+
+
+def _score_fusion(lexical: Scores, semantic: Scores, weight: float) -> Scores:
+    best = float(lexical.max(initial=0.0))
+    lex = lexical / best if best > 0 else np.zeros_like(lexical)
+    top = float(semantic.max())
+    floor = float(np.median(semantic))
+    sem = (semantic - floor) / (top - floor) if top > floor else np.zeros_like(semantic)
+    np.clip(sem, 0.0, None, out=sem)
+    fused: Scores = ((1.0 - weight) * lex + weight * sem).astype(np.float32, copy=False)
+    return fused
+
+
+def _rrf(lexical: Scores, semantic: Scores, weight: float) -> Scores:
+    fused = np.zeros(lexical.shape, dtype=np.float32)
+    for scores, share, only_matches in ((lexical, 1.0 - weight, True), (semantic, weight, False)):
+        order = np.argsort(-scores, kind="stable")
+        ranks = np.empty_like(order)
+        ranks[order] = np.arange(1, order.size + 1)
+        contribution = share / (_RRF_K + ranks)
+        if only_matches:
+            contribution[scores <= 0] = 0.0
+        fused += contribution.astype(np.float32)
+    return fused

@@ -1,0 +1,177 @@
+"""``toolrelay eval retrieval``: metrics from toolrelay.search.evaluation, printed and written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolrelay.cli.eval_retrieval import find_dataset, load_name_map, load_queries
+from toolrelay.exceptions import LoadError
+
+from ._helpers import ROOT, write_jsonl
+from .conftest import Invoke
+
+QUERIES = [
+    {"id": "w-1", "query": "what is the weather in Paris", "relevant": ["get_weather"]},
+    {"id": "r-1", "query": "refund order 42", "relevant": ["refund.create"]},
+    {"id": "e-1", "query": "email the weather report", "relevant": ["send_email", "get_weather"]},
+]
+
+
+@pytest.fixture
+def queries_file(tmp_path: Path) -> Path:
+    return write_jsonl(tmp_path / "queries.jsonl", QUERIES)
+
+
+def test_prints_every_metric(cli: Invoke, catalog_file: Path, queries_file: Path) -> None:
+    result = cli("eval", "retrieval", "-c", str(catalog_file), "-q", str(queries_file))
+    assert result.exit_code == 0, result.output
+    for metric in ("R@1", "R@3", "R@5", "R@10", "NDCG@10", "MRR", "Complete@5"):
+        assert metric in result.stdout
+    assert "3 tools, 3 queries, index bm25, strict scoring" in result.stdout
+
+
+def test_json_and_output_file_hold_the_same_report(
+    cli: Invoke, catalog_file: Path, queries_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "results" / "report.json"
+    result = cli(
+        "eval",
+        "retrieval",
+        "-c",
+        str(catalog_file),
+        "-q",
+        str(queries_file),
+        "--json",
+        "--output",
+        str(out),
+        "-k",
+        "2",
+        "--subset",
+        "w-",
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert json.loads(out.read_text(encoding="utf-8")) == data
+    assert result.stderr == f"wrote {out}\n"
+    assert data["queries"] == 3
+    assert data["tools"] == 3
+    assert data["lenient"] is False
+    metrics = data["metrics"]
+    assert list(metrics) == ["R@1", "R@2", "R@3", "R@5", "R@10", "NDCG@10", "MRR", "Complete@5"]
+    # Easy queries: every relevant tool is within the top 3 tools of a 3-tool catalog.
+    assert metrics["R@3"] == 100.0
+    assert metrics["R@1"] <= metrics["R@2"] <= metrics["R@3"]
+    assert data["subsets"]["w-"]["queries"] == 1
+    assert [o["id"] for o in data["outcomes"]] == ["w-1", "r-1", "e-1"]
+    assert data["outcomes"][0]["retrieved"][0] == "get_weather"
+
+
+def test_name_map_makes_scoring_lenient(cli: Invoke, tmp_path: Path) -> None:
+    catalog = write_jsonl(
+        tmp_path / "tools.jsonl",
+        [
+            {"name": "get_weather", "description": "Weather forecast for a city."},
+            {"name": "get_weather__v2", "description": "Weather forecast for a town."},
+            {"name": "send_email", "description": "Send an email."},
+        ],
+    )
+    queries = write_jsonl(
+        tmp_path / "q.jsonl",
+        [{"id": "1", "query": "weather forecast town", "relevant": ["get_weather"]}],
+    )
+    name_map = tmp_path / "map.json"
+    name_map.write_text(json.dumps({"get_weather__v2": "get_weather"}), encoding="utf-8")
+    base = ("eval", "retrieval", "-c", str(catalog), "-q", str(queries), "--json")
+    strict = json.loads(cli(*base).stdout)
+    lenient = json.loads(cli(*base, "--name-map", str(name_map)).stdout)
+    assert strict["outcomes"][0]["retrieved"][0] == "get_weather__v2"
+    assert strict["metrics"]["R@1"] == 0.0
+    assert lenient["lenient"] is True
+    assert lenient["metrics"]["R@1"] == 100.0
+
+
+def test_dataset_shortcut_uses_the_benchmark_folder(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT / "examples")  # found in a folder above the working directory
+    result = cli("eval", "retrieval", "--dataset", "restbench", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["dataset"] == "restbench"
+    assert data["queries_file"].endswith("queries.dev.jsonl")
+    assert data["queries"] > 50
+    assert 0.0 < data["metrics"]["R@10"] <= 100.0
+
+
+def test_unknown_dataset(cli: Invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = cli("eval", "retrieval", "--dataset", "nope")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: nope: no such dataset")
+
+
+def test_catalog_and_queries_are_required_without_a_dataset(
+    cli: Invoke, catalog_file: Path
+) -> None:
+    result = cli("eval", "retrieval", "-c", str(catalog_file))
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: Invalid value for '--queries': give --queries, or --dataset "
+        "(see 'toolrelay eval retrieval --help')"
+    ]
+
+
+def test_unknown_index_type(cli: Invoke, catalog_file: Path, queries_file: Path) -> None:
+    result = cli(
+        "eval", "retrieval", "-c", str(catalog_file), "-q", str(queries_file), "-i", "nope"
+    )
+    assert result.exit_code == 2
+    assert "unknown index type 'nope'" in result.stderr
+
+
+def test_bad_query_line_is_named(cli: Invoke, catalog_file: Path, tmp_path: Path) -> None:
+    queries = tmp_path / "q.jsonl"
+    queries.write_text(json.dumps(QUERIES[0]) + "\n{oops\n", encoding="utf-8")
+    result = cli("eval", "retrieval", "-c", str(catalog_file), "-q", str(queries))
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {queries}:2: not valid JSON")
+    assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        ({"id": "1", "relevant": ["a"]}, '"query"'),
+        ({"id": "1", "query": "q", "relevant": []}, '"relevant"'),
+        ({"id": "1", "query": "q", "relevant": "a"}, '"relevant"'),
+        ([1], "JSON object"),
+    ],
+)
+def test_malformed_queries(tmp_path: Path, row: object, message: str) -> None:
+    path = write_jsonl(tmp_path / "q.jsonl", [QUERIES[0], row])
+    with pytest.raises(LoadError, match=message) as caught:
+        load_queries(path)
+    assert caught.value.line == 2
+
+
+def test_queries_without_id_are_numbered_by_line(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "q.jsonl", [{"query": "q", "relevant": ["a", "a", "b"]}])
+    (query,) = load_queries(path)
+    assert query.id == "1"
+    assert query.relevant == ("a", "b")
+
+
+def test_name_map_must_map_names_to_names(tmp_path: Path) -> None:
+    path = tmp_path / "map.json"
+    path.write_text('{"a": 1}', encoding="utf-8")
+    with pytest.raises(LoadError, match="name map"):
+        load_name_map(path)
+    path.write_text('{"a": "b"}', encoding="utf-8")
+    assert load_name_map(path) == {"a": "b"}
+
+
+def test_find_dataset_accepts_a_folder(tmp_path: Path) -> None:
+    assert find_dataset(str(tmp_path)) == tmp_path

@@ -1,0 +1,63 @@
+"""``toolrelay eval tokens``: the whole catalog against the search tool, per request."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from toolrelay.cli.eval_tokens import cost_rows
+from toolrelay.cli.tokens import TokenSummary, search_tool_definition, tool_tokens
+
+from ._helpers import REFUND_DESK, write_jsonl
+from .conftest import Invoke
+
+
+def test_cost_rows_compare_every_way_of_sending_tools() -> None:
+    sizes = TokenSummary(sizes=(100, 300, 200), total=600, mean=200.0, largest=300)
+    rows = cost_rows(sizes, search_tokens=50, retrieved=[2])
+    assert [(r.kind, r.tools_sent, r.per_request) for r in rows] == [
+        ("all", 3, 600),
+        ("search", 1, 50),
+        ("search+mean", 3, 450),
+        ("search+largest", 3, 550),
+    ]
+    # Never more retrieved tools than the catalog has.
+    assert cost_rows(sizes, 50, [10])[-1].per_request == 650
+
+
+def test_json_report(cli: Invoke, catalog_file: Path) -> None:
+    result = cli(
+        "eval", "tokens", "--catalog", str(catalog_file), "--rounds", "3", "--json", "-k", "1"
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    search_tokens = tool_tokens(search_tool_definition())
+    assert data["tools"] == 3
+    assert data["rounds"] == 3
+    assert data["search_tool"] == {"name": "tool_search", "tokens": search_tokens}
+    everything, search_only = data["rows"][0], data["rows"][1]
+    assert everything["per_request"] == data["catalog_tokens"]["total"]
+    assert everything["total"] == 3 * everything["per_request"]
+    assert everything["saved_percent"] is None
+    assert search_only["per_request"] == search_tokens
+    assert [r["kind"] for r in data["rows"]] == ["all", "search", "search+mean", "search+largest"]
+
+
+def test_table_for_refund_desk_shows_the_saving(cli: Invoke) -> None:
+    result = cli("eval", "tokens", "-c", str(REFUND_DESK), "-r", "4")
+    assert result.exit_code == 0, result.output
+    assert "all 78 tools" in result.stdout
+    assert "4 requests" in result.stdout
+    data = json.loads(cli("eval", "tokens", "-c", str(REFUND_DESK), "--json").stdout)
+    # 78 definitions cost far more than the search tool and five of them.
+    assert data["rows"][-1]["saved_percent"] > 50
+
+
+def test_duplicate_names_and_missing_option(cli: Invoke, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", [{"name": "a"}, {"name": "a"}])
+    result = cli("eval", "tokens", "-c", str(path))
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: invalid tool 'a': duplicate tool name")
+    missing = cli("eval", "tokens")
+    assert missing.exit_code == 2
+    assert "--catalog" in missing.stderr

@@ -1,0 +1,118 @@
+"""``toolrelay search``: ranked hits from every kind of index, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from toolrelay.search.embedders import embeddings_available
+
+from ._helpers import REFUND_DESK, write_jsonl
+from .conftest import Invoke
+
+
+def test_bm25_ranks_the_matching_tool_first(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("search", str(catalog_file), "refund my order")
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stdout.splitlines() if "│" in line]
+    assert "refund.create" in lines[0]
+    assert "(bm25)" in result.stdout
+    assert "of 3 tools matched" in result.stdout
+
+
+def test_json_output_has_ranked_hits_with_scores(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("search", str(catalog_file), "weather in a city", "--json", "-k", "2")
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
+    assert data["index"] == "bm25"
+    assert data["tools"] == 3
+    assert data["hits"][0]["name"] == "get_weather"
+    assert data["hits"][0]["rank"] == 1
+    scores = [h["score"] for h in data["hits"]]
+    assert scores == sorted(scores, reverse=True)
+    assert len(data["hits"]) <= 2
+
+
+def test_regex_index_and_category(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("search", str(catalog_file), "refund|email", "--index", "regex", "--json")
+    assert result.exit_code == 0, result.output
+    names = [h["name"] for h in json.loads(result.stdout)["hits"]]
+    assert set(names) == {"refund.create", "send_email"}
+    only = cli(
+        "search", str(catalog_file), "refund|email", "-i", "regex", "--category", "refund", "--json"
+    )
+    assert [h["name"] for h in json.loads(only.stdout)["hits"]] == ["refund.create"]
+
+
+def test_no_match_says_so(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("search", str(catalog_file), "zzzqqq", "--index", "regex")
+    assert result.exit_code == 0
+    assert "No tools matched 'zzzqqq'" in result.stdout
+
+
+def test_refund_desk_finds_the_retry_tool(cli: Invoke) -> None:
+    result = cli("search", str(REFUND_DESK), "retry a failed refund", "--json", "-k", "3")
+    assert result.exit_code == 0, result.output
+    names = [h["name"] for h in json.loads(result.stdout)["hits"]]
+    assert "refund.retry_failed_order" in names
+
+
+def test_unknown_index_type_is_a_usage_error(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("search", str(catalog_file), "x", "--index", "magic")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        "error: Invalid value for '--index' / '-i': unknown index type 'magic'; choose one of "
+        "regex, bm25, vector, hybrid, auto (see 'toolrelay search --help')"
+    ]
+
+
+def test_k_out_of_range_is_a_usage_error(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("search", str(catalog_file), "x", "-k", "11")
+    assert result.exit_code == 2
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_duplicate_names_stop_a_search(cli: Invoke, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", [{"name": "a"}, {"name": "b"}, {"name": "a"}])
+    result = cli("search", str(path), "x")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: invalid tool 'a': duplicate tool name, defined by {path}:1 and by {path}:3\n"
+    )
+
+
+def test_missing_catalog(cli: Invoke, tmp_path: Path) -> None:
+    result = cli("search", str(tmp_path / "nope.json"), "x")
+    assert result.exit_code == 1
+    assert result.stderr == f"error: {tmp_path / 'nope.json'}: no such file\n"
+
+
+def test_an_index_kind_that_is_not_available_is_one_line(
+    cli: Invoke, catalog_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrelay.cli import indexes
+
+    monkeypatch.setitem(
+        indexes._FACTORIES, indexes.IndexType.HYBRID, ("NoSuchIndex", "toolrelay.search.no_such")
+    )
+    result = cli("search", str(catalog_file), "x", "--index", "hybrid")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "error: the hybrid index is not available in this version of toolrelay\n"
+    )
+
+
+@pytest.mark.skipif(not embeddings_available(), reason="needs the embeddings extra")
+@pytest.mark.parametrize(
+    ("kind", "search_type"), [("vector", "vector"), ("hybrid", "hybrid"), ("auto", "hybrid")]
+)
+def test_embedding_indexes_rank_by_meaning(
+    cli: Invoke, catalog_file: Path, kind: str, search_type: str
+) -> None:
+    result = cli("search", str(catalog_file), "will it rain tomorrow", "-i", kind, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["index"] == search_type
+    assert data["hits"][0]["name"] == "get_weather"

@@ -1,0 +1,270 @@
+"""The tool search advisor's gates: unseen tools never run, filters hide, authorize denies."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from toolrelay.client import (
+    DEFAULT_UNAVAILABLE_MESSAGE,
+    TOOL_SEARCH_NAME,
+    ChatClient,
+    ToolSearchAdvisor,
+    tool_search_report,
+)
+from toolrelay.execution import ToolCallStatus
+from toolrelay.messages import ToolResponse, ToolResponseMessage
+from toolrelay.prompt import Prompt
+from toolrelay.search.base import SearchRequest
+from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.testing import ScriptedModel, tool_call_response
+from toolrelay.tools import Tool, ToolContext, ToolDefinition, tool, tools_from
+
+LOOKUP, REFUND, WIPE = "orders.lookup", "orders.refund", "admin.delete_account"
+
+
+class Shop:
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    @tool(name=LOOKUP, read_only=True)
+    def lookup(self, order_id: str) -> str:
+        """Read-only lookup of an order by its id.
+
+        Args:
+            order_id: The order.
+        """
+        self.ran.append(LOOKUP)
+        return f"order {order_id}: shipped"
+
+    @tool(name=REFUND)
+    def refund(self, order_id: str) -> str:
+        """Refund an order to the customer's card.
+
+        Args:
+            order_id: The order.
+        """
+        self.ran.append(REFUND)
+        return "refunded"
+
+    @tool(name=WIPE)
+    def delete_account(self, user_id: str) -> str:
+        """Permanently delete a user account and all of its orders.
+
+        Args:
+            user_id: The account to delete.
+        """
+        self.ran.append(WIPE)
+        return "deleted"
+
+
+def admins_only(context: ToolContext, definition: ToolDefinition) -> bool:
+    return not definition.name.startswith("admin.") or context.get("role") == "admin"
+
+
+def bm25_advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
+    """An advisor over a BM25 index: deterministic rankings, no embedding model."""
+    options.setdefault("index", BM25ToolIndex())
+    return ToolSearchAdvisor(catalog, **options)
+
+
+def search(query: str, **arguments: Any) -> Any:
+    return tool_call_response((TOOL_SEARCH_NAME, {"query": query, **arguments}))
+
+
+def responses(prompt: Prompt) -> tuple[ToolResponse, ...]:
+    last = prompt.messages[-1]
+    assert isinstance(last, ToolResponseMessage)
+    return last.responses
+
+
+def unavailable(name: str) -> str:
+    return DEFAULT_UNAVAILABLE_MESSAGE.format(name=repr(name), search_tool=TOOL_SEARCH_NAME)
+
+
+def client_for(model: ScriptedModel, advisor: ToolSearchAdvisor) -> ChatClient:
+    return ChatClient.builder(model).default_advisors(advisor).build()
+
+
+@pytest.fixture
+def shop() -> Shop:
+    return Shop()
+
+
+# --- calls of tools the model was not shown ------------------------------------------------
+
+
+async def test_an_undiscovered_tool_is_not_run_whatever_name_the_model_guesses(
+    shop: Shop,
+) -> None:
+    advisor = bm25_advisor(tools_from(shop))
+    guesses = [REFUND, "orders__refund", "ordersRefund", "orders.no_such_tool"]
+    model = ScriptedModel(
+        [tool_call_response(*((g, {"order_id": "o1"}) for g in guesses)), "gave up"]
+    )
+    response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    answers = responses(model.prompts[1])
+    assert [a.data for a in answers] == [unavailable(g) for g in guesses]
+    assert all(a.is_error for a in answers)
+    assert shop.ran == []
+    loop = response.tool_loop
+    assert loop is not None
+    assert {o.status for o in loop.rounds[0].outcomes} == {ToolCallStatus.DENIED}
+    report = tool_search_report(response)
+    assert report is not None
+    assert report.rounds[0].unavailable == tuple(guesses)
+
+
+async def test_the_unavailable_text_is_configurable(shop: Shop) -> None:
+    advisor = bm25_advisor(
+        tools_from(shop), unavailable_message="No {name} here; use {search_tool}."
+    )
+    model = ScriptedModel([tool_call_response((REFUND, {"order_id": "o1"})), "ok"])
+    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert responses(model.prompts[1])[0].data == f"No {REFUND!r} here; use tool_search."
+
+
+async def test_a_discovered_tool_runs_once_found(shop: Shop) -> None:
+    advisor = bm25_advisor(tools_from(shop))
+    model = ScriptedModel(
+        [
+            search("refund order", max_results=1),
+            tool_call_response(("orders__refund", {"order_id": "o1"})),
+            "done",
+        ]
+    )
+    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert responses(model.prompts[2])[0].data == "refunded"
+    assert shop.ran == [REFUND]
+
+
+# --- the permission filter -----------------------------------------------------------------
+
+
+async def test_a_forbidden_tool_is_never_shown_found_or_run(shop: Shop) -> None:
+    advisor = bm25_advisor(tools_from(shop), tool_filter=admins_only, always_on=[WIPE])
+    model = ScriptedModel(
+        [
+            tool_call_response(
+                (TOOL_SEARCH_NAME, {"query": WIPE}),
+                (TOOL_SEARCH_NAME, {"query": "admin__delete_account"}),
+                (TOOL_SEARCH_NAME, {"query": "delete account or refund order", "max_results": 10}),
+                (TOOL_SEARCH_NAME, {"query": "account", "category": "admin"}),
+            ),
+            tool_call_response(
+                (WIPE, {"user_id": "u1"}),
+                ("admin.no_such_tool", {"user_id": "u1"}),
+            ),
+            "done",
+        ]
+    )
+    client = client_for(model, advisor)
+    await client.prompt("go").conversation("c1").tool_context({"role": "clerk"}).acall()
+
+    for definitions in model.tool_definitions:
+        assert all(not d.name.startswith("admin.") for d in definitions)
+    search_answers = [json.loads(r.data) for r in responses(model.prompts[1])]
+    assert all(r["name"] not in (WIPE, "admin__delete_account") for a in search_answers for r in a)
+    assert any(search_answers)  # the searches did find other tools
+    # ... and without the filter the exact name would have found it first.
+    assert advisor.index.search(SearchRequest(query=WIPE)).names[0] == WIPE
+    forbidden, unknown = responses(model.prompts[2])
+    assert forbidden.data == unavailable(WIPE)
+    assert unknown.data == unavailable("admin.no_such_tool")  # the same answer: nothing leaks
+    assert shop.ran == []
+
+
+async def test_the_filter_sees_the_request_context(shop: Shop) -> None:
+    advisor = bm25_advisor(tools_from(shop), tool_filter=admins_only)
+    model = ScriptedModel(
+        [
+            search("delete user account", max_results=1),
+            tool_call_response(("admin__delete_account", {"user_id": "u1"})),
+            "done",
+            tool_call_response((WIPE, {"user_id": "u2"})),
+            "done",
+        ]
+    )
+    client = client_for(model, advisor)
+    await client.prompt("go").conversation("c1").tool_context({"role": "admin"}).acall()
+    assert shop.ran == [WIPE]
+    # The same conversation, now for a clerk: the stored discovery is not shown, nor runnable.
+    await client.prompt("go").conversation("c1").tool_context({"role": "clerk"}).acall()
+    assert model.tool_names_shown(3) == [TOOL_SEARCH_NAME]
+    assert responses(model.prompts[4])[0].data == unavailable(WIPE)
+    assert shop.ran == [WIPE]
+
+
+async def test_request_tools_are_filtered_too(shop: Shop) -> None:
+    @tool(name="admin.reset_password")
+    def reset_password(user_id: str) -> str:
+        """Reset a user's password.
+
+        Args:
+            user_id: The user.
+        """
+        return "reset"
+
+    advisor = bm25_advisor(tools_from(shop), tool_filter=admins_only)
+    model = ScriptedModel(["ok"])
+    client = ChatClient.builder(model).default_advisors(advisor).default_tools(reset_password)
+    await client.build().prompt("go").conversation("c1").acall()
+    assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME]
+
+
+# --- authorize at execution ----------------------------------------------------------------
+
+
+async def test_a_denied_call_is_an_error_response_and_the_tool_does_not_run(shop: Shop) -> None:
+    asked: list[tuple[str, Mapping[str, Any], Any]] = []
+
+    def authorize(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
+        asked.append((tool.definition.name, dict(arguments), context.user_id))
+        return tool.metadata.read_only or "Refunds need a manager's approval."
+
+    advisor = bm25_advisor(tools_from(shop), authorize=authorize)
+    model = ScriptedModel(
+        [
+            tool_call_response(
+                (TOOL_SEARCH_NAME, {"query": "refund order", "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"query": "lookup order", "max_results": 1}),
+            ),
+            tool_call_response(
+                ("orders__refund", {"order_id": "o1"}), ("orders__lookup", {"order_id": "o1"})
+            ),
+            "done",
+        ]
+    )
+    client = client_for(model, advisor)
+    response = await client.prompt("go").conversation("c1").tool_context({"user_id": "u7"}).acall()
+    denied, allowed = responses(model.prompts[2])
+    assert (denied.data, denied.is_error) == ("Refunds need a manager's approval.", True)
+    assert (allowed.data, allowed.is_error) == ("order o1: shipped", False)
+    assert shop.ran == [LOOKUP]
+    assert asked == [(REFUND, {"order_id": "o1"}, "u7"), (LOOKUP, {"order_id": "o1"}, "u7")]
+    loop = response.tool_loop
+    assert loop is not None
+    assert loop.rounds[1].outcomes[0].status is ToolCallStatus.DENIED
+
+
+async def test_an_async_authorize_returning_false_gets_the_standard_denial(shop: Shop) -> None:
+    async def authorize(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        return False
+
+    advisor = bm25_advisor(tools_from(shop), authorize=authorize)
+    model = ScriptedModel(
+        [
+            search("lookup order", max_results=1),
+            tool_call_response(("orders__lookup", {"order_id": "o1"})),
+            "done",
+        ]
+    )
+    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert json.loads(responses(model.prompts[1])[0].data)[0]["name"] == "orders__lookup"
+    denied = responses(model.prompts[2])[0]
+    assert denied.data == f"The call to tool {LOOKUP!r} was denied."
+    assert denied.is_error
+    assert shop.ran == []

@@ -1,0 +1,123 @@
+"""The in-memory session store of the tool search: order, atomic adds, LRU and TTL eviction."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolrelay.client import DEFAULT_MAX_SESSIONS, InMemorySessionStore, SessionStore
+from toolrelay.exceptions import ConfigurationError
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_satisfies_the_protocol_and_keeps_1000_by_default() -> None:
+    store = InMemorySessionStore()
+    assert isinstance(store, SessionStore)
+    assert store.max_entries == DEFAULT_MAX_SESSIONS == 1000
+    assert store.ttl is None
+
+
+async def test_add_appends_new_names_in_discovery_order() -> None:
+    store = InMemorySessionStore()
+    assert await store.get("c1") == ()
+    assert await store.add("c1", ["b", "a"]) == ("b", "a")
+    assert await store.add("c1", ["c", "a", "c", "d"]) == ("b", "a", "c", "d")
+    assert await store.get("c1") == ("b", "a", "c", "d")
+    assert await store.get("c2") == ()
+
+
+async def test_adding_nothing_to_an_unknown_key_stores_nothing() -> None:
+    store = InMemorySessionStore()
+    assert await store.add("c1", []) == ()
+    assert len(store) == 0
+
+
+async def test_replace_and_delete() -> None:
+    store = InMemorySessionStore()
+    await store.add("c1", ["a", "b"])
+    await store.replace("c1", ["c", "a", "c"])
+    assert await store.get("c1") == ("c", "a")
+    await store.replace("c1", [])
+    assert await store.get("c1") == ()
+    assert len(store) == 0
+    await store.add("c1", ["a"])
+    await store.delete("c1")
+    await store.delete("never-there")
+    assert await store.get("c1") == ()
+
+
+async def test_least_recently_used_conversation_is_evicted() -> None:
+    store = InMemorySessionStore(max_entries=2)
+    await store.add("c1", ["a"])
+    await store.add("c2", ["b"])
+    assert await store.get("c1") == ("a",)  # c1 is now the most recently used
+    await store.add("c3", ["c"])
+    assert len(store) == 2
+    assert await store.get("c2") == ()
+    assert await store.get("c1") == ("a",)
+    assert await store.get("c3") == ("c",)
+
+
+async def test_idle_conversations_expire_after_the_ttl() -> None:
+    clock = Clock()
+    store = InMemorySessionStore(ttl=60.0, clock=clock)
+    await store.add("c1", ["a"])
+    await store.add("c2", ["b"])
+    clock.now += 59.0
+    assert await store.get("c1") == ("a",)  # a read keeps it alive
+    clock.now += 59.0  # c1 idle 59 s, c2 idle 118 s
+    assert await store.get("c1") == ("a",)
+    assert await store.get("c2") == ()
+    clock.now += 60.0
+    assert await store.get("c1") == ()
+    assert await store.add("c1", ["z"]) == ("z",)  # an expired entry starts afresh
+
+
+async def test_writes_sweep_expired_entries() -> None:
+    clock = Clock()
+    store = InMemorySessionStore(ttl=10.0, clock=clock)
+    for key in ("c1", "c2", "c3"):
+        await store.add(key, ["a"])
+    clock.now += 10.0
+    await store.add("c4", ["b"])
+    assert len(store) == 1
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [({"max_entries": 0}, "max_entries"), ({"ttl": 0.0}, "ttl"), ({"ttl": -1.0}, "ttl")],
+)
+def test_bad_options_are_rejected(options: dict[str, float], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        InMemorySessionStore(**options)  # type: ignore[arg-type]
+
+
+async def test_concurrent_adds_lose_nothing() -> None:
+    store = InMemorySessionStore()
+    await asyncio.gather(*(store.add("c1", [f"t{i}", "shared"]) for i in range(50)))
+    stored = await store.get("c1")
+    assert len(stored) == 51
+    assert set(stored) == {f"t{i}" for i in range(50)} | {"shared"}
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=4), max_size=8))
+def test_stored_names_are_the_first_occurrences_in_order(batches: list[list[str]]) -> None:
+    store = InMemorySessionStore()
+
+    async def run() -> tuple[str, ...]:
+        for batch in batches:
+            await store.add("c", batch)
+        return await store.get("c")
+
+    expected = tuple(dict.fromkeys(name for batch in batches for name in batch))
+    assert asyncio.run(run()) == expected

@@ -1,0 +1,143 @@
+"""The ``tool_search`` tool: its definition, its JSON answer and what it asks the index."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import pytest
+
+from toolrelay.client import (
+    DEFAULT_SEARCH_DESCRIPTION,
+    TOOL_SEARCH_NAME,
+    ToolSearcher,
+)
+from toolrelay.exceptions import ToolArgumentError
+from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.tools import ToolDefinition, validate_tool_name
+
+DEFINITIONS = [
+    ToolDefinition(
+        name="billing.refund_payment",
+        description="Refund a customer's card payment in full or in part. Money leaves today.",
+    ),
+    ToolDefinition(name="billing.get_invoice", description="Read one invoice by its number."),
+    ToolDefinition(name="mail.send_email", description="Send an email to a customer."),
+]
+
+
+class RecordingIndex:
+    """A ToolIndex that records its requests and answers with fixed hits."""
+
+    search_type = "fake"
+
+    def __init__(self, hits: Sequence[SearchHit] = ()) -> None:
+        self.hits = tuple(hits)
+        self.requests: list[SearchRequest] = []
+        self.indexed: list[list[str]] = []
+
+    @property
+    def fingerprint(self) -> str | None:
+        return "fp" if self.indexed else None
+
+    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
+        self.indexed.append([d.name for d in definitions])
+        return True
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        self.requests.append(request)
+        return SearchResponse(
+            hits=self.hits[: request.max_results],
+            total=len(self.hits),
+            search_type=self.search_type,
+            query=request.query,
+            time_ms=0.25,
+        )
+
+    def clear(self) -> None:
+        self.indexed.clear()
+
+
+def bm25() -> BM25ToolIndex:
+    index = BM25ToolIndex()
+    index.index(DEFINITIONS)
+    return index
+
+
+def test_the_tool_definition() -> None:
+    tool = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool()
+    definition = tool.definition
+    assert definition.name == TOOL_SEARCH_NAME == validate_tool_name("tool_search")
+    assert definition.description == DEFAULT_SEARCH_DESCRIPTION
+    schema = definition.input_schema
+    assert schema["required"] == ["query"]
+    assert set(schema["properties"]) == {"query", "max_results", "category"}
+    assert tool.metadata.read_only
+    custom = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool("Find tools.")
+    assert custom.definition.description == "Find tools."
+
+
+async def test_answer_is_a_json_list_of_provider_safe_names_and_first_sentences() -> None:
+    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
+    text = await searcher.as_tool().call(json.dumps({"query": "refund a card payment"}))
+    answer = json.loads(text)
+    assert answer[0] == {
+        "name": "billing__refund_payment",
+        "description": "Refund a customer's card payment in full or in part.",
+    }
+    assert all(set(item) == {"name", "description"} for item in answer)
+    [record] = searcher.records
+    assert record.query == "refund a card payment"
+    assert record.answer == text
+    assert record.names[0] == "billing.refund_payment"
+    assert record.response.search_type == "bm25"
+    assert record.response.time_ms >= 0.0
+
+
+async def test_no_match_answers_an_empty_list() -> None:
+    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
+    assert await searcher.as_tool().call('{"query": "quantum teleportation"}') == "[]"
+
+
+async def test_max_results_category_and_defaults_reach_the_index() -> None:
+    index = RecordingIndex()
+    assert isinstance(index, ToolIndex)
+    allowed = frozenset({"billing.get_invoice"})
+    searcher = ToolSearcher(index=index, allowed=allowed, max_results=3, min_score=1.5)
+    tool = searcher.as_tool()
+    await tool.call('{"query": "invoice", "max_results": 2, "category": "billing"}')
+    await tool.call('{"query": "invoice"}')
+    await tool.call('{"query": "invoice", "max_results": 99, "category": ""}')
+    first, second, third = index.requests
+    assert (first.query, first.max_results, first.category) == ("invoice", 2, "billing")
+    assert (second.max_results, second.category) == (3, None)
+    assert (third.max_results, third.category) == (10, None)  # clamped; "" means none
+    assert all(r.allowed == allowed and r.min_score == 1.5 for r in index.requests)
+    assert [r.max_results for r in searcher.records] == [2, 3, 10]
+
+
+async def test_the_permitted_view_limits_the_answer() -> None:
+    searcher = ToolSearcher(
+        index=bm25(), allowed=lambda name: not name.startswith("billing."), max_results=5
+    )
+    answer = json.loads(await searcher.as_tool().call('{"query": "billing.refund_payment"}'))
+    assert "billing__refund_payment" not in [a["name"] for a in answer]
+
+
+async def test_bad_arguments_are_reported_with_every_problem() -> None:
+    tool = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool()
+    with pytest.raises(ToolArgumentError) as caught:
+        await tool.call('{"max_results": "many", "limit": 3}')
+    locations = {p.location for p in caught.value.problems}
+    assert {"query", "max_results", "limit"} <= locations
+
+
+def test_records_are_taken_in_the_order_of_the_answers() -> None:
+    hits = [SearchHit(name=d.name, score=1.0, summary=d.description) for d in DEFINITIONS]
+    searcher = ToolSearcher(index=RecordingIndex(hits), allowed=None, max_results=1)
+    one = searcher.tool_search("a", max_results=1)
+    two = searcher.tool_search("b", max_results=2)
+    taken = searcher.take_records([two, one, "not an answer"])
+    assert [r.query for r in taken] == ["b", "a"]
+    assert searcher.records == []

@@ -1,0 +1,26 @@
+"""Provider-safe names out, canonical names back."""
+
+from __future__ import annotations
+
+from toolrelay.models.tool_names import ToolNameMap
+from toolrelay.tools.base import ToolDefinition
+
+DEFINITIONS = [
+    ToolDefinition(name="refund.find_orders", description="a"),
+    ToolDefinition(name="get_weather", description="b"),
+]
+
+
+def test_names_map_both_ways() -> None:
+    names = ToolNameMap(DEFINITIONS)
+    assert names.provider_names() == ["refund__find_orders", "get_weather"]
+    assert names.to_canonical("refund__find_orders") == "refund.find_orders"
+    assert names.to_canonical("refund.find_orders") == "refund.find_orders"
+    assert names.to_canonical("get_weather") == "get_weather"
+    assert names.definition("refund__find_orders") is DEFINITIONS[0]
+
+
+def test_unknown_names_stay_as_the_model_wrote_them() -> None:
+    names = ToolNameMap(DEFINITIONS)
+    assert names.to_canonical("getWeather") == "getWeather"
+    assert names.definition("getWeather") is None
