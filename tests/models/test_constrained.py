@@ -90,9 +90,7 @@ def test_the_conversation_is_rendered_with_tools_calls_and_results() -> None:
     assert system.startswith("You are a refund assistant.\n\nYou can call these tools:")
     assert "- refund__find_failed_orders(" in system
     assert '"arguments"' in system
-    assert rendered[2]["content"] == (
-        '{"name": "refund__find_failed_orders", "arguments": {}}'
-    )
+    assert rendered[2]["content"] == ('{"name": "refund__find_failed_orders", "arguments": {}}')
     assert rendered[3]["content"] == 'Tool refund__find_failed_orders returned: ["RF-1"]'
     assert rendered[4]["content"] == "Tool convert failed: bad unit"
 

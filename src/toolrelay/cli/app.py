@@ -22,8 +22,6 @@ from toolrelay.exceptions import ToolRelayError
 
 __all__ = ["ToolRelayGroup", "app", "eval_app", "main"]
 
-_USAGE_EXIT_CODE = 2
-
 
 class ToolRelayGroup(TyperGroup):
     """The root command group: turns every failure below it into one line on stderr."""
@@ -50,9 +48,8 @@ def _describe(exc: Exception) -> tuple[int, str]:
         command = getattr(getattr(exc, "ctx", None), "command_path", None)
         hint = f" (see '{command} --help')" if command else ""
         return exc.exit_code, message + hint
-    if isinstance(exc, ToolRelayError):
-        return 1, _one_line(str(exc))
-    if isinstance(exc, OSError):
+    if isinstance(exc, ToolRelayError | OSError):
+        # Expected failures: bad input, missing extras, unwritable output files.
         return 1, _one_line(str(exc))
     return 1, _one_line(
         f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"

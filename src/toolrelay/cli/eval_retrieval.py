@@ -10,7 +10,7 @@ with a name map for lenient scoring; ``--dataset NAME`` takes all three from
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -173,7 +173,7 @@ def load_name_map(path: Path) -> dict[str, str]:
 class _Counting:
     """An index that advances a progress bar on every search; all else is delegated."""
 
-    def __init__(self, index: ToolIndex, advance: Any) -> None:
+    def __init__(self, index: ToolIndex, advance: Callable[[int], None]) -> None:
         self._index = index
         self._advance = advance
 

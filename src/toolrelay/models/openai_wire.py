@@ -8,7 +8,8 @@ Mapping:
 
 - :class:`~toolrelay.messages.SystemMessage` → ``system``, :class:`~toolrelay.messages.UserMessage`
   → ``user``, :class:`~toolrelay.messages.AssistantMessage` → ``assistant`` with
-  ``tool_calls``, each :class:`~toolrelay.messages.ToolResponse` → one ``tool`` message.
+  ``tool_calls`` (and ``""`` content when it has no text), each
+  :class:`~toolrelay.messages.ToolResponse` → one ``tool`` message.
 - Chat Completions has no error flag on tool results, so the content of a failed call is
   prefixed with :data:`DEFAULT_ERROR_PREFIX` (``"ERROR: "``, configurable).
 - Tools go out as ``function`` tools under their provider-safe names; in strict mode with
@@ -91,7 +92,9 @@ def messages_to_openai(
             case UserMessage(text=text):
                 wire.append({"role": "user", "content": text})
             case AssistantMessage(text=text, tool_calls=calls):
-                entry: dict[str, Any] = {"role": "assistant", "content": text}
+                # "" rather than null: OpenAI accepts both next to tool calls, while some
+                # compatible servers (llama-cpp-python's) reject null.
+                entry: dict[str, Any] = {"role": "assistant", "content": text or ""}
                 if calls:
                     entry["tool_calls"] = [
                         {
@@ -105,8 +108,6 @@ def messages_to_openai(
                         }
                         for call in calls
                     ]
-                elif text is None:
-                    entry["content"] = ""
                 wire.append(entry)
             case ToolResponseMessage(responses=responses):
                 wire.extend(
