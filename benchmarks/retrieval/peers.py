@@ -164,9 +164,7 @@ _FASTMCP = "FastMCP BM25"
 
 
 def _fastmcp_parts() -> tuple[Any, Any]:
-    transform = _attribute(
-        _FASTMCP, "fastmcp.server.transforms.search.bm25", "BM25SearchTransform"
-    )
+    transform = _attribute(_FASTMCP, "fastmcp.server.transforms.search.bm25", "BM25SearchTransform")
     tool = _attribute(_FASTMCP, "fastmcp.tools", "Tool")
     return transform, tool
 
@@ -187,7 +185,9 @@ def fastmcp_bm25(catalog: list[dict[str, Any]]) -> Ranker:
             for tool in catalog
         ]
     except Exception as exc:
-        raise ConfigurationError(f"peer {_FASTMCP!r}: cannot build its Tool objects: {exc}") from exc
+        raise ConfigurationError(
+            f"peer {_FASTMCP!r}: cannot build its Tool objects: {exc}"
+        ) from exc
     finally:
         name_logger.setLevel(previous_level)
     transform = transform_class()
@@ -254,7 +254,9 @@ def langgraph_bigtool_minilm(catalog: list[dict[str, Any]]) -> Ranker:
     # puts is the README's put loop with a single embedding call instead of one per tool.
     store.batch(
         [
-            put_op(namespace, tool["name"], {"description": f"{tool['name']}: {tool['description']}"})
+            put_op(
+                namespace, tool["name"], {"description": f"{tool['name']}: {tool['description']}"}
+            )
             for tool in catalog
         ]
     )

@@ -22,6 +22,7 @@ provider SDKs, databases) are translated at the boundary with ``raise ... from``
     ├── LimitError                   a configured limit was reached
     │   ├── ToolCallLimitError       too many tool calls in one turn (partial results kept)
     │   └── ModelCallLimitError      too many model calls in one turn
+    ├── McpServerError               an MCP server could not be reached or failed (server named)
     ├── ConfigurationError           the library was set up inconsistently
     ├── LoadError                    a catalog or data file could not be loaded (line named)
     └── StorageError                 a chat memory repository or other store failed
@@ -42,6 +43,7 @@ __all__ = [
     "InvalidToolNameError",
     "LimitError",
     "LoadError",
+    "McpServerError",
     "ModelAPIError",
     "ModelCallLimitError",
     "ModelConnectionError",
@@ -83,6 +85,18 @@ class LoadError(ToolRelayError):
         self.reason = reason
         where = f"{source}:{line}" if line is not None else source
         super().__init__(f"{where}: {reason}")
+
+
+class McpServerError(ToolRelayError):
+    """An MCP server could not be started or reached, closed the connection, or timed out.
+
+    Attributes:
+        server: The server's configured name.
+    """
+
+    def __init__(self, server: str, message: str) -> None:
+        self.server = server
+        super().__init__(message)
 
 
 class StorageError(ToolRelayError):

@@ -9,6 +9,7 @@ import pytest
 from toolrelay.client import ChatClient
 from toolrelay.exceptions import (
     AuthenticationError,
+    ConfigurationError,
     ModelAPIError,
     ModelConnectionError,
     RateLimitError,
@@ -22,7 +23,7 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.models import ChunkMerger
-from toolrelay.models.anthropic import DEFAULT_MAX_TOKENS, AnthropicChatModel
+from toolrelay.models.anthropic import DEFAULT_MAX_TOKENS, LOCAL_API_KEY, AnthropicChatModel
 from toolrelay.models.metadata import CACHE_READ_TOKENS, CACHE_WRITE_TOKENS, STOP_SEQUENCE
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, tool
@@ -436,3 +437,16 @@ async def test_client_tool_loop_over_the_messages_api() -> None:
     assert result["tool_use_id"] == "toolu_1"
     assert result["content"] == "RF-3 retried"
     assert "is_error" not in result
+
+
+def test_credentials_from_the_environment_or_a_configuration_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ConfigurationError, match="ANTHROPIC_API_KEY"):
+        AnthropicChatModel("claude-test")
+    # A compatible server or proxy needs no key: a placeholder is sent.
+    assert AnthropicChatModel("m", base_url="http://127.0.0.1:9").client.api_key == LOCAL_API_KEY
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-env")
+    assert AnthropicChatModel("claude-test").client.api_key == "sk-ant-env"

@@ -355,6 +355,14 @@ async def test_response_maps_text_calls_usage_and_token_details() -> None:
     assert response.metadata["model"] == "gpt-test"
 
 
+async def test_arguments_sent_as_an_object_by_a_lenient_server_become_json_text() -> None:
+    reply = completion(tool_calls=[wire_call("c1", "local_time", "{}")], finish_reason="tool_calls")
+    reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = {"city": "Oslo"}
+    response = await make_model(MockServer(json_reply(reply))).call(prompt(tools=(TIME,)))
+    (call,) = response.generations[0].message.tool_calls
+    assert json.loads(call.arguments) == {"city": "Oslo"}
+
+
 # --- streams ----------------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from toolrelay.cli import eval_retrieval, eval_tokens, search, tools
+from toolrelay.cli import chat, demo, eval_retrieval, eval_tokens, search, tools
 from toolrelay.exceptions import ToolRelayError
 
 __all__ = ["ToolRelayGroup", "app", "eval_app", "main"]
@@ -73,7 +73,8 @@ def _show_version(value: bool) -> None:
 app = typer.Typer(
     name="toolrelay",
     cls=ToolRelayGroup,
-    help="Inspect tool catalogs, search them, and measure retrieval quality and token costs.",
+    help="Inspect tool catalogs, search them, measure retrieval quality and token costs, "
+    "and watch tool search at work (demo, chat).",
     add_completion=False,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -111,6 +112,8 @@ def _eval(ctx: typer.Context) -> None:
 
 app.command("tools")(tools.tools_command)
 app.command("search")(search.search_command)
+app.command("demo")(demo.demo_command)
+app.command("chat")(chat.chat_command)
 eval_app.command("retrieval")(eval_retrieval.retrieval_command)
 eval_app.command("tokens")(eval_tokens.tokens_command)
 app.add_typer(eval_app, name="eval")

@@ -6,6 +6,8 @@
 - :class:`MessageChatMemoryAdvisor` — conversation memory, outside or inside the loop.
 - :class:`ToolSearchAdvisor` — the tool loop with progressive tool disclosure
   (``tool_search``), discovered tools kept per conversation in a :class:`SessionStore`.
+- :class:`ApprovalState` — a turn stopped for a person's approval (finish reason
+  ``"approvalRequired"``), resumed with ``client.prompt().resume(state, decisions)``.
 """
 
 from toolrelay.client.advisor import (
@@ -21,6 +23,13 @@ from toolrelay.client.advisor import (
     StreamAdvisor,
 )
 from toolrelay.client.chat_client import ChatClient, ChatClientBuilder, ChatClientRequestSpec
+from toolrelay.client.deferred_approval import (
+    APPROVAL_STATE_KEY,
+    ApprovalState,
+    PendingApproval,
+    Resumption,
+    approval_state,
+)
 from toolrelay.client.memory_advisor import MessageChatMemoryAdvisor, answer_message
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.responses import CallResponse, StreamResponse, parse_entity
@@ -44,6 +53,7 @@ from toolrelay.client.tool_calling import (
     has_tool_calls,
 )
 from toolrelay.client.tool_loop import (
+    APPROVAL_REQUIRED_FINISH_REASON,
     TOOL_CALL_LIMIT_FINISH_REASON,
     TOOL_LOOP_KEY,
     LoopStop,
@@ -59,6 +69,8 @@ from toolrelay.client.tool_search_access import (
 )
 
 __all__ = [
+    "APPROVAL_REQUIRED_FINISH_REASON",
+    "APPROVAL_STATE_KEY",
     "DEFAULT_MAX_MODEL_CALLS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_SEARCH_DESCRIPTION",
@@ -75,6 +87,7 @@ __all__ = [
     "TOOL_SEARCH_NAME",
     "Advisor",
     "AdvisorChain",
+    "ApprovalState",
     "Authorizer",
     "BaseAdvisor",
     "CallAdvisor",
@@ -90,6 +103,8 @@ __all__ = [
     "InMemorySessionStore",
     "LoopStop",
     "MessageChatMemoryAdvisor",
+    "PendingApproval",
+    "Resumption",
     "SessionStore",
     "StreamAdvisor",
     "StreamAggregator",
@@ -104,6 +119,7 @@ __all__ = [
     "ToolSearchRound",
     "ToolSearcher",
     "answer_message",
+    "approval_state",
     "has_tool_calls",
     "parse_entity",
     "text_chunk",

@@ -12,6 +12,10 @@ Example::
     answer = client.prompt().user("Fix yesterday's refunds").conversation("c1").call().content()
     async for text in client.prompt("Hi").stream().content(): ...
 
+A turn that stopped for approval (finish reason ``"approvalRequired"``) continues with
+``client.prompt().resume(response.approval_state, {call_id: Approve()}).call()``, in this
+process or another (see :mod:`~toolrelay.client.deferred_approval`).
+
 A request is built from the client's defaults plus the request's own settings: the request's
 system text replaces the default, tools and advisors add to the defaults (tools with the same
 name are an error), options, tool context and advisor parameters are merged with the request
@@ -28,11 +32,12 @@ from typing import Any
 
 from toolrelay._sync import run_sync
 from toolrelay.client.advisor import Advisor, AdvisorChain
+from toolrelay.client.deferred_approval import RESUME_KEY, ApprovalState, Resumption
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.responses import CallResponse, StreamResponse, format_instructions
 from toolrelay.client.tool_calling import ToolCallingAdvisor
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallingManager
+from toolrelay.execution import ApprovalDecision, ToolCallingManager
 from toolrelay.memory.base import CONVERSATION_ID
 from toolrelay.messages import Message, SystemMessage, UserMessage
 from toolrelay.models.base import ChatModel
@@ -105,6 +110,11 @@ class ChatClient:
 
     def _request(self, spec: ChatClientRequestSpec) -> tuple[ChatClientRequest, AdvisorChain]:
         defaults = self._defaults
+        resume = spec._resume
+        if resume is not None and (spec._user is not None or spec._messages):
+            raise ConfigurationError(
+                "a resumed request continues the stopped turn: give it no new messages"
+            )
         messages: list[Message] = []
         system = spec._system if spec._system is not None else defaults.system
         if system:
@@ -116,7 +126,7 @@ class ChatClient:
             user = f"{user}\n\n{instructions}" if user else instructions
         if user is not None:
             messages.append(UserMessage(text=user))
-        if not messages:
+        if not messages and resume is None:
             raise ConfigurationError(
                 "the request has no messages: give .user(...) or .messages(...)"
             )
@@ -128,12 +138,16 @@ class ChatClient:
             tools=tuple(tools),
             tool_context={**options.tool_context, **defaults.tool_context, **spec._tool_context},
         )
+        context = {**defaults.advisor_params, **spec._advisor_params}
+        if resume is not None:
+            context[RESUME_KEY] = resume
         request = ChatClientRequest(
-            prompt=Prompt(messages=tuple(messages), options=options),
-            context={**defaults.advisor_params, **spec._advisor_params},
+            prompt=Prompt(messages=tuple(messages), options=options), context=context
         )
-        chain = AdvisorChain.for_model(self.model, self._advisors(spec._advisors))
-        return request, chain
+        advisors = self._advisors(spec._advisors)
+        if resume is not None and not any(isinstance(a, ToolCallingAdvisor) for a in advisors):
+            raise ConfigurationError("resuming a turn needs a tool-calling advisor")
+        return request, AdvisorChain.for_model(self.model, advisors)
 
     async def _call(self, spec: ChatClientRequestSpec) -> ChatClientResponse:
         request, chain = self._request(spec)
@@ -215,6 +229,7 @@ class ChatClientRequestSpec:
         self._advisor_params: dict[str, Any] = {}
         self._options: ChatOptions | None = None
         self._response_format: Any = None
+        self._resume: Resumption | None = None
 
     def system(self, text: str) -> ChatClientRequestSpec:
         """The system text (replaces the client's default)."""
@@ -270,6 +285,30 @@ class ChatClientRequestSpec:
         The format instructions (with the JSON Schema) are appended to the user's message.
         """
         self._response_format = type_
+        return self
+
+    def resume(
+        self,
+        state: ApprovalState | str,
+        decisions: Mapping[str, ApprovalDecision] | None = None,
+    ) -> ChatClientRequestSpec:
+        """Continue a turn that stopped for approval, with people's decisions.
+
+        Give the request no new messages, but the same tool context and advisor parameters
+        (conversation id) as the stopped turn; the client needs the same tools.
+
+        Args:
+            state: The stopped turn's ``response.approval_state``, or its JSON text.
+            decisions: By call id: ``Approve()``, ``Approve(arguments={...})`` or
+                ``Deny(reason)``. A waiting call without a decision is asked about again.
+
+        Raises:
+            ConfigurationError: A decision names a call that is not waiting.
+            LoadError: ``state`` is text that is not a serialised approval state.
+        """
+        if isinstance(state, str):
+            state = ApprovalState.from_json(state)
+        self._resume = Resumption(state=state, decisions=decisions or {})
         return self
 
     async def acall(self) -> CallResponse:

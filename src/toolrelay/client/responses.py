@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import pydantic
 
+from toolrelay.client.deferred_approval import ApprovalState, PendingApproval, approval_state
 from toolrelay.client.requests import ChatClientResponse
 from toolrelay.client.streaming import StreamAggregator
 from toolrelay.client.tool_loop import ToolLoopReport, tool_loop_report
@@ -96,6 +97,17 @@ class CallResponse:
     def tool_loop(self) -> ToolLoopReport | None:
         """What the tool loop did (history, rounds, usage), or ``None`` when none ran."""
         return tool_loop_report(self.chat_client_response)
+
+    @property
+    def approval_state(self) -> ApprovalState | None:
+        """When the turn stopped for approval, what resuming it needs; else ``None``."""
+        return approval_state(self.chat_client_response)
+
+    @property
+    def pending_approvals(self) -> tuple[PendingApproval, ...]:
+        """The calls waiting for a person's decision (empty unless the turn stopped for it)."""
+        state = self.approval_state
+        return state.pending if state is not None else ()
 
     def __repr__(self) -> str:
         return f"CallResponse({self.content()!r})"

@@ -13,6 +13,10 @@ The loop stops when:
   ``"returnDirect"``), the model is not asked again;
 - the manager raises :class:`~toolrelay.exceptions.ToolCallLimitError` (limits with
   ``on_breach="raise"``): one generation with finish reason ``"toolCallLimitExceeded"``;
+- calls wait for a person's approval (an
+  :class:`~toolrelay.execution.ApprovalInterceptor` deferred them): one generation with
+  finish reason ``"approvalRequired"``; the response's ``approval_state`` resumes the same
+  turn later (see :mod:`~toolrelay.client.deferred_approval`);
 - the model was called ``max_model_calls`` times and still asks for tools:
   :class:`~toolrelay.exceptions.ModelCallLimitError`.
 
@@ -48,6 +52,7 @@ from toolrelay.client.advisor import (
     AdvisorChain,
     HistoryAdvisor,
 )
+from toolrelay.client.deferred_approval import ApprovalState, approval_required, resumption_of
 from toolrelay.client.memory_advisor import answer_message
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.streaming import FINAL_RESPONSE_KEY, StreamAggregator, text_chunk
@@ -57,6 +62,7 @@ from toolrelay.client.tool_loop import (
     LoopStop,
     ToolLoopReport,
     ToolLoopState,
+    with_report,
 )
 from toolrelay.exceptions import (
     ConfigurationError,
@@ -69,6 +75,7 @@ from toolrelay.execution import (
     ToolCallingManager,
     ToolExecutionResult,
     closest_names,
+    resumed_round,
 )
 from toolrelay.messages import (
     AssistantMessage,
@@ -275,40 +282,55 @@ class ToolCallingAdvisor:
         state.request = request = await self.init_loop(request, state)
         state.history = list(request.prompt.messages)
         instructions: Sequence[Message] = request.prompt.messages
+        resumed = resumption_of(request)
+        if resumed is not None:
+            resumed.restore(state)
         while True:
-            if state.model_calls >= self.max_model_calls:
-                if state.rounds:  # the last tool responses never reached a history advisor
-                    await self._remember(request, instructions, state)
-                raise ModelCallLimitError(
-                    f"{self.name}: the model was called {state.model_calls} times in one turn "
-                    f"and still asks for tools (max_model_calls={self.max_model_calls}); check "
-                    "the tools' results or raise the limit"
-                )
-            round_request = await self.before_call(request.with_messages(instructions), state)
-            round_request = self._with_named_tools(round_request)
-            state.model_calls += 1
-            if streaming:
-                aggregator = StreamAggregator()
-                async for chunk in state.chain.next_stream(round_request):
-                    aggregator.add(chunk)
-                    text = text_chunk(chunk.chat_response)
-                    if text is not None:
-                        yield chunk.with_chat_response(text), False
-                response = aggregator.response()
+            if resumed is not None:  # the round that waited for approval; the model is not asked
+                round_request = await self.before_call(request.with_messages(state.history), state)
+                round_request = self._with_named_tools(round_request)
+                response = resumed.response(request)
+                chat_response = response.chat_response
             else:
-                response = await state.chain.next_call(round_request)
-            response = await self.after_call(response, state)
-            chat_response = response.chat_response
-            state.usage = state.usage + chat_response.usage
+                if state.model_calls >= self.max_model_calls:
+                    if state.rounds:  # the last tool responses never reached a history advisor
+                        await self._remember(request, instructions, state)
+                    raise ModelCallLimitError(
+                        f"{self.name}: the model was called {state.model_calls} times in one "
+                        f"turn and still asks for tools (max_model_calls={self.max_model_calls}); "
+                        "check the tools' results or raise the limit"
+                    )
+                round_request = await self.before_call(request.with_messages(instructions), state)
+                round_request = self._with_named_tools(round_request)
+                state.model_calls += 1
+                if streaming:
+                    aggregator = StreamAggregator()
+                    async for chunk in state.chain.next_stream(round_request):
+                        aggregator.add(chunk)
+                        text = text_chunk(chunk.chat_response)
+                        if text is not None:
+                            yield chunk.with_chat_response(text), False
+                    response = aggregator.response()
+                else:
+                    response = await state.chain.next_call(round_request)
+                response = await self.after_call(response, state)
+                chat_response = response.chat_response
+                state.usage = state.usage + chat_response.usage
 
-            if not self.is_tool_call(chat_response, state):
-                state.stop = LoopStop.ANSWER
-                final = response
-                break
+                if not self.is_tool_call(chat_response, state):
+                    state.stop = LoopStop.ANSWER
+                    final = response
+                    break
             try:
-                result = await self.execute_tools(round_request, response, state)
+                with resumed_round(None if resumed is None else resumed.round()):
+                    result = await self.execute_tools(round_request, response, state)
             except ToolCallLimitError as exc:
                 final = await self._limit_answer(exc, round_request, response, state)
+                break
+            resumed = None
+            if result.pending:  # a person decides; the turn can resume with the saved state
+                state.stop = LoopStop.APPROVAL_REQUIRED
+                final = approval_required(response, ApprovalState.of(state, result))
                 break
             state.rounds.append(result)
             state.history = list(result.conversation_history)
@@ -322,8 +344,7 @@ class ToolCallingAdvisor:
                 break
             instructions = await self.next_instructions(round_request, response, result, state)
 
-        final = self._summarise(final, state)
-        yield await self.finalize_loop(final, state), True
+        yield await self.finalize_loop(with_report(final, state), state), True
 
     async def _limit_answer(
         self,
@@ -358,22 +379,6 @@ class ToolCallingAdvisor:
         if state.delegate_history and kept:
             for advisor in state.history_advisors:
                 await advisor.remember(request, kept)
-
-    def _summarise(self, final: ChatClientResponse, state: ToolLoopState) -> ChatClientResponse:
-        """The final response with the summed usage and the turn's report in its context."""
-        chat_response = dataclasses.replace(final.chat_response, usage=state.usage)
-        message = answer_message(chat_response)
-        history = (*state.history, *([message] if message is not None else []))
-        report = ToolLoopReport(
-            history=history,
-            model_calls=state.model_calls,
-            usage=state.usage,
-            rounds=tuple(state.rounds),
-            stop=state.stop or LoopStop.ANSWER,
-        )
-        return ChatClientResponse(
-            chat_response=chat_response, context={**final.context, TOOL_LOOP_KEY: report}
-        )
 
 
 def _without_text(response: ChatResponse) -> ChatResponse:

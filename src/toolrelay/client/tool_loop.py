@@ -2,22 +2,26 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from toolrelay.client.advisor import AdvisorChain, HistoryAdvisor
+from toolrelay.client.memory_advisor import answer_message
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.execution import ToolExecutionResult
 from toolrelay.messages import Message, Usage
 
 __all__ = [
+    "APPROVAL_REQUIRED_FINISH_REASON",
     "TOOL_CALL_LIMIT_FINISH_REASON",
     "TOOL_LOOP_KEY",
     "LoopStop",
     "ToolLoopReport",
     "ToolLoopState",
     "tool_loop_report",
+    "with_report",
 ]
 
 TOOL_LOOP_KEY = "toolrelay.tool_loop"
@@ -25,6 +29,9 @@ TOOL_LOOP_KEY = "toolrelay.tool_loop"
 
 TOOL_CALL_LIMIT_FINISH_REASON = "toolCallLimitExceeded"
 """Finish reason of the answer when a tool-call limit ended the loop."""
+
+APPROVAL_REQUIRED_FINISH_REASON = "approvalRequired"
+"""Finish reason of the answer when calls wait for a person's approval."""
 
 
 class LoopStop(StrEnum):
@@ -36,6 +43,8 @@ class LoopStop(StrEnum):
     """A round's tools were all return-direct; their results are the answer."""
     TOOL_CALL_LIMIT = "tool_call_limit"
     """A tool-call limit was breached with ``on_breach="raise"``."""
+    APPROVAL_REQUIRED = "approval_required"
+    """Calls wait for a person's approval; the turn can be resumed with decisions."""
 
 
 @dataclass(kw_only=True)
@@ -85,7 +94,8 @@ class ToolLoopReport:
             assistant and tool response messages, and the final answer's message.
         model_calls: How many times the model was called.
         usage: Usage summed over all model calls (also the final response's usage).
-        rounds: The execution result of every tool round, in order.
+        rounds: The execution result of every tool round, in order (of a resumed turn: the
+            rounds since it resumed).
         stop: Why the loop ended.
     """
 
@@ -100,3 +110,20 @@ def tool_loop_report(response: ChatClientResponse) -> ToolLoopReport | None:
     """The tool loop's report in ``response``'s context, or ``None`` when no loop ran."""
     report = response.context.get(TOOL_LOOP_KEY)
     return report if isinstance(report, ToolLoopReport) else None
+
+
+def with_report(final: ChatClientResponse, state: ToolLoopState) -> ChatClientResponse:
+    """The final response with the turn's summed usage and its report in the context."""
+    chat_response = dataclasses.replace(final.chat_response, usage=state.usage)
+    message = answer_message(chat_response)
+    history = (*state.history, *([message] if message is not None else []))
+    report = ToolLoopReport(
+        history=history,
+        model_calls=state.model_calls,
+        usage=state.usage,
+        rounds=tuple(state.rounds),
+        stop=state.stop or LoopStop.ANSWER,
+    )
+    return ChatClientResponse(
+        chat_response=chat_response, context={**final.context, TOOL_LOOP_KEY: report}
+    )

@@ -10,14 +10,63 @@ conversation history.
     result = await manager.execute_tool_calls(prompt, chat_response)
     if result.return_direct:
         answer = result.build_generations()
+
+Side effects are handled by interceptors around each run (:class:`ToolCallInterceptor`):
+:class:`ApprovalInterceptor` (approve, deny, edit or defer calls of tools that need
+approval), :class:`IdempotencyInterceptor` (a repeated call gets the recorded result, kept in
+an :class:`IdempotencyStore` such as :class:`SqliteIdempotencyStore`) and
+:class:`AuditInterceptor` (an :class:`AuditRecord` per call, to an :class:`AuditSink`)::
+
+    manager = ToolCallingManager(
+        resolver=StaticToolResolver(tools),
+        interceptors=[
+            AuditInterceptor(JsonLinesAuditSink("audit.jsonl")),
+            IdempotencyInterceptor(SqliteIdempotencyStore("idempotency.sqlite3")),
+            ApprovalInterceptor(destructive=True),  # no handler: a person decides later
+        ],
+    )
 """
 
+from toolrelay.execution.approval import (
+    ApprovalDecision,
+    ApprovalHandler,
+    ApprovalInterceptor,
+    ApprovalVerdict,
+    Approve,
+    Defer,
+    Deny,
+    ResumedRound,
+    resumed_round,
+)
 from toolrelay.execution.arguments import ParsedArguments, parse_arguments
+from toolrelay.execution.audit import (
+    AuditInterceptor,
+    AuditRecord,
+    AuditSink,
+    JsonLinesAuditSink,
+    LoggingAuditSink,
+    arguments_digest,
+)
 from toolrelay.execution.exceptions_policy import (
     DefaultToolExceptionProcessor,
     ToolExceptionProcessor,
 )
 from toolrelay.execution.guards import ToolCallGuard, ToolCallRequest
+from toolrelay.execution.idempotency import (
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    InMemoryIdempotencyStore,
+    Reservation,
+    ReservationStatus,
+    idempotency_key,
+)
+from toolrelay.execution.idempotency_sqlite import SqliteIdempotencyStore
+from toolrelay.execution.interception import (
+    Proceed,
+    ToolCallInterceptor,
+    ToolInvocation,
+    proceed_with_arguments,
+)
 from toolrelay.execution.limits import CallLimits, LimitBreach, TurnCallCounter
 from toolrelay.execution.manager import ToolCallingManager
 from toolrelay.execution.resolution import (
@@ -30,6 +79,7 @@ from toolrelay.execution.resolution import (
 )
 from toolrelay.execution.result import (
     RETURN_DIRECT_FINISH_REASON,
+    ApprovalStatus,
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
@@ -37,23 +87,50 @@ from toolrelay.execution.result import (
 
 __all__ = [
     "RETURN_DIRECT_FINISH_REASON",
+    "ApprovalDecision",
+    "ApprovalHandler",
+    "ApprovalInterceptor",
+    "ApprovalStatus",
+    "ApprovalVerdict",
+    "Approve",
+    "AuditInterceptor",
+    "AuditRecord",
+    "AuditSink",
     "CallLimits",
     "DefaultToolExceptionProcessor",
+    "Defer",
     "DelegatingToolResolver",
+    "Deny",
+    "IdempotencyInterceptor",
+    "IdempotencyStore",
+    "InMemoryIdempotencyStore",
+    "JsonLinesAuditSink",
     "LimitBreach",
+    "LoggingAuditSink",
     "ParsedArguments",
+    "Proceed",
+    "Reservation",
+    "ReservationStatus",
+    "ResumedRound",
+    "SqliteIdempotencyStore",
     "StaticToolResolver",
     "ToolCallGuard",
+    "ToolCallInterceptor",
     "ToolCallOutcome",
     "ToolCallRequest",
     "ToolCallStatus",
     "ToolCallingManager",
     "ToolExceptionProcessor",
     "ToolExecutionResult",
+    "ToolInvocation",
     "ToolLookup",
     "ToolResolver",
     "TurnCallCounter",
+    "arguments_digest",
     "closest_names",
+    "idempotency_key",
     "match_tool_name",
     "parse_arguments",
+    "proceed_with_arguments",
+    "resumed_round",
 ]

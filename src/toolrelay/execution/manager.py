@@ -3,7 +3,8 @@
 :class:`ToolCallingManager` is Spring AI's ``DefaultToolCallingManager`` with what its users ask
 for: the calls of a round run concurrently; unknown names, unusable JSON and schema violations
 become error tool responses the model can act on; a failing call never discards the others;
-each call can time out; per-turn call limits stop runaway loops; guards can deny calls.
+each call can time out; per-turn call limits stop runaway loops; guards can deny calls;
+interceptors wrap each run (approval, idempotency, audit).
 
 A round, for each call of the first generation that has tool calls:
 
@@ -11,7 +12,8 @@ A round, for each call of the first generation that has tool calls:
 2. count it against the turn's :class:`~toolrelay.execution.CallLimits`;
 3. parse the arguments (blank text is ``{}``; anything else must be a JSON object);
 4. run the guards; the first denial answers the call;
-5. run the tool (bounded by ``max_concurrency``, cancelled after its timeout); its own
+5. pass the call through the interceptors (see :mod:`~toolrelay.execution.interception`),
+   then run the tool (bounded by ``max_concurrency``, cancelled after its timeout); its own
    argument validation errors become invalid-argument feedback, other exceptions go to the
    :class:`~toolrelay.execution.ToolExceptionProcessor`.
 
@@ -19,7 +21,8 @@ Steps 1-3 run for every call before any tool starts, so a ``"raise"`` policy for
 or invalid JSON fails before anything has side effects. Responses keep the order of the calls.
 Every call is answered, even when two calls share an id or have an empty id: responses echo
 the ids given, and providers decide what they accept. A response carries the tool's canonical
-name when the call resolved, and the name as the model wrote it when it did not.
+name when the call resolved, and the name as the model wrote it when it did not. A round
+resumed after an approval stop keeps the answers its calls already had: none runs twice.
 """
 
 from __future__ import annotations
@@ -45,12 +48,14 @@ from toolrelay.exceptions import (
 )
 from toolrelay.execution import feedback
 from toolrelay.execution._concurrency import run_all
+from toolrelay.execution.approval import answered_outcome
 from toolrelay.execution.arguments import ParsedArguments, parse_arguments
 from toolrelay.execution.exceptions_policy import (
     DefaultToolExceptionProcessor,
     ToolExceptionProcessor,
 )
 from toolrelay.execution.guards import ToolCallGuard, ToolCallRequest
+from toolrelay.execution.interception import ToolCallInterceptor, ToolInvocation, run_interceptors
 from toolrelay.execution.limits import CallLimits, LimitBreach, TurnCallCounter
 from toolrelay.execution.resolution import (
     StaticToolResolver,
@@ -69,6 +74,7 @@ __all__ = ["ToolCallingManager"]
 _log = logging.getLogger("toolrelay.execution")
 
 Policy = Literal["feedback", "raise"]
+_Bound = asyncio.Semaphore | contextlib.nullcontext[None]  # bounds a round's concurrency
 _TIMED_OUT = object()
 
 
@@ -99,6 +105,8 @@ class ToolCallingManager:
         invalid_arguments: ``"feedback"`` answers unusable arguments with an error response;
             ``"raise"`` raises :class:`~toolrelay.exceptions.ToolArgumentError`.
         guards: Checks run before every call, in order (see :class:`ToolCallGuard`).
+        interceptors: Steps around every run that passed the guards, outermost first (see
+            :class:`~toolrelay.execution.ToolCallInterceptor`).
 
     Raises:
         ConfigurationError: An option is out of range.
@@ -115,6 +123,7 @@ class ToolCallingManager:
         unknown_tool: Policy = "feedback",
         invalid_arguments: Policy = "feedback",
         guards: Sequence[ToolCallGuard] = (),
+        interceptors: Sequence[ToolCallInterceptor] = (),
     ) -> None:
         if max_concurrency < 1:
             raise ConfigurationError(f"max_concurrency must be >= 1, not {max_concurrency}")
@@ -138,6 +147,7 @@ class ToolCallingManager:
         self.unknown_tool = unknown_tool
         self.invalid_arguments = invalid_arguments
         self.guards: tuple[ToolCallGuard, ...] = tuple(guards)
+        self.interceptors: tuple[ToolCallInterceptor, ...] = tuple(interceptors)
 
     def resolve_tool_definitions(self, options: ChatOptions) -> list[ToolDefinition]:
         """The definitions to send to the model: ``options.tools``, then ``options.tool_names``.
@@ -194,12 +204,18 @@ class ToolCallingManager:
         lookup = ToolLookup(prompt.options.tools, self.resolver)
         counter = TurnCallCounter(self.limits, prompt.messages)
         breaches: list[LimitBreach] = []
-        slots = [self._prepare(call, lookup, counter, breaches) for call in assistant.tool_calls]
+        calls = assistant.tool_calls
+        slots = [self._prepare(call, lookup, counter, breaches) for call in calls]
+        # A resumed round keeps the answers its calls got before it waited for approval.
+        slots = [
+            (answered_outcome(calls, i) or s) if isinstance(s, _Ready) else s
+            for i, s in enumerate(slots)
+        ]
 
         ready = [slot for slot in slots if isinstance(slot, _Ready)]
         all_guards = (*self.guards, *guards)
         # A round no larger than the bound never waits, so it skips the semaphore's cost.
-        semaphore: asyncio.Semaphore | contextlib.nullcontext[None] = (
+        semaphore: _Bound = (
             asyncio.Semaphore(self.max_concurrency)
             if len(ready) > self.max_concurrency
             else contextlib.nullcontext()
@@ -269,13 +285,9 @@ class ToolCallingManager:
         return _Ready(call=call, tool=tool, arguments=arguments)
 
     async def _execute(
-        self,
-        ready: _Ready,
-        guards: Sequence[ToolCallGuard],
-        context: ToolContext,
-        semaphore: asyncio.Semaphore | contextlib.nullcontext[None],
+        self, ready: _Ready, guards: Sequence[ToolCallGuard], context: ToolContext, sem: _Bound
     ) -> ToolCallOutcome:
-        """Guard and run one call."""
+        """Guard one call, then run it through the interceptors."""
         call, tool = ready.call, ready.tool
         name = tool.definition.name
         if guards:
@@ -287,6 +299,16 @@ class ToolCallingManager:
                 if reason is not None:
                     text = reason or feedback.denied(name)
                     return _answer(call, name, text, ToolCallStatus.DENIED)
+        invocation = ToolInvocation(
+            call=call, tool=tool, arguments=ready.arguments, context=context
+        )
+        run = partial(self._run, semaphore=sem)
+        return await run_interceptors(self.interceptors, invocation, run)
+
+    async def _run(self, invocation: ToolInvocation, semaphore: _Bound) -> ToolCallOutcome:
+        """Run the tool, bounded by the concurrency limit and its timeout."""
+        call, tool, context = invocation.call, invocation.tool, invocation.context
+        name = tool.definition.name
         timeout = tool.metadata.timeout
         if timeout is None:
             timeout = self.default_timeout
@@ -294,7 +316,7 @@ class ToolCallingManager:
         async with semaphore:
             started = perf_counter()
             try:
-                value = await _call(tool, ready.arguments.text, context, timeout)
+                value = await _call(tool, invocation.arguments.text, context, timeout)
             except ToolArgumentError as exc:
                 if self.invalid_arguments == "raise":
                     raise

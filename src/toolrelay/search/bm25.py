@@ -1,11 +1,15 @@
 """BM25 keyword search over tool names, descriptions and parameters (on ``bm25s``).
 
-Each field of a tool (the words of its name, its description, its parameters) is a separate
-BM25 index over stemmed terms, and a tool's score is the weighted sum of its field scores.
-Separate fields keep a long parameter list from drowning a telling name, and let the name
-count more than the same word deep in a description. The heavy lifting (the sparse
-term-by-tool score matrix) is done by ``bm25s``, so a search over thousands of tools is a
-few sparse column sums.
+Each tool is one document: the words of its name (counted ``name_boost`` times, so a word in
+the name weighs more than the same word deep in a description), its description, and its
+parameters' names, descriptions and enumerated values. Text is cut by the shared
+:class:`~toolrelay.search.text.Tokenizer` (identifiers split, stop words dropped, Snowball
+stems). The term-by-tool score matrix is built and summed by ``bm25s``, so a search over
+thousands of tools is a few sparse column sums.
+
+Scoring the fields as one document was measured against separate per-field BM25 indexes
+with weights: one document won on every benchmark (it keeps BM25's length normalisation and
+term saturation over the whole tool).
 
 Scores are BM25 sums, unbounded above; ``min_score`` on this scale depends on the catalog.
 """
@@ -24,27 +28,12 @@ from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.search.text import Tokenizer
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["BM25ToolIndex", "FieldWeights"]
-
-
-@dataclass(frozen=True, kw_only=True)
-class FieldWeights:
-    """How much each field of a tool counts in its BM25 score.
-
-    Attributes:
-        name: The words of the tool's name.
-        description: The description.
-        parameters: Parameter names, descriptions and enumerated values.
-    """
-
-    name: float = 1.5
-    description: float = 1.0
-    parameters: float = 0.4
+__all__ = ["BM25ToolIndex"]
 
 
 @dataclass(frozen=True)
-class _Fields:
-    engines: tuple[tuple[float, Any], ...]
+class _Engine:
+    bm25: Any
     size: int
 
 
@@ -52,10 +41,12 @@ class BM25ToolIndex(ScoringToolIndex):
     """Ranks tools by BM25 over their name words, description and parameters.
 
     Args:
-        weights: Per-field weights; the name counts most by default.
+        name_boost: How many times the words of a tool's name count.
+        include_parameters: Index parameter names, descriptions and enumerated values.
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
-        tokenizer: How text becomes terms (stemmed English with stop words by default).
+        tokenizer: How text becomes terms (stemmed English without stop words by default).
+        prerequisite_lift: See :class:`~toolrelay.search.scoring.ScoringToolIndex`.
 
     Example:
         >>> index = BM25ToolIndex()
@@ -68,48 +59,42 @@ class BM25ToolIndex(ScoringToolIndex):
     def __init__(
         self,
         *,
-        weights: FieldWeights | None = None,
+        name_boost: int = 2,
+        include_parameters: bool = True,
         k1: float = 1.2,
         b: float = 0.75,
         tokenizer: Tokenizer | None = None,
+        prerequisite_lift: float | None = 0.9,
     ) -> None:
-        super().__init__()
-        self.weights = weights or FieldWeights()
+        super().__init__(prerequisite_lift=prerequisite_lift)
+        self.name_boost = name_boost
+        self.include_parameters = include_parameters
         self.k1 = k1
         self.b = b
         self.tokenizer = tokenizer or Tokenizer()
 
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
-        tok = self.tokenizer
-        fields = (
-            (self.weights.name, [tok.terms(t.name_words) for t in texts]),
-            (self.weights.description, [tok.terms(t.description) for t in texts]),
-            (self.weights.parameters, [tok.terms(t.parameters) for t in texts]),
-        )
-        engines = tuple(
-            (weight, self._engine(corpus))
-            for weight, corpus in fields
-            if weight > 0 and any(corpus)
-        )
-        return _Fields(engines=engines, size=len(texts))
-
-    def _engine(self, corpus: list[list[str]]) -> Any:
         import bm25s
 
-        # bm25s logs a line per build, and its progress bars would go to stderr.
+        # bm25s reports each build through logging; keep library users' logs quiet.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
+        corpus = [self.terms_of(t) for t in texts]
         engine = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
         engine.index(corpus, show_progress=False)
-        return engine
+        return _Engine(bm25=engine, size=len(texts))
+
+    def terms_of(self, text: ToolText) -> list[str]:
+        """The terms one tool is indexed under (name terms repeated ``name_boost`` times)."""
+        tok = self.tokenizer
+        terms = tok.terms(text.name_words) * self.name_boost + tok.terms(text.description)
+        if self.include_parameters:
+            terms += tok.terms(text.parameters)
+        return terms
 
     def _score(self, payload: Any, query: str) -> Scores:
-        fields: _Fields = payload
-        total = np.zeros(fields.size, dtype=np.float32)
-        terms = self.tokenizer.terms(query)
-        if not terms:
-            return total
-        for weight, engine in fields.engines:
-            ids = engine.get_tokens_ids(terms)
-            if ids:
-                total += weight * engine.get_scores_from_ids(ids)
-        return total
+        engine: _Engine = payload
+        ids = engine.bm25.get_tokens_ids(self.tokenizer.terms(query))
+        if not ids:
+            return np.zeros(engine.size, dtype=np.float32)
+        scores: Scores = engine.bm25.get_scores_from_ids(ids).astype(np.float32, copy=False)
+        return scores

@@ -42,6 +42,8 @@ class HybridToolIndex(ScoringToolIndex):
             :class:`~toolrelay.search.VectorToolIndex` with the bundled MiniLM model.
         semantic_weight: Share of the semantic side in the fused score (0–1).
         fusion: ``"score"`` (normalised score mixing) or ``"rrf"`` (reciprocal rank fusion).
+        prerequisite_lift: See :class:`~toolrelay.search.scoring.ScoringToolIndex`; applied
+            to the fused scores (the sides' own settings do not matter here).
 
     Both sides are (re)built by :meth:`index`; they must not be re-indexed with another
     catalog behind this index's back.
@@ -59,8 +61,9 @@ class HybridToolIndex(ScoringToolIndex):
         *,
         semantic_weight: float = 0.5,
         fusion: Fusion = "score",
+        prerequisite_lift: float | None = 0.9,
     ) -> None:
-        super().__init__()
+        super().__init__(prerequisite_lift=prerequisite_lift)
         if lexical is None or semantic is None:
             # The factory knows the backends; this module does not import them.
             from toolrelay.search import factory

@@ -27,6 +27,7 @@ from toolrelay.search.documents import (
     summarize,
     tool_text,
 )
+from toolrelay.search.prerequisites import Links, lift_providers, prerequisite_links
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = ["Scores", "ScoringToolIndex"]
@@ -49,6 +50,7 @@ class _Catalog:
     positions: Mapping[str, int]
     summaries: tuple[str, ...]
     categories: Mapping[str, npt.NDArray[np.bool_]]
+    links: Links | None
     payload: Any
     masks: dict[frozenset[str], npt.NDArray[np.bool_]] = field(default_factory=dict)
 
@@ -69,11 +71,18 @@ class ScoringToolIndex(ABC):
 
     Subclasses set :attr:`search_type` and implement :meth:`_build` and :meth:`_score`;
     :meth:`_matches` says which scores count as a match (positive ones, by default).
+
+    Args:
+        prerequisite_lift: When set, a tool that finds what another tool requires (a
+            ``search_movie`` for a ``get_movie_credits(movie_id)``) scores at least this
+            fraction of that tool's score, so both come back together (see
+            :mod:`toolrelay.search.prerequisites`). ``None`` ranks tools independently.
     """
 
     search_type: ClassVar[str] = "abstract"
 
-    def __init__(self) -> None:
+    def __init__(self, *, prerequisite_lift: float | None = None) -> None:
+        self.prerequisite_lift = prerequisite_lift
         self._catalog: _Catalog | None = None
         self._build_lock = threading.Lock()
 
@@ -134,6 +143,7 @@ class ScoringToolIndex(ABC):
                 positions={name: i for i, name in enumerate(names)},
                 summaries=tuple(summarize(d.description) for d in definitions),
                 categories=_category_masks(names, dict(categories_key)),
+                links=prerequisite_links(definitions) if definitions else None,
                 payload=payload,
             )
         return True
@@ -145,7 +155,7 @@ class ScoringToolIndex(ABC):
 
     def scores(self, query: str) -> Scores:
         """Score every indexed tool for ``query``, in catalog order (empty when nothing is
-        indexed). Fusing indexes read this.
+        indexed), before prerequisites are lifted. Fusing indexes read this.
         """
         catalog = self._catalog
         if catalog is None or catalog.payload is None:
@@ -160,6 +170,8 @@ class ScoringToolIndex(ABC):
         total = 0
         if catalog is not None and catalog.payload is not None:
             scores = self._score(catalog.payload, request.query)
+            if self.prerequisite_lift is not None and catalog.links is not None:
+                lift_providers(scores, catalog.links, self.prerequisite_lift)
             keep = self._matches(scores)
             if request.min_score is not None:
                 keep &= scores >= request.min_score

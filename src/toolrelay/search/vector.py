@@ -3,7 +3,13 @@
 Each tool is embedded once as one passage (name words, description, parameters); vectors
 are cached on disk by model and content hash (:class:`~toolrelay.search.cache.EmbeddingCache`),
 so rebuilding for an unchanged or slightly changed catalog embeds only what is new. A search
-embeds the query and takes one matrix-vector product.
+embeds the query and takes one matrix product.
+
+A request often asks for several things ("show me the channel's clips. Also, what are its
+details?"), and one vector for the whole of it sits between the tools it needs. So a query
+of several sentences is embedded sentence by sentence, and a tool scores its best
+similarity to any of them (measured: +2 NDCG@10 on StableToolBench's multi-tool requests for
+the hybrid index, no change on single-request benchmarks).
 
 Scores are cosine similarities in [-1, 1]; every tool has one, so every permitted tool
 matches unless ``min_score`` says otherwise.
@@ -12,6 +18,7 @@ matches unless ``min_score`` says otherwise.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -33,6 +40,9 @@ logger = logging.getLogger(__name__)
 
 _EMBED_CHUNK = 256  # documents per embedder call; each chunk is cached as soon as it is done
 _QUERY_MEMO = 256  # recent query vectors kept in memory
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
+_MIN_SENTENCE_WORDS = 3  # shorter pieces ("Thanks!") carry no intent of their own
+_MAX_SENTENCES = 8
 
 
 class VectorToolIndex(ScoringToolIndex):
@@ -45,6 +55,9 @@ class VectorToolIndex(ScoringToolIndex):
             ``model_id`` attribute. Without one, vectors are not cached on disk.
         cache: An :class:`~toolrelay.search.cache.EmbeddingCache`, ``True`` for the default
             file, or ``False`` for no disk cache.
+        split_sentences: Embed a query of several sentences sentence by sentence and score
+            each tool by its best match.
+        prerequisite_lift: See :class:`~toolrelay.search.scoring.ScoringToolIndex`.
 
     Raises:
         ConfigurationError: No embedder was given and the embeddings extra is missing.
@@ -58,8 +71,11 @@ class VectorToolIndex(ScoringToolIndex):
         *,
         model_id: str | None = None,
         cache: EmbeddingCache | bool = True,
+        split_sentences: bool = True,
+        prerequisite_lift: float | None = 0.9,
     ) -> None:
-        super().__init__()
+        super().__init__(prerequisite_lift=prerequisite_lift)
+        self.split_sentences = split_sentences
         self.embedder: Embedder = embedder if embedder is not None else minilm_embedder()
         self.model_id: str | None = model_id or getattr(self.embedder, "model_id", None)
         if cache is True:
@@ -73,25 +89,45 @@ class VectorToolIndex(ScoringToolIndex):
 
     def _score(self, payload: Any, query: str) -> Scores:
         matrix: npt.NDArray[np.float32] = payload
-        scores: Scores = matrix @ self.embed_query(query)
-        return scores
+        queries = self.embed_query(query)
+        if queries.shape[0] == 1:
+            single: Scores = matrix @ queries[0]
+            return single
+        best: Scores = (matrix @ queries.T).max(axis=1)
+        return best
 
     def _matches(self, scores: Scores) -> npt.NDArray[np.bool_]:
         return np.ones(scores.shape, dtype=np.bool_)
 
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
-        """The normalised embedding of ``query`` (recent ones are remembered)."""
+        """Normalised embeddings of ``query``: one row, or one per sentence (see
+        ``split_sentences``). Recent queries are remembered.
+        """
         with self._queries_lock:
-            vector = self._queries.get(query)
-            if vector is not None:
+            vectors = self._queries.get(query)
+            if vectors is not None:
                 self._queries.move_to_end(query)
-                return vector
-        vector = _normalized(self.embedder.embed([query], kind="query"))[0]
+                return vectors
+        pieces = self.query_pieces(query)
+        vectors = _normalized(self.embedder.embed(pieces, kind="query"))
         with self._queries_lock:
-            self._queries[query] = vector
+            self._queries[query] = vectors
             if len(self._queries) > _QUERY_MEMO:
                 self._queries.popitem(last=False)
-        return vector
+        return vectors
+
+    def query_pieces(self, query: str) -> list[str]:
+        """The texts embedded for ``query``: its sentences, or the query itself."""
+        if not self.split_sentences:
+            return [query]
+        sentences = [
+            s.strip()
+            for s in _SENTENCE_BREAK.split(query)
+            if len(s.split()) >= _MIN_SENTENCE_WORDS
+        ]
+        if len(sentences) < 2:
+            return [query]
+        return sentences[:_MAX_SENTENCES]
 
     def embed_documents(self, passages: Sequence[str]) -> npt.NDArray[np.float32]:
         """Normalised embeddings of ``passages``, from the disk cache where possible."""

@@ -9,14 +9,14 @@ must never see (tenant, user, session).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from toolrelay._sync import run_sync
 
-__all__ = ["Tool", "ToolContext", "ToolDefinition", "ToolMetadata"]
+__all__ = ["IdempotencyKey", "Tool", "ToolContext", "ToolDefinition", "ToolMetadata"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,6 +49,10 @@ class ToolMetadata:
         read_only: The tool changes nothing outside itself.
         destructive: The tool may change or delete data irreversibly.
         requires_approval: A person or policy must approve each call before it runs.
+        idempotency_key: How a call's idempotency key is derived: the names of the arguments
+            that identify the operation, or a function ``(arguments, context) -> str``.
+            Repeated calls with the same key get the recorded result instead of running
+            again (see the execution layer's ``IdempotencyInterceptor``).
         extra: Free-form flags for integrations.
     """
 
@@ -57,6 +61,7 @@ class ToolMetadata:
     read_only: bool = False
     destructive: bool = False
     requires_approval: bool = False
+    idempotency_key: IdempotencyKey | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -107,6 +112,10 @@ class ToolContext(Mapping[str, Any]):
     def session_id(self) -> Any:
         """The ``session_id`` entry, or ``None``."""
         return self._data.get("session_id")
+
+
+IdempotencyKey: TypeAlias = str | Sequence[str] | Callable[[Mapping[str, Any], ToolContext], str]
+"""An argument name, several of them, or a function of the arguments and the context."""
 
 
 @runtime_checkable

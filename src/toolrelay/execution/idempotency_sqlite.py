@@ -1,0 +1,181 @@
+"""An idempotency store in a SQLite file (stdlib ``sqlite3``, run in a worker thread).
+
+Several processes on one machine may share the file: a reservation is taken inside a
+``BEGIN IMMEDIATE`` transaction, so two processes reserving the same key at the same moment
+cannot both acquire it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from toolrelay.exceptions import ConfigurationError, StorageError
+from toolrelay.execution.idempotency import Reservation, ReservationStatus
+
+__all__ = ["SqliteIdempotencyStore"]
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS idempotency (
+    key TEXT PRIMARY KEY,
+    owner TEXT,
+    result TEXT,
+    since REAL NOT NULL
+)
+"""
+
+
+class SqliteIdempotencyStore:
+    """Records idempotent results in one SQLite database.
+
+    A row holds either a reservation (``owner`` set, no result) or a recorded result;
+    ``since`` is when the reservation was taken or the result recorded.
+
+    Args:
+        path: The database file (missing parent folders are created); ``":memory:"`` for a
+            private in-memory database.
+        ttl: Seconds a recorded result is kept; ``None`` keeps it until deleted.
+        clock: Current time in seconds (for tests).
+
+    One connection is opened lazily and shared; every statement runs in a worker thread
+    under a lock. Use as an (async) context manager or call :meth:`close` when done.
+
+    Raises:
+        StorageError: (from any method) the database cannot be opened, read or written.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        ttl: float | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl must be > 0 or None, not {ttl}")
+        self.path = path
+        self.ttl = ttl
+        self._clock = clock
+        self._connection: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._connection is None:
+            if str(self.path) != ":memory:":
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            # Autocommit mode: transactions are opened explicitly, with BEGIN IMMEDIATE.
+            connection = sqlite3.connect(
+                self.path, check_same_thread=False, timeout=30, isolation_level=None
+            )
+            connection.execute(_SCHEMA)
+            self._connection = connection
+        return self._connection
+
+    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        def locked() -> T:
+            with self._lock:
+                try:
+                    db = self._connect()
+                    db.execute("BEGIN IMMEDIATE")
+                    try:
+                        value = work(db)
+                    except BaseException:
+                        db.execute("ROLLBACK")
+                        raise
+                    db.execute("COMMIT")
+                    return value
+                except (sqlite3.Error, OSError) as exc:
+                    raise StorageError(
+                        f"idempotency database {str(self.path)!r} failed: {exc}"
+                    ) from exc
+
+        return await asyncio.to_thread(locked)
+
+    def _expired(self, since: float, now: float) -> bool:
+        return self.ttl is not None and now - since >= self.ttl
+
+    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.reserve`."""
+
+        def work(db: sqlite3.Connection) -> Reservation:
+            now = self._clock()
+            row = db.execute(
+                "SELECT result, since FROM idempotency WHERE key = ?", (key,)
+            ).fetchone()
+            if row is not None:
+                result, since = row
+                if result is not None and not self._expired(since, now):
+                    return Reservation(status=ReservationStatus.COMPLETED, result=result)
+                if result is None and now - since < lease:
+                    return Reservation(status=ReservationStatus.RUNNING)
+            db.execute(
+                "INSERT OR REPLACE INTO idempotency (key, owner, result, since) "
+                "VALUES (?, ?, NULL, ?)",
+                (key, owner, now),
+            )
+            return Reservation(status=ReservationStatus.ACQUIRED)
+
+        return await self._run(work)
+
+    async def complete(self, key: str, *, owner: str, result: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.complete`."""
+
+        def work(db: sqlite3.Connection) -> None:
+            now = self._clock()
+            row = db.execute(
+                "SELECT result, since FROM idempotency WHERE key = ?", (key,)
+            ).fetchone()
+            if row is not None and row[0] is not None and not self._expired(row[1], now):
+                return  # the first recorded result stays
+            db.execute(
+                "INSERT OR REPLACE INTO idempotency (key, owner, result, since) "
+                "VALUES (?, NULL, ?, ?)",
+                (key, result, now),
+            )
+
+        await self._run(work)
+
+    async def release(self, key: str, *, owner: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.release`."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute(
+                "DELETE FROM idempotency WHERE key = ? AND owner = ? AND result IS NULL",
+                (key, owner),
+            )
+
+        await self._run(work)
+
+    async def delete(self, key: str) -> None:
+        """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
+
+        def work(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM idempotency WHERE key = ?", (key,))
+
+        await self._run(work)
+
+    def close(self) -> None:
+        """Close the connection (a later call reopens it)."""
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
+
+    async def __aenter__(self) -> SqliteIdempotencyStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __enter__(self) -> SqliteIdempotencyStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

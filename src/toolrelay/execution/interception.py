@@ -1,0 +1,121 @@
+"""Interceptors: steps wrapped around each tool run (approval, idempotency, audit, ...).
+
+After a call passed resolution, limits, JSON parsing and the guards, the manager hands it to
+its interceptors as a :class:`ToolInvocation`. Each interceptor receives the invocation and
+``proceed``, the rest of the chain (the next interceptors, then the tool), and returns the
+call's :class:`~toolrelay.execution.ToolCallOutcome`: it may answer without proceeding (a
+denial, a recorded result), proceed with changed arguments, or look at the outcome on the way
+back. The first interceptor is the outermost::
+
+    async def timing(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        outcome = await proceed(invocation)
+        log.info("%s took %.1f ms", outcome.tool_name, outcome.duration_ms)
+        return outcome
+
+    manager = ToolCallingManager(interceptors=[timing])
+
+The built-in ones go in this order: :class:`~toolrelay.execution.AuditInterceptor` (sees
+every outcome), :class:`~toolrelay.execution.IdempotencyInterceptor` (a recorded result
+answers before anyone is asked for approval), :class:`~toolrelay.execution.ApprovalInterceptor`.
+
+An interceptor that changes the arguments continues with :func:`proceed_with_arguments`, not
+``proceed``: outer steps whose decisions depend on the arguments (an idempotency key) then
+check the changed arguments before the tool runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+from toolrelay.execution.arguments import ParsedArguments
+from toolrelay.execution.guards import ToolCallRequest
+from toolrelay.execution.result import ToolCallOutcome
+from toolrelay.messages import ToolCall
+from toolrelay.tools.base import Tool, ToolContext
+
+__all__ = [
+    "ArgumentsCheck",
+    "Proceed",
+    "ToolCallInterceptor",
+    "ToolInvocation",
+    "proceed_with_arguments",
+    "run_interceptors",
+]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolInvocation:
+    """A call about to run, as interceptors see it.
+
+    Attributes:
+        call: The call as the model wrote it.
+        tool: The tool it resolved to.
+        arguments: The arguments the tool will run with (the model's, unless an interceptor
+            changed them).
+        context: The request's tool context (empty when it has none).
+        arguments_check: Set by an outer interceptor that must see changed arguments before
+            the tool runs; see :func:`proceed_with_arguments`.
+    """
+
+    call: ToolCall
+    tool: Tool
+    arguments: ParsedArguments
+    context: ToolContext
+    arguments_check: ArgumentsCheck | None = None
+
+    @property
+    def tool_name(self) -> str:
+        """The tool's canonical name."""
+        return self.tool.definition.name
+
+    def request(self) -> ToolCallRequest:
+        """The invocation as a guard or approval handler sees it."""
+        return ToolCallRequest(
+            call=self.call, tool=self.tool, arguments=self.arguments.values, context=self.context
+        )
+
+
+Proceed = Callable[[ToolInvocation], Awaitable[ToolCallOutcome]]
+"""The rest of the chain: the next interceptors, then the tool."""
+
+ArgumentsCheck = Callable[[ToolInvocation, Proceed], Awaitable[ToolCallOutcome]]
+"""Checks an invocation whose arguments changed, then continues with the given ``proceed``."""
+
+
+@runtime_checkable
+class ToolCallInterceptor(Protocol):
+    """A step around a tool's run; any ``async def step(invocation, proceed, /)`` fits.
+
+    Return ``await proceed(invocation)`` to let the call run, or an outcome of your own to
+    answer it without running. Exceptions abort the round, like a guard's.
+    """
+
+    async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        """The call's outcome."""
+        ...
+
+
+async def run_interceptors(
+    interceptors: Sequence[ToolCallInterceptor], invocation: ToolInvocation, run: Proceed
+) -> ToolCallOutcome:
+    """Run ``invocation`` through ``interceptors`` (first is outermost), then ``run``."""
+
+    async def step(index: int, current: ToolInvocation) -> ToolCallOutcome:
+        if index == len(interceptors):
+            return await run(current)
+        return await interceptors[index](current, lambda nxt: step(index + 1, nxt))
+
+    return await step(0, invocation)
+
+
+async def proceed_with_arguments(
+    invocation: ToolInvocation, arguments: ParsedArguments, proceed: Proceed
+) -> ToolCallOutcome:
+    """Continue with changed arguments, through the outer interceptors' arguments check."""
+    changed = dataclasses.replace(invocation, arguments=arguments)
+    if invocation.arguments_check is None:
+        return await proceed(changed)
+    return await invocation.arguments_check(changed, proceed)

@@ -1,0 +1,56 @@
+"""The tool-search gateway: one MCP server fronting many tool sources (``toolrelay serve``).
+
+It fronts upstream MCP servers and Python tool modules, named in a TOML file
+(:mod:`toolrelay.gateway.config`), and offers any MCP client progressive disclosure:
+``tool_search`` over all their tools and ``call_tool(name, arguments)``, which forwards to the
+tool's owner. The permission hooks are the in-process tool search's (``tool_filter``,
+``authorize``); calls run through a :class:`~toolrelay.execution.ToolCallingManager`, so its
+interceptors (approval, idempotency) apply. Needs the ``mcp`` extra.
+
+Example::
+
+    from toolrelay.gateway import serve
+
+    serve("gateway.toml")                       # stdio
+    serve("gateway.toml", "http", port=8765)    # streamable HTTP at http://127.0.0.1:8765/mcp
+"""
+
+from toolrelay.gateway.config import (
+    INDEX_KINDS,
+    GatewayConfig,
+    SearchSettings,
+    load_gateway_config,
+    parse_gateway_config,
+)
+from toolrelay.gateway.gateway import CALL_TOOL_NAME, FoundTool, GatewayCallResult, ToolGateway
+from toolrelay.gateway.modules import ModuleLoader, load_module_tools
+from toolrelay.gateway.serve import (
+    DEFAULT_INSTRUCTIONS,
+    Transport,
+    aserve,
+    gateway_server,
+    make_index,
+    open_gateway,
+    serve,
+)
+
+__all__ = [
+    "CALL_TOOL_NAME",
+    "DEFAULT_INSTRUCTIONS",
+    "INDEX_KINDS",
+    "FoundTool",
+    "GatewayCallResult",
+    "GatewayConfig",
+    "ModuleLoader",
+    "SearchSettings",
+    "ToolGateway",
+    "Transport",
+    "aserve",
+    "gateway_server",
+    "load_gateway_config",
+    "load_module_tools",
+    "make_index",
+    "open_gateway",
+    "parse_gateway_config",
+    "serve",
+]

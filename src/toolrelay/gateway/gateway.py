@@ -1,0 +1,326 @@
+"""``ToolGateway``: progressive tool disclosure for any MCP client, over many tool sources.
+
+A client sees two tools instead of hundreds:
+
+- ``tool_search(query, max_results?, category?)``: the best permitted tools for a query, each
+  with its name, full description and input schema, best first;
+- ``call_tool(name, arguments)``: runs one of them; the result (or error) is the tool's.
+
+Both run under the same rules as the in-process
+:class:`~toolrelay.client.ToolSearchAdvisor`, with the very same hooks:
+
+- ``tool_filter(context, definition)`` decides what a caller may see: search results are
+  limited to it (the index applies it while ranking) and a call of anything else is answered
+  with the same "not available" text as an unknown name, so nothing reveals that a forbidden
+  tool exists;
+- ``authorize(context, tool, arguments)`` is asked before each call runs.
+
+The caller's :class:`~toolrelay.tools.ToolContext` comes from the MCP request's ``_meta``,
+with the gateway's configured context on top (see :mod:`toolrelay.mcp.context`). Calls run
+through a :class:`~toolrelay.execution.ToolCallingManager`: argument validation, timeouts and
+error feedback as in the tool loop, and whatever interceptors the manager is given (approval,
+idempotency, audit) apply to gateway calls as well.
+
+The catalogs are read on every request: when an MCP server's tools change, the next request
+re-indexes (the index rebuilds only when the fingerprint changed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolrelay.client.search_tool import TOOL_SEARCH_NAME
+from toolrelay.client.tool_search_access import (
+    DEFAULT_UNAVAILABLE_MESSAGE,
+    Authorizer,
+    CatalogSnapshot,
+    CatalogView,
+    HiddenTool,
+    ToolFilter,
+    authorize_guard,
+    unavailable_text,
+)
+from toolrelay.exceptions import ConfigurationError, ToolExecutionError
+from toolrelay.execution import ToolCallGuard, ToolCallingManager, match_tool_name
+from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.search.base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT, SearchRequest, ToolIndex
+from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolContext, ToolMetadata
+
+__all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
+
+CALL_TOOL_NAME = "call_tool"
+"""The name of the gateway's tool that runs a found tool."""
+
+SEARCH_DESCRIPTION = (
+    "Search the tool catalog for tools that can do what you need. Answers with a JSON list of "
+    "{name, description, input_schema}, best match first. Then run a tool with "
+    f"{CALL_TOOL_NAME}(name, arguments), arguments following its input_schema. Use a few "
+    "specific words for the action and its object, e.g. 'cancel order'."
+)
+CALL_DESCRIPTION = (
+    f"Run a tool found with {TOOL_SEARCH_NAME}: name is the tool's exact name, arguments a JSON "
+    "object following its input_schema. Answers with the tool's result."
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class FoundTool:
+    """One search hit, as the client reads it.
+
+    Attributes:
+        name: The tool's canonical name (what ``call_tool`` takes).
+        description: Its whole description.
+        input_schema: The JSON Schema of its arguments.
+        score: Relevance on the index's own scale.
+    """
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    score: float
+
+    def as_json(self) -> dict[str, Any]:
+        """The hit as the client reads it (without the score)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": dict(self.input_schema),
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayCallResult:
+    """The answer to one ``call_tool``.
+
+    Attributes:
+        text: What the tool returned, or the error text.
+        is_error: Whether the call failed (the tool raised or reported an error, the
+            arguments were invalid, the tool is not available, a guard denied it...).
+        status: The execution status (``"ok"``, ``"error"``, ``"denied"``,
+            ``"pending_approval"``...; ``"unavailable"`` for a name the caller cannot use).
+        tool: The canonical name of the tool that was called, when the name resolved.
+    """
+
+    text: str
+    is_error: bool
+    status: str
+    tool: str | None = None
+
+
+class ToolGateway:
+    """Tool search and tool calls over live catalogs, for MCP clients (see the module docs).
+
+    Args:
+        catalogs: Where tools come from (e.g. an MCP toolset's live catalog and a catalog of
+            module tools); read on every request. Names must be unique across them.
+        index: The search index; BM25 when omitted. Give each gateway its own.
+        tool_filter: Which tools a caller may see and run.
+        authorize: Whether a call may run (``True``, or ``False``/a reason to deny).
+        max_results: Hits per search when the client does not say (1-10).
+        min_score: Drop hits scoring below this, on the index's own scale.
+        tool_calling_manager: Runs the calls; give it interceptors for approval, idempotency
+            or audit. A manager with defaults when omitted.
+        guards: Extra guards for every call, after ``authorize``.
+        unavailable_message: The answer to a name the caller cannot use (``{name}`` and
+            ``{search_tool}`` are filled in).
+
+    Raises:
+        ConfigurationError: ``max_results`` is out of range.
+    """
+
+    def __init__(
+        self,
+        catalogs: ToolCatalog | Sequence[ToolCatalog],
+        *,
+        index: ToolIndex | None = None,
+        tool_filter: ToolFilter | None = None,
+        authorize: Authorizer | None = None,
+        max_results: int = DEFAULT_MAX_RESULTS,
+        min_score: float | None = None,
+        tool_calling_manager: ToolCallingManager | None = None,
+        guards: Sequence[ToolCallGuard] = (),
+        unavailable_message: str = DEFAULT_UNAVAILABLE_MESSAGE,
+    ) -> None:
+        if not 1 <= max_results <= MAX_RESULTS_LIMIT:
+            raise ConfigurationError(
+                f"max_results must be between 1 and {MAX_RESULTS_LIMIT}, not {max_results}"
+            )
+        self.catalogs = (catalogs,) if isinstance(catalogs, ToolCatalog) else tuple(catalogs)
+        if index is None:
+            from toolrelay.search.factory import lexical_index
+
+            index = lexical_index()
+        self.index = index
+        self.tool_filter = tool_filter
+        self.authorize = authorize
+        self.max_results = max_results
+        self.min_score = min_score
+        self.manager = tool_calling_manager or ToolCallingManager()
+        self.guards = tuple(guards)
+        self.unavailable_message = unavailable_message
+        self._snapshot: CatalogSnapshot | None = None
+        self._indexing = asyncio.Lock()
+        self._call_ids = itertools.count(1)
+        # Never a resolved tool, so authorize is asked about every call.
+        self._no_exemption = HiddenTool(TOOL_SEARCH_NAME, "")
+
+    async def snapshot(self) -> CatalogSnapshot:
+        """The catalogs as indexed now, re-indexed first when their tools changed.
+
+        Raises:
+            DuplicateToolError: Two catalogs hold tools with the same name.
+            ConfigurationError: A tool is named ``tool_search``.
+        """
+        tools = tuple(tool for catalog in self.catalogs for tool in catalog)
+        async with self._indexing:
+            if self._snapshot is not None and self._snapshot.holds(tools):
+                return self._snapshot
+            if len(self.catalogs) > 1:
+                ToolCatalog.merged(*self.catalogs)  # raises, naming both sources, on a clash
+            snapshot, _ = await CatalogSnapshot.indexed(tools, self.index, ())
+            self._snapshot = snapshot
+            return snapshot
+
+    async def search(
+        self,
+        query: str,
+        *,
+        max_results: int | None = None,
+        category: str | None = None,
+        context: ToolContext | None = None,
+    ) -> list[FoundTool]:
+        """The best tools for ``query`` that the caller with ``context`` may see."""
+        snapshot = await self.snapshot()
+        view = CatalogView(snapshot, context or ToolContext(), self.tool_filter)
+        request = SearchRequest(
+            query=query,
+            max_results=max_results if max_results is not None else self.max_results,
+            min_score=self.min_score,
+            allowed=view.allowed(),
+            category=category or None,
+        )
+        # Off the loop: a semantic index embeds the query.
+        response = await asyncio.to_thread(self.index.search, request)
+        found = []
+        for hit in response.hits:
+            definition = snapshot.tools[hit.name].definition
+            found.append(
+                FoundTool(
+                    name=definition.name,
+                    description=definition.description,
+                    input_schema=definition.input_schema,
+                    score=hit.score,
+                )
+            )
+        return found
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        context: ToolContext | None = None,
+    ) -> GatewayCallResult:
+        """Run the tool ``name`` (canonical or provider-safe) for the caller with ``context``."""
+        context = context or ToolContext()
+        snapshot = await self.snapshot()
+        view = CatalogView(snapshot, context, self.tool_filter)
+        tool = self._resolve(name, snapshot, view)
+        if tool is None:
+            text = unavailable_text(self.unavailable_message, name)
+            return GatewayCallResult(text=text, is_error=True, status="unavailable")
+        call = ToolCall(
+            id=f"gateway_{next(self._call_ids)}",
+            name=tool.definition.name,
+            arguments=json.dumps(dict(arguments or {}), ensure_ascii=False),
+        )
+        prompt = Prompt(messages=(), options=ChatOptions(tools=(tool,), tool_context=context))
+        response = ChatResponse(
+            generations=(Generation(message=AssistantMessage(tool_calls=(call,))),)
+        )
+        guards: list[ToolCallGuard] = []
+        if self.authorize is not None:
+            guards.append(authorize_guard(self.authorize, exempt=self._no_exemption))
+        guards.extend(self.guards)
+        result = await self.manager.execute_tool_calls(prompt, response, guards=guards)
+        outcome = result.outcomes[0]
+        return GatewayCallResult(
+            text=outcome.response.data,
+            is_error=outcome.response.is_error,
+            status=str(outcome.status),
+            tool=outcome.tool_name,
+        )
+
+    def tools(self) -> list[Tool]:
+        """The two tools an MCP client sees: ``tool_search`` and ``call_tool``."""
+        return [
+            FunctionTool.from_function(
+                self._tool_search,
+                name=TOOL_SEARCH_NAME,
+                description=SEARCH_DESCRIPTION,
+                metadata=ToolMetadata(read_only=True),
+            ),
+            FunctionTool.from_function(
+                self._call_tool, name=CALL_TOOL_NAME, description=CALL_DESCRIPTION
+            ),
+        ]
+
+    # --- the client-facing functions ------------------------------------------------------
+
+    async def _tool_search(
+        self,
+        query: str,
+        max_results: int | None = None,
+        category: str | None = None,
+        context: ToolContext | None = None,
+    ) -> str:
+        """Search the tool catalog.
+
+        Args:
+            query: A few words for the action you need and its object, e.g. 'cancel order'.
+            max_results: How many tools to return (1-10).
+            category: Only tools of this category, e.g. 'payments' for 'payments.*' tools.
+            context: The caller's tool context (from the request, never in the schema).
+        """
+        found = await self.search(
+            query, max_results=max_results, category=category, context=context
+        )
+        return json.dumps([hit.as_json() for hit in found], ensure_ascii=False)
+
+    async def _call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        context: ToolContext | None = None,
+    ) -> str:
+        """Run a tool found with tool_search.
+
+        Args:
+            name: The tool's exact name, as tool_search returned it.
+            arguments: The tool's arguments, following its input_schema.
+            context: The caller's tool context (from the request, never in the schema).
+        """
+        result = await self.call(name, arguments, context=context)
+        if result.is_error:
+            # Raising marks the MCP result as an error; the text is what the client reads.
+            raise ToolExecutionError(result.tool or name, result.text)
+        return result.text
+
+    def _resolve(self, name: str, snapshot: CatalogSnapshot, view: CatalogView) -> Tool | None:
+        """The permitted tool ``name`` means: exact (either form), else one lenient match."""
+        for catalog in self.catalogs:
+            tool = catalog.get(name)
+            if tool is not None:
+                exact = tool.definition.name
+                return snapshot.tools.get(exact) if view.permits(exact) else None
+        # Lenient matching only among what the caller may use, so a forbidden look-alike
+        # neither wins nor makes the match ambiguous.
+        permitted = [n for n in snapshot.names if view.permits(n)]
+        matched = match_tool_name(name, permitted)
+        return snapshot.tools.get(matched) if matched is not None else None

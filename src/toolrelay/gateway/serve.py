@@ -1,0 +1,202 @@
+"""Running a gateway: from a config to a live MCP server on stdio or streamable HTTP.
+
+``toolrelay serve gateway.toml`` calls :func:`serve`; in Python::
+
+    serve("gateway.toml")                                  # stdio, until the client leaves
+    serve("gateway.toml", "http", host="127.0.0.1", port=8765)
+
+    async with open_gateway(load_gateway_config("gateway.toml")) as gateway:
+        hits = await gateway.search("refund a failed order")   # or build an MCP server:
+        server = gateway_server(gateway, config)
+
+Upstream MCP servers are started (or reached) first and their tools listed; module tools
+are loaded; the catalog is indexed once before the first client arrives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from mcp.server import Server
+
+from toolrelay.client.tool_search_access import Authorizer, ToolFilter
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ToolCallGuard, ToolCallingManager
+from toolrelay.gateway.config import GatewayConfig, load_gateway_config
+from toolrelay.gateway.gateway import CALL_TOOL_NAME, ToolGateway
+from toolrelay.gateway.modules import ModuleLoader, load_module_tools
+from toolrelay.mcp.server import run_stdio, tools_server
+from toolrelay.mcp.toolset import McpToolset
+from toolrelay.search.base import ToolIndex
+from toolrelay.tools import ToolCatalog
+
+__all__ = [
+    "DEFAULT_INSTRUCTIONS",
+    "Transport",
+    "aserve",
+    "gateway_server",
+    "make_index",
+    "open_gateway",
+    "serve",
+]
+
+Transport = Literal["stdio", "http"]
+"""How the gateway talks to its client: standard input/output, or streamable HTTP."""
+
+DEFAULT_INSTRUCTIONS = (
+    "This server fronts a large tool catalog. Find tools with tool_search (a few words for "
+    f"the action), then run one with {CALL_TOOL_NAME}(name, arguments), its arguments "
+    "following the input_schema the search returned."
+)
+
+
+@contextlib.asynccontextmanager
+async def open_gateway(
+    config: GatewayConfig,
+    *,
+    tool_filter: ToolFilter | None = None,
+    authorize: Authorizer | None = None,
+    index: ToolIndex | None = None,
+    tool_calling_manager: ToolCallingManager | None = None,
+    guards: Sequence[ToolCallGuard] = (),
+    module_loader: ModuleLoader = load_module_tools,
+) -> AsyncIterator[ToolGateway]:
+    """A ready gateway over ``config``'s servers and modules; its servers close on exit.
+
+    Args:
+        config: What to front.
+        tool_filter: Which tools a caller may see and run (as for :class:`ToolGateway`).
+        authorize: Whether a call may run (as for :class:`ToolGateway`).
+        tool_calling_manager: Runs the calls; where approval and idempotency interceptors
+            go. By default one whose ``default_timeout`` is ``config.timeout``.
+        guards: Extra guards for every call.
+        index: The search index; by default the one ``config.search.index`` names.
+        module_loader: Loads a ``[[modules]]`` entry (see :mod:`toolrelay.gateway.modules`).
+
+    Raises:
+        McpServerError: An upstream server could not be started, reached or listed.
+        LoadError: A module could not be loaded.
+        DuplicateToolError: Two sources offer the same tool name.
+    """
+    modules = ToolCatalog()
+    for spec in config.modules:
+        for tool in module_loader(spec):
+            modules.add(tool, source=f"module {spec!r}")
+    async with contextlib.AsyncExitStack() as stack:
+        catalogs = [modules]
+        if config.servers:
+            toolset = await stack.enter_async_context(McpToolset(config.servers))
+            catalogs.insert(0, toolset.catalog)
+        gateway = ToolGateway(
+            catalogs,
+            index=index if index is not None else make_index(config.search.index),
+            tool_filter=tool_filter,
+            authorize=authorize,
+            max_results=config.search.max_results,
+            min_score=config.search.min_score,
+            tool_calling_manager=(
+                tool_calling_manager
+                if tool_calling_manager is not None
+                else ToolCallingManager(default_timeout=config.timeout)
+            ),
+            guards=guards,
+        )
+        await gateway.snapshot()
+        yield gateway
+
+
+def gateway_server(gateway: ToolGateway, config: GatewayConfig) -> Server[Any]:
+    """The MCP server (the SDK's low-level ``Server``) offering ``gateway``'s two tools."""
+    return tools_server(
+        gateway.tools(),
+        name=config.name,
+        instructions=config.instructions or DEFAULT_INSTRUCTIONS,
+        context=config.context,
+    )
+
+
+async def aserve(
+    config: str | Path | GatewayConfig,
+    transport: Transport = "stdio",
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    path: str = "/mcp",
+    **options: Any,
+) -> None:
+    """Serve a gateway until the client leaves (stdio) or the task is cancelled (HTTP).
+
+    Args:
+        config: A gateway file, or a config.
+        transport: ``"stdio"`` or ``"http"`` (streamable HTTP at ``http://host:port/path``).
+        host: The HTTP server's address.
+        port: Its port.
+        path: The MCP endpoint's path.
+        **options: Passed to :func:`open_gateway` (``tool_filter``, ``authorize``,
+            ``index``, ``tool_calling_manager``, ``guards``, ``module_loader``).
+
+    Raises:
+        ConfigurationError: An unknown transport.
+        LoadError: The file cannot be read or is invalid.
+    """
+    if transport not in ("stdio", "http"):
+        raise ConfigurationError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
+    settings = config if isinstance(config, GatewayConfig) else load_gateway_config(config)
+    async with open_gateway(settings, **options) as gateway:
+        server = gateway_server(gateway, settings)
+        if transport == "stdio":
+            await run_stdio(server)
+            return
+        import uvicorn
+
+        app = server.streamable_http_app(streamable_http_path=path, host=host)
+        http = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+        await http.serve()
+
+
+def serve(
+    config: str | Path | GatewayConfig, transport: Transport = "stdio", **options: Any
+) -> None:
+    """Blocking :func:`aserve`: what ``toolrelay serve CONFIG [--transport T]`` calls."""
+    anyio.run(_serve, config, transport, options)
+
+
+async def _serve(
+    config: str | Path | GatewayConfig, transport: Transport, options: dict[str, Any]
+) -> None:
+    await aserve(config, transport, **options)
+
+
+def make_index(kind: str) -> ToolIndex:
+    """A new, empty index of this kind (``regex``, ``bm25``, ``vector``, ``hybrid``, ``auto``).
+
+    Raises:
+        ConfigurationError: An unknown kind, or one whose packages are not installed.
+    """
+    from toolrelay.search import factory
+
+    try:
+        if kind == "regex":
+            from toolrelay.search.regex import RegexToolIndex
+
+            return RegexToolIndex()
+        if kind == "bm25":
+            return factory.lexical_index()
+        if kind == "vector":
+            return factory.semantic_index()
+        if kind == "hybrid":
+            from toolrelay.search.hybrid import HybridToolIndex
+
+            return HybridToolIndex(factory.lexical_index(), factory.semantic_index())
+        if kind == "auto":
+            return factory.default_index()
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"the {kind} index needs {exc.name or exc}, which is not installed "
+            '(pip install "toolrelay[embeddings]")'
+        ) from exc
+    raise ConfigurationError(f"unknown index {kind!r}")

@@ -1,0 +1,85 @@
+"""MCP: servers as sources of toolrelay tools, and toolrelay tools served over MCP.
+
+Needs the ``mcp`` extra (``pip install "toolrelay[mcp]"``, the official MCP SDK).
+
+- :class:`McpToolset`: the tools of MCP servers (stdio or streamable HTTP) as toolrelay tools,
+  with names prefixed by server and kept provider-safe (:func:`mcp_tool_name`), arguments
+  validated against the server's schema, the tool context sent as ``_meta``, and a live
+  :attr:`~McpToolset.catalog` that follows the servers' list-changed notifications.
+- :class:`McpServerConfig`: how to reach one server.
+- :func:`tools_server`: an MCP server offering toolrelay tools (:func:`run_stdio` runs one).
+
+Example::
+
+    from toolrelay.mcp import McpServerConfig, McpToolset
+
+    async with McpToolset(McpServerConfig(name="files", command="mcp-files")) as toolset:
+        answer = await client.prompt(task).tools(*toolset.tools).acall()
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from toolrelay.mcp.config import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServerConfig
+from toolrelay.mcp.context import context_from_meta, context_meta
+from toolrelay.mcp.names import mcp_tool_name, validate_prefix
+
+if TYPE_CHECKING:
+    from toolrelay.mcp.annotations import IDEMPOTENT, MCP_NAME, MCP_SERVER
+    from toolrelay.mcp.live_catalog import LiveToolCatalog
+    from toolrelay.mcp.server import run_stdio, tool_info, tools_server
+    from toolrelay.mcp.tool import McpTool
+    from toolrelay.mcp.toolset import McpToolset
+
+__all__ = [
+    "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_CONNECT_TIMEOUT",
+    "IDEMPOTENT",
+    "MCP_NAME",
+    "MCP_SERVER",
+    "LiveToolCatalog",
+    "McpServerConfig",
+    "McpTool",
+    "McpToolset",
+    "context_from_meta",
+    "context_meta",
+    "mcp_tool_name",
+    "run_stdio",
+    "tool_info",
+    "tools_server",
+    "validate_prefix",
+]
+
+# These need the MCP SDK; they load on first access, so a missing SDK only matters to the
+# code that uses them, and then as a ConfigurationError saying what to install.
+_NEEDS_SDK = {
+    "IDEMPOTENT": "toolrelay.mcp.annotations",
+    "MCP_NAME": "toolrelay.mcp.annotations",
+    "MCP_SERVER": "toolrelay.mcp.annotations",
+    "LiveToolCatalog": "toolrelay.mcp.live_catalog",
+    "McpTool": "toolrelay.mcp.tool",
+    "McpToolset": "toolrelay.mcp.toolset",
+    "run_stdio": "toolrelay.mcp.server",
+    "tool_info": "toolrelay.mcp.server",
+    "tools_server": "toolrelay.mcp.server",
+}
+_SDK_PACKAGES = ("mcp", "mcp_types", "jsonschema", "referencing", "httpx2", "anyio")
+
+
+def __getattr__(name: str) -> Any:
+    module = _NEEDS_SDK.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    try:
+        value = getattr(import_module(module), name)
+    except ImportError as exc:
+        if (exc.name or "").split(".")[0] not in _SDK_PACKAGES:
+            raise
+        from toolrelay.exceptions import ConfigurationError
+
+        raise ConfigurationError(
+            f'{name} needs the MCP SDK ({exc.name} is missing); pip install "toolrelay[mcp]"'
+        ) from exc
+    globals()[name] = value
+    return value

@@ -1,0 +1,115 @@
+"""The peer tool-search adapters of the retrieval benchmark.
+
+The peers run only where their packages are installed (``.venv-peers``, see
+``benchmarks/requirements-peers.txt``); elsewhere their ranking tests skip and the tests check
+that a missing peer is reported clearly instead.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from toolrelay.exceptions import ConfigurationError
+
+PEERS_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "retrieval" / "peers.py"
+
+
+def _load_peers() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("benchmark_retrieval_peers", PEERS_FILE)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+peers = _load_peers()
+AVAILABLE: dict[str, str | None] = peers.available_peers()
+
+# Each description shares no word with the others or with the query, except the one tool the
+# query is about, so every peer (keyword overlap, BM25, embeddings) must rank it first.
+CATALOG: list[dict[str, Any]] = [
+    {
+        "name": "send_email",
+        "description": "Send an email message to someone.",
+        "parameters": {"type": "object", "properties": {"to": {"type": "string"}}},
+    },
+    {
+        "name": "get_weather",
+        "description": "Weather forecast of one city.",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City name."}},
+            "required": ["city"],
+        },
+    },
+    {
+        "name": "convert_currency",
+        "description": "Convert money amounts between currencies.",
+        "parameters": {"type": "object", "properties": {"amount": {"type": "number"}}},
+    },
+    {
+        "name": "search_flights",
+        "description": "Find flights between two airports on one date.",
+        "parameters": {"type": "object", "properties": {"origin": {"type": "string"}}},
+    },
+    {
+        "name": "stock.price",
+        "description": "Latest stock price of one ticker symbol.",
+        "parameters": {"type": "object", "properties": {"ticker": {"type": "string"}}},
+    },
+]
+NAMES = {tool["name"] for tool in CATALOG}
+
+
+def test_every_peer_is_reported_with_a_reason_or_none() -> None:
+    assert set(AVAILABLE) == set(peers.PEERS)
+    assert len(peers.PEERS) == 4
+    for name, reason in AVAILABLE.items():
+        assert reason is None or (name in reason and "requirements-peers.txt" in reason)
+
+
+@pytest.mark.parametrize("name", sorted(peers.PEERS))
+def test_unavailable_peer_fails_with_configuration_error(name: str) -> None:
+    if AVAILABLE[name] is None:
+        pytest.skip(f"{name} is installed here")
+    with pytest.raises(ConfigurationError, match="unavailable"):
+        peers.PEERS[name](CATALOG)
+
+
+_RANKERS: dict[str, Any] = {}
+
+
+def _ranker(name: str) -> Any:
+    """The peer's ranker over CATALOG, built once (loading a model takes seconds)."""
+    if AVAILABLE[name] is not None:
+        pytest.skip(f"{name} is not installed: {AVAILABLE[name]}")
+    if name not in _RANKERS:
+        _RANKERS[name] = peers.PEERS[name](CATALOG)
+    return _RANKERS[name]
+
+
+@pytest.mark.parametrize("name", sorted(peers.PEERS))
+def test_peer_ranks_the_matching_tool_first(name: str) -> None:
+    rank = _ranker(name)
+
+    ranked = rank("weather forecast tomorrow", 3)
+
+    assert ranked[0] == "get_weather"
+    assert len(ranked) <= 3
+    assert len(set(ranked)) == len(ranked)
+    assert set(ranked) <= NAMES
+
+
+@pytest.mark.parametrize("name", sorted(peers.PEERS))
+def test_peer_keeps_dotted_names_and_honours_k(name: str) -> None:
+    rank = _ranker(name)
+
+    assert rank("latest stock price ticker symbol", 1) == ["stock.price"]

@@ -1,0 +1,225 @@
+"""``toolrelay chat``: an interactive loop over tool search, fed from stdin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from toolrelay.cli import app, chat
+from toolrelay.cli.chat import parse_context
+from toolrelay.cli.chat_models import ModelSpec
+from toolrelay.exceptions import ModelAPIError
+from toolrelay.messages import ToolResponseMessage
+from toolrelay.models.base import ChatModel
+from toolrelay.prompt import Prompt
+from toolrelay.testing import FunctionModel, ScriptedModel, tool_call_response
+
+from ._helpers import WEATHER_TOOLS, write_jsonl
+
+WEATHER_MODULE = '''
+from toolrelay.tools import ToolContext, tool
+
+
+@tool
+def get_weather(city: str) -> dict:
+    """Current weather for a city: temperature and conditions.
+
+    Args:
+        city: City name.
+    """
+    return {"city": city, "sky": "sunny", "celsius": 21}
+
+
+@tool
+def whoami(context: ToolContext) -> str:
+    """Tell who is asking, from the caller's context."""
+    return f"{context.user_id}@{context.tenant_id}"
+
+
+@tool
+def send_email(to: str, body: str) -> str:
+    """Send an email message to a recipient.
+
+    Args:
+        to: Recipient address.
+        body: Message text.
+    """
+    return "sent"
+'''
+
+
+def chat_cli(*args: str, stdin: str) -> Result:
+    return CliRunner().invoke(app, ["chat", *args], input=stdin, env={"COLUMNS": "200"})
+
+
+@pytest.fixture
+def weather_module(tmp_path: Path) -> Path:
+    path = tmp_path / "weather_tools.py"
+    path.write_text(WEATHER_MODULE, encoding="utf-8")
+    return path
+
+
+def use_model(monkeypatch: pytest.MonkeyPatch, model: ChatModel) -> list[ModelSpec]:
+    """Make ``--model`` give ``model``; returns the specs it was asked for."""
+    asked: list[ModelSpec] = []
+
+    def make(spec: ModelSpec, **options: Any) -> ChatModel:
+        asked.append(spec)
+        return model
+
+    monkeypatch.setattr(chat, "make_chat_model", make)
+    return asked
+
+
+def test_a_turn_shows_the_search_the_call_and_the_answer(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    model = ScriptedModel(
+        [
+            tool_call_response(("tool_search", {"query": "weather in a city"})),
+            tool_call_response(("get_weather", {"city": "Paris"})),
+            "It is sunny in Paris, 21 °C.",
+        ]
+    )
+    asked = use_model(monkeypatch, model)
+    result = chat_cli(
+        "--model",
+        "openai:gpt-test",
+        "--tools",
+        str(weather_module),
+        "-i",
+        "bm25",
+        stdin="What's the weather in Paris?\nexit\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert [str(spec) for spec in asked] == ["openai:gpt-test"]
+    out = result.stdout
+    assert "toolrelay chat: 3 tools from" in out
+    assert "you> What's the weather in Paris?" in out
+    assert 'tool_search({"query": "weather in a city"})' in out
+    assert "1. get_weather" in out
+    assert 'get_weather({"city": "Paris"})' in out
+    assert '→ {"city": "Paris", "sky": "sunny", "celsius": 21}' in out
+    assert "It is sunny in Paris, 21 °C." in out
+    assert "1 turn, 3 requests:" in out
+    # Progressive disclosure: first only tool_search, then the tool the search found.
+    assert model.tool_names_shown(0) == ["tool_search"]
+    assert "get_weather" in model.tool_names_shown(1)
+    assert model.call_count == 3
+
+
+def test_turns_share_memory_and_context_and_end_at_end_of_input(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    def reply(prompt: Prompt) -> Any:
+        last = prompt.messages[-1]
+        if isinstance(last, ToolResponseMessage):
+            if last.responses[0].name == "tool_search":
+                return tool_call_response(("whoami", {}))
+            return f"You are {last.responses[0].data}."
+        return tool_call_response(("tool_search", {"query": "who is asking"}))
+
+    model = FunctionModel(reply)
+    use_model(monkeypatch, model)
+    result = chat_cli(
+        "--model",
+        "anthropic:test",
+        "--tools",
+        str(weather_module),
+        "-i",
+        "bm25",
+        "--context",
+        "user_id=ada",
+        "--context",
+        "tenant_id=lab",
+        stdin="who am I?\n\n  \nand again?\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.count("You are ada@lab.") == 2
+    assert "2 turns, 6 requests:" in result.stdout
+    # The second turn starts with the first exchange (memory) and the tool found before.
+    second = model.prompts[3]
+    texts = [getattr(m, "text", None) for m in second.messages]
+    assert "who am I?" in texts
+    assert "You are ada@lab." in texts
+    assert "whoami" in model.tool_names_shown(3)
+
+
+def test_a_failing_turn_prints_one_line_and_the_chat_goes_on(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    calls = {"n": 0}
+
+    def reply(prompt: Prompt) -> str:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ModelAPIError("openai", 503, "the provider answered 503\nretry later")
+        return "Back again."
+
+    use_model(monkeypatch, FunctionModel(reply))
+    result = chat_cli(
+        "--model",
+        "openai:x",
+        "--tools",
+        str(weather_module),
+        "-i",
+        "bm25",
+        stdin="first\nsecond\nquit\nnever read\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == ["error: the provider answered 503; retry later"]
+    assert "Back again." in result.stdout
+    assert "never read" not in result.stdout
+
+
+def test_the_replay_chat_runs_the_triage_and_shows_feedback() -> None:
+    result = chat_cli(
+        "--model",
+        "replay",
+        "-i",
+        "bm25",
+        stdin="Triage yesterday's refunds\nAgain, please\nexit\n",
+    )
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "a replay of the refund-triage decisions" in out
+    assert "The owner was notified (MSG-" in out
+    # The second triage finds the incidents already open: the tool's error is fed back.
+    assert "✗ error: refund RF-2002 already has open incident" in out
+    assert "Stopped: ticket.create_incident answered with an error" in out
+    assert "2 turns," in out
+    assert result.stderr == ""  # the tool's exception is shown once, not logged
+
+
+def test_bad_input(tmp_path: Path) -> None:
+    missing = chat_cli(stdin="")
+    assert missing.exit_code == 2
+    assert "Missing option '--model'" in missing.stderr
+    catalog = write_jsonl(tmp_path / "tools.jsonl", WEATHER_TOOLS)
+    json_file = chat_cli("--model", "replay", "--tools", str(catalog), stdin="")
+    assert json_file.exit_code == 1
+    assert json_file.stderr.strip().splitlines() == [
+        f"error: {catalog}: not a Python package folder (no __init__.py)"
+    ]
+    bad_context = chat_cli("--model", "replay", "--context", "nokey", stdin="")
+    assert bad_context.exit_code == 2
+    assert "expected KEY=VALUE, got 'nokey'" in bad_context.stderr
+
+
+def test_json_definitions_cannot_chat(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    use_model(monkeypatch, ScriptedModel([]))
+    catalog = write_jsonl(tmp_path / "tools.jsonl", WEATHER_TOOLS)
+    result = chat_cli("--model", "openai:x", "--tools", str(catalog), stdin="")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: {catalog}: chat needs tools that can run: a Python module with @tool "
+        "functions, a ToolCatalog or build_catalog(); JSON tool definitions have no code"
+    ]
+
+
+def test_parse_context() -> None:
+    assert parse_context(["a=1", " b =x=y", "c="]) == {"a": "1", "b": "x=y", "c": ""}
+    assert parse_context(None) == {}

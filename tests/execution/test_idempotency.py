@@ -1,0 +1,428 @@
+"""Idempotency: keys, stores, and the interceptor that answers repeated calls."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from toolrelay.exceptions import ConfigurationError, StorageError, ToolDefinitionError
+from toolrelay.execution import (
+    ApprovalInterceptor,
+    ApprovalStatus,
+    Approve,
+    DefaultToolExceptionProcessor,
+    Deny,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    InMemoryIdempotencyStore,
+    ReservationStatus,
+    SqliteIdempotencyStore,
+    ToolCallingManager,
+    ToolCallRequest,
+    ToolCallStatus,
+    ToolExecutionResult,
+    idempotency_key,
+)
+from toolrelay.messages import ToolCall, UserMessage
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.testing import tool_call_response
+from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
+
+
+class Refunds:
+    """A refund desk whose retry must never pay twice."""
+
+    def __init__(self, *, failures: int = 0) -> None:
+        self.paid: list[tuple[str, int]] = []
+        self.failures = failures
+
+    @tool(
+        name="refund.retry",
+        destructive=True,
+        idempotency_key=lambda args, ctx: f"refund-retry:{args['refund_id']}",
+    )
+    def retry(self, refund_id: str, amount: int = 100) -> str:
+        """Retry a failed refund.
+
+        Args:
+            refund_id: The failed refund.
+            amount: Cents.
+        """
+        if self.failures:
+            self.failures -= 1
+            raise RuntimeError("payment provider unavailable")
+        self.paid.append((refund_id, amount))
+        return f"refund {refund_id} paid ({amount}), payout #{len(self.paid)}"
+
+    @tool(name="refund.note", idempotency_key=["refund_id"])
+    def note(self, refund_id: str, text: str) -> str:
+        """Add a note to a refund.
+
+        Args:
+            refund_id: The refund.
+            text: The note.
+        """
+        self.paid.append((f"note:{refund_id}", 0))
+        return f"noted on {refund_id}"
+
+
+def tools_of(desk: Refunds) -> tuple[Tool, ...]:
+    return (FunctionTool.from_function(desk.retry), FunctionTool.from_function(desk.note))
+
+
+class CountingApprover:
+    def __init__(self, verdict: Any = None) -> None:
+        self.verdict = verdict or Approve()
+        self.asked: list[ToolCallRequest] = []
+
+    async def __call__(self, request: ToolCallRequest, /) -> Any:
+        self.asked.append(request)
+        return self.verdict
+
+
+async def run_round(
+    manager: ToolCallingManager, desk: Refunds, *calls: tuple[str, dict[str, Any]], **ctx: Any
+) -> ToolExecutionResult:
+    prompt = Prompt(
+        messages=(UserMessage(text="retry"),),
+        options=ChatOptions(tools=tools_of(desk), tool_context=ctx),
+    )
+    response = tool_call_response(
+        *(ToolCall(id=f"c{i}", name=n, arguments=json.dumps(a)) for i, (n, a) in enumerate(calls))
+    )
+    return await manager.execute_tool_calls(prompt, response)
+
+
+RETRY = ("refund.retry", {"refund_id": "r-1"})
+
+
+# --- keys ---------------------------------------------------------------------------------------
+
+
+def test_named_arguments_and_the_tenant_make_the_key() -> None:
+    note = tools_of(Refunds())[1]
+    key = idempotency_key(note, {"refund_id": "r-1", "text": "a"}, ToolContext(tenant_id="t1"))
+    assert key is not None
+    assert key.startswith("refund.note:")
+    assert key == idempotency_key(
+        note, {"text": "b", "refund_id": "r-1"}, ToolContext(tenant_id="t1")
+    )
+    assert key != idempotency_key(note, {"refund_id": "r-2"}, ToolContext(tenant_id="t1"))
+    assert key != idempotency_key(note, {"refund_id": "r-1"}, ToolContext(tenant_id="t2"))
+
+
+def test_a_key_function_decides_the_key_alone() -> None:
+    retry = tools_of(Refunds())[0]
+    assert idempotency_key(retry, {"refund_id": "r-1"}, ToolContext()) == "refund-retry:r-1"
+    with pytest.raises(KeyError):
+        idempotency_key(retry, {}, ToolContext())
+
+
+def test_tools_without_a_declaration_have_no_key() -> None:
+    @tool
+    def plain(x: int) -> int:
+        """Plain."""
+        return x
+
+    assert idempotency_key(FunctionTool.from_function(plain), {"x": 1}, ToolContext()) is None
+
+
+def test_a_key_function_must_return_text() -> None:
+    @tool(idempotency_key=lambda args, ctx: None)  # type: ignore[arg-type,return-value]
+    def broken(x: int) -> int:
+        """Broken."""
+        return x
+
+    with pytest.raises(ConfigurationError, match="non-empty string"):
+        idempotency_key(FunctionTool.from_function(broken), {"x": 1}, ToolContext())
+
+
+def test_the_decorator_checks_named_arguments() -> None:
+    with pytest.raises(ToolDefinitionError, match="unknown parameter 'order'"):
+
+        @tool(idempotency_key=["order"])
+        def refund(order_id: str) -> str:
+            """Refund."""
+            return order_id
+
+    with pytest.raises(ToolDefinitionError, match="idempotency_key must be"):
+
+        @tool(idempotency_key=[])
+        def other(order_id: str) -> str:
+            """Other."""
+            return order_id
+
+    @tool(idempotency_key="order_id")
+    def single(order_id: str) -> str:
+        """A single name is fine."""
+        return order_id
+
+    assert FunctionTool.from_function(single).metadata.idempotency_key == "order_id"
+
+
+# --- the interceptor ----------------------------------------------------------------------------
+
+
+async def test_two_identical_calls_in_one_round_run_once() -> None:
+    desk = Refunds()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    result = await run_round(manager, desk, RETRY, RETRY)
+    assert desk.paid == [("r-1", 100)]
+    assert all(o.ok for o in result.outcomes)
+    assert result.outcomes[0].response.data == result.outcomes[1].response.data
+    assert sorted(o.replayed for o in result.outcomes) == [False, True]
+    assert {o.idempotency_key for o in result.outcomes} == {"refund-retry:r-1"}
+    assert [r.id for r in result.responses] == ["c0", "c1"]
+
+
+async def test_a_call_repeated_in_a_later_round_gets_the_recorded_result() -> None:
+    desk = Refunds()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    first = await run_round(manager, desk, RETRY)
+    second = await run_round(manager, desk, ("refund.retry", {"refund_id": "r-1", "amount": 9}))
+    assert desk.paid == [("r-1", 100)]
+    assert second.outcomes[0].replayed
+    assert second.outcomes[0].response.data == first.outcomes[0].response.data
+    assert second.outcomes[0].status is ToolCallStatus.OK
+
+
+async def test_different_keys_run_separately() -> None:
+    desk = Refunds()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    await run_round(manager, desk, RETRY, ("refund.retry", {"refund_id": "r-2"}))
+    assert sorted(desk.paid) == [("r-1", 100), ("r-2", 100)]
+
+
+async def test_failed_runs_are_not_recorded_and_may_be_retried() -> None:
+    desk, store = Refunds(failures=1), InMemoryIdempotencyStore()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    failed = await run_round(manager, desk, RETRY)
+    assert failed.outcomes[0].status is ToolCallStatus.ERROR
+    assert len(store) == 0
+    retried = await run_round(manager, desk, RETRY)
+    assert retried.outcomes[0].ok
+    assert not retried.outcomes[0].replayed
+    assert desk.paid == [("r-1", 100)]
+
+
+async def test_an_aborted_round_releases_its_reservations() -> None:
+    desk, store = Refunds(failures=1), InMemoryIdempotencyStore()
+    manager = ToolCallingManager(
+        interceptors=[IdempotencyInterceptor(store)],
+        exception_processor=DefaultToolExceptionProcessor(rethrow=[RuntimeError]),
+    )
+    with pytest.raises(RuntimeError):
+        await run_round(manager, desk, RETRY)
+    assert len(store) == 0
+
+
+async def test_a_key_that_cannot_be_derived_answers_without_running() -> None:
+    desk = Refunds()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    result = await run_round(manager, desk, ("refund.retry", {"amount": 5}))
+    (outcome,) = result.outcomes
+    assert outcome.status is ToolCallStatus.ERROR
+    assert "idempotency key could not be derived" in outcome.response.data
+    assert isinstance(outcome.exception, KeyError)
+    assert desk.paid == []
+
+
+async def test_the_retry_is_approved_once_and_paid_once() -> None:
+    desk, approver = Refunds(), CountingApprover()
+    manager = ToolCallingManager(
+        interceptors=[IdempotencyInterceptor(), ApprovalInterceptor(approver, destructive=True)]
+    )
+    first = await run_round(manager, desk, RETRY, RETRY)  # twice in one round
+    later = await run_round(manager, desk, RETRY)  # and again in a later round
+    assert desk.paid == [("r-1", 100)]
+    assert len(approver.asked) == 1
+    outcomes = [*first.outcomes, *later.outcomes]
+    assert all(o.ok for o in outcomes)
+    assert [o.replayed for o in outcomes].count(True) == 2
+    assert [o.approval for o in outcomes].count(ApprovalStatus.APPROVED) == 1
+
+
+async def test_a_denied_call_leaves_the_key_free() -> None:
+    desk, store = Refunds(), InMemoryIdempotencyStore()
+    denying = ToolCallingManager(
+        interceptors=[
+            IdempotencyInterceptor(store),
+            ApprovalInterceptor(CountingApprover(Deny()), destructive=True),
+        ]
+    )
+    denied = await run_round(denying, desk, RETRY)
+    assert denied.outcomes[0].status is ToolCallStatus.DENIED
+    assert len(store) == 0
+    approving = ToolCallingManager(
+        interceptors=[
+            IdempotencyInterceptor(store),
+            ApprovalInterceptor(CountingApprover(), destructive=True),
+        ]
+    )
+    approved = await run_round(approving, desk, RETRY)
+    assert approved.outcomes[0].ok
+    assert not approved.outcomes[0].replayed
+    assert desk.paid == [("r-1", 100)]
+
+
+async def test_an_edit_that_changes_the_key_is_keyed_again() -> None:
+    desk, store = Refunds(), InMemoryIdempotencyStore()
+    plain = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    await run_round(plain, desk, ("refund.retry", {"refund_id": "r-2"}))  # r-2 is paid
+    editing = ToolCallingManager(
+        interceptors=[
+            IdempotencyInterceptor(store),
+            ApprovalInterceptor(
+                CountingApprover(Approve(arguments={"refund_id": "r-2"})), destructive=True
+            ),
+        ]
+    )
+    result = await run_round(editing, desk, RETRY)
+    (outcome,) = result.outcomes
+    assert outcome.replayed  # r-2's recorded result: it is never paid twice
+    assert outcome.approval is ApprovalStatus.EDITED
+    assert outcome.idempotency_key == "refund-retry:r-2"
+    assert desk.paid == [("r-2", 100)]
+    again = await run_round(plain, desk, RETRY)  # r-1 itself was never recorded
+    assert not again.outcomes[0].replayed
+    assert desk.paid == [("r-2", 100), ("r-1", 100)]
+
+
+async def test_an_edit_to_a_new_key_records_under_that_key() -> None:
+    desk, store = Refunds(), InMemoryIdempotencyStore()
+    editing = ToolCallingManager(
+        interceptors=[
+            IdempotencyInterceptor(store),
+            ApprovalInterceptor(
+                CountingApprover(Approve(arguments={"refund_id": "r-3"})), destructive=True
+            ),
+        ]
+    )
+    result = await run_round(editing, desk, RETRY)
+    assert result.outcomes[0].idempotency_key == "refund-retry:r-3"
+    assert desk.paid == [("r-3", 100)]
+    reservation = await store.reserve("refund-retry:r-3", owner="x", lease=60)
+    assert reservation.status is ReservationStatus.COMPLETED
+    assert (await store.reserve("refund-retry:r-1", owner="x", lease=60)).status is (
+        ReservationStatus.ACQUIRED
+    )
+
+
+async def test_a_call_running_elsewhere_is_waited_for_then_answered_with_an_error() -> None:
+    desk, store = Refunds(), InMemoryIdempotencyStore()
+    await store.reserve("refund-retry:r-1", owner="another process", lease=60)
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store, wait=0)])
+    result = await run_round(manager, desk, RETRY)
+    (outcome,) = result.outcomes
+    assert outcome.status is ToolCallStatus.ERROR
+    assert "still running elsewhere" in outcome.response.data
+    assert desk.paid == []
+
+
+async def test_an_abandoned_reservation_is_taken_over() -> None:
+    now = [0.0]
+    desk, store = Refunds(), InMemoryIdempotencyStore(clock=lambda: now[0])
+    await store.reserve("refund-retry:r-1", owner="crashed process", lease=60)
+    now[0] = 61.0
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store, lease=60, wait=0)])
+    result = await run_round(manager, desk, RETRY)
+    assert result.outcomes[0].ok
+    assert desk.paid == [("r-1", 100)]
+
+
+def test_interceptor_options_are_checked() -> None:
+    with pytest.raises(ConfigurationError):
+        IdempotencyInterceptor(lease=0)
+    with pytest.raises(ConfigurationError):
+        InMemoryIdempotencyStore(ttl=0)
+    with pytest.raises(ConfigurationError):
+        SqliteIdempotencyStore(":memory:", ttl=-1)
+
+
+# --- stores -------------------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def clock_and_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Clock, Any]]:
+    clock = Clock()
+    if request.param == "memory":
+        yield clock, InMemoryIdempotencyStore(ttl=100, clock=clock)
+    else:
+        with SqliteIdempotencyStore(tmp_path / "keys.sqlite3", ttl=100, clock=clock) as store:
+            yield clock, store
+
+
+async def test_store_reserve_complete_release(clock_and_store: tuple[Clock, Any]) -> None:
+    _clock, store = clock_and_store
+    assert isinstance(store, IdempotencyStore)
+    assert (await store.reserve("k", owner="a", lease=10)).status is ReservationStatus.ACQUIRED
+    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.RUNNING
+    await store.release("k", owner="b")  # not b's reservation: nothing happens
+    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.RUNNING
+    await store.release("k", owner="a")
+    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.ACQUIRED
+    await store.complete("k", owner="b", result="first")
+    await store.complete("k", owner="c", result="second")  # the first result stays
+    reservation = await store.reserve("k", owner="d", lease=10)
+    assert reservation.status is ReservationStatus.COMPLETED
+    assert reservation.result == "first"
+    await store.release("k", owner="b")  # a recorded result is never released
+    assert (await store.reserve("k", owner="d", lease=10)).result == "first"
+
+
+async def test_store_leases_and_ttl(clock_and_store: tuple[Clock, Any]) -> None:
+    clock, store = clock_and_store
+    await store.reserve("k", owner="a", lease=10)
+    clock.now += 11
+    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.ACQUIRED
+    await store.complete("k", owner="b", result="done")
+    clock.now += 99
+    assert (await store.reserve("k", owner="c", lease=10)).status is ReservationStatus.COMPLETED
+    clock.now += 1  # the result is 100 s old: expired
+    assert (await store.reserve("k", owner="c", lease=10)).status is ReservationStatus.ACQUIRED
+    await store.delete("k")
+    assert (await store.reserve("k", owner="e", lease=10)).status is ReservationStatus.ACQUIRED
+
+
+async def test_sqlite_results_survive_a_new_store_instance(tmp_path: Path) -> None:
+    path = tmp_path / "nested" / "keys.sqlite3"
+    desk = Refunds()
+    with SqliteIdempotencyStore(path) as first_store:
+        manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(first_store)])
+        first = await run_round(manager, desk, RETRY)
+    with SqliteIdempotencyStore(path) as second_store:  # as another process would open it
+        manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(second_store)])
+        second = await run_round(manager, desk, RETRY)
+        reservation = await second_store.reserve("refund-retry:r-1", owner="x", lease=1)
+    assert desk.paid == [("r-1", 100)]
+    assert second.outcomes[0].replayed
+    assert second.outcomes[0].response.data == first.outcomes[0].response.data
+    assert reservation.result == first.outcomes[0].response.data
+
+
+async def test_sqlite_reservations_are_shared_between_instances(tmp_path: Path) -> None:
+    path = tmp_path / "keys.sqlite3"
+    with SqliteIdempotencyStore(path) as one, SqliteIdempotencyStore(path) as other:
+        assert (await one.reserve("k", owner="a", lease=60)).status is ReservationStatus.ACQUIRED
+        assert (await other.reserve("k", owner="b", lease=60)).status is ReservationStatus.RUNNING
+        await other.release("k", owner="a")
+        assert (await one.reserve("k", owner="b", lease=60)).status is ReservationStatus.ACQUIRED
+
+
+async def test_sqlite_failures_are_storage_errors(tmp_path: Path) -> None:
+    store = SqliteIdempotencyStore(tmp_path)  # a folder, not a database file
+    with pytest.raises(StorageError, match="idempotency database"):
+        await store.reserve("k", owner="a", lease=1)
+    store.close()
