@@ -168,7 +168,7 @@ class Planner:
             wanted = range(self.position, len(self.steps)) if self.batch else [self.position]
             self._searching = [i for i in wanted if i not in self.chosen]
             queries = [self._query(i) for i in self._searching]
-            self.actions.append("search: " + " | ".join(queries))
+            self.actions.append("search: " + "; ".join(queries))
             return tool_call_response(*((TOOL_SEARCH_NAME, {"query": q}) for q in queries))
         step = self.steps[self.position]
         name = self.chosen.get(self.position, provider_safe_name(step.tool))

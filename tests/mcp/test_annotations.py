@@ -31,7 +31,9 @@ def test_hints_map_onto_metadata() -> None:
     assert read_only.extra[IDEMPOTENT] is True
     assert read_only.timeout == 5.0
     destructive = metadata_from_tool(
-        info(ToolAnnotations(destructive_hint=True, open_world_hint=False)), server="s", timeout=None
+        info(ToolAnnotations(destructive_hint=True, open_world_hint=False)),
+        server="s",
+        timeout=None,
     )
     assert (destructive.read_only, destructive.destructive) == (False, True)
     assert destructive.extra["open_world"] is False

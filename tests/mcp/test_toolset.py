@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 import pytest
-from conftest import demo_stdio
 from demo_server import LONG_A, LONG_B
+from mcp_helpers import demo_stdio
 
 from toolrelay.exceptions import (
     ConfigurationError,
@@ -42,11 +43,12 @@ async def run_round(
 
 def test_tools_are_listed_with_server_prefixes(stdio_toolset: McpToolset) -> None:
     names = stdio_toolset.catalog.names()
-    assert names[:8] == [
+    assert names[:9] == [
         "demo.add",
         "demo.delete_record",
         "demo.create_order",
         "demo.echo_context",
+        "demo.protocol",
         "demo.fail",
         "demo.slow",
         "demo.die",
@@ -151,7 +153,7 @@ def test_server_names_must_differ() -> None:
 
 def test_a_missing_command_fails_to_start() -> None:
     config = McpServerConfig(name="ghost", command="/nonexistent/mcp-server", stderr="discard")
-    with pytest.raises(McpServerError, match="'ghost' .* could not be started") as caught:
+    with pytest.raises(McpServerError, match=r"'ghost' .* could not be started") as caught:
         McpToolset(config).open()
     assert caught.value.server == "ghost"
 
@@ -170,5 +172,19 @@ def test_a_server_that_exits_at_once_fails_to_start() -> None:
 
 def test_an_unreachable_url_fails_to_connect() -> None:
     config = McpServerConfig(name="gone", url="http://127.0.0.1:9/mcp", connect_timeout=10)
-    with pytest.raises(McpServerError, match="'gone' .* could not be reached"):
+    with pytest.raises(McpServerError, match=r"'gone' .* could not be reached"):
         McpToolset(config).open()
+
+
+def test_a_server_that_never_answers_times_out_without_hanging() -> None:
+    config = McpServerConfig(
+        name="mute",
+        command=sys.executable,
+        args=("-c", "import time; time.sleep(60)"),
+        stderr="discard",
+        connect_timeout=1,
+    )
+    started = time.monotonic()
+    with pytest.raises(McpServerError, match="'mute' did not start and list its tools within 1 s"):
+        McpToolset(config).open()
+    assert time.monotonic() - started < 15

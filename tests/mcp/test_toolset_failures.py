@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import demo_stdio
+from mcp_helpers import demo_stdio
 
 from toolrelay.exceptions import McpServerError
 from toolrelay.execution import ToolCallingManager, ToolCallStatus

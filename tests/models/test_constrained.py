@@ -14,6 +14,7 @@ from toolrelay.messages import (
 )
 from toolrelay.models.constrained import (
     CALL_PREFIX,
+    bounded_schema,
     choice_grammar,
     chosen_name,
     render_messages,
@@ -98,3 +99,29 @@ def test_the_conversation_is_rendered_with_tools_calls_and_results() -> None:
 def test_without_tools_there_is_no_tools_section() -> None:
     rendered = render_messages([UserMessage(text="hi")], [])
     assert rendered == [{"role": "user", "content": "hi"}]
+
+
+def test_bounded_schema_limits_free_strings_and_arrays_only() -> None:
+    schema = {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "short": {"type": "string", "maxLength": 5},
+            "day": {"type": "string", "format": "date"},
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "tags": {"type": "array", "items": {"type": "string"}},
+            "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+        "$defs": {"Item": {"type": "object", "properties": {"sku": {"type": "string"}}}},
+    }
+    bounded = bounded_schema(schema, max_string_length=40, max_items=3)
+    properties = bounded["properties"]
+    assert properties["text"]["maxLength"] == 40
+    assert properties["short"]["maxLength"] == 5
+    assert "maxLength" not in properties["day"]
+    assert "maxLength" not in properties["unit"]
+    assert properties["tags"]["maxItems"] == 3
+    assert properties["tags"]["items"]["maxLength"] == 40
+    assert properties["maybe"]["anyOf"][0]["maxLength"] == 40
+    assert bounded["$defs"]["Item"]["properties"]["sku"]["maxLength"] == 40
+    assert "maxLength" not in schema["properties"]["text"]  # the original is unchanged

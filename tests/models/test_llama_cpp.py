@@ -26,6 +26,7 @@ from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, Tool, tool
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python (the local extra) is not installed")
+jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (dev extra) is not installed")
 try:  # the package's own module needs the llm CLI; only its GGUF file is used here
     smollm2_path()
 except ConfigurationError:
@@ -37,7 +38,7 @@ except ConfigurationError:
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from examples.refund_desk import REQUIRED_TOOLS, build_catalog
+from examples.refund_desk import REQUIRED_TOOLS, build_catalog  # noqa: E402
 
 
 @tool(name="weather.current")
@@ -78,10 +79,18 @@ def prompt(text: str, *tools: Tool, **options: Any) -> Prompt:
     )
 
 
-async def assert_valid_call(call: ToolCall, tools: dict[str, Tool]) -> None:
-    """The call names an exposed tool and its arguments pass that tool's validation."""
+def assert_matches_schema(call: ToolCall, tools: dict[str, Tool]) -> None:
+    """The call names an exposed tool and its arguments validate against that tool's schema."""
     assert call.name in tools, call
-    assert isinstance(json.loads(call.arguments), dict)
+    arguments = json.loads(call.arguments)
+    assert isinstance(arguments, dict)
+    schema = dict(tools[call.name].definition.input_schema)
+    jsonschema.Draft202012Validator(schema).validate(arguments)
+
+
+async def assert_valid_call(call: ToolCall, tools: dict[str, Tool]) -> None:
+    """As above, and the tool itself accepts the arguments (it runs)."""
+    assert_matches_schema(call, tools)
     # FunctionTool validates against the model its schema was generated from; a bad
     # argument raises ToolArgumentError here.
     await tools[call.name].call(call.arguments, None)
@@ -117,6 +126,24 @@ async def test_required_tool_choice_always_yields_a_valid_call(model: LlamaCppCh
         assert response.usage.prompt_tokens > 0
         assert response.usage.completion_tokens > 0
         assert response.metadata["decode_steps"] == 2
+
+
+async def test_refund_tool_arguments_always_match_their_schemas(model: LlamaCppChatModel) -> None:
+    # Long free-text fields make a small model loop inside a string; the bounded grammar
+    # still closes every string, so the arguments stay valid JSON that fits the schema.
+    catalog = build_catalog()
+    tools = {name: tool_ for name in REQUIRED_TOOLS if (tool_ := catalog.get(name))}
+    for name in REQUIRED_TOOLS:
+        request = prompt(
+            "Retry the failed refunds, open incidents and tell the owner.",
+            *tools.values(),
+            extras={"tool_choice": name},
+        )
+        response = await model.call(request)
+        (call,) = response.generations[0].message.tool_calls
+        assert call.name == name
+        assert response.generations[0].finish_reason == "tool_calls"
+        assert_matches_schema(call, tools)
 
 
 async def test_a_named_tool_choice_calls_that_tool(model: LlamaCppChatModel) -> None:

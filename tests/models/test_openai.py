@@ -230,6 +230,21 @@ async def test_empty_and_repeated_call_ids_are_made_unique_and_paired() -> None:
     ]
 
 
+async def test_a_made_up_tool_name_in_the_history_cannot_break_the_next_request() -> None:
+    server = MockServer(json_reply(completion("ok")))
+    history = (
+        UserMessage(text="go"),
+        AssistantMessage(tool_calls=(ToolCall(id="c1", name="get weather!", arguments="{}"),)),
+        ToolResponseMessage(
+            responses=(
+                ToolResponse(id="c1", name="get weather!", data="Unknown tool", is_error=True),
+            )
+        ),
+    )
+    await make_model(server).call(prompt(*history, tools=(TIME,)))
+    assert server.body["messages"][1]["tool_calls"][0]["function"]["name"] == "get_weather_"
+
+
 async def test_tool_choice_and_parallel_calls_from_defaults_and_request() -> None:
     server = MockServer(json_reply(completion("ok")))
     model = make_model(server, tool_choice="required", parallel_tool_calls=False)

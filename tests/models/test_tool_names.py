@@ -24,3 +24,10 @@ def test_unknown_names_stay_as_the_model_wrote_them() -> None:
     names = ToolNameMap(DEFINITIONS)
     assert names.to_canonical("getWeather") == "getWeather"
     assert names.definition("getWeather") is None
+
+
+def test_made_up_names_in_the_history_are_made_acceptable() -> None:
+    assert ToolNameMap.to_provider("get weather!") == "get_weather_"
+    assert ToolNameMap.to_provider("x" * 80) == "x" * 64
+    assert ToolNameMap.to_provider("") == "unnamed_tool"
+    assert ToolNameMap.to_provider("a.b") == "a__b"

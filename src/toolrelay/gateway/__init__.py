@@ -15,6 +15,13 @@ Example::
     serve("gateway.toml", "http", port=8765)    # streamable HTTP at http://127.0.0.1:8765/mcp
 """
 
+try:
+    import mcp as _sdk  # noqa: F401 - only checks that the SDK is installed
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        'toolrelay.gateway needs the MCP SDK: pip install "toolrelay[mcp]"', name=exc.name
+    ) from exc
+
 from toolrelay.gateway.config import (
     INDEX_KINDS,
     GatewayConfig,

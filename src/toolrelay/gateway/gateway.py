@@ -165,7 +165,6 @@ class ToolGateway:
         self.guards = tuple(guards)
         self.unavailable_message = unavailable_message
         self._snapshot: CatalogSnapshot | None = None
-        self._indexing = asyncio.Lock()
         self._call_ids = itertools.count(1)
         # Never a resolved tool, so authorize is asked about every call.
         self._no_exemption = HiddenTool(TOOL_SEARCH_NAME, "")
@@ -178,14 +177,14 @@ class ToolGateway:
             ConfigurationError: A tool is named ``tool_search``.
         """
         tools = tuple(tool for catalog in self.catalogs for tool in catalog)
-        async with self._indexing:
-            if self._snapshot is not None and self._snapshot.holds(tools):
-                return self._snapshot
-            if len(self.catalogs) > 1:
-                ToolCatalog.merged(*self.catalogs)  # raises, naming both sources, on a clash
-            snapshot, _ = await CatalogSnapshot.indexed(tools, self.index, ())
-            self._snapshot = snapshot
-            return snapshot
+        if self._snapshot is not None and self._snapshot.holds(tools):
+            return self._snapshot
+        if len(self.catalogs) > 1:
+            ToolCatalog.merged(*self.catalogs)  # raises, naming both sources, on a clash
+        # Two requests may both get here; indexing is idempotent, so both get the same index.
+        snapshot, _ = await CatalogSnapshot.indexed(tools, self.index, ())
+        self._snapshot = snapshot
+        return snapshot
 
     async def search(
         self,

@@ -61,4 +61,13 @@ def lint_index(
     disk = EmbeddingCache() if cache is True else cache or None
     batched = BatchedQueryEmbedder(embedder or minilm_embedder(), cache=disk)
     index = default_index(embedder=batched, cache=disk or False)
-    return LintIndex(index=index, prime=batched.prime)
+    # A vector index may embed a query as several pieces (its sentences); prime those.
+    pieces = getattr(getattr(index, "semantic", index), "query_pieces", None)
+
+    def prime(queries: Sequence[str]) -> None:
+        if callable(pieces):
+            batched.prime([p for q in queries for p in pieces(q)])
+        else:
+            batched.prime(queries)
+
+    return LintIndex(index=index, prime=prime)

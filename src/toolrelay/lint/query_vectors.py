@@ -5,7 +5,7 @@ queries. A vector index embeds each query on its own, and one forward pass per t
 far more than batches do. :class:`BatchedQueryEmbedder` wraps an embedder: :meth:`prime`
 embeds all queries ahead in batches (reusing and filling the disk cache under the ``query``
 kind), after which the index's one-at-a-time calls are dictionary lookups. Documents and
-unprimed queries go to the wrapped embedder unchanged.
+unprimed queries go to the wrapped embedder (and are remembered).
 """
 
 from __future__ import annotations
@@ -72,9 +72,13 @@ class BatchedQueryEmbedder:
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
         """Primed queries from memory; anything else from the wrapped embedder."""
-        if kind == "query" and texts and all(t in self._vectors for t in texts):
-            return np.stack([self._vectors[t] for t in texts])
-        return self.embedder.embed(texts, kind=kind)
+        if kind != "query" or not texts:
+            return self.embedder.embed(texts, kind=kind)
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            fresh = np.asarray(self.embedder.embed(missing, kind="query"), dtype=np.float32)
+            self._vectors.update(zip(missing, fresh, strict=True))
+        return np.stack([self._vectors[t] for t in texts])
 
     def _cached(self, keys: list[str]) -> dict[str, npt.NDArray[np.float32]]:
         if self.cache is None:

@@ -47,12 +47,15 @@ import toolrelay
 from toolrelay.exceptions import McpServerError
 from toolrelay.mcp.config import McpServerConfig
 
-__all__ = ["MAX_LIST_PAGES", "McpConnection"]
+__all__ = ["CLOSE_TIMEOUT", "MAX_LIST_PAGES", "McpConnection"]
 
 _log = logging.getLogger("toolrelay.mcp")
 
 MAX_LIST_PAGES = 100
 """Pages of ``tools/list`` read at most, so a server that never ends its listing cannot hang."""
+
+CLOSE_TIMEOUT = 10.0
+"""Seconds a connection may take to close before it is cancelled."""
 
 _CLIENT_INFO = Implementation(name="toolrelay", version=toolrelay.__version__)
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: streams stay open
@@ -117,12 +120,26 @@ class McpConnection:
             raise
 
     async def close(self) -> None:
-        """Leave the connection (stopping a stdio server); idempotent."""
+        """Leave the connection (stopping a stdio server); idempotent, and never hangs.
+
+        An open connection is left gracefully (the SDK ends a stdio server, killing it if
+        it does not exit); one still starting, or one that takes longer than
+        :data:`CLOSE_TIMEOUT` to leave, is cancelled.
+        """
         self._closing.set()
         runner, self._runner = self._runner, None
-        if runner is not None and runner is not asyncio.current_task():
-            with contextlib.suppress(Exception, asyncio.CancelledError):
-                await runner
+        if runner is None or runner is asyncio.current_task():
+            return
+        if self._client is None:
+            runner.cancel()  # still starting: nothing to leave gracefully
+        try:
+            await asyncio.wait_for(asyncio.shield(runner), CLOSE_TIMEOUT)
+        except TimeoutError:
+            runner.cancel()
+        except (Exception, asyncio.CancelledError):
+            pass
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await runner
 
     async def relist(self) -> None:
         """Read the tool list again now (an unavailable server keeps its last list)."""

@@ -205,7 +205,7 @@ class McpToolset:
                 raise failure
             self._connections = {c.name: c for c in connections}
             self._locks = {c.name: asyncio.Lock() for c in connections}
-            await self._rebuild()
+            await self._rebuild(announce=False)
         except BaseException:
             self._connections = {}
             await asyncio.gather(*(c.close() for c in connections), return_exceptions=True)
@@ -226,8 +226,10 @@ class McpToolset:
         except DuplicateToolError as exc:
             _log.error("MCP server %r: new tools rejected, old kept: %s", connection.name, exc)
 
-    async def _rebuild(self) -> None:
+    async def _rebuild(self, *, announce: bool = True) -> None:
         """Wrap every server's current tools; keep the objects of unchanged tools.
+
+        ``announce`` calls ``on_change`` afterwards (not for the first listing).
 
         Raises:
             DuplicateToolError: Two tools would share a name (nothing changes then).
@@ -260,7 +262,7 @@ class McpToolset:
         assert self._version_changed is not None  # set by _open
         async with self._version_changed:
             self._version_changed.notify_all()
-        if self.on_change is not None:
+        if announce and self.on_change is not None:
             try:
                 self.on_change(self)
             except Exception:

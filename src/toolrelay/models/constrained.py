@@ -9,7 +9,10 @@ every call it returns names an exposed tool and has arguments matching that tool
    (anything that does not start with ``{``). With tool choice ``"required"`` only the call
    is allowed; with a named tool this step is skipped.
 2. **Fill in.** For a call, generation continues after ``, "arguments": `` under a grammar
-   built from the chosen tool's JSON Schema; the reply is then closed with ``}``.
+   built from the chosen tool's JSON Schema, with every free string and array bounded
+   (:func:`bounded_schema`) so a looping model still closes them; the reply is then closed
+   with ``}``. Arguments cut off by the token limit anyway are generated once more under
+   tight bounds.
 
 The tools are listed compactly (:func:`tool_catalog`): one line per tool with its
 provider-safe name, its parameters and the first sentence of its description, so dozens of
@@ -41,6 +44,7 @@ __all__ = [
     "CALL_PREFIX",
     "CALL_SUFFIX",
     "DEFAULT_INSTRUCTIONS",
+    "bounded_schema",
     "choice_grammar",
     "chosen_name",
     "render_messages",
@@ -110,6 +114,46 @@ def tool_line(definition: ToolDefinition) -> str:
 def tool_catalog(definitions: Sequence[ToolDefinition]) -> str:
     """The tool lines of the system prompt."""
     return "\n".join(tool_line(d) for d in definitions)
+
+
+def bounded_schema(
+    schema: Mapping[str, Any], *, max_string_length: int, max_items: int
+) -> dict[str, Any]:
+    """``schema`` with an upper bound on every free string and array (for step 2).
+
+    Small models can loop inside a string (``"3232323..."``) until the token limit cuts the
+    arguments off, leaving invalid JSON. A bound makes the grammar close the string in time.
+    Strings with a pattern, format, enum or const are bounded already and left alone.
+    """
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "$schema":
+            continue
+        if isinstance(value, Mapping):
+            bounded = key in ("properties", "$defs", "definitions")
+            out[key] = (
+                {k: _bound(v, max_string_length, max_items) for k, v in value.items()}
+                if bounded
+                else _bound(value, max_string_length, max_items)
+            )
+        elif isinstance(value, list) and key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            out[key] = [_bound(v, max_string_length, max_items) for v in value]
+        else:
+            out[key] = value
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    free = not any(k in schema for k in ("pattern", "format", "enum", "const"))
+    if "string" in kinds and free:
+        out["maxLength"] = min(int(schema.get("maxLength", max_string_length)), max_string_length)
+    if "array" in kinds:
+        out["maxItems"] = min(int(schema.get("maxItems", max_items)), max_items)
+    return out
+
+
+def _bound(value: Any, max_string_length: int, max_items: int) -> Any:
+    if not isinstance(value, Mapping):
+        return value
+    return bounded_schema(value, max_string_length=max_string_length, max_items=max_items)
 
 
 def _gbnf_literal(text: str) -> str:

@@ -27,18 +27,20 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolrelay.exceptions import ConfigurationError, ModelError
-from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall, Usage
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.models.base import ensure_tools_supported
 from toolrelay.models.bundled import SMOLLM2_FILE, smollm2_path
 from toolrelay.models.constrained import (
     ARGUMENTS_PREFIX,
     CALL_PREFIX,
     DEFAULT_INSTRUCTIONS,
+    bounded_schema,
     choice_grammar,
     chosen_name,
     render_messages,
 )
+from toolrelay.models.llama_run import GenerationRun, TextSink
 from toolrelay.models.threaded_stream import stream_from_thread
 from toolrelay.models.tool_choice import tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
@@ -51,13 +53,13 @@ _INSTALL_HINT = 'install the local extra: pip install "toolrelay[local]"'
 _LOG = logging.getLogger(__name__)
 # A generic JSON-object grammar, for a schema llama.cpp's converter cannot handle.
 _ANY_OBJECT = '{"type": "object"}'
+# The second try of arguments cut off by the token limit: strings and arrays kept short.
+_TIGHT_BOUNDS = (24, 2)
 _CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
     "message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
-
-TextSink = Callable[[str], None]
 
 
 def _import_llama_cpp() -> Any:
@@ -80,8 +82,12 @@ class LlamaCppChatModel:
         temperature: Sampling temperature when the request sets none; 0 is greedy, which
             suits tool calling.
         max_tokens: Tokens of a text answer (and of step 1) when the request sets none.
-        max_argument_tokens: Tokens of a call's arguments (step 2); arguments cut off here
-            are not valid JSON, and the tool loop reports that to the model.
+        max_argument_tokens: Tokens of a call's arguments (step 2). Arguments cut off here
+            are generated once more with every string bounded to 24 characters; cut off
+            again, they are not valid JSON, and the tool loop reports that to the model.
+        max_string_length: The longest free string (without its own ``maxLength``, pattern
+            or format) the arguments may hold; it keeps a looping model from running into
+            the token limit.
         chat_template: A Jinja chat template; defaults to the GGUF's, else ChatML.
         instructions: The tools section of the system prompt (with a ``{tools}`` field).
         tool_role: The chat role of tool results (``"user"`` for templates without one).
@@ -110,7 +116,8 @@ class LlamaCppChatModel:
         seed: int = 0,
         temperature: float = 0.0,
         max_tokens: int = 512,
-        max_argument_tokens: int = 256,
+        max_argument_tokens: int = 384,
+        max_string_length: int = 160,
         chat_template: str | None = None,
         instructions: str = DEFAULT_INSTRUCTIONS,
         tool_role: str = "tool",
@@ -124,6 +131,7 @@ class LlamaCppChatModel:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.max_argument_tokens = max_argument_tokens
+        self.max_string_length = max_string_length
         self.instructions = instructions
         self.tool_role = tool_role
         self.tool_choice = tool_choice
@@ -238,7 +246,7 @@ class LlamaCppChatModel:
                 tool_role=self.tool_role,
             )
             tokens = self._prompt_tokens(llm, messages)
-            run = _Run(llm=llm, sampling=sampling, cancelled=cancelled)
+            run = GenerationRun(llm=llm, sampling=sampling, cancelled=cancelled)
             if not definitions:
                 text, finish = run.complete(tokens, None, limit, on_text, hold_calls=False)
                 return run.response(text, finish), run.streamed
@@ -261,10 +269,15 @@ class LlamaCppChatModel:
                 (opened + ARGUMENTS_PREFIX).encode(), add_bos=False, special=False
             )
             run.prompt_tokens += len(suffix)
-            grammar = self._grammar(llm, _schema_text(definition), gbnf=False)
-            arguments, finish = run.complete(
-                tokens + suffix, grammar, self.max_argument_tokens, None
-            )
+            arguments, finish = "", None
+            for strings, items in ((self.max_string_length, 16), _TIGHT_BOUNDS):
+                schema = _schema_text(definition, strings, items)
+                grammar = self._grammar(llm, schema, gbnf=False)
+                arguments, finish = run.complete(
+                    tokens + suffix, grammar, self.max_argument_tokens, None
+                )
+                if finish != "length":
+                    break
             call = ToolCall(
                 id=f"call_{next(self._ids)}", name=definition.name, arguments=arguments.strip()
             )
@@ -305,76 +318,10 @@ class LlamaCppChatModel:
         return grammar
 
 
-class _Run:
-    """Generation steps of one request, summing their usage."""
-
-    def __init__(self, *, llm: Any, sampling: Mapping[str, Any], cancelled: threading.Event | None):
-        self.llm = llm
-        self.sampling = sampling
-        self.cancelled = cancelled
-        self.prompt_tokens = 0
-        self.completion_tokens = 0
-        self.steps = 0
-        self.streamed = False
-
-    def complete(
-        self,
-        tokens: list[int],
-        grammar: Any,
-        max_tokens: int,
-        on_text: TextSink | None,
-        *,
-        hold_calls: bool = False,
-    ) -> tuple[str, str | None]:
-        """Generate from ``tokens``; returns the text and llama.cpp's finish reason.
-
-        Text goes to ``on_text`` as it comes, unless ``hold_calls`` and it opens a call
-        (starts with ``{``, which the choice grammar keeps answers from doing).
-        """
-        if self.steps == 0:
-            self.prompt_tokens += len(tokens)
-        self.steps += 1
-        parts: list[str] = []
-        finish: str | None = None
-        try:
-            chunks = self.llm.create_completion(
-                prompt=tokens, grammar=grammar, max_tokens=max_tokens, stream=True, **self.sampling
-            )
-            for chunk in chunks:
-                choice = chunk["choices"][0]
-                delta = choice.get("text") or ""
-                if delta:
-                    self.completion_tokens += 1
-                    parts.append(delta)
-                    if on_text is not None and not (hold_calls and parts[0].startswith("{")):
-                        on_text(delta)
-                        self.streamed = True
-                finish = choice.get("finish_reason") or finish
-                if self.cancelled is not None and self.cancelled.is_set():
-                    chunks.close()
-                    break
-        except ValueError as exc:  # e.g. "Requested tokens exceed context window"
-            raise ModelError(f"llama.cpp could not generate: {exc}") from exc
-        return "".join(parts), finish
-
-    def response(
-        self, text: str | None, finish_reason: str | None, call: ToolCall | None = None
-    ) -> ChatResponse:
-        usage = Usage(
-            prompt_tokens=self.prompt_tokens,
-            completion_tokens=self.completion_tokens,
-            total_tokens=self.prompt_tokens + self.completion_tokens,
-        )
-        message = AssistantMessage(text=text, tool_calls=(call,) if call else ())
-        return ChatResponse(
-            generations=(Generation(message=message, finish_reason=finish_reason),),
-            usage=usage,
-            metadata={"decode_steps": self.steps},
-        )
-
-
-def _schema_text(definition: ToolDefinition) -> str:
-    schema = {k: v for k, v in definition.input_schema.items() if k != "$schema"}
+def _schema_text(definition: ToolDefinition, max_string_length: int, max_items: int) -> str:
+    schema = bounded_schema(
+        definition.input_schema, max_string_length=max_string_length, max_items=max_items
+    )
     return json.dumps(schema, sort_keys=True)
 
 

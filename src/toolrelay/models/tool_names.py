@@ -9,12 +9,15 @@ model wrote it; the execution layer answers it with "unknown tool" feedback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from toolrelay.tools.base import Tool, ToolDefinition
-from toolrelay.tools.names import provider_safe_name
+from toolrelay.tools.names import MAX_NAME_LENGTH, is_provider_safe, provider_safe_name
 
 __all__ = ["ToolNameMap"]
+
+_UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
 
 
 class ToolNameMap:
@@ -53,8 +56,16 @@ class ToolNameMap:
 
     @staticmethod
     def to_provider(name: str) -> str:
-        """The name sent to the provider."""
-        return provider_safe_name(name)
+        """The name sent to the provider.
+
+        Names of the request's tools are valid already; a name a model made up (sent back in
+        the history) could break the provider's name pattern and fail the whole request, so
+        characters outside it become ``_`` and the name is cut at 64 characters.
+        """
+        safe = provider_safe_name(name)
+        if is_provider_safe(safe):
+            return safe
+        return _UNSAFE.sub("_", safe)[:MAX_NAME_LENGTH] or "unnamed_tool"
 
     def to_canonical(self, name: str) -> str:
         """The canonical name of the request's tool called ``name``, else ``name`` itself."""
@@ -62,4 +73,4 @@ class ToolNameMap:
 
     def provider_names(self) -> list[str]:
         """The provider-safe names of the request's tools, in request order."""
-        return [provider_safe_name(d.name) for d in self._definitions]
+        return [self.to_provider(d.name) for d in self._definitions]

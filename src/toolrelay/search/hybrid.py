@@ -10,7 +10,8 @@ median 0, and the two are mixed with ``semantic_weight``. Unlike rank fusion, th
 *much* better the leader is, which matters when one side is sure and the other is not.
 Reciprocal rank fusion is available as ``fusion="rrf"``.
 
-Scores are in [0, 1] for the score fusion (about 1 for a tool that both sides rank first).
+Scores are in [0, 1] for the score fusion (1 for a tool that both sides rank first); tools
+that neither side favours score 0 and do not match.
 """
 
 from __future__ import annotations
@@ -96,9 +97,6 @@ class HybridToolIndex(ScoringToolIndex):
         if self.fusion == "rrf":
             return _rrf(lexical, semantic, self.semantic_weight)
         return _score_fusion(lexical, semantic, self.semantic_weight)
-
-    def _matches(self, scores: Scores) -> npt.NDArray[np.bool_]:
-        return np.ones(scores.shape, dtype=np.bool_)
 
 
 def _score_fusion(lexical: Scores, semantic: Scores, weight: float) -> Scores:

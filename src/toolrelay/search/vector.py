@@ -11,8 +11,7 @@ of several sentences is embedded sentence by sentence, and a tool scores its bes
 similarity to any of them (measured: +2 NDCG@10 on StableToolBench's multi-tool requests for
 the hybrid index, no change on single-request benchmarks).
 
-Scores are cosine similarities in [-1, 1]; every tool has one, so every permitted tool
-matches unless ``min_score`` says otherwise.
+Scores are cosine similarities in [-1, 1]; tools with a positive similarity match.
 """
 
 from __future__ import annotations
@@ -95,9 +94,6 @@ class VectorToolIndex(ScoringToolIndex):
             return single
         best: Scores = (matrix @ queries.T).max(axis=1)
         return best
-
-    def _matches(self, scores: Scores) -> npt.NDArray[np.bool_]:
-        return np.ones(scores.shape, dtype=np.bool_)
 
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
         """Normalised embeddings of ``query``: one row, or one per sentence (see

@@ -6,12 +6,16 @@ over streamable HTTP in a thread.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
 import anyio
+from mcp.server import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.runner import serve_loop
+from mcp.server.stdio import stdio_server
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -50,6 +54,11 @@ def build_server(name: str = "demo") -> MCPServer:
         return {"meta": seen, "note": note}
 
     @server.tool()
+    async def protocol(ctx: Context) -> str:
+        """The protocol version of this connection."""
+        return ctx.request_context.protocol_version
+
+    @server.tool()
     def fail(reason: str) -> str:
         """Always fails with the given reason."""
         raise ToolError(reason)
@@ -75,10 +84,8 @@ def build_server(name: str = "demo") -> MCPServer:
 
         server.add_tool(multiply, name=tool_name)
         await ctx.notify_tools_changed()  # 2026-07-28 connections: subscriptions/listen
-        try:
-            await ctx.session.send_tool_list_changed()  # older connections: a notification
-        except Exception:
-            pass
+        with contextlib.suppress(Exception):  # older connections: a notification
+            await ctx.session.send_tool_list_changed()
         return f"added {tool_name}"
 
     for long_name in (LONG_A, LONG_B):
@@ -96,5 +103,17 @@ def build_server(name: str = "demo") -> MCPServer:
     return server
 
 
+async def run_handshake_era(server: MCPServer) -> None:
+    """Serve stdio like a server from before 2026: the initialize handshake only."""
+    lowlevel = server._lowlevel_server
+    options = lowlevel.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with stdio_server() as (read, write), lowlevel.lifespan(lowlevel) as state:
+        await serve_loop(lowlevel, read, write, lifespan_state=state, init_options=options)
+
+
 if __name__ == "__main__":
-    build_server(os.environ.get("DEMO_SERVER_NAME", "demo")).run()
+    demo = build_server(os.environ.get("DEMO_SERVER_NAME", "demo"))
+    if os.environ.get("DEMO_SERVER_LEGACY") == "1":
+        anyio.run(run_handshake_era, demo)
+    else:
+        demo.run()

@@ -1,0 +1,110 @@
+"""Toolrelay tools served over MCP, checked with the official client (in process)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Literal
+
+import pytest
+from http_thread import serve_app
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from toolrelay.exceptions import ToolExecutionError
+from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpToolset, tool_info, tools_server
+from toolrelay.mcp.annotations import REQUIRES_APPROVAL_META
+from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, ToolMetadata, as_tools, tool
+
+
+@tool(name="orders.cancel", destructive=True, requires_approval=True)
+def cancel_order(order_id: str, reason: Literal["customer", "fraud"] = "customer") -> str:
+    """Cancel an order that has not shipped yet.
+
+    Args:
+        order_id: The order, e.g. "O-1".
+        reason: Why it is cancelled.
+    """
+    return f"cancelled {order_id} ({reason})"
+
+
+@tool(name="whoami", read_only=True)
+def whoami(context: ToolContext) -> dict[str, object]:
+    """Who is calling, from the tool context."""
+    return {"tenant": context.tenant_id, "user": context.user_id}
+
+
+@tool
+def explode() -> str:
+    """Always fails."""
+    raise ToolExecutionError("explode", "the warehouse is on fire")
+
+
+async def crawl() -> str:
+    """Takes too long."""
+    await asyncio.sleep(30)
+    return "late"
+
+
+def catalog() -> ToolCatalog:
+    slow = FunctionTool.from_function(crawl, metadata=ToolMetadata(timeout=0.2))
+    return ToolCatalog(as_tools(cancel_order, whoami, explode, slow))
+
+
+def test_tools_are_listed_as_toolrelay_defines_them() -> None:
+    cancel = FunctionTool.from_function(cancel_order)
+    info = tool_info(cancel)
+    assert info.name == "orders.cancel"
+    assert info.description == cancel.definition.description
+    assert info.input_schema == dict(cancel.definition.input_schema)
+    assert info.annotations is not None
+    assert (info.annotations.read_only_hint, info.annotations.destructive_hint) == (False, True)
+    assert info.meta == {REQUIRES_APPROVAL_META: True}
+
+
+async def test_list_and_call_with_the_official_client() -> None:
+    server = tools_server(catalog(), name="shop")
+    async with Client(server) as client:
+        listed = await client.list_tools()
+        assert [t.name for t in listed.tools] == ["orders.cancel", "whoami", "explode", "crawl"]
+        result = await client.call_tool("orders.cancel", {"order_id": "O-1"})
+        assert (result.is_error, result.content[0].text) == (False, "cancelled O-1 (customer)")  # type: ignore[union-attr]
+
+
+async def test_meta_becomes_the_tool_context_and_fixed_entries_win() -> None:
+    server = tools_server(catalog(), context={"tenant_id": "acme"})
+    async with Client(server) as client:
+        result = await client.call_tool("whoami", {}, meta={"tenant_id": "forged", "user_id": "u1"})
+    assert json.loads(result.content[0].text) == {"tenant": "acme", "user": "u1"}  # type: ignore[union-attr]
+
+
+async def test_failures_are_error_results() -> None:
+    async with Client(tools_server(catalog())) as client:
+        bad = await client.call_tool("orders.cancel", {"reason": "boredom"})
+        failed = await client.call_tool("explode", {})
+        slow = await client.call_tool("crawl", {})
+        with pytest.raises(MCPError, match="Unknown tool"):
+            await client.call_tool("nope", {})
+    assert bad.is_error
+    text = bad.content[0].text  # type: ignore[union-attr]
+    assert "order_id: Field required" in text
+    assert "reason:" in text
+    assert (failed.is_error, failed.content[0].text) == (True, "the warehouse is on fire")  # type: ignore[union-attr]
+    assert slow.is_error
+    assert "timed out after 0.2 s" in slow.content[0].text  # type: ignore[union-attr]
+
+
+async def test_a_toolset_reads_served_tools_back_unchanged() -> None:
+    with serve_app(tools_server(catalog(), name="shop").streamable_http_app()) as url:
+        async with McpToolset(McpServerConfig(name="shop", url=url, prefix="")) as toolset:
+            cancel = toolset.catalog.get("orders.cancel")
+            assert cancel is not None
+            original = FunctionTool.from_function(cancel_order)
+            assert cancel.definition == original.definition
+            assert cancel.metadata.destructive is True
+            assert cancel.metadata.requires_approval is True
+            assert cancel.metadata.extra[IDEMPOTENT] is False
+            whoami_tool = toolset.catalog.get("whoami")
+            assert whoami_tool is not None
+            answer = await whoami_tool.call("{}", ToolContext(tenant_id="t1", user_id="u2"))
+            assert json.loads(answer) == {"tenant": "t1", "user": "u2"}
