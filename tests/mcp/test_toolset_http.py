@@ -10,7 +10,7 @@ import pytest
 from demo_server import build_server
 from http_thread import serve_app
 
-from toolrelay.exceptions import DuplicateToolError
+from toolrelay.exceptions import DuplicateToolError, ToolArgumentError, ToolExecutionError
 from toolrelay.mcp import McpServerConfig, McpToolset
 from toolrelay.tools import ToolContext
 
@@ -26,6 +26,12 @@ async def test_listing_calling_and_context_over_http(http_url: str) -> None:
         assert echo is not None
         answer = json.loads(await echo.call("", ToolContext(tenant_id="t9")))
         assert answer["meta"] == {"tenant_id": "t9"}
+        fail = toolset.catalog.get("web.fail")
+        assert fail is not None
+        with pytest.raises(ToolExecutionError, match="out of stock"):
+            await fail.call('{"reason": "out of stock"}')
+        with pytest.raises(ToolArgumentError, match="b: Field required"):
+            await add.call('{"a": 1}')
 
 
 async def test_a_list_change_refreshes_the_toolset(http_url: str) -> None:

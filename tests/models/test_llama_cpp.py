@@ -69,7 +69,10 @@ ADD = FunctionTool.from_function(add)
 
 @pytest.fixture(scope="module")
 def model() -> LlamaCppChatModel:
-    return LlamaCppChatModel.smollm2(n_ctx=2048, n_threads=2, max_tokens=48, max_argument_tokens=96)
+    # Small budgets keep the suite fast; the bounds still make every call complete.
+    return LlamaCppChatModel.smollm2(
+        n_ctx=2048, n_threads=2, max_tokens=32, max_argument_tokens=96, max_string_length=32
+    )
 
 
 def prompt(text: str, *tools: Tool, **options: Any) -> Prompt:

@@ -165,9 +165,9 @@ def chat_command(
             if _turn(runner, pipeline, console, text):
                 everything.extend(pipeline.recorder.rounds)
     if everything:
+        plural = "s" if turns != 1 else ""
         console.print(
-            Text(f"{turns} turn{'s' if turns != 1 else ''}, " + TokenTotals(everything).line()),
-            style="dim",
+            Text(f"{turns} turn{plural}, {TokenTotals.of(everything).line()}"), style="dim"
         )
 
 
@@ -226,5 +226,5 @@ def _turn(runner: asyncio.Runner, pipeline: Pipeline, console: Console, text: st
         return False
     console.rule(Text("answer", style="bold"), align="left")
     console.print(Text(response.content() or "(no text)"))
-    console.print(Text(TokenTotals(pipeline.recorder.rounds).line(), style="dim"))
+    console.print(Text(TokenTotals.of(pipeline.recorder.rounds).line(), style="dim"))
     return True

@@ -279,7 +279,7 @@ def _footer(
     console.print(Text(answer or "(no text)"))
     console.print()
     console.print(token_table(rounds, catalog_size))
-    console.print(Text(TokenTotals(rounds).line(), style="bold"))
+    console.print(Text(TokenTotals.of(rounds).line(), style="bold"))
     console.print()
     table = Table(title="Required tools", title_justify="left")
     table.add_column("Tool", style="bold")
@@ -312,7 +312,7 @@ def _as_json(
     answer: str,
     checks: list[RequiredTool],
 ) -> dict[str, Any]:
-    totals = TokenTotals(rounds)
+    totals = TokenTotals.of(rounds)
     return {
         "task": demo.task,
         "catalog": {"path": str(demo.path), "tools": len(demo.catalog)},

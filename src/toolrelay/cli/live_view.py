@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -22,7 +23,7 @@ from toolrelay.execution import ToolCallOutcome
 from toolrelay.search.base import SearchResponse
 from toolrelay.tools.names import provider_safe_name
 
-__all__ = ["LiveView", "TokenTotals", "rounds_json", "shorten", "token_table", "token_totals"]
+__all__ = ["LiveView", "TokenTotals", "rounds_json", "shorten", "token_table"]
 
 _RESULT_CHARS = 160
 _ARGUMENT_CHARS = 240
@@ -123,6 +124,7 @@ def _result_text(outcome: ToolCallOutcome) -> Text:
 # --- tokens --------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
 class TokenTotals:
     """Token sums over requests.
 
@@ -132,10 +134,18 @@ class TokenTotals:
         without_search: Tokens had every request carried every catalog tool.
     """
 
-    def __init__(self, rounds: Sequence[RoundRecord]) -> None:
-        self.requests = len(rounds)
-        self.sent = sum(r.tokens.sent for r in rounds)
-        self.without_search = sum(r.tokens.without_search for r in rounds)
+    requests: int
+    sent: int
+    without_search: int
+
+    @classmethod
+    def of(cls, rounds: Sequence[RoundRecord]) -> TokenTotals:
+        """The sums over ``rounds``."""
+        return cls(
+            requests=len(rounds),
+            sent=sum(r.tokens.sent for r in rounds),
+            without_search=sum(r.tokens.without_search for r in rounds),
+        )
 
     @property
     def saved(self) -> int:
@@ -153,11 +163,6 @@ class TokenTotals:
             f"{self.requests} request{'s' if self.requests != 1 else ''}: {self.sent:,} tokens "
             f"sent; {self.without_search:,} with every tool; {self.saved_percent:.1f}% saved"
         )
-
-
-def token_totals(rounds: Sequence[RoundRecord]) -> TokenTotals:
-    """The sums of ``rounds``."""
-    return TokenTotals(rounds)
 
 
 def token_table(rounds: Sequence[RoundRecord], catalog_size: int) -> Table:
@@ -189,7 +194,7 @@ def token_table(rounds: Sequence[RoundRecord], catalog_size: int) -> Table:
             f"{tokens.without_search:,}",
             _percent(tokens.without_search - tokens.sent, tokens.without_search),
         )
-    totals = TokenTotals(rounds)
+    totals = TokenTotals.of(rounds)
     table.add_section()
     table.add_row(
         "Total",

@@ -20,9 +20,10 @@ turn's counters. It survives a JSON round trip, so another process may continue:
 A resumed turn runs the waiting round again without asking the model: answered calls keep
 their answers, each pending call gets its decision (``Approve()``, ``Approve(arguments=...)``
 or ``Deny(reason)``), a pending call without one is asked about again (and may wait again),
-and the loop goes on as usual. The state carries neither tools nor the tool context: resume
-with the same tools and interceptors, the same tool context and the same advisor parameters
-(conversation id).
+and the loop goes on as usual. The waiting round's request is rebuilt with the loop's
+``before_call`` hook (so a subclass shows the same tools), but the model is not called for
+it. The state carries neither tools nor the tool context: resume with the same tools and
+interceptors, the same tool context and the same advisor parameters (conversation id).
 """
 
 from __future__ import annotations

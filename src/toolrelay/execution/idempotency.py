@@ -211,30 +211,36 @@ class InMemoryIdempotencyStore:
 
 
 class _KeyLocks:
-    """One lock per key in use, so identical calls of this process run one after the other."""
+    """One lock per key in use, so identical calls of one event loop run one after the other.
+
+    Locks belong to the loop that made them (blocking calls each run on a loop of their
+    own); calls on different loops are kept apart by the store's reservations instead.
+    """
 
     def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._locks: dict[tuple[int, str], tuple[asyncio.Lock, int]] = {}
 
     async def acquire(self, key: str) -> None:
-        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
-        self._locks[key] = (lock, users + 1)
+        slot = (id(asyncio.get_running_loop()), key)
+        lock, users = self._locks.get(slot, (asyncio.Lock(), 0))
+        self._locks[slot] = (lock, users + 1)
         try:
             await lock.acquire()
         except BaseException:
-            self._drop(key)
+            self._drop(slot)
             raise
 
     def release(self, key: str) -> None:
-        self._locks[key][0].release()
-        self._drop(key)
+        slot = (id(asyncio.get_running_loop()), key)
+        self._locks[slot][0].release()
+        self._drop(slot)
 
-    def _drop(self, key: str) -> None:
-        lock, users = self._locks[key]
+    def _drop(self, slot: tuple[int, str]) -> None:
+        lock, users = self._locks[slot]
         if users == 1:
-            del self._locks[key]  # keyed by arguments: keeping every lock would leak
+            del self._locks[slot]  # keyed by arguments: keeping every lock would leak
         else:
-            self._locks[key] = (lock, users - 1)
+            self._locks[slot] = (lock, users - 1)
 
 
 class IdempotencyInterceptor:
@@ -268,10 +274,9 @@ class IdempotencyInterceptor:
 
     async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         """Replay the recorded result, or run the call and record a successful result."""
-        try:
-            key = idempotency_key(invocation.tool, invocation.arguments.values, invocation.context)
-        except Exception as exc:
-            return _unkeyable(invocation, exc)
+        key = _key_or_answer(invocation)
+        if isinstance(key, ToolCallOutcome):
+            return key
         if key is None:
             return await proceed(invocation)
         return await self._keyed(key, invocation, proceed)
@@ -288,10 +293,9 @@ class IdempotencyInterceptor:
             """Arguments changed inside the chain (an approval's edit): key them again."""
             nonlocal held, moved
             changed = replace(changed, arguments_check=outer_check)
-            try:
-                new_key = idempotency_key(changed.tool, changed.arguments.values, changed.context)
-            except Exception as exc:
-                return _unkeyable(changed, exc)
+            new_key = _key_or_answer(changed)
+            if isinstance(new_key, ToolCallOutcome):
+                return new_key
             if new_key != key:
                 moved = True  # the run belongs to the new key; this one stays free
                 await self.store.release(key, owner=owner)
@@ -342,6 +346,20 @@ class IdempotencyInterceptor:
             pause = min(pause * 2, 1.0)
 
 
+def _key_or_answer(invocation: ToolInvocation) -> str | ToolCallOutcome | None:
+    """The call's key (``None``: its tool declares none), or the answer when it has none."""
+    try:
+        return idempotency_key(invocation.tool, invocation.arguments.values, invocation.context)
+    except ConfigurationError:
+        raise  # a broken key function is the developer's to fix, not the model's
+    except Exception as exc:
+        text = (
+            f"Tool {invocation.tool_name!r} did not run: its idempotency key could not be "
+            f"derived from the arguments ({type(exc).__name__}: {exc})."
+        )
+        return replace(_answer(invocation, None, text, ToolCallStatus.ERROR), exception=exc)
+
+
 async def _continue(invocation: ToolInvocation, proceed: Proceed) -> ToolCallOutcome:
     """Go on through the next outer arguments check, if any, else to ``proceed``."""
     check: ArgumentsCheck | None = invocation.arguments_check
@@ -367,12 +385,7 @@ def _answer(
 
 
 def _replayed(invocation: ToolInvocation, key: str, result: str) -> ToolCallOutcome:
-    _log.debug(
-        "call %r of %r answered with the result recorded under %r",
-        invocation.call.id,
-        invocation.tool_name,
-        key,
-    )
+    _log.debug("call %r answered with the result recorded under %r", invocation.call.id, key)
     return _answer(invocation, key, result, ToolCallStatus.OK, replayed=True)
 
 
@@ -382,11 +395,3 @@ def _busy(invocation: ToolInvocation, key: str) -> ToolCallOutcome:
         "Call it again later to get its result."
     )
     return _answer(invocation, key, text, ToolCallStatus.ERROR)
-
-
-def _unkeyable(invocation: ToolInvocation, exc: Exception) -> ToolCallOutcome:
-    text = (
-        f"Tool {invocation.tool_name!r} did not run: its idempotency key could not be derived "
-        f"from the arguments ({type(exc).__name__}: {exc})."
-    )
-    return replace(_answer(invocation, None, text, ToolCallStatus.ERROR), exception=exc)

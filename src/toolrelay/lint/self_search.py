@@ -50,6 +50,9 @@ class SelfSearch:
         name_top: The best tools for each name query.
         close: For each description query, the other tools scoring at least
             ``1 - margin`` of the tool's own score, as (position, score ratio), best first.
+        top_counts: For each tool, how many *other* tools' descriptions rank it in their
+            best 3 outright (a place shared by a tie with the 4th does not count: templated
+            descriptions tie on their common words, and catalog order is no merit).
         seconds: Time spent indexing and searching.
     """
 
@@ -60,16 +63,8 @@ class SelfSearch:
     description_top: tuple[tuple[int, ...], ...]
     name_top: tuple[tuple[int, ...], ...]
     close: tuple[tuple[tuple[int, float], ...], ...]
+    top_counts: tuple[int, ...]
     seconds: float
-
-    def top_counts(self) -> list[int]:
-        """For each tool, how many *other* tools' descriptions rank it in their best 3."""
-        counts = [0] * len(self.names)
-        for query, top in enumerate(self.description_top):
-            for position in top:
-                if position != query:
-                    counts[position] += 1
-        return counts
 
     def clusters(self) -> list[tuple[int, ...]]:
         """Groups of mutually confusable tools, largest first, members in catalog order."""
@@ -122,12 +117,20 @@ def search_self(
     description_ranks: list[int | None] = []
     description_top: list[tuple[int, ...]] = []
     close: list[tuple[tuple[int, float], ...]] = []
+    top_counts = [0] * size
     for i, query in enumerate(descriptions):
         scores = _scores(index, query, size)
         rank, top = _rank_and_top(scores, i)
         description_ranks.append(rank)
         description_top.append(top)
         close.append(_close(scores, i, margin) if rank is not None else ())
+        if len(top) == TOP and size > TOP:
+            # The best score below the top 3: a tie with it is no place of one's own.
+            below = float(np.partition(scores, size - TOP - 1)[size - TOP - 1])
+            top = tuple(p for p in top if scores[p] > below)
+        for position in top:
+            if position != i:
+                top_counts[position] += 1
     name_ranks: list[int | None] = []
     name_top: list[tuple[int, ...]] = []
     for i, query in enumerate(name_queries):
@@ -142,6 +145,7 @@ def search_self(
         description_top=tuple(description_top),
         name_top=tuple(name_top),
         close=tuple(close),
+        top_counts=tuple(top_counts),
         seconds=time.perf_counter() - started,
     )
 

@@ -180,14 +180,19 @@ class McpConnection:
             raise McpServerError(
                 self.name, f"MCP server {self.name!r} rejected the call of {name!r}: {exc.message}"
             ) from exc
+        except Exception as exc:  # transport failures (HTTP errors, broken pipes)
+            raise McpServerError(
+                self.name,
+                f"MCP server {self.name!r}: the call of {name!r} failed: {_describe(exc)}",
+            ) from exc
 
     # --- the task that owns the client ----------------------------------------------------
 
     async def _run(self, ready: asyncio.Future[None]) -> None:
         try:
             async with self._client_context() as client:
-                self._client = client
                 self.tools = await self._list_tools(client)
+                self._client = client  # only now: close() cancels a connection still starting
                 ready.set_result(None)
                 async with anyio.create_task_group() as group:
                     group.start_soon(self._watch, client)

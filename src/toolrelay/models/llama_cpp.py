@@ -53,7 +53,9 @@ _INSTALL_HINT = 'install the local extra: pip install "toolrelay[local]"'
 _LOG = logging.getLogger(__name__)
 # A generic JSON-object grammar, for a schema llama.cpp's converter cannot handle.
 _ANY_OBJECT = '{"type": "object"}'
-# The second try of arguments cut off by the token limit: strings and arrays kept short.
+# Arrays in arguments hold at most this many items; a second try of arguments cut off by the
+# token limit keeps strings and arrays shorter still.
+_MAX_ITEMS = 8
 _TIGHT_BOUNDS = (24, 2)
 _CHATML = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + "
@@ -270,7 +272,7 @@ class LlamaCppChatModel:
             )
             run.prompt_tokens += len(suffix)
             arguments, finish = "", None
-            for strings, items in ((self.max_string_length, 16), _TIGHT_BOUNDS):
+            for strings, items in ((self.max_string_length, _MAX_ITEMS), _TIGHT_BOUNDS):
                 schema = _schema_text(definition, strings, items)
                 grammar = self._grammar(llm, schema, gbnf=False)
                 arguments, finish = run.complete(

@@ -65,8 +65,10 @@ def summarize(description: str, limit: int = 160) -> str:
     first = _SPACES.sub(" ", first)
     if len(first) <= limit:
         return first
-    cut = first[: limit - 1].rsplit(" ", 1)[0]
-    return cut + "…"
+    cut = first[: limit - 1]
+    if first[limit - 1] != " " and " " in cut:
+        cut = cut.rsplit(" ", 1)[0]  # do not end on half a word
+    return cut.rstrip() + "…"
 
 
 def dotted_categories(name: str) -> tuple[str, ...]:

@@ -96,7 +96,11 @@ class SentenceTransformerEmbedder:
         prefix = self.query_prefix if kind == "query" else self.document_prefix
         batch = [prefix + t for t in texts]
         if not batch:
-            dim = int(model.get_sentence_embedding_dimension() or 0)
+            # Renamed in sentence-transformers 6; the old name still works, with a warning.
+            dimension = getattr(model, "get_embedding_dimension", None)
+            if dimension is None:
+                dimension = model.get_sentence_embedding_dimension
+            dim = int(dimension() or 0)
             return np.zeros((0, dim), dtype=np.float32)
         vectors = model.encode(
             batch,
@@ -112,14 +116,14 @@ class SentenceTransformerEmbedder:
             return self._model
         with self._lock:
             if self._model is None:
+                if not self.model_path.is_dir():
+                    raise ConfigurationError(f"no model directory at {self.model_path}")
                 try:
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:
                     raise ConfigurationError(
                         f"sentence-transformers is not installed; {_INSTALL_HINT}"
                     ) from exc
-                if not self.model_path.is_dir():
-                    raise ConfigurationError(f"no model directory at {self.model_path}")
                 # A local path never touches the network; the hub is not consulted.
                 model = SentenceTransformer(str(self.model_path), device=self.device)
                 if self.max_seq_length is not None:

@@ -171,4 +171,5 @@ def _normalized(vectors: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
         raise ConfigurationError(f"an embedder returned an array of shape {array.shape}")
     norms = np.linalg.norm(array, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return array / norms
+    normalized: npt.NDArray[np.float32] = (array / norms).astype(np.float32, copy=False)
+    return normalized

@@ -77,7 +77,7 @@ def _dominating(ctx: LintContext) -> Iterator[Finding]:
     if others < 1:
         return
     limits = ctx.thresholds
-    for i, count in enumerate(found.top_counts()):
+    for i, count in enumerate(found.top_counts):
         share = count / others
         if count >= limits.dominance_min and share >= limits.dominance_share:
             length = len(ctx.unique[i].definition.description)

@@ -66,8 +66,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 DESTRUCTIVE_WITHOUT_APPROVAL,
                 name,
                 "destructive, yet the model alone decides to run it",
-                'set requires_approval=True (JSON: _meta {"toolrelay/requires_approval": '
-                "true}), or disable this rule for the tool if it is safe to run unattended",
+                'set requires_approval=True (JSON: _meta {"toolrelay/requires_approval": true})',
             )
         if _declared(target):
             continue
@@ -78,8 +77,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             UNMARKED,
             name,
             f"{verb!r} says it changes something, but no side effects are declared",
-            "declare them: @tool(destructive=True, requires_approval=True) for irreversible "
-            "changes, requires_approval=True for changes a person should confirm, "
-            "read_only=True if it changes nothing (JSON: annotations {readOnlyHint, "
-            "destructiveHint})",
+            "declare it: destructive=True (and requires_approval=True) if irreversible, "
+            "requires_approval=True if a person should confirm, read_only=True if it changes "
+            "nothing (JSON: annotations readOnlyHint / destructiveHint)",
         )

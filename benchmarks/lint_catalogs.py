@@ -1,0 +1,230 @@
+"""``toolrelay lint`` on the benchmark catalogs: what it finds, and how long it takes.
+
+Lints the three English benchmark catalogs (BFCL, StableToolBench, RestBench; from
+``benchmarks/data``, else ``/work/shared/data``), the ``examples/refund_desk`` catalog, and
+all three benchmark catalogs pooled into one catalog of about 5,000 tools (the first tool of
+each name kept), which is the size the timing target is set for.
+
+For each catalog and index (``bm25`` always; ``hybrid`` when the embeddings extra is
+installed and ``--index`` asks for it) it records the findings per severity and per rule,
+the largest confusable clusters, the least retrievable tools, the token costs, and the time
+taken (wall clock and process CPU). The hybrid index is run twice: the first run embeds
+whatever the disk cache lacks, the second shows the time with every vector cached.
+
+Run: ``python benchmarks/lint_catalogs.py [--index bm25,hybrid] [--only NAME ...]``. Writes
+``benchmarks/results/lint_catalogs.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from toolrelay.cli.catalogs import load_catalog
+from toolrelay.cli.lint import lint_targets
+from toolrelay.lint import LintReport, LintTarget, lint
+from toolrelay.search.embedders import embeddings_available
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+DATA = [ROOT / "benchmarks" / "data", Path("/work/shared/data")]
+BENCHMARKS = ("bfcl", "stabletoolbench", "restbench")
+CLUSTERS_SHOWN = 5
+MEMBERS_SHOWN = 6
+LEAST_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class Catalog:
+    name: str
+    source: str
+    targets: list[LintTarget]
+
+
+def dataset(name: str) -> Path:
+    for folder in DATA:
+        if (folder / name / "tools.jsonl").is_file():
+            return folder / name
+    raise SystemExit(f"no tools.jsonl for {name} under {', '.join(map(str, DATA))}")
+
+
+def catalogs(only: set[str] | None) -> list[Catalog]:
+    found: list[Catalog] = []
+    for name in BENCHMARKS:
+        path = dataset(name)
+        found.append(
+            Catalog(
+                name,
+                str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
+                lint_targets(load_catalog(str(path))),
+            )
+        )
+    refund = ROOT / "examples" / "refund_desk"
+    found.append(
+        Catalog("refund_desk", "examples/refund_desk", lint_targets(load_catalog(str(refund))))
+    )
+    pooled: dict[str, LintTarget] = {}
+    for catalog in found[: len(BENCHMARKS)]:
+        for target in catalog.targets:
+            pooled.setdefault(target.name, target)
+    found.append(Catalog("pooled", "bfcl + stabletoolbench + restbench", list(pooled.values())))
+    return [c for c in found if only is None or c.name in only]
+
+
+def run(catalog: Catalog, index: str) -> tuple[LintReport, float, float]:
+    cpu, wall = time.process_time(), time.perf_counter()
+    report = lint(catalog.targets, index=index, catalog=catalog.name)  # type: ignore[arg-type]
+    return report, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def summarise(
+    catalog: Catalog, index: str, report: LintReport, wall: float, cpu: float, note: str
+) -> dict[str, Any]:
+    retrieval = report.retrieval
+    assert retrieval is not None
+    return {
+        "catalog": catalog.name,
+        "source": catalog.source,
+        "index": index,
+        "run": note,
+        "tools": report.tools,
+        "seconds": round(wall, 2),
+        "cpu_seconds": round(cpu, 2),
+        "retrieval_seconds": round(retrieval.seconds, 2),
+        "summary": dict(report.to_dict()["summary"]),
+        "rules": report.counts_by_rule(),
+        "tokens": {
+            "total": report.cost.total,
+            "mean": round(report.cost.mean, 1),
+            "largest": [{"name": n, "tokens": t} for n, t in report.cost.largest[:5]],
+        },
+        "found_in_top_5": {
+            "description": round(retrieval.found_within(5), 4),
+            "name": round(retrieval.found_within(5, by="name"), 4),
+        },
+        "clusters": {
+            "count": len(retrieval.clusters),
+            "tools": sum(len(c) for c in retrieval.clusters),
+            "largest": [list(c) for c in retrieval.clusters[:CLUSTERS_SHOWN]],
+        },
+        "least_retrievable": [
+            {"name": t.name, "description_rank": t.description_rank, "name_rank": t.name_rank}
+            for t in retrieval.least_retrievable(LEAST_SHOWN)
+        ],
+    }
+
+
+def markdown(rows: list[dict[str, Any]], machine: dict[str, Any]) -> str:
+    lines = [
+        "# `toolrelay lint` on the benchmark catalogs",
+        "",
+        f"Python {machine['python']} on {machine['platform']} ({machine['cpus']} CPUs, "
+        f"load average {machine['load_average']} at start). Time = the whole `lint()` call "
+        "(token counts, every rule, indexing, and two self-searches per tool); CPU = process "
+        "CPU time. `pooled` is the three benchmark catalogs in one (first tool of each name). "
+        "The hybrid index runs twice: "
+        "`cold` embeds what the disk cache lacks, `cached` finds every vector cached.",
+        "",
+        "| catalog | tools | index | run | time (s) | CPU (s) | errors | warnings | info "
+        "| tokens (all tools) | top-5 by description | top-5 by name | clusters (tools) |",
+        "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        s = r["summary"]
+        lines.append(
+            f"| {r['catalog']} | {r['tools']:,} | {r['index']} | {r['run']} | {r['seconds']:.2f} | "
+            f"{r['cpu_seconds']:.2f} | {s['error']:,} | {s['warning']:,} | {s['info']:,} | "
+            f"{r['tokens']['total']:,} | {r['found_in_top_5']['description']:.1%} | "
+            f"{r['found_in_top_5']['name']:.1%} | "
+            f"{r['clusters']['count']:,} ({r['clusters']['tools']:,}) |"
+        )
+    chosen = [r for r in rows if r["index"] == "bm25" and r["catalog"] != "pooled"]
+    chosen += [
+        r
+        for r in rows
+        if r["index"] == "hybrid" and r["run"] == "cached" and r["catalog"] != "pooled"
+    ]
+    rules = sorted({rule for r in chosen for rule in r["rules"]})
+    lines += [
+        "",
+        "## Findings per rule",
+        "",
+        "| rule | " + " | ".join(f"{r['catalog']} ({r['index']})" for r in chosen) + " |",
+        "|---|" + "---:|" * len(chosen),
+    ]
+    for rule in rules:
+        lines.append(
+            f"| `{rule}` | " + " | ".join(f"{r['rules'].get(rule, 0):,}" for r in chosen) + " |"
+        )
+    for r in chosen:
+        lines += ["", f"## {r['catalog']} ({r['index']})", ""]
+        if r["clusters"]["largest"]:
+            lines.append("Largest confusable clusters:")
+            lines.append("")
+            for cluster in r["clusters"]["largest"]:
+                more = len(cluster) - MEMBERS_SHOWN
+                shown = ", ".join(f"`{n}`" for n in cluster[:MEMBERS_SHOWN])
+                lines.append(
+                    f"- {len(cluster)} tools: {shown}" + (f" (+{more} more)" if more > 0 else "")
+                )
+        else:
+            lines.append("No confusable clusters.")
+        lines += ["", "Least retrievable (rank for its own description / for its name words):", ""]
+        for t in r["least_retrievable"]:
+            d = t["description_rank"] if t["description_rank"] is not None else "not found"
+            n = t["name_rank"] if t["name_rank"] is not None else "not found"
+            lines.append(f"- `{t['name']}`: {d} / {n}")
+        largest = ", ".join(f"`{x['name']}` {x['tokens']:,}" for x in r["tokens"]["largest"][:3])
+        lines += [
+            "",
+            f"Tokens: {r['tokens']['total']:,} for all tools "
+            f"(mean {r['tokens']['mean']:,.0f}); largest: {largest}.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--index", default="bm25,hybrid", help="Comma-separated: bm25, hybrid.")
+    parser.add_argument("--only", nargs="*", help="Catalog names to run (default: all).")
+    args = parser.parse_args()
+    indexes = [i.strip() for i in args.index.split(",") if i.strip()]
+    if "hybrid" in indexes and not embeddings_available():
+        print("embeddings extra not installed: hybrid skipped", file=sys.stderr)
+        indexes.remove("hybrid")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    machine = {
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "cpus": os.cpu_count(),
+        "load_average": round(load, 2),
+    }
+    rows: list[dict[str, Any]] = []
+    for catalog in catalogs(set(args.only) if args.only else None):
+        for index in indexes:
+            notes = ["cold", "cached"] if index == "hybrid" else ["-"]
+            for note in notes:
+                report, wall, cpu = run(catalog, index)
+                row = summarise(catalog, index, report, wall, cpu, note)
+                rows.append(row)
+                print(
+                    f"{catalog.name:>16} {index:>6} {note:>6}: {report.summary()}", file=sys.stderr
+                )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "lint_catalogs.json").write_text(
+        json.dumps({"machine": machine, "runs": rows}, indent=2) + "\n", encoding="utf-8"
+    )
+    (RESULTS / "lint_catalogs.md").write_text(markdown(rows, machine), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

