@@ -156,16 +156,12 @@ def run(names: Sequence[str], with_peers: bool) -> dict[str, Any]:
         dataset = load_dataset(DATA / name)
         print(f"{name}: {len(dataset.tools)} tools, {len(dataset.queries)} queries", flush=True)
         systems: dict[str, Any] = {}
-        jobs: list[tuple[str, str, Callable[[], tuple[Rankings, float, float]]]] = [
-            (label, "ours", lambda make=make: rank_with_index(make(), dataset))
-            for label, make in ours.items()
-        ]
-        jobs += [
-            (label, "peer", lambda f=factory: rank_with_peer(f, dataset))
-            for label, factory in peers.items()
-        ]
-        for label, kind, job in jobs:
-            rankings, build_s, search_ms = job()
+        labels = [(label, "ours") for label in ours] + [(label, "peer") for label in peers]
+        for label, kind in labels:
+            if kind == "ours":
+                rankings, build_s, search_ms = rank_with_index(ours[label](), dataset)
+            else:
+                rankings, build_s, search_ms = rank_with_peer(peers[label], dataset)
             entry: dict[str, Any] = {
                 "kind": kind,
                 "build_s": round(build_s, 2),

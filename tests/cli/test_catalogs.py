@@ -250,7 +250,7 @@ def test_attribute_selects_a_factory_catalog_or_tool(tmp_path: Path) -> None:
 
         CATALOG = ToolCatalog(as_tools(cancel))
     """)
-    path = _module(tmp_path, "attrs", source)
+    path = _module(tmp_path, "attribute_tools", source)
     names = lambda spec: [d.name for d in load_catalog(spec).definitions()]  # noqa: E731
     assert names(f"{path}:only_weather") == ["get_weather"]
     assert names(f"{path}:CATALOG") == ["orders.cancel"]

@@ -27,7 +27,10 @@ def names(index: BM25ToolIndex, query: str, k: int = 5) -> list[str]:
     [
         ("weather in Paris", ["get_weather", "get_forecast"]),
         ("refund a failed payment", ["refund.find_failed_orders", "refund.issueRefund"]),
-        ("send a message by email", ["send_email", "refund.find_failed_orders", "shop_search_orders"]),
+        (
+            "send a message by email",
+            ["send_email", "refund.find_failed_orders", "shop_search_orders"],
+        ),
         # stemming: "forecasts" finds "forecast"; the enum value "euro"/"EUR" does not match
         ("forecasts", ["get_forecast"]),
         # parameter enum values are indexed
@@ -64,9 +67,20 @@ def test_terms_of_a_tool() -> None:
     index = BM25ToolIndex(name_boost=2, tokenizer=Tokenizer(stem=False))
     text = tool_text(CATALOG[7])  # convert_currency
     assert index.terms_of(text) == [
-        "convert", "currency", "convert", "currency",
-        "convert", "amount", "money", "between", "currencies",
-        "amount", "target", "usd", "eur", "jpy",
+        "convert",
+        "currency",
+        "convert",
+        "currency",
+        "convert",
+        "amount",
+        "money",
+        "between",
+        "currencies",
+        "amount",
+        "target",
+        "usd",
+        "eur",
+        "jpy",
     ]
 
 

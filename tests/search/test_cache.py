@@ -15,7 +15,7 @@ def test_round_trip_count_and_clear(cache: EmbeddingCache) -> None:
     vectors = {f"k{i}": np.full(3, i, dtype=np.float32) for i in range(1200)}
     cache.put_many("m1", vectors)
     cache.put_many("m2", {"other": np.ones(2, dtype=np.float32)})
-    found = cache.get_many(sorted(vectors) + ["missing"])
+    found = cache.get_many([*sorted(vectors), "missing"])
     assert len(found) == 1200
     assert np.array_equal(found["k7"], np.full(3, 7, dtype=np.float32))
     assert cache.count() == 1201
@@ -29,7 +29,17 @@ def test_round_trip_count_and_clear(cache: EmbeddingCache) -> None:
 def test_keys_depend_on_model_kind_and_text() -> None:
     base = embedding_key("m", "document", "text")
     assert embedding_key("m", "document", "text") == base
-    assert len({base, embedding_key("m2", "document", "text"), embedding_key("m", "query", "text"), embedding_key("m", "document", "text2")}) == 4
+    assert (
+        len(
+            {
+                base,
+                embedding_key("m2", "document", "text"),
+                embedding_key("m", "query", "text"),
+                embedding_key("m", "document", "text2"),
+            }
+        )
+        == 4
+    )
     assert embedding_key("ab", "c", "d") != embedding_key("a", "bc", "d")
 
 

@@ -25,8 +25,7 @@ def test_fingerprint_ignores_order_and_sees_every_change() -> None:
         name=first.name, description=first.description, input_schema={"type": "object"}
     )
     changed = {
-        catalog_fingerprint([variant, *CATALOG[1:]])
-        for variant in (renamed, described, reschemed)
+        catalog_fingerprint([variant, *CATALOG[1:]]) for variant in (renamed, described, reschemed)
     }
     assert base not in changed
     assert len(changed) == 3
@@ -72,7 +71,9 @@ def test_tool_text_splits_names_and_reads_nested_parameters() -> None:
     )
     text = tool_text(definition)
     assert text.name_words == "refund issue refund"
-    assert text.parameters == "order id The order reason damaged late address post code ZIP items sku"
+    assert (
+        text.parameters == "order id The order reason damaged late address post code ZIP items sku"
+    )
     assert text.passage() == (
         "refund issue refund: Refund an order. Parameters: " + text.parameters
     )

@@ -81,7 +81,11 @@ def test_evaluate_indexes_the_catalog_and_searches_it() -> None:
     index = BM25ToolIndex()
     queries = [
         EvalQuery(id="a", query="weather in Paris", relevant=("get_weather",)),
-        EvalQuery(id="b", query="refund a failed payment", relevant=("refund.find_failed_orders", "refund.issueRefund")),
+        EvalQuery(
+            id="b",
+            query="refund a failed payment",
+            relevant=("refund.find_failed_orders", "refund.issueRefund"),
+        ),
     ]
     report = evaluate(index, CATALOG, queries)
     assert index.names

@@ -20,7 +20,10 @@ def tool(name: str, *required: str) -> ToolDefinition:
 
 def links_of(*definitions: ToolDefinition) -> set[tuple[str, str]]:
     consumers, providers = prerequisite_links(definitions)
-    return {(definitions[c].name, definitions[p].name) for c, p in zip(consumers, providers, strict=True)}
+    return {
+        (definitions[c].name, definitions[p].name)
+        for c, p in zip(consumers, providers, strict=True)
+    }
 
 
 def test_an_id_requirement_links_to_the_finder_of_that_thing() -> None:
@@ -47,7 +50,10 @@ def test_stems_match_and_camel_case_ids_count() -> None:
 def test_no_link_across_prefixes_without_id_or_to_a_finder_needing_the_same_id() -> None:
     assert links_of(tool("shop_get_order", "order_id"), tool("blog_search_orders", "q")) == set()
     assert links_of(tool("shop_get_order", "id"), tool("shop_search_orders", "q")) == set()
-    assert links_of(tool("shop_get_order", "order_id"), tool("shop_search_order_items", "order_id")) == set()
+    assert (
+        links_of(tool("shop_get_order", "order_id"), tool("shop_search_order_items", "order_id"))
+        == set()
+    )
     assert links_of(tool("shop_get_order", "order"), tool("shop_search_orders", "q")) == set()
 
 

