@@ -26,6 +26,7 @@ provider SDKs, databases) are translated at the boundary with ``raise ... from``
     ├── ConfigurationError           the library was set up inconsistently
     ├── LoadError                    a catalog or data file could not be loaded (line named)
     └── StorageError                 a chat memory repository or other store failed
+        └── StorageUnavailableError  a store could not be reached or did not answer in time
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ __all__ = [
     "ModelResponseError",
     "RateLimitError",
     "StorageError",
+    "StorageUnavailableError",
     "ToolArgumentError",
     "ToolCallLimitError",
     "ToolContextError",
@@ -101,6 +103,14 @@ class McpServerError(ToolRelayError):
 
 class StorageError(ToolRelayError):
     """A chat memory repository or another store failed; ``__cause__`` is the driver's error."""
+
+
+class StorageUnavailableError(StorageError):
+    """A store (Redis, PostgreSQL) could not be reached or did not answer in time.
+
+    Raised for refused or lost connections and timeouts. The operation may or may not have
+    been applied; the stores' operations are safe to repeat once the store is back.
+    """
 
 
 # --- declaring tools -------------------------------------------------------------------------

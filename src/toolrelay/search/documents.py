@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolrelay.tools.base import ToolDefinition
-from toolrelay.tools.names import split_name_words
+from toolrelay.search.text import split_words
 
 __all__ = [
     "ToolText",
@@ -103,7 +103,7 @@ def tool_text(definition: ToolDefinition) -> ToolText:
     """Extract the searchable fields of a tool definition."""
     return ToolText(
         name=definition.name,
-        name_words=" ".join(split_name_words(definition.name)),
+        name_words=" ".join(split_words(definition.name)),
         description=definition.description,
         parameters=" ".join(_schema_text(definition.input_schema, 0)),
     )
@@ -115,7 +115,7 @@ def _schema_text(schema: Mapping[str, Any], depth: int) -> Iterator[str]:
     properties = schema.get("properties")
     if isinstance(properties, Mapping):
         for prop, sub in properties.items():
-            yield " ".join(split_name_words(str(prop)))
+            yield " ".join(split_words(str(prop)))
             if isinstance(sub, Mapping):
                 yield from _property_text(sub, depth)
     items = schema.get("items")

@@ -19,9 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from toolrelay.search.text import Tokenizer
+from toolrelay.search.text import Tokenizer, split_words
 from toolrelay.tools.base import ToolDefinition
-from toolrelay.tools.names import split_name_words
 
 __all__ = ["Links", "lift_providers", "prerequisite_links"]
 
@@ -40,7 +39,7 @@ def _required_entities(schema: Mapping[str, Any]) -> set[str]:
         return set()
     entities = set()
     for param in required:
-        words = split_name_words(str(param))
+        words = split_words(str(param))
         if len(words) >= 2 and words[-1] in _ID_WORDS:
             entities.update(_STEM.terms_of_words(words[:-1]))
     return entities
@@ -54,7 +53,7 @@ def prerequisite_links(definitions: Sequence[ToolDefinition]) -> Links:
     with the consumer's when both have one besides (tools of one API usually share a
     prefix), so that a pooled catalog does not link unrelated services.
     """
-    name_stems = [_STEM.terms_of_words(split_name_words(d.name)) for d in definitions]
+    name_stems = [_STEM.terms_of_words(split_words(d.name)) for d in definitions]
     needs = [_required_entities(d.input_schema) for d in definitions]
     finders: dict[str, list[int]] = {}
     for position, stems in enumerate(name_stems):

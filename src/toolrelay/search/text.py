@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import Stemmer
 
-__all__ = ["ENGLISH_STOP_WORDS", "Tokenizer"]
+__all__ = ["ENGLISH_STOP_WORDS", "Tokenizer", "split_words"]
 
 # Function words that say nothing about which tool is meant. Deliberately short: words such as
 # "get", "list", "search" or "all" name what a tool does and stay searchable.
@@ -39,6 +39,16 @@ ENGLISH_STOP_WORDS: frozenset[str] = frozenset(
 _WORD = re.compile(r"[^\W_]+")
 # Split camelCase and acronym boundaries: getHTTPResponse -> get HTTP Response.
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def split_words(text: str) -> list[str]:
+    """Lower-case words of ``text``, with camelCase and ``snake_case`` identifiers split.
+
+    >>> split_words("getHTTPResponse for user_id 42")
+    ['get', 'http', 'response', 'for', 'user', 'id', '42']
+    """
+    # Two passes of compiled patterns over the whole text: far faster than word by word.
+    return _WORD.findall(_CAMEL.sub(" ", text).lower())
 
 
 @lru_cache(maxsize=4)
@@ -65,10 +75,7 @@ class Tokenizer:
 
     def words(self, text: str) -> list[str]:
         """Lower-case words of ``text``, identifiers split, stop words kept and unstemmed."""
-        out: list[str] = []
-        for match in _WORD.finditer(text):
-            out.extend(part.lower() for part in _CAMEL.split(match.group()) if part)
-        return out
+        return split_words(text)
 
     def terms(self, text: str) -> list[str]:
         """The search terms of ``text``, in order, repeats kept."""
@@ -76,20 +83,25 @@ class Tokenizer:
 
     def terms_of_words(self, words: Iterable[str]) -> list[str]:
         """Filter and stem words that were already split and lower-cased."""
+        words = list(words)
+        table = self._cache  # word -> its term, or "" when the word is dropped
+        missing = [w for w in set(words) if w not in table]
+        if missing:
+            if len(table) > 200_000:
+                table.clear()
+                missing = list(set(words))
+            self._learn(table, missing)
+        return [term for term in map(table.__getitem__, words) if term]
+
+    def _learn(self, table: dict[str, str], words: list[str]) -> None:
         kept = [
             w
             for w in words
             if w not in self.stop_words and (len(w) >= self.min_length or w.isdigit())
         ]
-        if not self.stem:
-            return kept
-        cache = self._cache
-        missing = [w for w in set(kept) if w not in cache]
-        if missing:
-            if len(cache) > 200_000:
-                cache.clear()
-                missing = list(set(kept))
-            # Stemming word by word in Python dominates indexing time; batch it and remember.
-            for word, stem in zip(missing, _stemmer(self.language).stemWords(missing), strict=True):
-                cache[word] = stem
-        return [cache[w] for w in kept]
+        for w in words:
+            table[w] = ""
+        # Stemming word by word in Python would dominate indexing time; batch it, remember it.
+        stems = _stemmer(self.language).stemWords(kept) if self.stem else kept
+        for word, stem in zip(kept, stems, strict=True):
+            table[word] = stem

@@ -1,0 +1,297 @@
+"""Every ```python block of docs/*.md and README.md runs, and prints what the page says.
+
+Each page's blocks run in order in one namespace, so a later block can use what an earlier
+one defined; every block is its own test (``docs/tools.md:42``, the line of its fence), and
+selecting one block runs the blocks before it first. Blocks run in a temporary working
+directory per page, with the repository root importable (``examples.refund_desk``), and may
+use a top-level ``await`` (they are compiled like ``python -m asyncio`` input).
+
+Markers on a block's first line:
+
+- ``# docs: skip-test (reason)``: never run (snippets that need a provider key or a server);
+- ``# docs: requires module[, module]``: skipped when a module is not installed (optional
+  extras); blocks that use what such a block defines carry the marker too.
+
+A python block followed directly by an ```output block must print exactly that text.
+Shell blocks (```bash, ```console) are never run. A block that fails makes the later blocks
+of its page skip (their namespace is incomplete); the failure itself is reported once.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import contextlib
+import importlib.util
+import inspect
+import io
+import os
+import re
+import signal
+import sys
+import traceback
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import CodeType, FrameType
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+TIMEOUT_SECONDS = 60
+
+_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
+_SKIP = re.compile(r"^#\s*docs:\s*skip-test\b\s*(?P<reason>.*)$")
+_REQUIRES = re.compile(r"^#\s*docs:\s*requires\s+(?P<modules>[\w.,\s]+)$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Block:
+    """One fenced code block of a page."""
+
+    page: Path
+    line: int  # 1-based line of the opening fence
+    language: str
+    source: str
+    output: str | None = None  # the ```output block right after it, if any
+
+    @property
+    def label(self) -> str:
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page.name
+        return f"{page}:{self.line}"
+
+    @property
+    def first_line(self) -> str:
+        return self.source.lstrip("\n").split("\n", 1)[0].strip()
+
+
+def read_blocks(page: Path) -> list[Block]:
+    """The fenced blocks of a Markdown page, each python block with its expected output."""
+    lines = page.read_text(encoding="utf-8").splitlines()
+    raw: list[tuple[int, str, str]] = []
+    index = 0
+    while index < len(lines):
+        opening = _FENCE.match(lines[index])
+        if opening is None:
+            index += 1
+            continue
+        fence, indent = opening["fence"], len(opening["indent"])
+        language = opening["info"].strip().split(" ", 1)[0].lower()
+        body: list[str] = []
+        index += 1
+        start = index
+        while index < len(lines):
+            closing = _FENCE.match(lines[index])
+            if (
+                closing is not None
+                and closing["fence"][0] == fence[0]
+                and len(closing["fence"]) >= len(fence)
+                and not closing["info"].strip()
+            ):
+                break
+            body.append(lines[index][indent:] if lines[index][:indent].isspace() else lines[index])
+            index += 1
+        raw.append((start, language, "\n".join(body) + "\n"))
+        index += 1
+    blocks: list[Block] = []
+    for position, (line, language, source) in enumerate(raw):
+        if language not in ("python", "py"):
+            continue
+        following = raw[position + 1] if position + 1 < len(raw) else None
+        output = following[2] if following is not None and following[1] == "output" else None
+        blocks.append(
+            Block(page=page, line=line, language=language, source=source, output=output)
+        )
+    return blocks
+
+
+ALL_BLOCKS = [block for page in PAGES if page.exists() for block in read_blocks(page)]
+
+
+# --- running a page --------------------------------------------------------------------------
+
+
+class BlockTimeoutError(Exception):
+    """A block ran longer than TIMEOUT_SECONDS."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: int) -> Iterator[None]:
+    """Interrupt the main thread after ``seconds`` (where SIGALRM exists)."""
+    if not hasattr(signal, "SIGALRM") or os.name == "nt":
+        yield
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise BlockTimeoutError(f"the block ran longer than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def compile_block(block: Block) -> CodeType:
+    # Line numbers in tracebacks point into the page: the block starts after its fence.
+    tree = ast.parse(block.source, filename=str(block.page), mode="exec")
+    ast.increment_lineno(tree, block.line)
+    return compile(
+        tree, str(block.page), "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+    )
+
+
+def missing_modules(block: Block) -> list[str]:
+    found = _REQUIRES.match(block.first_line)
+    if found is None:
+        return []
+    names = [n.strip() for n in found["modules"].split(",") if n.strip()]
+    return [n for n in names if importlib.util.find_spec(n) is None]
+
+
+@dataclass
+class PageRun:
+    """The shared namespace of one page and what happened to its blocks so far."""
+
+    workdir: Path
+    # Run like a script: what a block defines belongs to ``__main__``.
+    namespace: dict[str, Any] = field(default_factory=lambda: {"__name__": "__main__"})
+    done: int = 0  # blocks of the page run (or skipped) so far
+    failed: str | None = None  # the label of the block that failed
+
+    def run(self, block: Block) -> str | None:
+        """Run one block; the reason when it is skipped, ``None`` when it ran."""
+        skip = _SKIP.match(block.first_line)
+        if skip is not None:
+            return skip["reason"].strip(" ()") or "marked skip-test"
+        missing = missing_modules(block)
+        if missing:
+            return f"needs {', '.join(missing)} (not installed)"
+        code = compile_block(block)
+        captured = io.StringIO()
+        saved_cwd = Path.cwd()
+        saved_path = list(sys.path)
+        os.chdir(self.workdir)
+        sys.path.insert(0, str(ROOT))
+        try:
+            with time_limit(TIMEOUT_SECONDS), contextlib.redirect_stdout(captured):
+                if code.co_flags & inspect.CO_COROUTINE:
+                    asyncio.run(eval(code, self.namespace))
+                else:
+                    exec(code, self.namespace)
+        finally:
+            os.chdir(saved_cwd)
+            sys.path[:] = saved_path
+        if block.output is not None:
+            printed = "\n".join(line.rstrip() for line in captured.getvalue().splitlines())
+            expected = "\n".join(line.rstrip() for line in block.output.splitlines())
+            assert printed.strip("\n") == expected.strip("\n"), (
+                f"{block.label} printed:\n{printed}\n--- but the page shows:\n{expected}"
+            )
+        return None
+
+
+@pytest.fixture(scope="session")
+def page_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, PageRun]:
+    # Embedding caches and other per-user files go to a temporary folder.
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data"))
+    return {}
+
+
+def _run_through(block: Block, runs: dict[Path, PageRun], workdir: Path) -> str | None:
+    """Run the page's blocks up to and including ``block``; its skip reason, if any."""
+    run = runs.setdefault(block.page, PageRun(workdir=workdir))
+    page_blocks = [b for b in ALL_BLOCKS if b.page == block.page]
+    target = page_blocks.index(block)
+    reason: str | None = None
+    while run.done <= target:
+        current = page_blocks[run.done]
+        run.done += 1
+        if run.failed is not None:
+            reason = f"an earlier block failed ({run.failed})"
+            continue
+        try:
+            reason = run.run(current)
+        except BaseException as exc:
+            run.failed = current.label
+            if current is block:
+                raise
+            reason = f"an earlier block failed ({current.label}: {type(exc).__name__})"
+            traceback.print_exc()
+    return reason
+
+
+@pytest.mark.parametrize("block", ALL_BLOCKS, ids=lambda b: b.label)
+def test_code_block(
+    block: Block, page_runs: dict[Path, PageRun], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    workdir = tmp_path_factory.mktemp(block.page.stem)
+    reason = _run_through(block, page_runs, workdir)
+    if reason is not None:
+        pytest.skip(reason)
+
+
+# --- the collector itself --------------------------------------------------------------------
+
+
+def test_every_page_is_collected() -> None:
+    assert (ROOT / "README.md") in PAGES
+    assert any(page.parent.name == "docs" for page in PAGES)
+
+
+def test_read_blocks_finds_python_blocks_markers_and_output(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "Text\n\n```python\nx = 1\nprint(x)\n```\n\n```output\n1\n```\n\n"
+        "```bash\necho no\n```\n\n"
+        "```python\n# docs: skip-test (needs a key)\nraise SystemExit\n```\n",
+        encoding="utf-8",
+    )
+    blocks = read_blocks(page)
+    assert [b.line for b in blocks] == [3, 16]
+    assert blocks[0].source == "x = 1\nprint(x)\n"
+    assert blocks[0].output == "1\n"
+    assert blocks[1].output is None
+    assert _SKIP.match(blocks[1].first_line) is not None
+
+
+def test_a_page_run_shares_its_namespace_awaits_and_checks_output(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nimport asyncio\nvalue = 41\n```\n\n"
+        "```python\nawait asyncio.sleep(0)\nprint(value + 1)\n```\n\n```output\n42\n```\n\n"
+        "```python\nprint('other')\n```\n\n```output\n42\n```\n",
+        encoding="utf-8",
+    )
+    first, second, third = read_blocks(page)
+    run = PageRun(workdir=tmp_path)
+    assert run.run(first) is None
+    assert run.run(second) is None
+    with pytest.raises(AssertionError, match="printed"):
+        run.run(third)
+
+
+def test_markers_skip_blocks(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\n# docs: requires no_such_module_here\nimport no_such_module_here\n```\n\n"
+        "```python\n# docs: skip-test (needs an OpenAI key)\nraise RuntimeError\n```\n",
+        encoding="utf-8",
+    )
+    needs, skipped = read_blocks(page)
+    run = PageRun(workdir=tmp_path)
+    assert run.run(needs) == "needs no_such_module_here (not installed)"
+    assert run.run(skipped) == "needs an OpenAI key"
+
+
+def test_a_block_that_runs_too_long_is_stopped(tmp_path: Path) -> None:
+    if not hasattr(signal, "SIGALRM"):
+        pytest.skip("no SIGALRM on this platform")
+    with pytest.raises(BlockTimeoutError), time_limit(1):
+        while True:
+            pass
