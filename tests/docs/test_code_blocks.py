@@ -11,6 +11,10 @@ Markers on a block's first line:
 - ``# docs: skip-test (reason)``: never run (snippets that need a provider key or a server);
 - ``# docs: requires module[, module]``: skipped when a module is not installed (optional
   extras); blocks that use what such a block defines carry the marker too.
+  ``DOCS_WITHOUT_EXTRAS=1`` skips all of them, to check the pages run without any extra.
+
+- ``# file: NAME`` (any language): not run but saved as NAME in the page's working
+  directory, for the blocks after it to use (a server script, a config file).
 
 A python block followed directly by an ```output block must print exactly that text.
 Shell blocks (```bash, ```console) are never run. A block that fails makes the later blocks
@@ -39,12 +43,13 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
+PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
 TIMEOUT_SECONDS = 60
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
 _SKIP = re.compile(r"^#\s*docs:\s*skip-test\b\s*(?P<reason>.*)$")
 _REQUIRES = re.compile(r"^#\s*docs:\s*requires\s+(?P<modules>[\w.,\s]+)$")
+_FILE = re.compile(r"^(#|//|--)\s*file:\s*(?P<name>[\w.\-/]+)\s*$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,13 +102,12 @@ def read_blocks(page: Path) -> list[Block]:
         index += 1
     blocks: list[Block] = []
     for position, (line, language, source) in enumerate(raw):
-        if language not in ("python", "py"):
+        first = source.lstrip("\n").split("\n", 1)[0].strip()
+        if language not in ("python", "py") and _FILE.match(first) is None:
             continue
         following = raw[position + 1] if position + 1 < len(raw) else None
         output = following[2] if following is not None and following[1] == "output" else None
-        blocks.append(
-            Block(page=page, line=line, language=language, source=source, output=output)
-        )
+        blocks.append(Block(page=page, line=line, language=language, source=source, output=output))
     return blocks
 
 
@@ -150,6 +154,8 @@ def missing_modules(block: Block) -> list[str]:
     if found is None:
         return []
     names = [n.strip() for n in found["modules"].split(",") if n.strip()]
+    if os.environ.get("DOCS_WITHOUT_EXTRAS"):
+        return names  # check that every page also runs where no extra is installed
     return [n for n in names if importlib.util.find_spec(n) is None]
 
 
@@ -168,24 +174,32 @@ class PageRun:
         skip = _SKIP.match(block.first_line)
         if skip is not None:
             return skip["reason"].strip(" ()") or "marked skip-test"
+        saved_as = _FILE.match(block.first_line)
+        if saved_as is not None:
+            (self.workdir / saved_as["name"]).parent.mkdir(parents=True, exist_ok=True)
+            (self.workdir / saved_as["name"]).write_text(block.source, encoding="utf-8")
+            return None
         missing = missing_modules(block)
         if missing:
-            return f"needs {', '.join(missing)} (not installed)"
+            why = (
+                "DOCS_WITHOUT_EXTRAS is set"
+                if os.environ.get("DOCS_WITHOUT_EXTRAS")
+                else "not installed"
+            )
+            return f"needs {', '.join(missing)} ({why})"
         code = compile_block(block)
         captured = io.StringIO()
-        saved_cwd = Path.cwd()
-        saved_path = list(sys.path)
-        os.chdir(self.workdir)
-        sys.path.insert(0, str(ROOT))
-        try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.chdir(self.workdir)
+            patch.syspath_prepend(str(ROOT))
+            # As in an activated virtual environment: `python` is this interpreter (server
+            # scripts a page starts as subprocesses need the project installed).
+            patch.setenv("PATH", str(Path(sys.executable).parent), prepend=os.pathsep)
             with time_limit(TIMEOUT_SECONDS), contextlib.redirect_stdout(captured):
                 if code.co_flags & inspect.CO_COROUTINE:
                     asyncio.run(eval(code, self.namespace))
                 else:
                     exec(code, self.namespace)
-        finally:
-            os.chdir(saved_cwd)
-            sys.path[:] = saved_path
         if block.output is not None:
             printed = "\n".join(line.rstrip() for line in captured.getvalue().splitlines())
             expected = "\n".join(line.rstrip() for line in block.output.splitlines())
@@ -196,11 +210,12 @@ class PageRun:
 
 
 @pytest.fixture(scope="session")
-def page_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, PageRun]:
+def page_runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[Path, PageRun]]:
     # Embedding caches and other per-user files go to a temporary folder.
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
-    os.environ["XDG_DATA_HOME"] = str(tmp_path_factory.mktemp("data"))
-    return {}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        patch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
+        yield {}
 
 
 def _run_through(block: Block, runs: dict[Path, PageRun], workdir: Path) -> str | None:
@@ -289,9 +304,29 @@ def test_markers_skip_blocks(tmp_path: Path) -> None:
     assert run.run(skipped) == "needs an OpenAI key"
 
 
+def test_a_file_block_is_saved_for_the_next_blocks(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        '```toml\n# file: conf/app.toml\nname = "x"\n```\n\n'
+        "```python\nfrom pathlib import Path\nprint(Path('conf/app.toml').read_text())\n```\n",
+        encoding="utf-8",
+    )
+    saved, reader = read_blocks(page)
+    run = PageRun(workdir=tmp_path / "work")
+    (tmp_path / "work").mkdir()
+    assert run.run(saved) is None
+    assert (tmp_path / "work" / "conf" / "app.toml").read_text() == saved.source
+    assert run.run(reader) is None
+
+
 def test_a_block_that_runs_too_long_is_stopped(tmp_path: Path) -> None:
     if not hasattr(signal, "SIGALRM"):
         pytest.skip("no SIGALRM on this platform")
-    with pytest.raises(BlockTimeoutError), time_limit(1):
-        while True:
-            pass
+
+    def spin() -> None:
+        with time_limit(1):
+            while True:
+                pass
+
+    with pytest.raises(BlockTimeoutError):
+        spin()

@@ -95,7 +95,7 @@ def lint_command(
         typer.Option(
             "--config",
             metavar="PATH",
-            help="Read [tool.toolrelay.lint] from this file instead of the nearest pyproject.",
+            help=r"Read \[tool.toolrelay.lint] from this file, not the nearest pyproject.toml.",
             show_default=False,
         ),
     ] = None,

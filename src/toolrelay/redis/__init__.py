@@ -1,0 +1,31 @@
+"""Redis backends for running toolrelay in several worker processes (``toolrelay[redis]``).
+
+Every worker points at the same Redis server and so shares the conversations' state::
+
+    from toolrelay.redis import (
+        RedisChatMemoryRepository, RedisIdempotencyStore, RedisSessionStore,
+    )
+
+    url = "redis://localhost:6379/0"
+    advisor = ToolSearchAdvisor(catalog, session_store=RedisSessionStore(url, ttl=86400))
+    memory = MessageWindowChatMemory(RedisChatMemoryRepository(url))
+    idempotency = IdempotencyInterceptor(RedisIdempotencyStore(url, ttl=7 * 86400))
+
+- :class:`RedisSessionStore`: the tool search's discovered tools per conversation, in order,
+  expiring after ``ttl`` seconds unused.
+- :class:`RedisChatMemoryRepository`: conversations as lists of message JSON; atomic
+  :meth:`~RedisChatMemoryRepository.append` and window reads besides the repository protocol.
+- :class:`RedisIdempotencyStore`: the first reservation of a key wins; abandoned reservations
+  expire after their lease.
+
+Every operation is one atomic Lua script. A Redis that cannot be reached, or does not answer
+within ``timeout`` seconds, raises :class:`~toolrelay.exceptions.StorageUnavailableError`;
+nothing is retried behind the caller's back, the next operation reconnects by itself, and
+every operation is safe to repeat. ``docs/scaling.md`` covers deployment.
+"""
+
+from toolrelay.redis.idempotency import RedisIdempotencyStore
+from toolrelay.redis.memory import RedisChatMemoryRepository
+from toolrelay.redis.sessions import RedisSessionStore
+
+__all__ = ["RedisChatMemoryRepository", "RedisIdempotencyStore", "RedisSessionStore"]

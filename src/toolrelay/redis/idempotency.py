@@ -1,0 +1,126 @@
+"""An idempotency store in Redis: the first worker to reserve a key runs the call, once.
+
+Each key is a Redis hash under ``{prefix}idempotency:{key}`` holding either a reservation
+(``state`` "running" and its ``owner``) or a recorded result (``state`` "done"). A reservation
+lives exactly ``lease`` seconds by Redis's key expiry, so one whose owner crashed disappears
+by itself and the next caller acquires the key. Reserving is one Lua script: of two workers
+reserving the same key at the same moment, exactly one acquires it.
+"""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution.idempotency import Reservation, ReservationStatus
+from toolrelay.redis._connection import DEFAULT_PREFIX, DEFAULT_TIMEOUT, RedisConnection, decode
+
+__all__ = ["RedisIdempotencyStore"]
+
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] lease ms. A repeat by the same owner acquires again,
+# so a reservation whose reply was lost can be retried.
+_RESERVE = """
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner', 'result')
+if entry[1] == 'done' then return {'completed', entry[3]} end
+if entry[1] == 'running' and entry[2] ~= ARGV[1] then return {'running'} end
+redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {'acquired'}
+"""
+
+# KEYS[1] the hash; ARGV[1] result, ARGV[2] ttl ms ("0": none). The first result stays.
+_COMPLETE = """
+if redis.call('HGET', KEYS[1], 'state') == 'done' then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+"""
+
+# KEYS[1] the hash; ARGV[1] owner. Only the owner's live reservation is dropped.
+_RELEASE = """
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if entry[1] == 'running' and entry[2] == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+_DELETE = "return redis.call('DEL', KEYS[1])"
+
+
+class RedisIdempotencyStore:
+    """An :class:`~toolrelay.execution.IdempotencyStore` in Redis, shared by every worker.
+
+    Args:
+        redis: A Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS, ``unix://``) or a
+            ``redis.asyncio.Redis`` client that does not decode responses.
+        prefix: Prepended to every key.
+        ttl: Seconds a recorded result is kept; ``None`` keeps it until deleted.
+        timeout: Seconds to connect and to wait for each reply.
+
+    Example:
+        >>> store = RedisIdempotencyStore("redis://localhost:6379/0", ttl=7 * 24 * 3600)
+        >>> manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+
+    Raises:
+        ConfigurationError: ``ttl`` or ``timeout`` is not positive.
+        StorageUnavailableError: (from any method) Redis cannot be reached or timed out.
+        StorageError: (from any method) Redis answered with an error.
+    """
+
+    def __init__(
+        self,
+        redis: str | Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        ttl: float | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl must be > 0 seconds or None, not {ttl}")
+        self.prefix = prefix
+        self.ttl = ttl
+        self.connection = RedisConnection(redis, what="idempotency store", timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"RedisIdempotencyStore({self.connection.describe()}, ttl={self.ttl})"
+
+    def key_of(self, key: str) -> str:
+        """The Redis key of an idempotency key."""
+        return f"{self.prefix}idempotency:{key}"
+
+    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.reserve`."""
+        if lease <= 0:
+            raise ConfigurationError(f"lease must be > 0 seconds, not {lease}")
+        reply = await self.connection.script(
+            _RESERVE, [self.key_of(key)], [owner, max(1, round(lease * 1000))]
+        )
+        status = decode(reply[0])
+        if status == "completed":
+            return Reservation(status=ReservationStatus.COMPLETED, result=decode(reply[1]))
+        if status == "running":
+            return Reservation(status=ReservationStatus.RUNNING)
+        return Reservation(status=ReservationStatus.ACQUIRED)
+
+    async def complete(self, key: str, *, owner: str, result: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.complete`."""
+        ttl = 0 if self.ttl is None else max(1, round(self.ttl * 1000))
+        await self.connection.script(_COMPLETE, [self.key_of(key)], [result, ttl])
+
+    async def release(self, key: str, *, owner: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.release`."""
+        await self.connection.script(_RELEASE, [self.key_of(key)], [owner])
+
+    async def delete(self, key: str) -> None:
+        """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
+        await self.connection.script(_DELETE, [self.key_of(key)], [])
+
+    async def aclose(self) -> None:
+        """Close this event loop's connections (a given client is left open)."""
+        await self.connection.aclose()
+
+    async def __aenter__(self) -> RedisIdempotencyStore:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

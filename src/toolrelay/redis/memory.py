@@ -1,0 +1,219 @@
+"""A chat memory repository in Redis, shared by every worker.
+
+Each conversation is one Redis list of messages in their JSON form
+(:func:`toolrelay.messages.message_to_json`), oldest first, under
+``{prefix}memory:{conversation_id}``; a sorted set ``{prefix}memory:ids`` lists the
+conversations. Every operation is one Lua script, so a reader never sees a half-saved
+conversation.
+
+Besides the repository protocol (``save_all`` replaces a conversation), :meth:`append` adds
+messages atomically at the end: appends from several workers to one conversation are all
+kept, each batch in one piece, in the order Redis applied them. :meth:`find_last` reads only
+the most recent messages (a window), without loading the whole conversation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from redis.asyncio import Redis
+
+from toolrelay.exceptions import ConfigurationError, StorageError
+from toolrelay.messages import Message, message_from_json, message_to_json
+from toolrelay.redis._connection import DEFAULT_PREFIX, DEFAULT_TIMEOUT, RedisConnection, decode
+
+__all__ = ["RedisChatMemoryRepository"]
+
+# KEYS[1] the list, KEYS[2] the id set; ARGV[1] conversation id, ARGV[2] ttl ms, ARGV[3..] JSON.
+_SAVE_ALL = """
+redis.call('DEL', KEYS[1])
+if #ARGV > 2 then
+  for i = 3, #ARGV, 1000 do
+    redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  end
+  redis.call('ZADD', KEYS[2], 0, ARGV[1])
+  if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+else
+  redis.call('ZREM', KEYS[2], ARGV[1])
+end
+return #ARGV - 2
+"""
+
+# Lua's unpack() takes a few thousand values at most, so long lists are pushed in chunks.
+
+# Same keys; ARGV[1] id, ARGV[2] ttl ms, ARGV[3] keep at most this many (0: all), ARGV[4..] JSON.
+_APPEND = """
+local size = 0
+for i = 4, #ARGV, 1000 do
+  size = redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+end
+local keep = tonumber(ARGV[3])
+if keep > 0 and size > keep then
+  redis.call('LTRIM', KEYS[1], -keep, -1)
+  size = keep
+end
+redis.call('ZADD', KEYS[2], 0, ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return size
+"""
+
+# KEYS[1] the list; ARGV[1] start index (negative: from the end).
+_RANGE = "return redis.call('LRANGE', KEYS[1], ARGV[1], -1)"
+
+_DELETE = """
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 0
+"""
+
+# KEYS[1] the id set; ARGV[1] the list key prefix. Drops ids whose list expired.
+_IDS = """
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+local live = {}
+for _, id in ipairs(ids) do
+  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
+    live[#live + 1] = id
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return live
+"""
+
+_LENGTH = "return redis.call('LLEN', KEYS[1])"
+
+
+class RedisChatMemoryRepository:
+    """A :class:`~toolrelay.memory.ChatMemoryRepository` in Redis.
+
+    Args:
+        redis: A Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS, ``unix://``) or a
+            ``redis.asyncio.Redis`` client that does not decode responses.
+        prefix: Prepended to every key.
+        ttl: Seconds a conversation is kept after its last write; ``None`` keeps it until
+            deleted.
+        timeout: Seconds to connect and to wait for each reply.
+
+    Every message type, tool calls and tool responses included, comes back exactly as saved.
+    Use it under :class:`~toolrelay.memory.MessageWindowChatMemory` like any repository (that
+    memory reads, trims and saves a conversation, so two workers must not run turns of the
+    *same* conversation at the same time), or call :meth:`append` where writers may race.
+
+    Raises:
+        ConfigurationError: ``ttl`` or ``timeout`` is not positive.
+        StorageUnavailableError: (from any method) Redis cannot be reached or timed out.
+        StorageError: (from any method) Redis answered with an error, or a stored message is
+            not valid message JSON.
+    """
+
+    def __init__(
+        self,
+        redis: str | Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        ttl: float | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl must be > 0 seconds or None, not {ttl}")
+        self.prefix = prefix
+        self.ttl = ttl
+        self.connection = RedisConnection(redis, what="chat memory", timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"RedisChatMemoryRepository({self.connection.describe()}, ttl={self.ttl})"
+
+    def key_of(self, conversation_id: str) -> str:
+        """The Redis key holding a conversation's messages."""
+        return f"{self.prefix}memory:{conversation_id}"
+
+    @property
+    def _ids_key(self) -> str:
+        return f"{self.prefix}memory:ids"
+
+    def _ttl_ms(self) -> int:
+        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
+
+    # --- the repository protocol ----------------------------------------------------------
+
+    async def find_conversation_ids(self) -> list[str]:
+        """Every conversation id that has messages, sorted."""
+        ids = await self.connection.script(_IDS, [self._ids_key], [self.key_of("")])
+        return sorted(decode(i) for i in ids)
+
+    async def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
+        """The stored messages, oldest first (empty when unknown)."""
+        return await self._range(conversation_id, 0)
+
+    async def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        """Replace the conversation with ``messages`` (empty: forget it), atomically."""
+        rows = [message_to_json(m) for m in messages]
+        await self.connection.script(
+            _SAVE_ALL,
+            [self.key_of(conversation_id), self._ids_key],
+            [conversation_id, self._ttl_ms(), *rows],
+        )
+
+    async def delete_by_conversation_id(self, conversation_id: str) -> None:
+        """Forget the conversation."""
+        await self.connection.script(
+            _DELETE, [self.key_of(conversation_id), self._ids_key], [conversation_id]
+        )
+
+    # --- beyond the protocol --------------------------------------------------------------
+
+    async def append(
+        self, conversation_id: str, messages: Sequence[Message], *, keep_last: int | None = None
+    ) -> int:
+        """Add ``messages`` at the end of the conversation, atomically.
+
+        Args:
+            conversation_id: The conversation.
+            messages: The messages, oldest first; kept together and in this order.
+            keep_last: Then drop the oldest messages beyond this many (a plain count: it may
+                split a tool exchange, unlike :class:`~toolrelay.memory.MessageWindowChatMemory`).
+
+        Returns:
+            How many messages the conversation holds now.
+        """
+        if keep_last is not None and keep_last < 1:
+            raise ConfigurationError(f"keep_last must be >= 1 or None, not {keep_last}")
+        if not messages:
+            return await self.count(conversation_id)
+        rows = [message_to_json(m) for m in messages]
+        size = await self.connection.script(
+            _APPEND,
+            [self.key_of(conversation_id), self._ids_key],
+            [conversation_id, self._ttl_ms(), keep_last or 0, *rows],
+        )
+        return int(size)
+
+    async def find_last(self, conversation_id: str, count: int) -> list[Message]:
+        """The ``count`` most recent messages, oldest first (a window query)."""
+        if count < 1:
+            return []
+        return await self._range(conversation_id, -count)
+
+    async def count(self, conversation_id: str) -> int:
+        """How many messages the conversation holds."""
+        return int(await self.connection.script(_LENGTH, [self.key_of(conversation_id)], []))
+
+    async def _range(self, conversation_id: str, start: int) -> list[Message]:
+        rows = await self.connection.script(_RANGE, [self.key_of(conversation_id)], [start])
+        try:
+            return [message_from_json(decode(row)) for row in rows]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StorageError(
+                f"conversation {conversation_id!r} in Redis holds a message that is not "
+                f"toolrelay message JSON: {exc}"
+            ) from exc
+
+    async def aclose(self) -> None:
+        """Close this event loop's connections (a given client is left open)."""
+        await self.connection.aclose()
+
+    async def __aenter__(self) -> RedisChatMemoryRepository:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

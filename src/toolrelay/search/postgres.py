@@ -1,0 +1,420 @@
+"""A tool index in PostgreSQL, shared by every worker process (``toolrelay[postgres]``).
+
+Each catalog is stored once per fingerprint (and per way of analysing and embedding it); any
+number of workers attach to it by calling :meth:`PostgresToolIndex.index` with the same tools,
+and only the first one writes. Searches run in the database:
+
+- keywords through PostgreSQL full-text search: a tsvector weighted A (name words), B
+  (description) and C (parameters), GIN-indexed, ranked with ``ts_rank``; the terms are the
+  search package's own (see :mod:`toolrelay.search.postgres_schema`);
+- embeddings through pgvector (HNSW, cosine), when the server has the extension and an
+  embedder is given;
+- hybrid: both candidate lists fused like :class:`~toolrelay.search.HybridToolIndex` fuses
+  scores (keyword score over the best keyword score, similarity rescaled so the best tool
+  gets 1 and the catalog's median 0, mixed by ``semantic_weight``). The median is estimated
+  on a fixed sample of a few hundred tools of the catalog.
+
+Permissions are applied in the query: a ``frozenset`` as ``name = ANY(...)``, a category as
+a condition on the stored categories. A predicate (``SearchRequest.allowed`` as a function)
+cannot run in SQL, so the index fetches candidates, filters them in Python, and fetches more
+(twice as many, up to ``max_candidates``) while too few pass; a predicate that rejects nearly
+every tool can therefore miss matches ranked beyond that depth. Prefer frozensets.
+
+Every connection has a connect timeout and a statement timeout, so an unreachable or stuck
+server is an error within seconds, never a hang:
+:class:`~toolrelay.exceptions.StorageUnavailableError`, or the answer of the ``fallback``
+index when one is configured. (A server that stops answering on a connection already open
+is cut off by the statement timeout it enforces itself; a frozen server host is not.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
+from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search.documents import catalog_fingerprint, tool_text
+from toolrelay.search.embedders import Embedder
+from toolrelay.search.postgres_schema import (
+    Categories,
+    Schema,
+    categories_key,
+    connection_pool,
+    explicit_categories,
+    tool_rows,
+    tsquery_text,
+    vector_literal,
+)
+from toolrelay.search.postgres_search import AttachedCatalog, SearchPlan, best_hits, run_search
+from toolrelay.search.scoring import ScoringToolIndex
+from toolrelay.search.text import Tokenizer
+from toolrelay.search.vector import VectorToolIndex
+from toolrelay.tools.base import ToolDefinition
+
+try:
+    import psycopg
+    from psycopg import sql
+    from psycopg_pool import ConnectionPool, PoolTimeout
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError(
+        'PostgresToolIndex needs the postgres extra: pip install "toolrelay[postgres]"'
+    ) from exc
+
+__all__ = ["PostgresToolIndex", "SearchMode"]
+
+logger = logging.getLogger(__name__)
+
+SearchMode = Literal["keyword", "vector", "hybrid"]
+
+_RETRY_ATTACH = 30.0  # seconds between attempts to store a catalog while the server is away
+
+
+class PostgresToolIndex:
+    """A :class:`~toolrelay.search.ToolIndex` whose catalog lives in PostgreSQL.
+
+    Args:
+        dsn: A libpq connection string or URL (``postgresql://user@host:5432/db``), or a
+            ``psycopg_pool.ConnectionPool`` to share (used as given; not closed here).
+        embedder: Embeds tools and queries; enables vector and hybrid search when the
+            server has pgvector. Its ``model_id`` (or ``model_id=``) names the stored vectors.
+        model_id: Names the embedding model; defaults to the embedder's ``model_id``.
+        mode: ``"keyword"``, ``"vector"`` or ``"hybrid"``; by default hybrid when an embedder
+            is given and the server has pgvector, else keyword.
+        semantic_weight: The semantic share of the hybrid score (0-1).
+        schema: The PostgreSQL schema of the tables (created if missing).
+        tokenizer: How text becomes terms (the search package's default tokenizer).
+        candidates: Rows fetched per side of a search before fusing and filtering.
+        max_candidates: The most rows fetched per side when a predicate filters them.
+        prerequisite_lift: As in :class:`~toolrelay.search.ScoringToolIndex`, on the candidates.
+        connect_timeout: Seconds to open a connection (libpq counts whole seconds, at least 2).
+        statement_timeout: Seconds a search statement may run.
+        build_timeout: Seconds storing a new catalog may take (``None``: no limit).
+        max_connections: Size of the connection pool built from a DSN.
+        fallback: An in-process index answering while the database cannot; it is indexed
+            with every catalog given to :meth:`index`.
+        cache: The embedding cache, as for :class:`~toolrelay.search.VectorToolIndex`.
+
+    Raises:
+        ConfigurationError: An option is out of range, or vector/hybrid mode lacks an embedder.
+        StorageUnavailableError: (from ``index``/``search``) the server cannot be reached or
+            timed out, and there is no fallback.
+        StorageError: (from ``index``/``search``) the server failed otherwise.
+    """
+
+    def __init__(
+        self,
+        dsn: str | ConnectionPool[Any],
+        *,
+        embedder: Embedder | None = None,
+        model_id: str | None = None,
+        mode: SearchMode | None = None,
+        semantic_weight: float = 0.5,
+        schema: str = "toolrelay",
+        tokenizer: Tokenizer | None = None,
+        candidates: int = 50,
+        max_candidates: int = 1600,
+        prerequisite_lift: float | None = 0.9,
+        connect_timeout: float = 5.0,
+        statement_timeout: float = 5.0,
+        build_timeout: float | None = None,
+        max_connections: int = 8,
+        fallback: ToolIndex | None = None,
+        cache: Any = True,
+    ) -> None:
+        if mode in ("vector", "hybrid") and embedder is None:
+            raise ConfigurationError(f"mode {mode!r} needs an embedder")
+        if not 0.0 <= semantic_weight <= 1.0:
+            raise ConfigurationError(f"semantic_weight must be in [0, 1], not {semantic_weight}")
+        if not 10 <= candidates <= max_candidates:
+            raise ConfigurationError("need 10 <= candidates <= max_candidates")
+        if min(connect_timeout, statement_timeout) <= 0 or max_connections < 1:
+            raise ConfigurationError("timeouts must be > 0 and max_connections >= 1")
+        self.schema = Schema(schema)
+        self.requested_mode = mode
+        self.semantic_weight = semantic_weight
+        self.tokenizer = tokenizer or Tokenizer()
+        self.candidates = candidates
+        self.max_candidates = max_candidates
+        self.prerequisite_lift = prerequisite_lift
+        self.connect_timeout = connect_timeout
+        self.statement_timeout = statement_timeout
+        self.build_timeout = build_timeout
+        self.fallback = fallback
+        self._vectors: VectorToolIndex | None = None
+        if embedder is not None:
+            self._vectors = VectorToolIndex(
+                embedder, model_id=model_id, cache=cache, split_sentences=False
+            )
+            if self._vectors.model_id is None:
+                raise ConfigurationError(
+                    "the embedder has no model_id; pass model_id= (stored vectors are kept "
+                    "per model)"
+                )
+        if isinstance(dsn, str):
+            self._pool = connection_pool(dsn, connect_timeout, statement_timeout, max_connections)
+            self._own_pool = True
+        else:
+            self._pool, self._own_pool = dsn, False
+        self._mode: SearchMode | None = None
+        self._attached: AttachedCatalog | None = None
+        self._pending: tuple[list[ToolDefinition], Categories | None] | None = None
+        self._retry_at = 0.0
+        self._fingerprint: str | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"PostgresToolIndex(schema={self.schema.name!r}, mode={self.mode!r})"
+
+    # --- the ToolIndex protocol -------------------------------------------------------
+
+    @property
+    def search_type(self) -> str:
+        """``"postgres-keyword"``, ``"postgres-vector"`` or ``"postgres-hybrid"``."""
+        return f"postgres-{self.mode}"
+
+    @property
+    def mode(self) -> SearchMode:
+        """How searches rank (known for sure once a catalog is stored)."""
+        if self._mode is not None:
+            return self._mode
+        return self.requested_mode or ("hybrid" if self._vectors is not None else "keyword")
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The fingerprint of the catalog last given to :meth:`index` (``None``: none)."""
+        return self._fingerprint
+
+    def __len__(self) -> int:
+        attached = self._attached
+        return len(attached.positions) if attached else 0
+
+    def index(
+        self, definitions: Sequence[ToolDefinition], *, categories: Categories | None = None
+    ) -> bool:
+        """Attach to a catalog, storing it first if no worker has yet.
+
+        Args:
+            definitions: The catalog; names must be unique.
+            categories: Extra categories per tool name, besides dotted-name prefixes.
+
+        Returns:
+            Whether this index now serves another catalog than before.
+        """
+        definitions = list(definitions)
+        fingerprint = catalog_fingerprint(definitions)
+        cats = categories_key(categories)
+        with self._lock:
+            attached = self._attached
+            if attached and (attached.fingerprint, attached.categories_key) == (fingerprint, cats):
+                return False
+            self._fingerprint = fingerprint
+            if self.fallback is not None:
+                if isinstance(self.fallback, ScoringToolIndex):
+                    self.fallback.index(definitions, categories=categories)
+                else:
+                    self.fallback.index(definitions)
+            try:
+                self._attach(definitions, categories, fingerprint)
+            except StorageError as exc:
+                if self.fallback is None:
+                    raise
+                logger.warning("tool index not stored in PostgreSQL, using the fallback: %s", exc)
+                self._attached, self._pending = None, (definitions, categories)
+                self._retry_at = time.monotonic() + _RETRY_ATTACH
+            return True
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """The best permitted tools for ``request``, ranked in the database."""
+        started = time.perf_counter()
+        attached = self._attached or self._retry_pending()
+        if attached is None:
+            if self.fallback is not None:
+                return self.fallback.search(request)
+            return _response(self.search_type, request, [], 0, started)
+        try:
+            hits, total = self._search(attached, request)
+        except StorageError as exc:
+            if self.fallback is None:
+                raise
+            logger.warning("PostgreSQL search failed, answered by the fallback: %s", exc)
+            return self.fallback.search(request)
+        return _response(self.search_type, request, hits, total, started)
+
+    def clear(self) -> None:
+        """Forget the catalog here (it stays stored for the other workers)."""
+        with self._lock:
+            self._attached, self._pending, self._fingerprint = None, None, None
+            if self.fallback is not None:
+                self.fallback.clear()
+
+    # --- beyond the protocol ----------------------------------------------------------
+
+    def delete_catalog(self, fingerprint: str | None = None) -> int:
+        """Delete a stored catalog (every variant) from the database; the current by default.
+
+        Returns:
+            How many stored variants were deleted.
+        """
+        target = fingerprint or self._fingerprint
+        if target is None:
+            return 0
+        with self._connection() as conn, conn.transaction():
+            deleted = self.schema.delete_catalogs(conn, target)
+        if self._attached is not None and self._attached.fingerprint == target:
+            self.clear()
+        return deleted
+
+    def close(self) -> None:
+        """Close the connection pool built from a DSN (a given pool is left open)."""
+        if self._own_pool:
+            self._pool.close()
+
+    def __enter__(self) -> PostgresToolIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- storing ----------------------------------------------------------------------
+
+    def _attach(
+        self, definitions: list[ToolDefinition], categories: Categories | None, fingerprint: str
+    ) -> None:
+        explicit = explicit_categories(categories)
+        with self._connection() as conn, conn.transaction():
+            # Waiting for another worker storing the same catalog can take long too.
+            timeout = 0 if self.build_timeout is None else round(self.build_timeout * 1000)
+            conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(timeout))
+            conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW builds in memory
+            vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
+            mode = self._choose_mode(vectors_ok)
+            model = self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
+            variant = self._variant(model, categories_key(categories))
+            self.schema.lock(conn, self.schema.name, fingerprint, variant)
+            catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
+            dims = None
+            if catalog_id is None:
+                embeddings = None
+                if model is not None:
+                    assert self._vectors is not None  # a model implies an embedder
+                    passages = [tool_text(d).passage() for d in definitions]
+                    embeddings = self._vectors.embed_documents(passages)
+                    dims = int(embeddings.shape[1])
+                rows = tool_rows(definitions, self.tokenizer, explicit, embeddings)
+                catalog_id = self.schema.store_catalog(
+                    conn, fingerprint=fingerprint, variant=variant, rows=rows, dims=dims
+                )
+                if dims is not None:
+                    self.schema.create_vector_index(conn, dims)
+            else:
+                dims = self.schema.catalog_dims(conn, catalog_id)
+        self._mode = mode
+        self._pending = None
+        self._attached = AttachedCatalog.of(
+            catalog_id=catalog_id,
+            fingerprint=fingerprint,
+            categories_key=categories_key(categories),
+            definitions=definitions,
+            explicit=explicit,
+            dims=dims,
+            links=self.prerequisite_lift is not None,
+        )
+
+    def _choose_mode(self, vectors_ok: bool) -> SearchMode:
+        if self.requested_mode in ("vector", "hybrid") and not vectors_ok:
+            raise ConfigurationError(
+                f"mode {self.requested_mode!r} needs the pgvector extension on the server "
+                "(CREATE EXTENSION vector, as a superuser)"
+            )
+        if self.requested_mode is not None:
+            return self.requested_mode
+        if self._vectors is not None and not vectors_ok:
+            logger.warning("the server has no pgvector extension: keyword search only")
+        return "hybrid" if self._vectors is not None and vectors_ok else "keyword"
+
+    def _variant(self, model: str | None, cats_key: str) -> str:
+        tok = self.tokenizer
+        analysis = hashlib.sha256(
+            repr((sorted(tok.stop_words), tok.stem, tok.language, tok.min_length)).encode()
+        ).hexdigest()[:12]
+        return f"v1;terms={analysis};model={model or ''};categories={cats_key}"
+
+    def _retry_pending(self) -> AttachedCatalog | None:
+        pending = self._pending
+        if pending is None or time.monotonic() < self._retry_at:
+            return None
+        with self._lock:
+            if self._pending is None:
+                return self._attached
+            self._retry_at = time.monotonic() + _RETRY_ATTACH
+            try:
+                self._attach(*pending, catalog_fingerprint(pending[0]))
+            except StorageError as exc:
+                logger.warning("PostgreSQL still unavailable for the tool index: %s", exc)
+        return self._attached
+
+    # --- searching --------------------------------------------------------------------
+
+    def _search(
+        self, attached: AttachedCatalog, request: SearchRequest
+    ) -> tuple[list[SearchHit], int]:
+        plan = SearchPlan(
+            schema=self.schema,
+            mode=self._mode or "keyword",
+            catalog_id=attached.catalog_id,
+            dims=attached.dims,
+            terms=tsquery_text(self.tokenizer.terms(request.query)),
+            query_vector=self._query_vector(request.query, attached),
+            semantic_weight=self.semantic_weight,
+            candidates=max(self.candidates, request.max_results),
+            max_candidates=self.max_candidates,
+        )
+        with self._connection() as conn:
+            scored, total = run_search(conn, plan, request)
+        return best_hits(scored, attached, request, self.prerequisite_lift), total
+
+    def _query_vector(self, query: str, attached: AttachedCatalog) -> str | None:
+        if self._vectors is None or attached.dims is None or not query.strip():
+            return None
+        return vector_literal(self._vectors.embed_query(query)[0])
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A pooled connection; driver errors become toolrelay's storage errors."""
+        try:
+            if self._own_pool and self._pool.closed:
+                self._pool.open(wait=False)
+            with self._pool.connection(timeout=self.connect_timeout + 1) as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise StorageUnavailableError(
+                f"PostgreSQL tool index unavailable: no connection within "
+                f"{self.connect_timeout + 1:g} s ({exc})"
+            ) from exc
+        except psycopg.OperationalError as exc:
+            raise StorageUnavailableError(
+                f"PostgreSQL tool index unavailable or too slow: {exc}"
+            ) from exc
+        except psycopg.Error as exc:
+            raise StorageError(f"PostgreSQL tool index failed: {exc}") from exc
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _response(
+    search_type: str, request: SearchRequest, hits: list[SearchHit], total: int, started: float
+) -> SearchResponse:
+    return SearchResponse(
+        hits=tuple(hits),
+        total=total,
+        search_type=search_type,
+        query=request.query,
+        time_ms=(time.perf_counter() - started) * 1000.0,
+    )

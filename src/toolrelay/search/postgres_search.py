@@ -1,0 +1,231 @@
+"""Running one search of :class:`~toolrelay.search.postgres.PostgresToolIndex` in the database.
+
+:func:`run_search` applies the request's permissions in SQL where it can (a frozenset of
+names, a category), runs the keyword, vector or hybrid query of
+:class:`~toolrelay.search.postgres_schema.Schema`, fuses hybrid candidates with :func:`fuse`,
+and filters by a predicate in Python, fetching deeper while too few candidates pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from psycopg import Connection, sql
+
+from toolrelay.search.base import SearchHit, SearchRequest
+from toolrelay.search.documents import dotted_categories, summarize
+from toolrelay.search.postgres_schema import Schema
+from toolrelay.search.prerequisites import prerequisite_links
+from toolrelay.tools.base import ToolDefinition
+
+__all__ = ["AttachedCatalog", "SearchPlan", "best_hits", "fuse", "run_search"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class AttachedCatalog:
+    """The catalog an index serves: its stored id, and what ranking needs of it locally."""
+
+    catalog_id: int
+    fingerprint: str
+    categories_key: str
+    positions: Mapping[str, int]
+    summaries: Sequence[str]
+    categories: Mapping[str, frozenset[str]]
+    providers: Mapping[str, tuple[str, ...]]
+    dims: int | None
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        catalog_id: int,
+        fingerprint: str,
+        categories_key: str,
+        definitions: Sequence[ToolDefinition],
+        explicit: Mapping[str, tuple[str, ...]],
+        dims: int | None,
+        links: bool,
+    ) -> AttachedCatalog:
+        """Derive the local part from the catalog's definitions (``links``: prerequisites)."""
+        names = [d.name for d in definitions]
+        providers: dict[str, list[str]] = {}
+        if links and definitions:
+            for consumer, provider in zip(*prerequisite_links(definitions), strict=True):
+                providers.setdefault(names[consumer], []).append(names[provider])
+        return cls(
+            catalog_id=catalog_id,
+            fingerprint=fingerprint,
+            categories_key=categories_key,
+            positions={name: i for i, name in enumerate(names)},
+            summaries=[summarize(d.description) for d in definitions],
+            categories={
+                name: frozenset({*dotted_categories(name), *explicit.get(name, ())})
+                for name in names
+            },
+            providers={k: tuple(v) for k, v in providers.items()},
+            dims=dims,
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchPlan:
+    """What one search asks of the database (the request supplies the filters)."""
+
+    schema: Schema
+    mode: Literal["keyword", "vector", "hybrid"]
+    catalog_id: int
+    dims: int | None
+    terms: str
+    query_vector: str | None
+    semantic_weight: float
+    candidates: int
+    max_candidates: int
+
+
+def run_search(
+    conn: Connection[Any], plan: SearchPlan, request: SearchRequest
+) -> tuple[dict[str, float], int]:
+    """Scores of the best permitted candidates by name, and how many tools matched.
+
+    A predicate in ``request.allowed`` filters the fetched candidates here; while fewer than
+    ``max_results`` pass and more rows may exist, the fetch is repeated twice as deep, up to
+    ``plan.max_candidates`` rows per side.
+    """
+    allowed = request.allowed
+    if isinstance(allowed, frozenset) and not allowed:
+        return {}, 0
+    conditions: list[sql.Composable] = []
+    params: dict[str, Any] = {
+        "catalog": plan.catalog_id,
+        "terms": plan.terms,
+        "vector": plan.query_vector,
+    }
+    if isinstance(allowed, frozenset):
+        conditions.append(sql.SQL("AND name = ANY(%(allowed)s)"))
+        params["allowed"] = list(allowed)
+    if request.category is not None:
+        conditions.append(sql.SQL("AND %(category)s = ANY(categories)"))
+        params["category"] = request.category
+    filters = sql.SQL(" ").join(conditions)
+    predicate = allowed if callable(allowed) else None
+    limit = plan.candidates
+    while True:
+        scored, total, fetched = _fetch(conn, plan, filters, {**params, "limit": limit})
+        if predicate is None:
+            return scored, total
+        scored = {name: score for name, score in scored.items() if predicate(name)}
+        matched = sum(score > 0 for score in scored.values())
+        if matched >= request.max_results or fetched < limit or limit >= plan.max_candidates:
+            return scored, matched
+        limit = min(2 * limit, plan.max_candidates)
+
+
+def _fetch(
+    conn: Connection[Any], plan: SearchPlan, filters: sql.Composable, params: dict[str, Any]
+) -> tuple[dict[str, float], int, int]:
+    """(scores by name, matches, rows fetched) for one depth."""
+    if plan.mode == "keyword" or plan.dims is None:
+        if not plan.terms:
+            return {}, 0, 0
+        rows = conn.execute(plan.schema.keyword_query(filters), params).fetchall()
+        total = int(rows[0][2]) if rows else 0
+        return {name: float(score) for name, score, _ in rows}, total, len(rows)
+    if plan.query_vector is None:
+        return {}, 0, 0
+    # Iterative scans keep the HNSW walk going until enough rows pass the filters.
+    with conn.transaction():
+        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        conn.execute(
+            sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["limit"])))
+        )
+        if plan.mode == "vector":
+            rows = conn.execute(plan.schema.vector_query(plan.dims, filters), params).fetchall()
+            scored = {name: float(score) for name, score in rows}
+            return scored, sum(s > 0 for s in scored.values()), len(rows)
+        if not plan.terms:
+            params = {**params, "terms": ""}
+        rows = conn.execute(plan.schema.hybrid_query(plan.dims, filters), params).fetchall()
+    if not rows:
+        return {}, 0, 0
+    median = rows[0][3]
+    fused = fuse(
+        np.array([float(r[1]) for r in rows]),
+        np.array([float(r[2]) for r in rows]),
+        float(median) if median is not None else 0.0,
+        plan.semantic_weight,
+    )
+    scored = {row[0]: float(score) for row, score in zip(rows, fused, strict=True)}
+    return scored, sum(s > 0 for s in scored.values()), len(rows)
+
+
+def fuse(
+    lexical: npt.NDArray[np.float64],
+    semantic: npt.NDArray[np.float64],
+    median: float,
+    weight: float,
+) -> npt.NDArray[np.float64]:
+    """Hybrid scores of candidates from their keyword and semantic scores.
+
+    The rule of :class:`~toolrelay.search.HybridToolIndex`'s score fusion, applied to the
+    candidates rather than the whole catalog: keyword scores over the best one, similarities
+    rescaled so the best candidate gets 1 and ``median`` (the catalog's, estimated on a
+    sample) gets 0, clipped at 0, and mixed by ``weight``.
+    """
+    best = float(lexical.max(initial=0.0))
+    lex = lexical / best if best > 0 else np.zeros_like(lexical)
+    top = float(semantic.max(initial=-1.0))
+    sem = (semantic - median) / (top - median) if top > median else np.zeros_like(semantic)
+    fused: npt.NDArray[np.float64] = (1.0 - weight) * lex + weight * np.clip(sem, 0.0, None)
+    return fused
+
+
+def best_hits(
+    scored: dict[str, float],
+    attached: AttachedCatalog,
+    request: SearchRequest,
+    prerequisite_lift: float | None,
+) -> list[SearchHit]:
+    """The best ``max_results`` hits of the scored candidates, ties in catalog order."""
+    if prerequisite_lift is not None and attached.providers:
+        _lift(scored, attached, prerequisite_lift, request)
+    return _best(scored, attached, request)
+
+
+def _permitted(name: str, attached: AttachedCatalog, request: SearchRequest) -> bool:
+    allowed = request.allowed
+    if isinstance(allowed, frozenset) and name not in allowed:
+        return False
+    if callable(allowed) and not allowed(name):
+        return False
+    return request.category is None or request.category in attached.categories.get(name, ())
+
+
+def _lift(
+    scored: dict[str, float], attached: AttachedCatalog, factor: float, request: SearchRequest
+) -> None:
+    """Raise each permitted provider of a scored consumer to ``factor`` × its score."""
+    for consumer, score in list(scored.items()):
+        for provider in attached.providers.get(consumer, ()):
+            lifted = factor * score
+            if lifted > scored.get(provider, 0.0) and _permitted(provider, attached, request):
+                scored[provider] = lifted
+
+
+def _best(
+    scored: Mapping[str, float], attached: AttachedCatalog, request: SearchRequest
+) -> list[SearchHit]:
+    floor = request.min_score
+    kept = [
+        (score, attached.positions[name], name)
+        for name, score in scored.items()
+        if score > 0 and (floor is None or score >= floor) and name in attached.positions
+    ]
+    kept.sort(key=lambda item: (-item[0], item[1]))
+    return [
+        SearchHit(name=name, score=score, summary=attached.summaries[position])
+        for score, position, name in kept[: request.max_results]
+    ]

@@ -1,0 +1,148 @@
+"""RedisIdempotencyStore: the first reservation wins, leases expire, results are replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
+from toolrelay.execution import (
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    ReservationStatus,
+    ToolCallingManager,
+)
+from toolrelay.messages import ToolCall, UserMessage
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.redis import RedisIdempotencyStore
+from toolrelay.testing import tool_call_response
+from toolrelay.tools import FunctionTool, tool
+
+ACQUIRED, COMPLETED, RUNNING = (
+    ReservationStatus.ACQUIRED,
+    ReservationStatus.COMPLETED,
+    ReservationStatus.RUNNING,
+)
+
+
+@pytest.fixture
+async def store(redis_url: str, prefix: str) -> AsyncIterator[RedisIdempotencyStore]:
+    async with RedisIdempotencyStore(redis_url, prefix=prefix) as value:
+        yield value
+
+
+def test_it_is_an_idempotency_store(redis_url: str) -> None:
+    assert isinstance(RedisIdempotencyStore(redis_url), IdempotencyStore)
+
+
+async def test_reserve_complete_replay(store: RedisIdempotencyStore) -> None:
+    assert (await store.reserve("k", owner="a", lease=60)).status is ACQUIRED
+    assert (await store.reserve("k", owner="b", lease=60)).status is RUNNING
+    # The owner repeating its reservation (its first reply was lost) still holds the key.
+    assert (await store.reserve("k", owner="a", lease=60)).status is ACQUIRED
+    await store.complete("k", owner="a", result="paid #1")
+    replay = await store.reserve("k", owner="b", lease=60)
+    assert replay.status is COMPLETED
+    assert replay.result == "paid #1"
+    await store.complete("k", owner="b", result="paid #2")
+    assert (await store.reserve("k", owner="c", lease=60)).result == "paid #1"
+
+
+async def test_release_frees_only_the_owners_reservation(store: RedisIdempotencyStore) -> None:
+    await store.reserve("k", owner="a", lease=60)
+    await store.release("k", owner="b")
+    assert (await store.reserve("k", owner="b", lease=60)).status is RUNNING
+    await store.release("k", owner="a")
+    assert (await store.reserve("k", owner="b", lease=60)).status is ACQUIRED
+    await store.complete("k", owner="b", result="r")
+    await store.release("k", owner="b")  # a recorded result is never released
+    assert (await store.reserve("k", owner="c", lease=60)).status is COMPLETED
+
+
+async def test_an_abandoned_reservation_expires_with_its_lease(
+    store: RedisIdempotencyStore,
+) -> None:
+    await store.reserve("k", owner="crashed", lease=0.05)
+    await asyncio.sleep(0.2)
+    assert (await store.reserve("k", owner="b", lease=60)).status is ACQUIRED
+
+
+async def test_results_expire_after_the_ttl(redis_url: str, prefix: str) -> None:
+    raw = Redis.from_url(redis_url)
+    async with RedisIdempotencyStore(redis_url, prefix=prefix, ttl=3600) as store:
+        await store.reserve("k", owner="a", lease=60)
+        await store.complete("k", owner="a", result="r")
+        assert 3_000_000 < await raw.pttl(store.key_of("k")) <= 3_600_000
+        await store.delete("k")
+        assert (await store.reserve("k", owner="b", lease=60)).status is ACQUIRED
+    async with RedisIdempotencyStore(redis_url, prefix=prefix) as forever:
+        await forever.complete("k2", owner="a", result="r")
+        assert await raw.pttl(forever.key_of("k2")) == -1
+    await raw.aclose()
+
+
+async def test_exactly_one_of_many_concurrent_reservations_acquires(
+    redis_url: str, prefix: str
+) -> None:
+    stores = [RedisIdempotencyStore(redis_url, prefix=prefix) for _ in range(5)]
+    answers = await asyncio.gather(
+        *(stores[i % 5].reserve("k", owner=f"o{i}", lease=60) for i in range(100))
+    )
+    assert [a.status for a in answers].count(ACQUIRED) == 1
+    for s in stores:
+        await s.aclose()
+
+
+def test_bad_settings_are_rejected(redis_url: str) -> None:
+    with pytest.raises(ConfigurationError):
+        RedisIdempotencyStore(redis_url, ttl=-1)
+
+
+async def test_a_zero_lease_is_rejected(store: RedisIdempotencyStore) -> None:
+    with pytest.raises(ConfigurationError):
+        await store.reserve("k", owner="a", lease=0)
+
+
+async def test_two_managers_sharing_redis_pay_once(redis_url: str, prefix: str) -> None:
+    paid: list[str] = []
+
+    @tool(idempotency_key=["refund_id"])
+    async def refund_retry(refund_id: str) -> str:
+        """Retry a failed refund.
+
+        Args:
+            refund_id: The failed refund.
+        """
+        await asyncio.sleep(0.05)  # both workers are inside the call at the same time
+        paid.append(refund_id)
+        return f"paid {refund_id}"
+
+    retry = FunctionTool.from_function(refund_retry)
+    prompt = Prompt(messages=(UserMessage(text="retry"),), options=ChatOptions(tools=(retry,)))
+    call = ToolCall(id="c1", name="refund_retry", arguments=json.dumps({"refund_id": "r-1"}))
+    stores = [RedisIdempotencyStore(redis_url, prefix=prefix) for _ in range(2)]
+    managers = [
+        ToolCallingManager(interceptors=[IdempotencyInterceptor(s, poll_interval=0.01)])
+        for s in stores
+    ]
+    results = await asyncio.gather(
+        *(m.execute_tool_calls(prompt, tool_call_response(call)) for m in managers)
+    )
+    assert paid == ["r-1"]
+    outcomes = [r.outcomes[0] for r in results]
+    assert [o.response.data for o in outcomes] == ["paid r-1", "paid r-1"]
+    assert sorted(o.replayed for o in outcomes) == [False, True]
+    for s in stores:
+        await s.aclose()
+
+
+async def test_unreachable_redis_is_a_clear_error(free_port: int) -> None:
+    store = RedisIdempotencyStore(f"redis://127.0.0.1:{free_port}/0", timeout=1)
+    with pytest.raises(StorageUnavailableError, match="idempotency store"):
+        await store.reserve(uuid.uuid4().hex, owner="a", lease=60)
+    await store.aclose()

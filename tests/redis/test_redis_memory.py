@@ -1,0 +1,175 @@
+"""RedisChatMemoryRepository: exact round trips, replace, atomic appends, windows, expiry."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
+from toolrelay.memory import ChatMemoryRepository, MessageWindowChatMemory
+from toolrelay.messages import (
+    AssistantMessage,
+    Message,
+    SystemMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolrelay.redis import RedisChatMemoryRepository
+
+EVERY_KIND: list[Message] = [
+    SystemMessage(text="Be exact."),
+    UserMessage(text="Retry refund R1 — 退款失败 ✓"),
+    AssistantMessage(
+        text="Retrying.",
+        tool_calls=(
+            ToolCall(id="c1", name="refund.retry", arguments='{"order": "R1"}'),
+            ToolCall(id="c2", name="noargs"),
+        ),
+    ),
+    ToolResponseMessage(
+        responses=(
+            ToolResponse(id="c1", name="refund.retry", data='{"status": "OK"}'),
+            ToolResponse(id="c2", name="noargs", data="boom", is_error=True),
+        )
+    ),
+    AssistantMessage(text=None, tool_calls=(ToolCall(id="c3", name="x", arguments=""),)),
+    AssistantMessage(text="Done: paid 12.50 €."),
+]
+
+
+@pytest.fixture
+async def repo(redis_url: str, prefix: str) -> AsyncIterator[RedisChatMemoryRepository]:
+    async with RedisChatMemoryRepository(redis_url, prefix=prefix) as value:
+        yield value
+
+
+def test_it_is_a_chat_memory_repository(redis_url: str) -> None:
+    assert isinstance(RedisChatMemoryRepository(redis_url), ChatMemoryRepository)
+
+
+async def test_every_message_kind_round_trips(repo: RedisChatMemoryRepository) -> None:
+    await repo.save_all("c1", EVERY_KIND)
+    assert await repo.find_by_conversation_id("c1") == EVERY_KIND
+    assert await repo.find_by_conversation_id("unknown") == []
+
+
+async def test_save_all_replaces_and_an_empty_save_forgets(
+    repo: RedisChatMemoryRepository,
+) -> None:
+    await repo.save_all("c1", EVERY_KIND)
+    await repo.save_all("c1", [UserMessage(text="only")])
+    assert await repo.find_by_conversation_id("c1") == [UserMessage(text="only")]
+    await repo.save_all("c1", [])
+    assert await repo.find_by_conversation_id("c1") == []
+    assert await repo.find_conversation_ids() == []
+
+
+async def test_conversation_ids_are_sorted_and_deletes_forget(
+    repo: RedisChatMemoryRepository,
+) -> None:
+    for cid in ["b", "ä", "a", "B"]:
+        await repo.save_all(cid, [UserMessage(text=cid)])
+    assert await repo.find_conversation_ids() == sorted(["b", "ä", "a", "B"])
+    await repo.delete_by_conversation_id("a")
+    await repo.delete_by_conversation_id("never")
+    assert await repo.find_conversation_ids() == sorted(["b", "ä", "B"])
+
+
+async def test_long_conversations_are_saved_whole(repo: RedisChatMemoryRepository) -> None:
+    messages: list[Message] = [UserMessage(text=f"m{i}") for i in range(2500)]
+    await repo.save_all("c1", messages)
+    assert await repo.find_by_conversation_id("c1") == messages
+    assert await repo.append("c1", messages) == 5000
+
+
+async def test_append_and_window_queries(repo: RedisChatMemoryRepository) -> None:
+    assert await repo.append("c1", EVERY_KIND[:2]) == 2
+    assert await repo.append("c1", EVERY_KIND[2:]) == len(EVERY_KIND)
+    assert await repo.append("c1", []) == len(EVERY_KIND)
+    assert await repo.find_by_conversation_id("c1") == EVERY_KIND
+    assert await repo.find_last("c1", 2) == EVERY_KIND[-2:]
+    assert await repo.find_last("c1", 100) == EVERY_KIND
+    assert await repo.find_last("c1", 0) == []
+    assert await repo.count("c1") == len(EVERY_KIND)
+    assert await repo.find_conversation_ids() == ["c1"]
+
+
+async def test_append_can_keep_only_the_last_messages(repo: RedisChatMemoryRepository) -> None:
+    for i in range(10):
+        await repo.append("c1", [UserMessage(text=str(i))], keep_last=3)
+    assert await repo.find_by_conversation_id("c1") == [UserMessage(text=t) for t in "789"]
+    with pytest.raises(ConfigurationError):
+        await repo.append("c1", [UserMessage(text="x")], keep_last=0)
+
+
+async def test_concurrent_appends_keep_every_batch_whole_and_in_order(
+    redis_url: str, prefix: str
+) -> None:
+    repos = [RedisChatMemoryRepository(redis_url, prefix=prefix) for _ in range(4)]
+
+    async def writer(w: int) -> None:
+        for turn in range(10):
+            batch: list[Message] = [
+                UserMessage(text=f"w{w}-t{turn}-q"),
+                AssistantMessage(text=f"w{w}-t{turn}-a"),
+            ]
+            await repos[w % 4].append("shared", batch)
+
+    await asyncio.gather(*(writer(w) for w in range(8)))
+    texts = [getattr(m, "text", None) for m in await repos[0].find_by_conversation_id("shared")]
+    assert len(texts) == 8 * 10 * 2
+    for position in range(0, len(texts), 2):
+        question, answer = texts[position], texts[position + 1]
+        assert question is not None and answer == question[:-1] + "a"  # batches stay whole
+    for w in range(8):
+        own = [t for t in texts if t is not None and t.startswith(f"w{w}-")]
+        assert own == [f"w{w}-t{t}-{k}" for t in range(10) for k in "qa"]
+    for r in repos:
+        await r.aclose()
+
+
+async def test_the_message_window_memory_runs_on_it(repo: RedisChatMemoryRepository) -> None:
+    memory = MessageWindowChatMemory(repo, max_messages=3)
+    await memory.add("c1", [SystemMessage(text="sys"), UserMessage(text="1")])
+    await memory.add("c1", [AssistantMessage(text="2"), UserMessage(text="3")])
+    assert await memory.get("c1") == [
+        SystemMessage(text="sys"),
+        AssistantMessage(text="2"),
+        UserMessage(text="3"),
+    ]
+    await memory.clear("c1")
+    assert await repo.find_by_conversation_id("c1") == []
+
+
+async def test_ttl_expires_conversations_and_their_ids(redis_url: str, prefix: str) -> None:
+    raw = Redis.from_url(redis_url)
+    async with RedisChatMemoryRepository(redis_url, prefix=prefix, ttl=60) as repo:
+        await repo.append("c1", [UserMessage(text="x")])
+        assert 0 < await raw.pttl(repo.key_of("c1")) <= 60_000
+        await raw.pexpire(repo.key_of("c1"), 1)
+        await asyncio.sleep(0.05)
+        assert await repo.find_by_conversation_id("c1") == []
+        assert await repo.find_conversation_ids() == []
+    await raw.aclose()
+
+
+async def test_foreign_data_is_a_storage_error(
+    repo: RedisChatMemoryRepository, redis_url: str
+) -> None:
+    raw = Redis.from_url(redis_url)
+    await raw.rpush(repo.key_of("c1"), '{"role": "wizard"}')
+    await raw.aclose()
+    with pytest.raises(StorageError, match="c1"):
+        await repo.find_by_conversation_id("c1")
+
+
+async def test_unreachable_redis_is_a_clear_error(free_port: int) -> None:
+    repo = RedisChatMemoryRepository(f"redis://127.0.0.1:{free_port}/0", timeout=1)
+    with pytest.raises(StorageUnavailableError, match="chat memory"):
+        await repo.append("c1", [UserMessage(text="x")])
+    await repo.aclose()

@@ -1,0 +1,125 @@
+"""RedisSessionStore: discovered tools per conversation, ordered, atomic, expiring."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from redis.asyncio import Redis
+
+from toolrelay._sync import run_sync
+from toolrelay.client.sessions import SessionStore
+from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
+from toolrelay.redis import RedisSessionStore
+
+
+@pytest.fixture
+async def store(redis_url: str, prefix: str) -> AsyncIterator[RedisSessionStore]:
+    async with RedisSessionStore(redis_url, prefix=prefix) as value:
+        yield value
+
+
+def test_it_is_a_session_store(redis_url: str) -> None:
+    assert isinstance(RedisSessionStore(redis_url), SessionStore)
+
+
+async def test_unknown_conversation_is_empty(store: RedisSessionStore) -> None:
+    assert await store.get("nobody") == ()
+    assert await store.add("nobody", []) == ()
+
+
+async def test_add_appends_new_names_in_order(store: RedisSessionStore) -> None:
+    assert await store.add("c1", ["b", "a", "b"]) == ("b", "a")
+    assert await store.add("c1", ["c", "a", "d"]) == ("b", "a", "c", "d")
+    assert await store.get("c1") == ("b", "a", "c", "d")
+    assert await store.get("c2") == ()
+
+
+async def test_replace_and_delete(store: RedisSessionStore) -> None:
+    await store.add("c1", ["a", "b"])
+    await store.replace("c1", ["z", "y", "z"])
+    assert await store.get("c1") == ("z", "y")
+    await store.replace("c1", [])
+    assert await store.get("c1") == ()
+    await store.add("c1", ["a"])
+    await store.delete("c1")
+    await store.delete("never-there")
+    assert await store.get("c1") == ()
+
+
+async def test_unicode_and_many_names_round_trip(store: RedisSessionStore) -> None:
+    names = [f"svc.tool_{i}_ü" for i in range(2500)]
+    await store.replace("c1", names)
+    assert await store.get("c1") == tuple(names)
+
+
+async def test_concurrent_adds_keep_every_name_once_in_each_adders_order(
+    redis_url: str, prefix: str
+) -> None:
+    stores = [RedisSessionStore(redis_url, prefix=prefix) for _ in range(4)]
+    batches = [[f"t{i}", "shared", f"u{i}"] for i in range(40)]
+    await asyncio.gather(*(stores[i % 4].add("c1", batch) for i, batch in enumerate(batches)))
+    stored = await stores[0].get("c1")
+    assert sorted(stored) == sorted({n for batch in batches for n in batch})
+    for i in range(40):
+        assert stored.index(f"t{i}") < stored.index(f"u{i}")
+    for s in stores:
+        await s.aclose()
+
+
+async def test_ttl_is_set_renewed_by_reads_and_expires(redis_url: str, prefix: str) -> None:
+    store = RedisSessionStore(redis_url, prefix=prefix, ttl=60)
+    raw = Redis.from_url(redis_url)
+    try:
+        await store.add("c1", ["a"])
+        assert 0 < await raw.pttl(store.key_of("c1")) <= 60_000
+        await raw.pexpire(store.key_of("c1"), 5_000)
+        assert await store.get("c1") == ("a",)
+        assert await raw.pttl(store.key_of("c1")) > 5_000  # the read renewed it
+        await raw.pexpire(store.key_of("c1"), 1)
+        await asyncio.sleep(0.05)
+        assert await store.get("c1") == ()
+    finally:
+        await raw.aclose()
+        await store.aclose()
+
+
+async def test_without_ttl_nothing_expires(store: RedisSessionStore, redis_url: str) -> None:
+    await store.add("c1", ["a"])
+    raw = Redis.from_url(redis_url)
+    assert await raw.pttl(store.key_of("c1")) == -1
+    await raw.aclose()
+
+
+def test_bad_settings_are_rejected(redis_url: str) -> None:
+    with pytest.raises(ConfigurationError):
+        RedisSessionStore(redis_url, ttl=0)
+    with pytest.raises(ConfigurationError):
+        RedisSessionStore(redis_url, timeout=0)
+
+
+def test_works_from_several_event_loops(redis_url: str, prefix: str) -> None:
+    store = RedisSessionStore(redis_url, prefix=prefix)
+
+    async def add(name: str) -> tuple[str, ...]:
+        try:
+            return await store.add("c1", [name])
+        finally:
+            await store.aclose()
+
+    assert run_sync(add("a")) == ("a",)
+    assert run_sync(add("b")) == ("a", "b")
+
+
+def test_repr_hides_credentials() -> None:
+    store = RedisSessionStore("redis://user:secret@localhost:6379/0")
+    assert "secret" not in repr(store)
+    assert "localhost:6379/0" in repr(store)
+
+
+async def test_unreachable_redis_is_a_clear_error(free_port: int) -> None:
+    store = RedisSessionStore(f"redis://127.0.0.1:{free_port}/0", timeout=1)
+    with pytest.raises(StorageUnavailableError, match="session store"):
+        await store.get("c1")
+    await store.aclose()

@@ -1,0 +1,234 @@
+"""PostgresToolIndex: catalogs stored once, ranked by full-text search and pgvector."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, VectorToolIndex
+from toolrelay.search.hybrid import _score_fusion
+from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.tools.base import ToolDefinition
+
+from ._catalog import CATALOG
+from ._postgres import has_pgvector, postgres_dsn, schema  # noqa: F401 (fixtures)
+
+pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
+
+from toolrelay.search.postgres import PostgresToolIndex  # noqa: E402
+from toolrelay.search.postgres_search import fuse  # noqa: E402
+
+
+@pytest.fixture
+def index(postgres_dsn: str, schema: str) -> Iterator[PostgresToolIndex]:
+    with PostgresToolIndex(postgres_dsn, schema=schema) as value:
+        value.index(CATALOG)
+        yield value
+
+
+@pytest.fixture
+def vectors(postgres_dsn: str) -> None:
+    if not has_pgvector(postgres_dsn):
+        pytest.skip("the PostgreSQL server has no pgvector extension")
+
+
+def search(index: ToolIndex, query: str, **options: object) -> list[str]:
+    return index.search(SearchRequest(query=query, **options)).names  # type: ignore[arg-type]
+
+
+def rows_of(dsn: str, sql: str) -> list[tuple[object, ...]]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_it_is_a_tool_index(index: PostgresToolIndex) -> None:
+    assert isinstance(index, ToolIndex)
+    assert index.search_type == "postgres-keyword"
+    assert len(index) == len(CATALOG)
+    assert index.fingerprint is not None
+
+
+def test_keywords_find_names_descriptions_and_split_identifiers(index: PostgresToolIndex) -> None:
+    assert search(index, "weather forecast")[0] == "get_forecast"
+    assert search(index, "find failed orders")[0] == "refund.find_failed_orders"
+    assert search(index, "issue refund")[0] == "refund.issueRefund"
+    assert search(index, "refunds")[:2] == ["refund.issueRefund", "refund.find_failed_orders"]
+    assert search(index, "fahrenheit") == ["get_weather"]  # an enumerated parameter value
+    assert search(index, "the of and") == []
+    assert search(index, "") == []
+
+
+def test_same_top_result_as_the_in_process_bm25_index(index: PostgresToolIndex) -> None:
+    bm25 = BM25ToolIndex()
+    bm25.index(CATALOG)
+    for query in ["convert euros", "send a message", "order details", "weather in Paris"]:
+        assert search(index, query)[0] == search(bm25, query)[0], query
+
+
+def test_a_catalog_is_stored_once_whoever_indexes_it(postgres_dsn: str, schema: str) -> None:
+    workers = [PostgresToolIndex(postgres_dsn, schema=schema) for _ in range(4)]
+    results: list[bool] = []
+    threads = [threading.Thread(target=lambda w=w: results.append(w.index(CATALOG))) for w in workers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 4  # each worker now serves the catalog
+    assert rows_of(postgres_dsn, f"SELECT count(*) FROM {schema}.catalogs") == [(1,)]
+    assert rows_of(postgres_dsn, f"SELECT count(*) FROM {schema}.tools") == [(len(CATALOG),)]
+    assert {tuple(search(w, "refund an order")) for w in workers} == {
+        tuple(search(workers[0], "refund an order"))
+    }
+    assert workers[0].index(list(reversed(CATALOG))) is False  # same tools, same fingerprint
+    changed = [*CATALOG[:-1], ToolDefinition(name="convert_units", description="Convert units.")]
+    assert workers[0].index(changed) is True
+    assert search(workers[0], "convert") == ["convert_units"]
+    assert search(workers[1], "convert") == ["convert_currency"]  # still on the old catalog
+    assert rows_of(postgres_dsn, f"SELECT count(*) FROM {schema}.catalogs") == [(2,)]
+    for w in workers:
+        w.close()
+
+
+def test_permitted_names_are_applied_in_the_query(index: PostgresToolIndex) -> None:
+    allowed = frozenset({"shop_search_orders", "send_email"})
+    assert search(index, "orders email", allowed=allowed) == ["shop_search_orders", "send_email"]
+    assert search(index, "refund", allowed=allowed) == []
+    assert search(index, "refund", allowed=frozenset()) == []
+    response = index.search(SearchRequest(query="order", allowed=allowed))
+    assert response.total == 1
+
+
+def test_a_predicate_fetches_deeper_until_enough_tools_pass(
+    postgres_dsn: str, schema: str
+) -> None:
+    catalog = [
+        ToolDefinition(name=f"svc{i:03d}.get_weather", description=f"Weather report {i}.")
+        for i in range(300)
+    ]
+    with PostgresToolIndex(postgres_dsn, schema=schema, candidates=10) as index:
+        index.index(catalog)
+        late = {f"svc{i:03d}.get_weather" for i in range(250, 300)}
+        found = search(index, "weather", allowed=lambda n: n in late, max_results=7)
+        assert len(found) == 7
+        assert set(found) <= late
+        assert search(index, "weather", allowed=lambda n: False) == []
+
+
+def test_categories_min_score_and_max_results(postgres_dsn: str, schema: str) -> None:
+    with PostgresToolIndex(postgres_dsn, schema=schema) as index:
+        index.index(CATALOG, categories={"send_email": ["messaging"]})
+        assert search(index, "refund orders", category="refund")[0].startswith("refund.")
+        assert set(search(index, "refund orders", category="refund")) <= {
+            "refund.find_failed_orders",
+            "refund.issueRefund",
+        }
+        assert search(index, "email", category="messaging") == ["send_email"]
+        assert search(index, "email", category="nothing") == []
+        assert len(search(index, "order", max_results=1)) == 1
+        best = index.search(SearchRequest(query="order")).hits[0].score
+        assert search(index, "order", min_score=best + 1) == []
+
+
+def test_a_provider_is_lifted_next_to_its_consumer(postgres_dsn: str, schema: str) -> None:
+    catalog = [
+        ToolDefinition(
+            name="tmdb_get_movie_credits",
+            description="Cast and crew of a movie: director, actors.",
+            input_schema={
+                "type": "object",
+                "properties": {"movie_id": {"type": "integer"}},
+                "required": ["movie_id"],
+            },
+        ),
+        ToolDefinition(name="tmdb_search_movie", description="Search films by title."),
+        ToolDefinition(name="tmdb_get_popular", description="Popular films this week."),
+    ]
+    with PostgresToolIndex(postgres_dsn, schema=schema) as index:
+        index.index(catalog)
+        assert search(index, "cast and crew of Twilight") == [
+            "tmdb_get_movie_credits",
+            "tmdb_search_movie",
+        ]
+    with PostgresToolIndex(postgres_dsn, schema=schema, prerequisite_lift=None) as plain:
+        plain.index(catalog)
+        assert search(plain, "cast and crew of Twilight") == ["tmdb_get_movie_credits"]
+
+
+def test_clear_and_delete_catalog(index: PostgresToolIndex, postgres_dsn: str, schema: str) -> None:
+    fingerprint = index.fingerprint
+    index.clear()
+    assert search(index, "weather") == []
+    assert index.fingerprint is None
+    index.index(CATALOG)
+    assert index.fingerprint == fingerprint
+    assert index.delete_catalog() == 1
+    assert rows_of(postgres_dsn, f"SELECT count(*) FROM {schema}.tools") == [(0,)]
+    assert search(index, "weather") == []
+
+
+def test_bad_settings_are_rejected(postgres_dsn: str) -> None:
+    with pytest.raises(ConfigurationError, match="embedder"):
+        PostgresToolIndex(postgres_dsn, mode="hybrid")
+    with pytest.raises(ConfigurationError, match="schema"):
+        PostgresToolIndex(postgres_dsn, schema="Robert'); DROP TABLE x;--")
+    with pytest.raises(ConfigurationError):
+        PostgresToolIndex(postgres_dsn, semantic_weight=2)
+    with pytest.raises(ConfigurationError):
+        PostgresToolIndex(postgres_dsn, candidates=5)
+
+
+# --- embeddings (pgvector) ------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("vectors")
+def test_vector_mode_ranks_like_the_in_process_vector_index(
+    postgres_dsn: str, schema: str
+) -> None:
+    embedder = HashingEmbedder(128)
+    local = VectorToolIndex(embedder, cache=False, split_sentences=False, prerequisite_lift=None)
+    local.index(CATALOG)
+    with PostgresToolIndex(
+        postgres_dsn, schema=schema, embedder=embedder, mode="vector", cache=False,
+        prerequisite_lift=None,
+    ) as index:
+        index.index(CATALOG)
+        assert index.search_type == "postgres-vector"
+        for query in ["weather for a city", "refund the order", "send an email message"]:
+            ours = index.search(SearchRequest(query=query)).hits
+            theirs = local.search(SearchRequest(query=query)).hits
+            assert [h.name for h in ours] == [h.name for h in theirs], query
+            assert [h.score for h in ours] == pytest.approx([h.score for h in theirs], abs=1e-5)
+
+
+@pytest.mark.usefixtures("vectors")
+def test_hybrid_mode_is_the_default_with_an_embedder(postgres_dsn: str, schema: str) -> None:
+    with PostgresToolIndex(
+        postgres_dsn, schema=schema, embedder=HashingEmbedder(128), cache=False
+    ) as index:
+        index.index(CATALOG)
+        assert index.search_type == "postgres-hybrid"
+        hits = index.search(SearchRequest(query="weather forecast for a city")).hits
+        assert hits[0].name == "get_forecast"
+        assert all(0.0 < h.score <= 1.0 for h in hits)
+        allowed = frozenset({"send_email"})
+        assert search(index, "weather", allowed=allowed) == []
+        assert search(index, "email", allowed=allowed) == ["send_email"]
+        dims = rows_of(postgres_dsn, f"SELECT DISTINCT dims FROM {schema}.tools")
+        assert dims == [(128,)]
+
+
+def test_fusion_is_the_hybrid_index_rule() -> None:
+    rng = np.random.default_rng(7)
+    lexical = np.where(rng.random(200) > 0.7, rng.random(200) * 9, 0.0).astype(np.float32)
+    semantic = (rng.random(200) * 2 - 1).astype(np.float32)
+    expected = _score_fusion(lexical, semantic, 0.4)
+    ours = fuse(
+        lexical.astype(np.float64), semantic.astype(np.float64), float(np.median(semantic)), 0.4
+    )
+    assert ours == pytest.approx(expected.astype(np.float64), abs=1e-6)
