@@ -125,7 +125,8 @@ async def test_concurrent_appends_keep_every_batch_whole_and_in_order(
     assert len(texts) == 8 * 10 * 2
     for position in range(0, len(texts), 2):
         question, answer = texts[position], texts[position + 1]
-        assert question is not None and answer == question[:-1] + "a"  # batches stay whole
+        assert question is not None
+        assert answer == question[:-1] + "a"  # batches stay whole
     for w in range(8):
         own = [t for t in texts if t is not None and t.startswith(f"w{w}-")]
         assert own == [f"w{w}-t{t}-{k}" for t in range(10) for k in "qa"]
@@ -173,3 +174,10 @@ async def test_unreachable_redis_is_a_clear_error(free_port: int) -> None:
     with pytest.raises(StorageUnavailableError, match="chat memory"):
         await repo.append("c1", [UserMessage(text="x")])
     await repo.aclose()
+
+
+async def test_a_conversation_may_be_called_ids(repo: RedisChatMemoryRepository) -> None:
+    await repo.save_all("ids", [UserMessage(text="x")])
+    await repo.append("other", [UserMessage(text="y")])
+    assert await repo.find_conversation_ids() == ["ids", "other"]
+    assert await repo.find_by_conversation_id("ids") == [UserMessage(text="x")]

@@ -34,7 +34,14 @@ from toolrelay.prompt import Prompt
 from toolrelay.redis import RedisChatMemoryRepository, RedisIdempotencyStore, RedisSessionStore
 from toolrelay.search import BM25ToolIndex, ToolIndex
 from toolrelay.testing import FunctionModel, tool_call_response
-from toolrelay.tools import FunctionTool, Tool, ToolContext, ToolDefinition, provider_safe_name, tool
+from toolrelay.tools import (
+    FunctionTool,
+    Tool,
+    ToolContext,
+    ToolDefinition,
+    provider_safe_name,
+    tool,
+)
 
 TENANTS = ("acme", "globex", "initech", "umbrella")
 ACTIONS = {
@@ -57,9 +64,13 @@ def make_tool(tenant: str, action: str, description: str) -> Tool:
         """
         await asyncio.sleep(float(context.get("tool_delay", 0.0)))
         EXECUTIONS.append((f"{tenant}.{action}", refund_id))
-        return json.dumps({"tool": f"{tenant}.{action}", "refund_id": refund_id, "pid": os.getpid()})
+        return json.dumps(
+            {"tool": f"{tenant}.{action}", "refund_id": refund_id, "pid": os.getpid()}
+        )
 
-    decorated = tool(name=f"{tenant}.{action}", description=description, idempotency_key=["refund_id"])(run)
+    decorated = tool(
+        name=f"{tenant}.{action}", description=description, idempotency_key=["refund_id"]
+    )(run)
     return FunctionTool.from_function(decorated)
 
 
@@ -101,7 +112,9 @@ def decide(prompt: Prompt) -> ChatResponse | str:
     if isinstance(last, UserMessage):
         shown = {provider_safe_name(t.definition.name) for t in prompt.options.tools}
         if refund in shown:
-            return tool_call_response(ToolCall(id="", name=refund, arguments=json.dumps({"refund_id": refund_id})))
+            return tool_call_response(
+                ToolCall(id="", name=refund, arguments=json.dumps({"refund_id": refund_id}))
+            )
         return tool_call_response(("tool_search", {"query": "refund order"}))
     assert isinstance(last, ToolResponseMessage)
     response = last.responses[0]
@@ -109,7 +122,9 @@ def decide(prompt: Prompt) -> ChatResponse | str:
         found = [hit["name"] for hit in json.loads(response.data)]
         if refund not in found:
             return f"no refund tool for {refund_id}"
-        return tool_call_response(ToolCall(id="", name=refund, arguments=json.dumps({"refund_id": refund_id})))
+        return tool_call_response(
+            ToolCall(id="", name=refund, arguments=json.dumps({"refund_id": refund_id}))
+        )
     return f"done {refund_id}: {response.data}"
 
 
@@ -129,7 +144,13 @@ class Stack:
             close()
 
 
-def build_stack(redis_url: str, prefix: str, postgres_dsn: str | None = None, schema: str = "") -> Stack:
+def build_stack(
+    redis_url: str,
+    prefix: str,
+    postgres_dsn: str | None = None,
+    schema: str = "",
+    wait: float = 10.0,
+) -> Stack:
     sessions = RedisSessionStore(redis_url, prefix=prefix, ttl=3600)
     repository = RedisChatMemoryRepository(redis_url, prefix=prefix)
     idempotency = RedisIdempotencyStore(redis_url, prefix=prefix)
@@ -140,9 +161,15 @@ def build_stack(redis_url: str, prefix: str, postgres_dsn: str | None = None, sc
         index = PostgresToolIndex(postgres_dsn, schema=schema, max_connections=16)
     else:
         index = BM25ToolIndex()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(idempotency, poll_interval=0.01)])
+    manager = ToolCallingManager(
+        interceptors=[IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01)]
+    )
     search = ToolSearchAdvisor(
-        catalog(), index=index, session_store=sessions, tool_filter=permitted, tool_calling_manager=manager
+        catalog(),
+        index=index,
+        session_store=sessions,
+        tool_filter=permitted,
+        tool_calling_manager=manager,
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(repository, max_messages=200))
     client = ChatClient.builder(FunctionModel(decide)).default_advisors(memory, search).build()
@@ -165,7 +192,10 @@ async def play(stack: Stack, turns: Sequence[Turn]) -> list[tuple[str, str]]:
         context = {"tenant_id": turn.tenant, "role": turn.role, "tool_delay": turn.tool_delay}
         try:
             response = await (
-                stack.client.prompt(turn.text).conversation(turn.conversation).tool_context(context).acall()
+                stack.client.prompt(turn.text)
+                .conversation(turn.conversation)
+                .tool_context(context)
+                .acall()
             )
         except Exception as exc:
             return turn.conversation, f"error:{type(exc).__name__}: {exc}"

@@ -23,12 +23,17 @@ def conversations() -> list[Turn]:
         role = "viewer" if n % 5 == 0 else "agent"
         # Pairs (n, n + 4) share a tenant; the first SHARED_REFUNDS of them share a refund id.
         refund = f"r-{n - 4}" if 4 <= n < 4 + SHARED_REFUNDS and (n // 4) % 2 else f"r-{n}"
-        turns.append(Turn(conversation=f"{tenant}:c{n}", tenant=tenant, role=role, text=f"refund {refund}"))
+        turns.append(
+            Turn(conversation=f"{tenant}:c{n}", tenant=tenant, role=role, text=f"refund {refund}")
+        )
     return turns
 
 
 async def test_many_conversations_over_four_workers(
-    redis_url: str, prefix: str, postgres_schema: tuple[str | None, str], capsys: pytest.CaptureFixture[str]
+    redis_url: str,
+    prefix: str,
+    postgres_schema: tuple[str | None, str],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from toolrelay.messages import AssistantMessage, UserMessage
     from toolrelay.redis import RedisChatMemoryRepository
@@ -53,9 +58,11 @@ async def test_many_conversations_over_four_workers(
 
     runs = Counter(run for report in reports for run in report["executions"])
     assert [run for run, count in runs.items() if count > 1] == []  # nothing ran twice
-    expected = {(f"{t.tenant}.refund_order", t.text.split()[-1]) for t in turns if t.role == "agent"}
+    expected = {
+        (f"{t.tenant}.refund_order", t.text.split()[-1]) for t in turns if t.role == "agent"
+    }
     assert set(runs) == expected  # every permitted refund ran exactly once; viewers' never
-    for (conversation, answer) in answers:
+    for conversation, answer in answers:
         tenant = conversation.split(":")[0]
         assert tenant in answer or answer.startswith("no refund tool"), answer
 

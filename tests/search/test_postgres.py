@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import threading
+import uuid
 from collections.abc import Iterator
 
 import numpy as np
@@ -15,12 +17,48 @@ from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG
-from ._postgres import has_pgvector, postgres_dsn, schema  # noqa: F401 (fixtures)
 
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
-from toolrelay.search.postgres import PostgresToolIndex  # noqa: E402
-from toolrelay.search.postgres_search import fuse  # noqa: E402
+from toolrelay.search.postgres import PostgresToolIndex
+from toolrelay.search.postgres_search import fuse
+
+# The server comes from TOOLRELAY_TEST_POSTGRES_DSN (.ci/services.sh starts one); without it
+# these tests skip. Each test gets a schema of its own, dropped afterwards.
+DSN = os.environ.get("TOOLRELAY_TEST_POSTGRES_DSN")
+
+
+def require_dsn() -> str:
+    if not DSN:
+        pytest.skip("set TOOLRELAY_TEST_POSTGRES_DSN to a PostgreSQL server (.ci/services.sh)")
+    return DSN
+
+
+def fresh_schema(dsn: str) -> Iterator[str]:
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    yield name
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+def has_pgvector(dsn: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+        return row.fetchone() is not None
+
+
+@pytest.fixture
+def postgres_dsn() -> str:
+    return require_dsn()
+
+
+@pytest.fixture
+def schema(postgres_dsn: str) -> Iterator[str]:
+    yield from fresh_schema(postgres_dsn)
 
 
 @pytest.fixture
@@ -74,7 +112,9 @@ def test_same_top_result_as_the_in_process_bm25_index(index: PostgresToolIndex) 
 def test_a_catalog_is_stored_once_whoever_indexes_it(postgres_dsn: str, schema: str) -> None:
     workers = [PostgresToolIndex(postgres_dsn, schema=schema) for _ in range(4)]
     results: list[bool] = []
-    threads = [threading.Thread(target=lambda w=w: results.append(w.index(CATALOG))) for w in workers]
+    threads = [
+        threading.Thread(target=lambda w=w: results.append(w.index(CATALOG))) for w in workers
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -104,9 +144,7 @@ def test_permitted_names_are_applied_in_the_query(index: PostgresToolIndex) -> N
     assert response.total == 1
 
 
-def test_a_predicate_fetches_deeper_until_enough_tools_pass(
-    postgres_dsn: str, schema: str
-) -> None:
+def test_a_predicate_fetches_deeper_until_enough_tools_pass(postgres_dsn: str, schema: str) -> None:
     catalog = [
         ToolDefinition(name=f"svc{i:03d}.get_weather", description=f"Weather report {i}.")
         for i in range(300)
@@ -187,14 +225,16 @@ def test_bad_settings_are_rejected(postgres_dsn: str) -> None:
 
 
 @pytest.mark.usefixtures("vectors")
-def test_vector_mode_ranks_like_the_in_process_vector_index(
-    postgres_dsn: str, schema: str
-) -> None:
+def test_vector_mode_ranks_like_the_in_process_vector_index(postgres_dsn: str, schema: str) -> None:
     embedder = HashingEmbedder(128)
     local = VectorToolIndex(embedder, cache=False, split_sentences=False, prerequisite_lift=None)
     local.index(CATALOG)
     with PostgresToolIndex(
-        postgres_dsn, schema=schema, embedder=embedder, mode="vector", cache=False,
+        postgres_dsn,
+        schema=schema,
+        embedder=embedder,
+        mode="vector",
+        cache=False,
         prerequisite_lift=None,
     ) as index:
         index.index(CATALOG)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -13,13 +14,24 @@ from toolrelay.exceptions import StorageUnavailableError
 from toolrelay.search import BM25ToolIndex, SearchRequest
 
 from ._catalog import CATALOG
-from ._postgres import postgres_dsn, schema  # noqa: F401 (fixtures)
 
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
-from toolrelay.search.postgres import PostgresToolIndex  # noqa: E402
+from toolrelay.search.postgres import PostgresToolIndex
+
+from .test_postgres import fresh_schema, require_dsn
 
 QUERY = SearchRequest(query="refund an order")
+
+
+@pytest.fixture
+def postgres_dsn() -> str:
+    return require_dsn()
+
+
+@pytest.fixture
+def schema(postgres_dsn: str) -> Iterator[str]:
+    yield from fresh_schema(postgres_dsn)
 
 
 def bounded(work: Callable[[], Any], seconds: float = 30.0) -> Any:
@@ -66,17 +78,15 @@ class Proxy:
 
     def stop(self) -> None:
         if self._listener is not None:
-            try:  # wakes the thread blocked in accept(); close() alone would not
+            with contextlib.suppress(
+                OSError
+            ):  # wakes the thread blocked in accept(); close() alone would not
                 self._listener.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             self._listener.close()
             self._listener = None
         for sock in self._sockets:
-            try:
+            with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             sock.close()
         self._sockets.clear()
 
@@ -100,10 +110,8 @@ class Proxy:
             pass
         finally:
             for sock in (source, sink):
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
 
 @pytest.fixture
@@ -191,7 +199,8 @@ def test_the_fallback_answers_while_the_server_is_away(
 
 def test_a_fallback_serves_a_catalog_the_server_never_got() -> None:
     index = PostgresToolIndex(
-        f"postgresql://nobody@127.0.0.1:{free_port()}/x", connect_timeout=2,
+        f"postgresql://nobody@127.0.0.1:{free_port()}/x",
+        connect_timeout=2,
         fallback=BM25ToolIndex(),
     )
     assert bounded(lambda: index.index(CATALOG)) is True

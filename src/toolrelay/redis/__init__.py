@@ -18,10 +18,10 @@ Every worker points at the same Redis server and so shares the conversations' st
 - :class:`RedisIdempotencyStore`: the first reservation of a key wins; abandoned reservations
   expire after their lease.
 
-Every operation is one atomic Lua script. A Redis that cannot be reached, or does not answer
-within ``timeout`` seconds, raises :class:`~toolrelay.exceptions.StorageUnavailableError`;
-nothing is retried behind the caller's back, the next operation reconnects by itself, and
-every operation is safe to repeat. ``docs/scaling.md`` covers deployment.
+Every operation is one atomic Lua script, safe to repeat. An operation that meets a lost
+connection (Redis restarted) is sent once more on a fresh one; a Redis that cannot be reached,
+or does not answer within ``timeout`` seconds, raises
+:class:`~toolrelay.exceptions.StorageUnavailableError`. ``docs/scaling.md`` covers deployment.
 """
 
 from toolrelay.redis.idempotency import RedisIdempotencyStore

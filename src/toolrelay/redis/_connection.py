@@ -5,10 +5,11 @@ stores may be used from several loops (``run_sync`` runs one per blocking call).
 built from a URL therefore keeps one client per loop. A store given a client uses that client
 as it is.
 
-Commands are never retried automatically: a write whose reply was lost is reported as
-:class:`~toolrelay.exceptions.StorageUnavailableError` rather than repeated behind the caller's
-back. Every script of the stores is safe to repeat, so the caller may retry once Redis is back;
-the next command reconnects by itself.
+Every operation is one Lua script that is safe to repeat (appends carry a batch id, so a
+repeated append adds nothing). A script that fails on a lost connection is sent once more on a
+fresh connection, which is how clients get over a Redis restart; when that fails too, or a
+reply takes longer than the timeout, the caller gets
+:class:`~toolrelay.exceptions.StorageUnavailableError` and nothing is retried further.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class RedisConnection:
                 timeout=self.timeout,
                 socket_timeout=self.timeout,
                 socket_connect_timeout=self.timeout,
+                retry=Retry(NoBackoff(), 0),
             )
             client = Redis(connection_pool=pool, retry=Retry(NoBackoff(), 0))
             self._clients[loop] = client
@@ -105,7 +107,14 @@ class RedisConnection:
         if script is None:
             script = scripts[lua] = client.register_script(lua)
         try:
-            return await script(keys=list(keys), args=list(args))
+            try:
+                return await script(keys=list(keys), args=list(args))
+            except redis_errors.ConnectionError:
+                # Most likely a pooled connection the server closed (it restarted): drop the
+                # idle ones and send once more on a fresh connection. Every script of the
+                # stores is safe to repeat, so a command that did run is not applied twice.
+                await client.connection_pool.disconnect(inuse_connections=False)
+                return await script(keys=list(keys), args=list(args))
         except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
             raise StorageUnavailableError(
                 f"Redis {self.what} at {self.describe()} is unavailable: "

@@ -2,7 +2,7 @@
 
 Each conversation is one Redis list of messages in their JSON form
 (:func:`toolrelay.messages.message_to_json`), oldest first, under
-``{prefix}memory:{conversation_id}``; a sorted set ``{prefix}memory:ids`` lists the
+``{prefix}memory:{conversation_id}``; a sorted set ``{prefix}memory-ids`` lists the
 conversations. Every operation is one Lua script, so a reader never sees a half-saved
 conversation.
 
@@ -14,6 +14,7 @@ the most recent messages (a window), without loading the whole conversation.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 
 from redis.asyncio import Redis
@@ -41,10 +42,15 @@ return #ARGV - 2
 
 # Lua's unpack() takes a few thousand values at most, so long lists are pushed in chunks.
 
-# Same keys; ARGV[1] id, ARGV[2] ttl ms, ARGV[3] keep at most this many (0: all), ARGV[4..] JSON.
+# KEYS as above plus KEYS[3], the ids of recent batches; ARGV[1] conversation id, ARGV[2] ttl
+# ms, ARGV[3] keep at most this many (0: all), ARGV[4] batch id, ARGV[5..] JSON. A batch id
+# already applied (a repeat after a lost reply) adds nothing.
 _APPEND = """
+if redis.call('LPOS', KEYS[3], ARGV[4]) then return redis.call('LLEN', KEYS[1]) end
+redis.call('LPUSH', KEYS[3], ARGV[4])
+redis.call('LTRIM', KEYS[3], 0, 99)
 local size = 0
-for i = 4, #ARGV, 1000 do
+for i = 5, #ARGV, 1000 do
   size = redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 local keep = tonumber(ARGV[3])
@@ -53,7 +59,10 @@ if keep > 0 and size > keep then
   size = keep
 end
 redis.call('ZADD', KEYS[2], 0, ARGV[1])
-if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+end
 return size
 """
 
@@ -61,7 +70,7 @@ return size
 _RANGE = "return redis.call('LRANGE', KEYS[1], ARGV[1], -1)"
 
 _DELETE = """
-redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 0
 """
@@ -127,9 +136,12 @@ class RedisChatMemoryRepository:
         """The Redis key holding a conversation's messages."""
         return f"{self.prefix}memory:{conversation_id}"
 
+    def _batches_key(self, conversation_id: str) -> str:
+        return f"{self.prefix}memory-batches:{conversation_id}"
+
     @property
     def _ids_key(self) -> str:
-        return f"{self.prefix}memory:ids"
+        return f"{self.prefix}memory-ids"
 
     def _ttl_ms(self) -> int:
         return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
@@ -157,7 +169,9 @@ class RedisChatMemoryRepository:
     async def delete_by_conversation_id(self, conversation_id: str) -> None:
         """Forget the conversation."""
         await self.connection.script(
-            _DELETE, [self.key_of(conversation_id), self._ids_key], [conversation_id]
+            _DELETE,
+            [self.key_of(conversation_id), self._ids_key, self._batches_key(conversation_id)],
+            [conversation_id],
         )
 
     # --- beyond the protocol --------------------------------------------------------------
@@ -183,8 +197,8 @@ class RedisChatMemoryRepository:
         rows = [message_to_json(m) for m in messages]
         size = await self.connection.script(
             _APPEND,
-            [self.key_of(conversation_id), self._ids_key],
-            [conversation_id, self._ttl_ms(), keep_last or 0, *rows],
+            [self.key_of(conversation_id), self._ids_key, self._batches_key(conversation_id)],
+            [conversation_id, self._ttl_ms(), keep_last or 0, uuid.uuid4().hex, *rows],
         )
         return int(size)
 

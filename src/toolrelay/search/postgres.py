@@ -29,7 +29,6 @@ is cut off by the statement timeout it enforces itself; a frozen server host is 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 import time
@@ -39,16 +38,17 @@ from typing import Any, Literal
 
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search.cache import EmbeddingCache
 from toolrelay.search.documents import catalog_fingerprint, tool_text
 from toolrelay.search.embedders import Embedder
 from toolrelay.search.postgres_schema import (
     Categories,
     Schema,
+    catalog_variant,
     categories_key,
     connection_pool,
     explicit_categories,
     tool_rows,
-    tsquery_text,
     vector_literal,
 )
 from toolrelay.search.postgres_search import AttachedCatalog, SearchPlan, best_hits, run_search
@@ -125,7 +125,7 @@ class PostgresToolIndex:
         build_timeout: float | None = None,
         max_connections: int = 8,
         fallback: ToolIndex | None = None,
-        cache: Any = True,
+        cache: EmbeddingCache | bool = True,
     ) -> None:
         if mode in ("vector", "hybrid") and embedder is None:
             raise ConfigurationError(f"mode {mode!r} needs an embedder")
@@ -294,8 +294,10 @@ class PostgresToolIndex:
             conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW builds in memory
             vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
             mode = self._choose_mode(vectors_ok)
-            model = self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
-            variant = self._variant(model, categories_key(categories))
+            model = (
+                self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
+            )
+            variant = catalog_variant(self.tokenizer, model, categories_key(categories))
             self.schema.lock(conn, self.schema.name, fingerprint, variant)
             catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
             dims = None
@@ -338,13 +340,6 @@ class PostgresToolIndex:
             logger.warning("the server has no pgvector extension: keyword search only")
         return "hybrid" if self._vectors is not None and vectors_ok else "keyword"
 
-    def _variant(self, model: str | None, cats_key: str) -> str:
-        tok = self.tokenizer
-        analysis = hashlib.sha256(
-            repr((sorted(tok.stop_words), tok.stem, tok.language, tok.min_length)).encode()
-        ).hexdigest()[:12]
-        return f"v1;terms={analysis};model={model or ''};categories={cats_key}"
-
     def _retry_pending(self) -> AttachedCatalog | None:
         pending = self._pending
         if pending is None or time.monotonic() < self._retry_at:
@@ -369,7 +364,8 @@ class PostgresToolIndex:
             mode=self._mode or "keyword",
             catalog_id=attached.catalog_id,
             dims=attached.dims,
-            terms=tsquery_text(self.tokenizer.terms(request.query)),
+            terms=tuple(dict.fromkeys(self.tokenizer.terms(request.query))),
+            catalog_size=len(attached.positions),
             query_vector=self._query_vector(request.query, attached),
             semantic_weight=self.semantic_weight,
             candidates=max(self.candidates, request.max_results),

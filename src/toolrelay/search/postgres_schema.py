@@ -4,6 +4,8 @@ Two tables in one PostgreSQL schema (``toolrelay`` by default)::
 
     catalogs  one row per stored catalog: its fingerprint and variant (how it was analysed
               and embedded), tool count and embedding size
+    terms     per catalog, how many tools each term occurs in (the rarest query terms are
+              the ones searched)
     tools     one row per tool of a catalog: name, summary, categories, a weighted tsvector
               (name words A, description B, parameters C; GIN index), and with pgvector an
               embedding (HNSW index per embedding size, cosine distance)
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, LiteralString
@@ -41,6 +44,7 @@ __all__ = [
     "Categories",
     "Schema",
     "ToolRow",
+    "catalog_variant",
     "categories_key",
     "connection_pool",
     "explicit_categories",
@@ -99,6 +103,16 @@ def explicit_categories(categories: Categories | None) -> dict[str, tuple[str, .
     }
 
 
+def catalog_variant(tokenizer: Tokenizer, model: str | None, categories: str) -> str:
+    """How a catalog was analysed and embedded: stored catalogs are shared per variant."""
+    analysis = hashlib.sha256(
+        repr(
+            (sorted(tokenizer.stop_words), tokenizer.stem, tokenizer.language, tokenizer.min_length)
+        ).encode()
+    ).hexdigest()[:12]
+    return f"v1;terms={analysis};model={model or ''};categories={categories}"
+
+
 def tool_rows(
     definitions: Sequence[ToolDefinition],
     tokenizer: Tokenizer,
@@ -138,7 +152,8 @@ class Schema:
             )
         self.name = name
 
-    def _sql(self, text: LiteralString, **parts: Any) -> sql.Composed:
+    def compose(self, text: LiteralString, **parts: Any) -> sql.Composed:
+        """``text`` with ``{schema}`` (and ``parts``) filled in as SQL identifiers/literals."""
         return sql.SQL(text).format(schema=sql.Identifier(self.name), **parts)
 
     # --- set-up ------------------------------------------------------------------------
@@ -169,9 +184,9 @@ class Schema:
                     vectors = False
         else:
             vectors = _has_vector(conn)
-        conn.execute(self._sql("CREATE SCHEMA IF NOT EXISTS {schema}"))
+        conn.execute(self.compose("CREATE SCHEMA IF NOT EXISTS {schema}"))
         conn.execute(
-            self._sql(
+            self.compose(
                 """CREATE TABLE IF NOT EXISTS {schema}.catalogs (
                     id bigserial PRIMARY KEY,
                     fingerprint text NOT NULL,
@@ -183,7 +198,7 @@ class Schema:
             )
         )
         conn.execute(
-            self._sql(
+            self.compose(
                 """CREATE TABLE IF NOT EXISTS {schema}.tools (
                     catalog_id bigint NOT NULL REFERENCES {schema}.catalogs ON DELETE CASCADE,
                     position integer NOT NULL,
@@ -197,26 +212,35 @@ class Schema:
             )
         )
         conn.execute(
-            self._sql(
+            self.compose(
+                """CREATE TABLE IF NOT EXISTS {schema}.terms (
+                    catalog_id bigint NOT NULL REFERENCES {schema}.catalogs ON DELETE CASCADE,
+                    term text NOT NULL,
+                    tools integer NOT NULL,
+                    PRIMARY KEY (catalog_id, term))"""
+            )
+        )
+        conn.execute(
+            self.compose(
                 "CREATE INDEX IF NOT EXISTS tools_document ON {schema}.tools USING gin (document)"
             )
         )
         conn.execute(
-            self._sql(
+            self.compose(
                 "CREATE INDEX IF NOT EXISTS tools_sample ON {schema}.tools (catalog_id) "
                 "WHERE sample"
             )
         )
         if vectors:
             conn.execute(
-                self._sql("ALTER TABLE {schema}.tools ADD COLUMN IF NOT EXISTS embedding vector")
+                self.compose("ALTER TABLE {schema}.tools ADD COLUMN IF NOT EXISTS embedding vector")
             )
         return vectors
 
     def create_vector_index(self, conn: Connection[Any], dims: int) -> None:
         """The HNSW index (cosine) of embeddings of size ``dims``, if missing."""
         conn.execute(
-            self._sql(
+            self.compose(
                 "CREATE INDEX IF NOT EXISTS {index} ON {schema}.tools "
                 "USING hnsw ((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}",
                 index=sql.Identifier(f"tools_embedding_{dims}"),
@@ -229,7 +253,9 @@ class Schema:
     def find_catalog(self, conn: Connection[Any], fingerprint: str, variant: str) -> int | None:
         """The id of a stored catalog, or ``None``."""
         row = conn.execute(
-            self._sql("SELECT id FROM {schema}.catalogs WHERE fingerprint = %s AND variant = %s"),
+            self.compose(
+                "SELECT id FROM {schema}.catalogs WHERE fingerprint = %s AND variant = %s"
+            ),
             (fingerprint, variant),
         ).fetchone()
         return None if row is None else int(row[0])
@@ -237,7 +263,7 @@ class Schema:
     def catalog_dims(self, conn: Connection[Any], catalog_id: int) -> int | None:
         """The embedding size of a stored catalog (``None``: stored without embeddings)."""
         row = conn.execute(
-            self._sql("SELECT dims FROM {schema}.catalogs WHERE id = %s"), (catalog_id,)
+            self.compose("SELECT dims FROM {schema}.catalogs WHERE id = %s"), (catalog_id,)
         ).fetchone()
         return None if row is None or row[0] is None else int(row[0])
 
@@ -252,7 +278,7 @@ class Schema:
     ) -> int:
         """Insert a catalog and its tools (in the caller's transaction); return its id."""
         found = conn.execute(
-            self._sql(
+            self.compose(
                 "INSERT INTO {schema}.catalogs (fingerprint, variant, tools, dims) "
                 "VALUES (%s, %s, %s, %s) RETURNING id"
             ),
@@ -289,7 +315,7 @@ class Schema:
             embedding_columns = sql.SQL(", embedding")
             embedding_values = sql.SQL(", embedding::vector")
         conn.execute(
-            self._sql(
+            self.compose(
                 """INSERT INTO {schema}.tools
                     (catalog_id, position, name, summary, categories, document, sample, dims
                      {embedding_columns})
@@ -305,77 +331,29 @@ class Schema:
             {"id": catalog_id, "step": step, "dims": dims},
         )
         conn.execute("DROP TABLE toolrelay_staging")
-        conn.execute(self._sql("ANALYZE {schema}.tools"))  # plans for the new row counts
+        counts = Counter(
+            term
+            for row in rows
+            for term in {
+                *row.name_terms.split(),
+                *row.description_terms.split(),
+                *row.parameter_terms.split(),
+            }
+        )
+        with conn.cursor().copy(
+            self.compose("COPY {schema}.terms (catalog_id, term, tools) FROM STDIN")
+        ) as copy:
+            for term, tools in counts.items():
+                copy.write_row((catalog_id, term, tools))
+        conn.execute(self.compose("ANALYZE {schema}.tools, {schema}.terms"))  # fresh statistics
         return catalog_id
 
     def delete_catalogs(self, conn: Connection[Any], fingerprint: str) -> int:
         """Delete every stored variant of a catalog; return how many there were."""
         cursor = conn.execute(
-            self._sql("DELETE FROM {schema}.catalogs WHERE fingerprint = %s"), (fingerprint,)
+            self.compose("DELETE FROM {schema}.catalogs WHERE fingerprint = %s"), (fingerprint,)
         )
         return cursor.rowcount
-
-    # --- searching ---------------------------------------------------------------------
-
-    def keyword_query(self, filters: sql.Composable) -> sql.Composed:
-        """Best keyword matches: ``name, score, total``."""
-        return self._sql(
-            """SELECT name, ts_rank({weights}, document, query, 1) AS score,
-                count(*) OVER () AS total
-            FROM {schema}.tools, to_tsquery('simple', %(terms)s) AS query
-            WHERE catalog_id = %(catalog)s AND document @@ query {filters}
-            ORDER BY score DESC, position
-            LIMIT %(limit)s""",
-            weights=sql.Literal(TOOL_WEIGHTS),
-            filters=filters,
-        )
-
-    def vector_query(self, dims: int, filters: sql.Composable) -> sql.Composed:
-        """Nearest embeddings: ``name, score`` (cosine similarity)."""
-        return self._sql(
-            """SELECT name, 1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))
-            FROM {schema}.tools
-            WHERE catalog_id = %(catalog)s AND dims = {dims} {filters}
-            ORDER BY embedding::vector({dims}) <=> %(vector)s::vector({dims})
-            LIMIT %(limit)s""",
-            dims=sql.Literal(dims),
-            filters=filters,
-        )
-
-    def hybrid_query(self, dims: int, filters: sql.Composable) -> sql.Composed:
-        """Both candidate lists, scored on both sides, and the catalog's median similarity.
-
-        Rows: ``name, lexical, semantic, median``.
-        """
-        return self._sql(
-            """WITH query AS MATERIALIZED (SELECT to_tsquery('simple', %(terms)s) AS q),
-            lexical AS (
-                SELECT name FROM {schema}.tools, query
-                WHERE catalog_id = %(catalog)s AND document @@ q {filters}
-                ORDER BY ts_rank({weights}, document, q, 1) DESC, position
-                LIMIT %(limit)s),
-            semantic AS (
-                SELECT name FROM {schema}.tools
-                WHERE catalog_id = %(catalog)s AND dims = {dims} {filters}
-                ORDER BY embedding::vector({dims}) <=> %(vector)s::vector({dims})
-                LIMIT %(limit)s),
-            median AS MATERIALIZED (
-                SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY
-                    1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))) AS m
-                FROM {schema}.tools
-                WHERE catalog_id = %(catalog)s AND sample AND dims = {dims})
-            SELECT t.name,
-                CASE WHEN t.document @@ query.q
-                    THEN ts_rank({weights}, t.document, query.q, 1) ELSE 0 END,
-                1 - (t.embedding::vector({dims}) <=> %(vector)s::vector({dims})),
-                median.m
-            FROM {schema}.tools t, query, median
-            WHERE t.catalog_id = %(catalog)s
-                AND t.name IN (SELECT name FROM lexical UNION SELECT name FROM semantic)""",
-            weights=sql.Literal(TOOL_WEIGHTS),
-            dims=sql.Literal(dims),
-            filters=filters,
-        )
 
 
 def tsquery_text(terms: Iterable[str]) -> str:

@@ -18,11 +18,15 @@ from psycopg import Connection, sql
 
 from toolrelay.search.base import SearchHit, SearchRequest
 from toolrelay.search.documents import dotted_categories, summarize
-from toolrelay.search.postgres_schema import Schema
+from toolrelay.search.postgres_schema import TOOL_WEIGHTS, Schema, tsquery_text
 from toolrelay.search.prerequisites import prerequisite_links
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = ["AttachedCatalog", "SearchPlan", "best_hits", "fuse", "run_search"]
+
+_MAX_TERMS = 12
+_COMMON = 0.2  # a term in more than this share of the tools is left out of the query,
+_FEW = 100  # unless it is in at most this many (ranking a few matches costs nothing)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +83,8 @@ class SearchPlan:
     mode: Literal["keyword", "vector", "hybrid"]
     catalog_id: int
     dims: int | None
-    terms: str
+    terms: tuple[str, ...]
+    catalog_size: int
     query_vector: str | None
     semantic_weight: float
     candidates: int
@@ -101,7 +106,7 @@ def run_search(
     conditions: list[sql.Composable] = []
     params: dict[str, Any] = {
         "catalog": plan.catalog_id,
-        "terms": plan.terms,
+        "terms": tsquery_text(_telling_terms(conn, plan)) if plan.terms else "",
         "vector": plan.query_vector,
     }
     if isinstance(allowed, frozenset):
@@ -129,9 +134,9 @@ def _fetch(
 ) -> tuple[dict[str, float], int, int]:
     """(scores by name, matches, rows fetched) for one depth."""
     if plan.mode == "keyword" or plan.dims is None:
-        if not plan.terms:
+        if not params["terms"]:
             return {}, 0, 0
-        rows = conn.execute(plan.schema.keyword_query(filters), params).fetchall()
+        rows = conn.execute(_keyword_query(plan.schema, filters), params).fetchall()
         total = int(rows[0][2]) if rows else 0
         return {name: float(score) for name, score, _ in rows}, total, len(rows)
     if plan.query_vector is None:
@@ -143,12 +148,10 @@ def _fetch(
             sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["limit"])))
         )
         if plan.mode == "vector":
-            rows = conn.execute(plan.schema.vector_query(plan.dims, filters), params).fetchall()
+            rows = conn.execute(_vector_query(plan.schema, plan.dims, filters), params).fetchall()
             scored = {name: float(score) for name, score in rows}
             return scored, sum(s > 0 for s in scored.values()), len(rows)
-        if not plan.terms:
-            params = {**params, "terms": ""}
-        rows = conn.execute(plan.schema.hybrid_query(plan.dims, filters), params).fetchall()
+        rows = conn.execute(_hybrid_query(plan.schema, plan.dims, filters), params).fetchall()
     if not rows:
         return {}, 0, 0
     median = rows[0][3]
@@ -160,6 +163,98 @@ def _fetch(
     )
     scored = {row[0]: float(score) for row, score in zip(rows, fused, strict=True)}
     return scored, sum(s > 0 for s in scored.values()), len(rows)
+
+
+# --- the statements ---------------------------------------------------------------------
+
+
+def _terms_query(schema: Schema) -> sql.Composed:
+    """``(term, tools)`` of the given terms found in a catalog, rarest first."""
+    return schema.compose(
+        "SELECT term, tools FROM {schema}.terms WHERE catalog_id = %s AND term = ANY(%s) "
+        "ORDER BY tools, term"
+    )
+
+
+def _keyword_query(schema: Schema, filters: sql.Composable) -> sql.Composed:
+    """Best keyword matches: ``name, score, total``."""
+    return schema.compose(
+        """SELECT name, ts_rank({weights}, document, query, 1) AS score,
+            count(*) OVER () AS total
+        FROM {schema}.tools, to_tsquery('simple', %(terms)s) AS query
+        WHERE catalog_id = %(catalog)s AND document @@ query {filters}
+        ORDER BY score DESC, position
+        LIMIT %(limit)s""",
+        weights=sql.Literal(TOOL_WEIGHTS),
+        filters=filters,
+    )
+
+
+def _vector_query(schema: Schema, dims: int, filters: sql.Composable) -> sql.Composed:
+    """Nearest embeddings: ``name, score`` (cosine similarity)."""
+    return schema.compose(
+        """SELECT name, 1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))
+        FROM {schema}.tools
+        WHERE catalog_id = %(catalog)s AND dims = {dims} {filters}
+        ORDER BY embedding::vector({dims}) <=> %(vector)s::vector({dims})
+        LIMIT %(limit)s""",
+        dims=sql.Literal(dims),
+        filters=filters,
+    )
+
+
+def _hybrid_query(schema: Schema, dims: int, filters: sql.Composable) -> sql.Composed:
+    """Both candidate lists, scored on both sides, and the catalog's median similarity.
+
+    Rows: ``name, lexical, semantic, median``. The tsquery is written out in each part
+    (not shared through a CTE), so that the planner sees a constant and uses the GIN index.
+    """
+    return schema.compose(
+        """WITH lexical AS (
+            SELECT name FROM {schema}.tools
+            WHERE catalog_id = %(catalog)s
+                AND document @@ to_tsquery('simple', %(terms)s) {filters}
+            ORDER BY ts_rank({weights}, document, to_tsquery('simple', %(terms)s), 1) DESC,
+                position
+            LIMIT %(limit)s),
+        semantic AS (
+            SELECT name FROM {schema}.tools
+            WHERE catalog_id = %(catalog)s AND dims = {dims} {filters}
+            ORDER BY embedding::vector({dims}) <=> %(vector)s::vector({dims})
+            LIMIT %(limit)s),
+        median AS MATERIALIZED (
+            SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY
+                1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))) AS m
+            FROM {schema}.tools
+            WHERE catalog_id = %(catalog)s AND sample AND dims = {dims})
+        SELECT t.name,
+            CASE WHEN t.document @@ to_tsquery('simple', %(terms)s)
+                THEN ts_rank({weights}, t.document, to_tsquery('simple', %(terms)s), 1)
+                ELSE 0 END,
+            1 - (t.embedding::vector({dims}) <=> %(vector)s::vector({dims})),
+            median.m
+        FROM {schema}.tools t, median
+        WHERE t.catalog_id = %(catalog)s
+            AND t.name IN (SELECT name FROM lexical UNION SELECT name FROM semantic)""",
+        weights=sql.Literal(TOOL_WEIGHTS),
+        dims=sql.Literal(dims),
+        filters=filters,
+    )
+
+
+def _telling_terms(conn: Connection[Any], plan: SearchPlan) -> list[str]:
+    """The query's terms worth matching: those in the catalog, rarest first, common ones out.
+
+    PostgreSQL's ``ts_rank`` knows no inverse document frequency, so a term found in most
+    tools ("get", "data") would rank by noise and make every tool a match to rank. Keeping
+    the rarest terms (at most ``_MAX_TERMS``; none in more than ``_COMMON`` of a large
+    catalog's tools unless nothing else is left) does what IDF does for BM25, and keeps the
+    matches few.
+    """
+    rows = conn.execute(_terms_query(plan.schema), (plan.catalog_id, list(plan.terms))).fetchall()
+    limit = max(_COMMON * plan.catalog_size, _FEW)
+    telling = [term for term, df in rows if df <= limit] or [term for term, _ in rows[:1]]
+    return telling[:_MAX_TERMS]
 
 
 def fuse(

@@ -1,0 +1,294 @@
+"""Search latency of PostgresToolIndex over a 100,000-tool catalog, beside the in-process indexes.
+
+The catalog is synthetic: the real tools of ``benchmarks/data`` (BFCL, StableToolBench,
+RestBench; ~5,100 tools) copied until there are ``--tools`` of them, every copy after the first
+renamed (``<service>_<n>.<name>``) and its description perturbed (words dropped, a domain word
+added), deterministically. The queries are the datasets' dev requests. Each system is indexed
+once, warmed up with every query, then timed over ``--repeats`` passes; query embeddings are
+memoised by both sides after the warm-up, so vector and hybrid times are search times.
+
+Writes ``benchmarks/results/postgres_search.json`` and ``.md`` and the PostgreSQL section of
+``docs/benchmarks.md`` (between its markers)::
+
+    bash .ci/services.sh start .venv/bin/python > /tmp/services.env && . /tmp/services.env
+    .venv/bin/python benchmarks/postgres_search.py              # MiniLM embeddings if installed
+    .venv/bin/python benchmarks/postgres_search.py --quick      # 20k tools, hashing embedder
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from toolrelay.search import (
+    BM25ToolIndex,
+    HybridToolIndex,
+    SearchRequest,
+    ToolIndex,
+    VectorToolIndex,
+    embeddings_available,
+    minilm_embedder,
+)
+from toolrelay.search.postgres import PostgresToolIndex
+from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.tools import ToolDefinition
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "benchmarks" / "data"
+RESULTS = ROOT / "benchmarks" / "results"
+DOCS = ROOT / "docs" / "benchmarks.md"
+START, END = "<!-- postgres:start -->", "<!-- postgres:end -->"
+DATASETS = ("bfcl", "stabletoolbench", "restbench")
+EXTRA_WORDS = ("service", "account", "record", "request", "details", "data", "info", "api")
+
+
+def real_tools() -> list[ToolDefinition]:
+    tools: dict[str, ToolDefinition] = {}
+    for dataset in DATASETS:
+        for line in (DATA / dataset / "tools.jsonl").read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            schema = item.get("parameters") or {"type": "object", "properties": {}}
+            tools.setdefault(
+                item["name"],
+                ToolDefinition(
+                    name=item["name"], description=item.get("description", ""), input_schema=schema
+                ),
+            )
+    return list(tools.values())
+
+
+def synthetic_catalog(size: int, seed: int = 7) -> list[ToolDefinition]:
+    rng = random.Random(seed)
+    base = real_tools()
+    catalog = list(base[:size])
+    copy = 1
+    while len(catalog) < size:
+        for tool in base:
+            if len(catalog) >= size:
+                break
+            words = tool.description.split()
+            if len(words) > 4:
+                del words[rng.randrange(len(words))]
+            words.insert(rng.randrange(len(words) + 1), rng.choice(EXTRA_WORDS))
+            service = tool.name.split(".")[0].split("_")[0] or "svc"
+            catalog.append(
+                ToolDefinition(
+                    name=f"{service}_{copy}.{tool.name}"[:64].rstrip("."),
+                    description=" ".join(words),
+                    input_schema=tool.input_schema,
+                )
+            )
+        copy += 1
+    unique = {t.name: t for t in catalog}
+    return list(unique.values())
+
+
+def queries(limit: int) -> list[tuple[str, set[str]]]:
+    found = []
+    for dataset in DATASETS:
+        for line in (DATA / dataset / "queries.dev.jsonl").read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            found.append((item["query"], set(item.get("relevant", ()))))
+    random.Random(3).shuffle(found)
+    return found[:limit]
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def measure(
+    name: str,
+    build: Callable[[], ToolIndex],
+    catalog: Sequence[ToolDefinition],
+    workload: Sequence[tuple[str, set[str]]],
+    repeats: int,
+    allowed: frozenset[str] | None = None,
+) -> dict[str, Any]:
+    index = build()
+    started = time.perf_counter()
+    index.index(catalog)
+    indexed = time.perf_counter() - started
+    requests = [SearchRequest(query=q, allowed=allowed) for q, _ in workload]
+    hits = 0
+    for request, (_, relevant) in zip(requests, workload, strict=True):  # warm-up
+        names = index.search(request).names
+        hits += bool(relevant & set(names))
+    times = []
+    for _ in range(repeats):
+        for request in requests:
+            started = time.perf_counter()
+            index.search(request)
+            times.append((time.perf_counter() - started) * 1000)
+    close = getattr(index, "close", None)
+    if close is not None:
+        close()
+    row = {
+        "system": name,
+        "index_s": round(indexed, 1),
+        "p50_ms": round(percentile(times, 0.5), 2),
+        "p99_ms": round(percentile(times, 0.99), 2),
+        "mean_ms": round(statistics.fmean(times), 2),
+        "hit_at_5": round(100 * hits / len(requests), 1),
+        "searches": len(times),
+    }
+    print(json.dumps(row), file=sys.stderr, flush=True)
+    return row
+
+
+def markdown(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[str]:
+    lines = [
+        "| system | index build (s) | search p50 (ms) | search p99 (ms) | hit@5 |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        lines.append(
+            f"| {row['system']} | {row['index_s']:,} | {row['p50_ms']:.2f} | "
+            f"{row['p99_ms']:.2f} | {row['hit_at_5']:.1f}% |"
+        )
+    return lines
+
+
+def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
+    return "\n".join(
+        [
+            START,
+            "## PostgreSQL tool index at 100k tools",
+            "",
+            f"`PostgresToolIndex` beside the in-process indexes over a synthetic catalog of "
+            f"{meta['tools']:,} tools (the {meta['real_tools']:,} real tools of "
+            "`benchmarks/data`, copied with renamed services and perturbed descriptions), "
+            f"{meta['queries']} dev requests × {meta['repeats']} passes after a warm-up. "
+            f"Embedder: {meta['embedder']} (query vectors memoised after the warm-up, on both "
+            f"sides). PostgreSQL {meta['postgres']} with pgvector {meta['pgvector']} on the same "
+            f"machine (loopback TCP), Python {meta['python']}, {meta['cpus']} CPUs. *Index "
+            "build*: storing the catalog (terms, embeddings, GIN and HNSW indexes) or building "
+            "the in-process index, embeddings excluded when cached. *hit@5*: requests whose "
+            "relevant tool (by the datasets' names) is among the first five; most relevant "
+            "tools have look-alike copies in this catalog, so it is a sanity check, not a "
+            "quality benchmark (see the retrieval section for that).",
+            "",
+            *markdown(meta, rows),
+            "",
+            "PostgreSQL searches cost a round trip and run each side as a query (ts_rank over "
+            "the GIN matches; an HNSW walk); the in-process indexes score every tool in "
+            "numpy. *allowed 10%*: the request's permitted subset is a frozenset of a tenth of "
+            "the catalog, applied in the query (`name = ANY(...)`).",
+            "",
+            "Details: `benchmarks/results/postgres_search.md`. Regenerate with "
+            "`.venv/bin/python benchmarks/postgres_search.py` against a server in "
+            "`TOOLRELAY_TEST_POSTGRES_DSN` (`.ci/services.sh` starts one).",
+            END,
+        ]
+    )
+
+
+def write_docs(text: str) -> None:
+    doc = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
+    start, end = doc.find(START), doc.find(END)
+    if start != -1 and end > start:
+        doc = doc[:start] + text + doc[end + len(END) :]
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + text + "\n"
+    DOCS.write_text(doc, encoding="utf-8")
+
+
+def server_versions(dsn: str) -> tuple[str, str]:
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        version = conn.execute("SHOW server_version").fetchone()
+        vector = conn.execute(
+            "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchone()
+    return (version[0] if version else "?"), (vector[0] if vector else "none")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tools", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--embedder", choices=("minilm", "hashing"), default=None)
+    parser.add_argument("--quick", action="store_true", help="20k tools, hashing embedder")
+    parser.add_argument("--dsn", default=os.environ.get("TOOLRELAY_TEST_POSTGRES_DSN"))
+    args = parser.parse_args()
+    if not args.dsn:
+        parser.error("give --dsn or set TOOLRELAY_TEST_POSTGRES_DSN")
+    if args.quick:
+        args.tools, args.embedder = 20_000, args.embedder or "hashing"
+    kind = args.embedder or ("minilm" if embeddings_available() else "hashing")
+    embedder: Any = minilm_embedder() if kind == "minilm" else HashingEmbedder(384)
+    catalog = synthetic_catalog(args.tools)
+    workload = queries(args.queries)
+    postgres, pgvector = server_versions(args.dsn)
+    schema = f"bench_{len(catalog)}"
+    allowed = frozenset(t.name for i, t in enumerate(catalog) if i % 10 == 0)
+
+    def pg(mode: str) -> Callable[[], ToolIndex]:
+        return lambda: PostgresToolIndex(
+            args.dsn,
+            schema=schema,
+            mode=mode,  # type: ignore[arg-type]
+            embedder=None if mode == "keyword" else embedder,
+            statement_timeout=30,
+        )
+
+    def vector() -> VectorToolIndex:
+        return VectorToolIndex(embedder, split_sentences=False)
+
+    systems: list[tuple[str, Callable[[], ToolIndex], frozenset[str] | None]] = [
+        ("PostgreSQL keyword (FTS)", pg("keyword"), None),
+        ("PostgreSQL vector (HNSW)", pg("vector"), None),
+        ("PostgreSQL hybrid", pg("hybrid"), None),
+        ("PostgreSQL hybrid, allowed 10%", pg("hybrid"), allowed),
+        ("in-process BM25", BM25ToolIndex, None),
+        ("in-process vector", vector, None),
+        ("in-process hybrid", lambda: HybridToolIndex(BM25ToolIndex(), vector()), None),
+        (
+            "in-process hybrid, allowed 10%",
+            lambda: HybridToolIndex(BM25ToolIndex(), vector()),
+            allowed,
+        ),
+    ]
+    rows = [
+        measure(name, build, catalog, workload, args.repeats, allow)
+        for name, build, allow in systems
+    ]
+    meta = {
+        "tools": len(catalog),
+        "real_tools": len(real_tools()),
+        "queries": len(workload),
+        "repeats": args.repeats,
+        "embedder": "all-MiniLM-L6-v2 (384 dimensions)" if kind == "minilm" else "hashing (384)",
+        "postgres": postgres,
+        "pgvector": pgvector,
+        "python": platform.python_version(),
+        "cpus": os.cpu_count(),
+    }
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "postgres_search.json").write_text(
+        json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8"
+    )
+    text = section(meta, rows)
+    (RESULTS / "postgres_search.md").write_text(
+        "# PostgreSQL tool index\n\n" + "\n".join(text.splitlines()[2:-1]) + "\n", encoding="utf-8"
+    )
+    if not args.quick:
+        write_docs(text)
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
