@@ -12,7 +12,7 @@ Writes ``benchmarks/results/postgres_search.json`` and ``.md`` and the PostgreSQ
 
     bash .ci/services.sh start .venv/bin/python > /tmp/services.env && . /tmp/services.env
     .venv/bin/python benchmarks/postgres_search.py              # MiniLM embeddings if installed
-    .venv/bin/python benchmarks/postgres_search.py --quick      # 20k tools, hashing embedder
+    .venv/bin/python benchmarks/postgres_search.py --quick      # 20k tools, hashing, temp dir
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import platform
 import random
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -276,12 +277,14 @@ def main() -> int:
         "python": platform.python_version(),
         "cpus": os.cpu_count(),
     }
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "postgres_search.json").write_text(
+    # A quick run is a smoke test: its figures go to a temporary folder, not the results.
+    out = Path(tempfile.mkdtemp(prefix="postgres-search-")) if args.quick else RESULTS
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "postgres_search.json").write_text(
         json.dumps({"meta": meta, "results": rows}, indent=2) + "\n", encoding="utf-8"
     )
     text = section(meta, rows)
-    (RESULTS / "postgres_search.md").write_text(
+    (out / "postgres_search.md").write_text(
         "# PostgreSQL tool index\n\n" + "\n".join(text.splitlines()[2:-1]) + "\n", encoding="utf-8"
     )
     if not args.quick:

@@ -130,6 +130,7 @@ class RedisConnection:
         client = self._clients.pop(asyncio.get_running_loop(), None)
         if client is not None:
             await client.aclose()
+            await client.connection_pool.disconnect()  # built here, so closed here
 
 
 def decode(value: bytes | str) -> str:

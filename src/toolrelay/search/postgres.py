@@ -1,30 +1,19 @@
 """A tool index in PostgreSQL, shared by every worker process (``toolrelay[postgres]``).
 
-Each catalog is stored once per fingerprint (and per way of analysing and embedding it); any
-number of workers attach to it by calling :meth:`PostgresToolIndex.index` with the same tools,
-and only the first one writes. Searches run in the database:
+A catalog is stored once per fingerprint (and way of analysing and embedding it); workers
+calling :meth:`PostgresToolIndex.index` with the same tools attach to it, the first one
+writes it. Searches run in the database: keywords by full-text search (tsvector weighted A
+name words, B description, C parameters; GIN; the search package's own terms), embeddings by
+pgvector (HNSW, cosine) when the server has it and an embedder is given, and hybrid fusing
+both candidate lists like :class:`~toolrelay.search.HybridToolIndex` fuses scores.
 
-- keywords through PostgreSQL full-text search: a tsvector weighted A (name words), B
-  (description) and C (parameters), GIN-indexed, ranked with ``ts_rank``; the terms are the
-  search package's own (see :mod:`toolrelay.search.postgres_schema`);
-- embeddings through pgvector (HNSW, cosine), when the server has the extension and an
-  embedder is given;
-- hybrid: both candidate lists fused like :class:`~toolrelay.search.HybridToolIndex` fuses
-  scores (keyword score over the best keyword score, similarity rescaled so the best tool
-  gets 1 and the catalog's median 0, mixed by ``semantic_weight``). The median is estimated
-  on a fixed sample of a few hundred tools of the catalog.
+Permissions apply in the query: a ``frozenset`` as ``name = ANY(...)``, a category as a
+condition. A predicate cannot run in SQL: candidates are filtered in Python and fetched twice
+as deep while too few pass, up to ``max_candidates`` (so prefer frozensets).
 
-Permissions are applied in the query: a ``frozenset`` as ``name = ANY(...)``, a category as
-a condition on the stored categories. A predicate (``SearchRequest.allowed`` as a function)
-cannot run in SQL, so the index fetches candidates, filters them in Python, and fetches more
-(twice as many, up to ``max_candidates``) while too few pass; a predicate that rejects nearly
-every tool can therefore miss matches ranked beyond that depth. Prefer frozensets.
-
-Every connection has a connect timeout and a statement timeout, so an unreachable or stuck
-server is an error within seconds, never a hang:
-:class:`~toolrelay.exceptions.StorageUnavailableError`, or the answer of the ``fallback``
-index when one is configured. (A server that stops answering on a connection already open
-is cut off by the statement timeout it enforces itself; a frozen server host is not.)
+Connect and statement timeouts turn an unreachable or stuck server into
+:class:`~toolrelay.exceptions.StorageUnavailableError` within seconds, never a hang, or into
+the answer of the ``fallback`` index when one is configured. ``docs/scaling.md`` has more.
 """
 
 from __future__ import annotations
