@@ -70,7 +70,7 @@ def real_tools() -> list[ToolDefinition]:
 def synthetic_catalog(size: int, seed: int = 7) -> list[ToolDefinition]:
     rng = random.Random(seed)
     base = real_tools()
-    catalog = list(base[:size])
+    catalog = {t.name: t for t in base[:size]}
     copy = 1
     while len(catalog) < size:
         for tool in base:
@@ -81,16 +81,13 @@ def synthetic_catalog(size: int, seed: int = 7) -> list[ToolDefinition]:
                 del words[rng.randrange(len(words))]
             words.insert(rng.randrange(len(words) + 1), rng.choice(EXTRA_WORDS))
             service = tool.name.split(".")[0].split("_")[0] or "svc"
-            catalog.append(
-                ToolDefinition(
-                    name=f"{service}_{copy}.{tool.name}"[:64].rstrip("."),
-                    description=" ".join(words),
-                    input_schema=tool.input_schema,
+            name = f"{service}_{copy}.{tool.name}"[:64].rstrip(".")
+            if name not in catalog:  # names cut at 64 characters may collide: skip those
+                catalog[name] = ToolDefinition(
+                    name=name, description=" ".join(words), input_schema=tool.input_schema
                 )
-            )
         copy += 1
-    unique = {t.name: t for t in catalog}
-    return list(unique.values())
+    return list(catalog.values())
 
 
 def queries(limit: int) -> list[tuple[str, set[str]]]:

@@ -300,7 +300,7 @@ def test_markers_skip_blocks(tmp_path: Path) -> None:
     )
     needs, skipped = read_blocks(page)
     run = PageRun(workdir=tmp_path)
-    assert run.run(needs) == "needs no_such_module_here (not installed)"
+    assert (run.run(needs) or "").startswith("needs no_such_module_here (")
     assert run.run(skipped) == "needs an OpenAI key"
 
 

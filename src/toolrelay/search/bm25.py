@@ -59,7 +59,7 @@ class BM25ToolIndex(ScoringToolIndex):
     def __init__(
         self,
         *,
-        name_boost: int = 2,
+        name_boost: int = 3,
         include_parameters: bool = True,
         k1: float = 1.2,
         b: float = 0.75,

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from toolrelay.tools.base import ToolDefinition
 from toolrelay.search.text import split_words
+from toolrelay.tools.base import ToolDefinition
 
 __all__ = [
     "ToolText",
