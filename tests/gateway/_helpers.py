@@ -7,7 +7,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "mcp" / "servers"
-RUN_GATEWAY = Path(__file__).parent / "servers" / "run_gateway.py"
 PYTHON = sys.executable
 
 

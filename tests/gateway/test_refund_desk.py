@@ -17,7 +17,7 @@ from mcp_types import TextContent
 
 from toolrelay.gateway import load_gateway_config, open_gateway
 
-from ._helpers import PYTHON, RUN_GATEWAY, SERVERS, toml_string
+from ._helpers import PYTHON, SERVERS, toml_string
 
 YESTERDAY_FAILED = {"RF-2001", "RF-2002", "RF-2004", "RF-2005", "RF-2006"}
 RECOVERABLE = {"RF-2001", "RF-2005", "RF-2006"}
@@ -90,7 +90,7 @@ class Session:
 
 async def test_triage_over_two_mcp_servers(refund_desk_file: Path) -> None:
     parameters = StdioServerParameters(
-        command=PYTHON, args=[str(RUN_GATEWAY), str(refund_desk_file)]
+        command=PYTHON, args=["-m", "toolrelay", "serve", str(refund_desk_file)]
     )
     async with Client(parameters, read_timeout_seconds=60) as client:
         session = Session(client)

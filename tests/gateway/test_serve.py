@@ -14,7 +14,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from ._helpers import PYTHON, RUN_GATEWAY, demo_server_table, toml_string
+from ._helpers import PYTHON, demo_server_table, toml_string
 
 MODULE = '''
 from toolrelay.tools import tool
@@ -101,7 +101,10 @@ async def exercise(client: Client) -> None:
 
 
 async def test_over_stdio(gateway_file: Path) -> None:
-    parameters = StdioServerParameters(command=PYTHON, args=[str(RUN_GATEWAY), str(gateway_file)])
+    # Through the real command line: ``toolrelay serve CONFIG``.
+    parameters = StdioServerParameters(
+        command=PYTHON, args=["-m", "toolrelay", "serve", str(gateway_file)]
+    )
     async with Client(parameters, read_timeout_seconds=30) as client:
         await exercise(client)
 
@@ -110,7 +113,7 @@ async def test_over_stdio(gateway_file: Path) -> None:
 def http_gateway(gateway_file: Path) -> Iterator[str]:
     port = _free_port()
     process = subprocess.Popen(
-        [PYTHON, str(RUN_GATEWAY), str(gateway_file), "http", str(port)],
+        [PYTHON, "-m", "toolrelay", "serve", str(gateway_file), "-t", "http", "--port", str(port)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
     )

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from toolrelay.cli import chat, demo, eval_retrieval, eval_tokens, lint, search, tools
+from toolrelay.cli import chat, demo, eval_retrieval, eval_tokens, lint, search, serve, tools
 from toolrelay.exceptions import ToolRelayError
 
 __all__ = ["ToolRelayGroup", "app", "eval_app", "main"]
@@ -115,6 +115,7 @@ app.command("search")(search.search_command)
 app.command("demo")(demo.demo_command)
 app.command("chat")(chat.chat_command)
 app.command("lint")(lint.lint_command)
+app.command("serve")(serve.serve_command)
 eval_app.command("retrieval")(eval_retrieval.retrieval_command)
 eval_app.command("tokens")(eval_tokens.tokens_command)
 app.add_typer(eval_app, name="eval")

@@ -14,6 +14,7 @@ Example::
 """
 
 from toolrelay.testing.advisors import RecordingAdvisor
+from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.testing.models import (
     FunctionModel,
     ModelReply,
@@ -33,6 +34,7 @@ from toolrelay.testing.responses import (
 __all__ = [
     "CallSpec",
     "FunctionModel",
+    "HashingEmbedder",
     "ModelReply",
     "RecordingAdvisor",
     "ResponseFunction",
