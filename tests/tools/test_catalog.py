@@ -198,3 +198,15 @@ def test_catalog_accepts_any_tool_implementation() -> None:
 
     catalog = ToolCatalog([Minimal()])
     assert catalog.names() == ["minimal"]
+
+
+def test_a_function_is_not_a_tool_and_the_error_says_what_to_do() -> None:
+    def plain(city: str) -> str:
+        return city
+
+    with pytest.raises(ToolDefinitionError) as info:
+        ToolCatalog([plain])  # type: ignore[list-item]
+    assert str(info.value) == (
+        "invalid tool 'test_a_function_is_not_a_tool_and_the_error_says_what_to_do.<locals>.plain'"
+        ": not a Tool; wrap functions and objects with tool methods with as_tools(...)"
+    )

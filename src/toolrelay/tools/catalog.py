@@ -64,8 +64,16 @@ class ToolCatalog:
         Raises:
             DuplicateToolError: The name, or the provider-safe name, is taken; the error names
                 the sources of both tools.
+            ToolDefinitionError: ``tool`` is not a :class:`Tool` (a plain or decorated function,
+                an object with tool methods: turn those into tools with ``as_tools``).
         """
-        name = tool.definition.name
+        definition = getattr(tool, "definition", None)
+        if not isinstance(definition, ToolDefinition) or not callable(getattr(tool, "call", None)):
+            raise ToolDefinitionError(
+                getattr(tool, "__qualname__", type(tool).__name__),
+                ["not a Tool; wrap functions and objects with tool methods with as_tools(...)"],
+            )
+        name = definition.name
         origin = source or _source_of(tool)
         if name in self._entries:
             raise DuplicateToolError(name, self._entries[name].source, origin)
