@@ -117,6 +117,7 @@ async def test_request_has_system_tools_and_required_max_tokens() -> None:
     ]
     assert [t["name"] for t in body["tools"]] == ["refund__find_failed_orders", "refund__retry"]
     assert body["tools"][1]["input_schema"]["required"] == ["refund_id"]
+    assert all("$schema" not in tool["input_schema"] for tool in body["tools"])
     assert body["tools"][0]["description"] == "Find failed refunds of a day."
     assert not any("cache_control" in t for t in body["tools"])
     assert "tool_choice" not in body

@@ -106,13 +106,13 @@ class RetrievalSummary:
         return sum(1 for r in ranks if r is not None and r <= k) / len(ranks)
 
     def least_retrievable(self, count: int = 10) -> list[ToolRetrieval]:
-        """The tools ranked worst for their own description (then for their name)."""
+        """The tools with the worst rank for their description or name, worst first."""
 
         def badness(tool: ToolRetrieval) -> tuple[float, float]:
             worst = float("inf")
             d = worst if tool.description_rank is None else tool.description_rank
             n = worst if tool.name_rank is None else tool.name_rank
-            return (-d, -n)
+            return (-max(d, n), -d)
 
         return sorted(self.tools, key=badness)[:count]
 

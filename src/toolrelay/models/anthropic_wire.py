@@ -42,6 +42,7 @@ from toolrelay.messages import (
 from toolrelay.models import metadata as keys
 from toolrelay.models.call_ids import consistent_call_ids
 from toolrelay.models.chunks import TOOL_CALL_INDEXES
+from toolrelay.models.schemas import provider_schema
 from toolrelay.models.tool_choice import ToolChoiceSettings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.tools.base import ToolDefinition
@@ -145,7 +146,7 @@ def tools_to_anthropic(
         {
             "name": ToolNameMap.to_provider(d.name),
             "description": d.description,
-            "input_schema": dict(d.input_schema),
+            "input_schema": provider_schema(d.input_schema),
         }
         for d in definitions
     ]

@@ -39,6 +39,7 @@ from toolrelay.messages import (
 from toolrelay.models import metadata as keys
 from toolrelay.models.call_ids import consistent_call_ids
 from toolrelay.models.chunks import TOOL_CALL_INDEXES, ChunkMerger
+from toolrelay.models.schemas import provider_schema
 from toolrelay.models.strict_schema import drop_added_nulls, to_strict_schema
 from toolrelay.models.tool_choice import ToolChoiceSettings
 from toolrelay.models.tool_names import ToolNameMap
@@ -128,7 +129,7 @@ def tools_to_openai(
     """The ``tools`` of a request body."""
     tools = []
     for definition in definitions:
-        schema = dict(definition.input_schema)
+        schema = provider_schema(definition.input_schema)
         function: dict[str, Any] = {
             "name": ToolNameMap.to_provider(definition.name),
             "description": definition.description,
