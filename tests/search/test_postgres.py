@@ -272,3 +272,23 @@ def test_fusion_is_the_hybrid_index_rule() -> None:
         lexical.astype(np.float64), semantic.astype(np.float64), float(np.median(semantic)), 0.4
     )
     assert ours == pytest.approx(expected.astype(np.float64), abs=1e-6)
+
+
+def test_workers_attach_and_search_while_another_stores_a_catalog(
+    postgres_dsn: str, schema: str
+) -> None:
+    import psycopg
+
+    with PostgresToolIndex(postgres_dsn, schema=schema, statement_timeout=1) as first:
+        first.index(CATALOG)
+        with psycopg.connect(postgres_dsn) as writer:  # a long catalog build, not committed
+            writer.execute(
+                f"WITH c AS (INSERT INTO {schema}.catalogs (fingerprint, variant, tools) "
+                "VALUES ('other', 'v', 1) RETURNING id) "
+                f"INSERT INTO {schema}.tools (catalog_id, position, name, summary, categories, "
+                "document) SELECT id, 0, 'x', '', '{}', ''::tsvector FROM c"
+            )
+            with PostgresToolIndex(postgres_dsn, schema=schema, statement_timeout=1) as second:
+                assert second.index(CATALOG) is True
+                assert search(second, "weather forecast")[0] == "get_forecast"
+            writer.rollback()

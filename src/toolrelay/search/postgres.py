@@ -276,35 +276,39 @@ class PostgresToolIndex:
         self, definitions: list[ToolDefinition], categories: Categories | None, fingerprint: str
     ) -> None:
         explicit = explicit_categories(categories)
-        with self._connection() as conn, conn.transaction():
-            # Waiting for another worker storing the same catalog can take long too.
-            timeout = 0 if self.build_timeout is None else round(self.build_timeout * 1000)
-            conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(timeout))
-            conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW builds in memory
-            vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
+        with self._connection() as conn:
+            # Short transactions only: readers of the tables must never wait for a build.
+            with conn.transaction():
+                vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
             mode = self._choose_mode(vectors_ok)
             model = (
                 self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
             )
             variant = catalog_variant(self.tokenizer, model, categories_key(categories))
-            self.schema.lock(conn, self.schema.name, fingerprint, variant)
             catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
-            dims = None
             if catalog_id is None:
+                # Analysed and embedded outside any transaction; two workers racing here both
+                # do the work, and the advisory lock below lets only one of them store it.
                 embeddings = None
                 if model is not None:
                     assert self._vectors is not None  # a model implies an embedder
                     passages = [tool_text(d).passage() for d in definitions]
                     embeddings = self._vectors.embed_documents(passages)
-                    dims = int(embeddings.shape[1])
                 rows = tool_rows(definitions, self.tokenizer, explicit, embeddings)
-                catalog_id = self.schema.store_catalog(
-                    conn, fingerprint=fingerprint, variant=variant, rows=rows, dims=dims
-                )
-                if dims is not None:
-                    self.schema.create_vector_index(conn, dims)
-            else:
-                dims = self.schema.catalog_dims(conn, catalog_id)
+                with conn.transaction():
+                    timeout = 0 if self.build_timeout is None else round(self.build_timeout * 1000)
+                    conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(timeout))
+                    conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW in memory
+                    self.schema.lock(conn, self.schema.name, fingerprint, variant)
+                    catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
+                    if catalog_id is None:
+                        dims = None if embeddings is None else int(embeddings.shape[1])
+                        catalog_id = self.schema.store_catalog(
+                            conn, fingerprint=fingerprint, variant=variant, rows=rows, dims=dims
+                        )
+                        if dims is not None:
+                            self.schema.create_vector_index(conn, dims)
+            dims = self.schema.catalog_dims(conn, catalog_id)
         self._mode = mode
         self._pending = None
         self._attached = AttachedCatalog.of(

@@ -170,6 +170,12 @@ class Schema:
         Returns:
             Whether the ``vector`` extension is there (created when allowed and wanted).
         """
+        # Set up already: no DDL at all, since DDL waits for (and blocks) other sessions.
+        done = conn.execute("SELECT to_regclass(%s)", (f"{self.name}.tools_sample",)).fetchone()
+        if done is not None and done[0] is not None:
+            vectors = _has_vector(conn)
+            if (vectors or not want_vectors) and (not vectors or self._has_embedding(conn)):
+                return vectors
         self.lock(conn, self.name, "ddl")
         if want_vectors:
             vectors = _has_vector(conn)
@@ -231,11 +237,17 @@ class Schema:
                 "WHERE sample"
             )
         )
-        if vectors:
-            conn.execute(
-                self.compose("ALTER TABLE {schema}.tools ADD COLUMN IF NOT EXISTS embedding vector")
-            )
+        if vectors and not self._has_embedding(conn):  # ALTER TABLE locks out readers
+            conn.execute(self.compose("ALTER TABLE {schema}.tools ADD COLUMN embedding vector"))
+
         return vectors
+
+    def _has_embedding(self, conn: Connection[Any]) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM pg_attribute WHERE attrelid = %s::regclass AND attname = 'embedding'",
+            (f"{self.name}.tools",),
+        ).fetchone()
+        return row is not None
 
     def create_vector_index(self, conn: Connection[Any], dims: int) -> None:
         """The HNSW index (cosine) of embeddings of size ``dims``, if missing."""

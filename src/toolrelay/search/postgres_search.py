@@ -25,8 +25,8 @@ from toolrelay.tools.base import ToolDefinition
 __all__ = ["AttachedCatalog", "SearchPlan", "best_hits", "fuse", "run_search"]
 
 _MAX_TERMS = 12
-_COMMON = 0.2  # a term in more than this share of the tools is left out of the query,
-_FEW = 100  # unless it is in at most this many (ranking a few matches costs nothing)
+_COMMON = 0.05  # a term in more than this share of the tools is left out of the query,
+_FEW = 1000  # unless it is in at most this many (ranking that many costs a few ms)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -89,10 +89,12 @@ class VectorToolIndex(ScoringToolIndex):
     def _score(self, payload: Any, query: str) -> Scores:
         matrix: npt.NDArray[np.float32] = payload
         queries = self.embed_query(query)
-        if queries.shape[0] == 1:
-            single: Scores = matrix @ queries[0]
-            return single
-        best: Scores = (matrix @ queries.T).max(axis=1)
+        # einsum, not "@": a matrix-vector product through a multi-threaded BLAS costs
+        # thread hand-offs that dominate on a busy machine (measured 0.4 ms with einsum,
+        # 0.1-8 ms with BLAS for 5,000 tools).
+        best: Scores = np.einsum("ij,j->i", matrix, queries[0])
+        for row in queries[1:]:
+            np.maximum(best, np.einsum("ij,j->i", matrix, row), out=best)
         return best
 
     def embed_query(self, query: str) -> npt.NDArray[np.float32]:
