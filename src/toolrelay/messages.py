@@ -6,7 +6,7 @@ rely on. Dictionaries carry a ``"role"`` discriminator:
 
 - ``system`` → :class:`SystemMessage`
 - ``user`` → :class:`UserMessage`
-- ``assistant`` → :class:`AssistantMessage` (text and/or :class:`ToolCall`\\ s)
+- ``assistant`` → :class:`AssistantMessage` (text and/or tool calls)
 - ``tool`` → :class:`ToolResponseMessage` (one :class:`ToolResponse` per call)
 """
 
@@ -190,7 +190,11 @@ def message_to_dict(message: Message) -> dict[str, Any]:
         case UserMessage(text=text):
             return {"role": "user", "text": text}
         case AssistantMessage(text=text, tool_calls=calls):
-            return {"role": "assistant", "text": text, "tool_calls": [_call_to_dict(c) for c in calls]}
+            return {
+                "role": "assistant",
+                "text": text,
+                "tool_calls": [_call_to_dict(c) for c in calls],
+            }
         case ToolResponseMessage(responses=responses):
             return {
                 "role": "tool",
