@@ -32,6 +32,7 @@ from toolrelay.models.anthropic_wire import (
 )
 from toolrelay.models.base import ensure_tools_supported
 from toolrelay.models.provider_errors import translate_sdk_error
+from toolrelay.models.sdk_data import as_dict
 from toolrelay.models.tool_choice import tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
@@ -195,7 +196,7 @@ class AnthropicChatModel:
             message = await self._client.messages.create(**body)
         except self._sdk.AnthropicError as exc:
             raise self._translate(exc) from exc
-        return message_to_response(_as_dict(message), names)
+        return message_to_response(as_dict(message), names)
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
         """Send ``prompt`` and yield the answer in chunks (usage on the last one).
@@ -211,7 +212,7 @@ class AnthropicChatModel:
             sdk_stream = await self._client.messages.create(**body)
             try:
                 async for event in sdk_stream:
-                    chunk = parser.parse(_as_dict(event))
+                    chunk = parser.parse(as_dict(event))
                     if chunk is not None:
                         yield chunk
             finally:
@@ -225,11 +226,3 @@ class AnthropicChatModel:
     def _translate(self, exc: Exception) -> ModelError:
         translated = translate_sdk_error("anthropic", self._sdk, exc)
         return translated or ModelError(f"{self.name} failed: {exc}")
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    # Lenient servers send values off the SDK's types; they are handled, not warned about.
-    dumped: dict[str, Any] = value.model_dump(warnings=False)
-    return dumped

@@ -35,6 +35,7 @@ from toolrelay.models.openai_wire import (
     tools_to_openai,
 )
 from toolrelay.models.provider_errors import translate_sdk_error
+from toolrelay.models.sdk_data import as_dict
 from toolrelay.models.tool_choice import tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
@@ -238,7 +239,7 @@ class OpenAIChatModel:
             completion = await self._client.chat.completions.create(**body)
         except self._sdk.OpenAIError as exc:
             raise self._translate(exc) from exc
-        response = completion_to_response(_as_dict(completion), tools)
+        response = completion_to_response(as_dict(completion), tools)
         if not response.generations:
             raise ModelResponseError(f"{self.name} answered without any choice")
         return response
@@ -256,7 +257,7 @@ class OpenAIChatModel:
             sdk_stream = await self._client.chat.completions.create(**body)
             try:
                 async for chunk in sdk_stream:
-                    yield parser.parse(_as_dict(chunk))
+                    yield parser.parse(as_dict(chunk))
             finally:
                 await sdk_stream.close()
         except self._sdk.OpenAIError as exc:
@@ -268,11 +269,3 @@ class OpenAIChatModel:
     def _translate(self, exc: Exception) -> ModelError:
         translated = translate_sdk_error("openai", self._sdk, exc)
         return translated or ModelError(f"{self.name} failed: {exc}")
-
-
-def _as_dict(value: Any) -> dict[str, Any]:
-    if isinstance(value, dict):
-        return value
-    # Lenient servers send values off the SDK's types; they are handled, not warned about.
-    dumped: dict[str, Any] = value.model_dump(warnings=False)
-    return dumped
