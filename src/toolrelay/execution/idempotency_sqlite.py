@@ -7,20 +7,16 @@ cannot both acquire it.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
-from toolrelay.exceptions import ConfigurationError, StorageError
+from toolrelay._sqlite import SqliteStore
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution.idempotency import Reservation, ReservationStatus
 
 __all__ = ["SqliteIdempotencyStore"]
-
-T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -32,7 +28,7 @@ CREATE TABLE IF NOT EXISTS idempotency (
 """
 
 
-class SqliteIdempotencyStore:
+class SqliteIdempotencyStore(SqliteStore):
     """Records idempotent results in one SQLite database.
 
     A row holds either a reservation (``owner`` set, no result) or a recorded result;
@@ -60,43 +56,9 @@ class SqliteIdempotencyStore:
     ) -> None:
         if ttl is not None and ttl <= 0:
             raise ConfigurationError(f"ttl must be > 0 or None, not {ttl}")
-        self.path = path
+        super().__init__(path, schema=_SCHEMA, label="idempotency")
         self.ttl = ttl
         self._clock = clock
-        self._connection: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is None:
-            if str(self.path) != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            # Autocommit mode: transactions are opened explicitly, with BEGIN IMMEDIATE.
-            connection = sqlite3.connect(
-                self.path, check_same_thread=False, timeout=30, isolation_level=None
-            )
-            connection.execute(_SCHEMA)
-            self._connection = connection
-        return self._connection
-
-    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        def locked() -> T:
-            with self._lock:
-                try:
-                    db = self._connect()
-                    db.execute("BEGIN IMMEDIATE")
-                    try:
-                        value = work(db)
-                    except BaseException:
-                        db.execute("ROLLBACK")
-                        raise
-                    db.execute("COMMIT")
-                    return value
-                except (sqlite3.Error, OSError) as exc:
-                    raise StorageError(
-                        f"idempotency database {str(self.path)!r} failed: {exc}"
-                    ) from exc
-
-        return await asyncio.to_thread(locked)
 
     def _expired(self, since: float, now: float) -> bool:
         return self.ttl is not None and now - since >= self.ttl
@@ -160,22 +122,3 @@ class SqliteIdempotencyStore:
             db.execute("DELETE FROM idempotency WHERE key = ?", (key,))
 
         await self._run(work)
-
-    def close(self) -> None:
-        """Close the connection (a later call reopens it)."""
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
-
-    async def __aenter__(self) -> SqliteIdempotencyStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __enter__(self) -> SqliteIdempotencyStore:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()

@@ -6,21 +6,16 @@ so every message type, tool calls and tool responses included, comes back exactl
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
 
 import platformdirs
 
-from toolrelay.exceptions import StorageError
+from toolrelay._sqlite import SqliteStore
 from toolrelay.messages import Message, message_from_json, message_to_json
 
 __all__ = ["SqliteChatMemoryRepository", "default_database_path"]
-
-T = TypeVar("T")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS chat_memory (
@@ -37,7 +32,7 @@ def default_database_path() -> Path:
     return Path(platformdirs.user_data_dir("toolrelay")) / "chat_memory.sqlite3"
 
 
-class SqliteChatMemoryRepository:
+class SqliteChatMemoryRepository(SqliteStore):
     """Stores conversations in one SQLite database.
 
     Args:
@@ -54,31 +49,11 @@ class SqliteChatMemoryRepository:
     """
 
     def __init__(self, path: str | Path | None = None) -> None:
-        self.path: str | Path = default_database_path() if path is None else path
-        self._connection: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-
-    def _connect(self) -> sqlite3.Connection:
-        if self._connection is None:
-            if str(self.path) != ":memory:":
-                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-            connection.execute(_SCHEMA)
-            connection.commit()
-            self._connection = connection
-        return self._connection
-
-    async def _run(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        def locked() -> T:
-            with self._lock:
-                try:
-                    return work(self._connect())
-                except (sqlite3.Error, OSError) as exc:
-                    raise StorageError(
-                        f"chat memory database {str(self.path)!r} failed: {exc}"
-                    ) from exc
-
-        return await asyncio.to_thread(locked)
+        super().__init__(
+            default_database_path() if path is None else path,
+            schema=_SCHEMA,
+            label="chat memory",
+        )
 
     async def find_conversation_ids(self) -> list[str]:
         """Every conversation id that has messages, sorted."""
@@ -108,12 +83,12 @@ class SqliteChatMemoryRepository:
         rows = [(conversation_id, i, message_to_json(m)) for i, m in enumerate(messages)]
 
         def work(db: sqlite3.Connection) -> None:
-            with db:  # one transaction: commit on success, roll back on error
-                db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
-                db.executemany(
-                    "INSERT INTO chat_memory (conversation_id, position, message) VALUES (?, ?, ?)",
-                    rows,
-                )
+            # One unit of work is one transaction: never half a conversation.
+            db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
+            db.executemany(
+                "INSERT INTO chat_memory (conversation_id, position, message) VALUES (?, ?, ?)",
+                rows,
+            )
 
         await self._run(work)
 
@@ -121,26 +96,6 @@ class SqliteChatMemoryRepository:
         """Forget the conversation."""
 
         def work(db: sqlite3.Connection) -> None:
-            with db:
-                db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
+            db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
 
         await self._run(work)
-
-    def close(self) -> None:
-        """Close the connection (a later call reopens it)."""
-        with self._lock:
-            if self._connection is not None:
-                self._connection.close()
-                self._connection = None
-
-    async def __aenter__(self) -> SqliteChatMemoryRepository:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self.close()
-
-    def __enter__(self) -> SqliteChatMemoryRepository:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
