@@ -25,6 +25,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
+import psycopg  # the schema module, imported above, says which extra when it is missing
+from psycopg import sql
+from psycopg_pool import ConnectionPool, PoolTimeout
+
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search.cache import EmbeddingCache
@@ -40,20 +44,17 @@ from toolrelay.search.postgres_schema import (
     tool_rows,
     vector_literal,
 )
-from toolrelay.search.postgres_search import AttachedCatalog, SearchPlan, best_hits, run_search
+from toolrelay.search.postgres_search import (
+    AttachedCatalog,
+    SearchPlan,
+    best_hits,
+    response_of,
+    run_search,
+)
 from toolrelay.search.scoring import ScoringToolIndex
 from toolrelay.search.text import Tokenizer
 from toolrelay.search.vector import VectorToolIndex
 from toolrelay.tools.base import ToolDefinition
-
-try:
-    import psycopg
-    from psycopg import sql
-    from psycopg_pool import ConnectionPool, PoolTimeout
-except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        'PostgresToolIndex needs the postgres extra: pip install "toolrelay[postgres]"'
-    ) from exc
 
 __all__ = ["PostgresToolIndex", "SearchMode"]
 
@@ -225,7 +226,7 @@ class PostgresToolIndex:
         if attached is None:
             if self.fallback is not None:
                 return self.fallback.search(request)
-            return _response(self.search_type, request, [], 0, started)
+            return response_of(self.search_type, request, [], 0, started)
         try:
             hits, total = self._search(attached, request)
         except StorageError as exc:
@@ -233,7 +234,7 @@ class PostgresToolIndex:
                 raise
             logger.warning("PostgreSQL search failed, answered by the fallback: %s", exc)
             return self.fallback.search(request)
-        return _response(self.search_type, request, hits, total, started)
+        return response_of(self.search_type, request, hits, total, started)
 
     def clear(self) -> None:
         """Forget the catalog here (it stays stored for the other workers)."""
@@ -395,15 +396,3 @@ class PostgresToolIndex:
 
 
 # --- helpers ----------------------------------------------------------------------------
-
-
-def _response(
-    search_type: str, request: SearchRequest, hits: list[SearchHit], total: int, started: float
-) -> SearchResponse:
-    return SearchResponse(
-        hits=tuple(hits),
-        total=total,
-        search_type=search_type,
-        query=request.query,
-        time_ms=(time.perf_counter() - started) * 1000.0,
-    )

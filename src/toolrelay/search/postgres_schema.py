@@ -1,6 +1,6 @@
-"""The tables of :class:`~toolrelay.search.postgres.PostgresToolIndex` and its SQL.
+"""The tables of :class:`~toolrelay.search.postgres.PostgresToolIndex` and how they are filled.
 
-Two tables in one PostgreSQL schema (``toolrelay`` by default)::
+In one PostgreSQL schema (``toolrelay`` by default)::
 
     catalogs  one row per stored catalog: its fingerprint and variant (how it was analysed
               and embedded), tool count and embedding size
@@ -10,14 +10,12 @@ Two tables in one PostgreSQL schema (``toolrelay`` by default)::
               (name words A, description B, parameters C; GIN index), and with pgvector an
               embedding (HNSW index per embedding size, cosine distance)
 
-Terms are made in Python by the search package's :class:`~toolrelay.search.text.Tokenizer`
-(identifiers split, stop words dropped, stemmed) and handed to PostgreSQL's ``simple``
-configuration, which only lower-cases: the database matches exactly the terms the in-process
-indexes use, whatever the server's language settings.
-
-Embeddings of any size share one ``vector`` column; each size gets its own partial HNSW index
-on ``embedding::vector(N)``, which queries repeat to use it. Writers take an advisory lock, so
-several workers creating the tables or storing the same catalog at once do it once.
+Terms come from the search package's :class:`~toolrelay.search.text.Tokenizer` (identifiers
+split, stop words dropped, stemmed) into the ``simple`` configuration, which only lower-cases:
+the database matches the in-process indexes' terms, whatever the server's language settings.
+Embeddings of any size share one ``vector`` column, with a partial HNSW index per size on
+``embedding::vector(N)`` (queries repeat the cast). Writers take an advisory lock: workers
+storing the same catalog at once store it once.
 """
 
 from __future__ import annotations
@@ -31,8 +29,12 @@ from typing import Any, LiteralString
 
 import numpy as np
 import numpy.typing as npt
-from psycopg import Connection, errors, sql
-from psycopg_pool import ConnectionPool
+
+try:
+    from psycopg import Connection, errors, sql
+    from psycopg_pool import ConnectionPool
+except ImportError as exc:  # pragma: no cover - depends on the installed extras
+    raise ImportError('PostgresToolIndex needs: pip install "toolrelay[postgres]"') from exc
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.documents import dotted_categories, summarize, tool_text
@@ -321,11 +323,9 @@ class Schema:
                     )
                 )
         step = max(1, len(rows) // _SAMPLE)
-        embedding_columns = sql.SQL("")
-        embedding_values = sql.SQL("")
-        if dims is not None:
-            embedding_columns = sql.SQL(", embedding")
-            embedding_values = sql.SQL(", embedding::vector")
+        vectors = dims is not None
+        embedding_columns = sql.SQL(", embedding" if vectors else "")
+        embedding_values = sql.SQL(", embedding::vector" if vectors else "")
         conn.execute(
             self.compose(
                 """INSERT INTO {schema}.tools

@@ -8,6 +8,7 @@ and filters by a predicate in Python, fetching deeper while too few candidates p
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -16,13 +17,20 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import Connection, sql
 
-from toolrelay.search.base import SearchHit, SearchRequest
+from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse
 from toolrelay.search.documents import dotted_categories, summarize
 from toolrelay.search.postgres_schema import TOOL_WEIGHTS, Schema, tsquery_text
 from toolrelay.search.prerequisites import prerequisite_links
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["AttachedCatalog", "SearchPlan", "best_hits", "fuse", "run_search"]
+__all__ = [
+    "AttachedCatalog",
+    "SearchPlan",
+    "best_hits",
+    "fuse",
+    "response_of",
+    "run_search",
+]
 
 _MAX_TERMS = 12
 _COMMON = 0.05  # a term in more than this share of the tools is left out of the query,
@@ -324,3 +332,16 @@ def _best(
         SearchHit(name=name, score=score, summary=attached.summaries[position])
         for score, position, name in kept[: request.max_results]
     ]
+
+
+def response_of(
+    search_type: str, request: SearchRequest, hits: list[SearchHit], total: int, started: float
+) -> SearchResponse:
+    """The response of a search that started at ``started`` (``perf_counter``)."""
+    return SearchResponse(
+        hits=tuple(hits),
+        total=total,
+        search_type=search_type,
+        query=request.query,
+        time_ms=(time.perf_counter() - started) * 1000.0,
+    )
