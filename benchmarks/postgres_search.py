@@ -4,8 +4,8 @@ The catalog is synthetic: the real tools of ``benchmarks/data`` (BFCL, StableToo
 RestBench; ~5,100 tools) copied until there are ``--tools`` of them, every copy after the first
 renamed (``<service>_<n>.<name>``) and its description perturbed (words dropped, a domain word
 added), deterministically. The queries are the datasets' dev requests. Each system is indexed
-once, warmed up with every query, then timed over ``--repeats`` passes; query embeddings are
-memoised by both sides after the warm-up, so vector and hybrid times are search times.
+once, warmed up with every query, then timed over ``--repeats`` passes; vector and hybrid
+times include embedding the query, on both sides.
 
 Writes ``benchmarks/results/postgres_search.json`` and ``.md`` and the PostgreSQL section of
 ``docs/benchmarks.md`` (between its markers)::
@@ -171,8 +171,9 @@ def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
             f"{meta['tools']:,} tools (the {meta['real_tools']:,} real tools of "
             "`benchmarks/data`, copied with renamed services and perturbed descriptions), "
             f"{meta['queries']} dev requests × {meta['repeats']} passes after a warm-up. "
-            f"Embedder: {meta['embedder']} (query vectors memoised after the warm-up, on both "
-            f"sides). PostgreSQL {meta['postgres']} with pgvector {meta['pgvector']} on the same "
+            f"Embedder: {meta['embedder']}; vector and hybrid times include embedding the query "
+            "(on both sides; the indexes remember 256 recent queries, fewer than the workload). "
+            f"PostgreSQL {meta['postgres']} with pgvector {meta['pgvector']} on the same "
             f"machine (loopback TCP), Python {meta['python']}, {meta['cpus']} CPUs"
             f"{meta.get('conditions', '')}. *Index "
             "build*: storing the catalog (terms, embeddings, GIN and HNSW indexes) or building "
