@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 
@@ -136,3 +136,29 @@ class RedisConnection:
 def decode(value: bytes | str) -> str:
     """A reply as text (clients built here return bytes)."""
     return value.decode("utf-8") if isinstance(value, bytes) else value
+
+
+class RedisStore:
+    """What every Redis store shares: a key prefix, an optional TTL and one connection.
+
+    Subclasses name what they store in ``_what`` (used in error messages).
+    """
+
+    _what: ClassVar[str]
+
+    def __init__(
+        self,
+        redis: str | Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        ttl: float | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        if ttl is not None and ttl <= 0:
+            raise ConfigurationError(f"ttl must be > 0 seconds or None, not {ttl}")
+        self.prefix = prefix
+        self.ttl = ttl
+        self.connection = RedisConnection(redis, what=self._what, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.connection.describe()}, ttl={self.ttl})"

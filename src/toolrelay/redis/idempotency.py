@@ -9,11 +9,9 @@ reserving the same key at the same moment, exactly one acquires it.
 
 from __future__ import annotations
 
-from redis.asyncio import Redis
-
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution.idempotency import Reservation, ReservationStatus
-from toolrelay.redis._connection import DEFAULT_PREFIX, DEFAULT_TIMEOUT, RedisConnection, decode
+from toolrelay.redis._connection import RedisStore, decode
 
 __all__ = ["RedisIdempotencyStore"]
 
@@ -47,7 +45,7 @@ return 0
 _DELETE = "return redis.call('DEL', KEYS[1])"
 
 
-class RedisIdempotencyStore:
+class RedisIdempotencyStore(RedisStore):
     """An :class:`~toolrelay.execution.IdempotencyStore` in Redis, shared by every worker.
 
     Args:
@@ -67,22 +65,7 @@ class RedisIdempotencyStore:
         StorageError: (from any method) Redis answered with an error.
     """
 
-    def __init__(
-        self,
-        redis: str | Redis,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        ttl: float | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        if ttl is not None and ttl <= 0:
-            raise ConfigurationError(f"ttl must be > 0 seconds or None, not {ttl}")
-        self.prefix = prefix
-        self.ttl = ttl
-        self.connection = RedisConnection(redis, what="idempotency store", timeout=timeout)
-
-    def __repr__(self) -> str:
-        return f"RedisIdempotencyStore({self.connection.describe()}, ttl={self.ttl})"
+    _what = "idempotency store"
 
     def key_of(self, key: str) -> str:
         """The Redis key of an idempotency key."""

@@ -17,11 +17,9 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
-from redis.asyncio import Redis
-
 from toolrelay.exceptions import ConfigurationError, StorageError
 from toolrelay.messages import Message, message_from_json, message_to_json
-from toolrelay.redis._connection import DEFAULT_PREFIX, DEFAULT_TIMEOUT, RedisConnection, decode
+from toolrelay.redis._connection import RedisStore, decode
 
 __all__ = ["RedisChatMemoryRepository"]
 
@@ -92,7 +90,7 @@ return live
 _LENGTH = "return redis.call('LLEN', KEYS[1])"
 
 
-class RedisChatMemoryRepository:
+class RedisChatMemoryRepository(RedisStore):
     """A :class:`~toolrelay.memory.ChatMemoryRepository` in Redis.
 
     Args:
@@ -115,22 +113,7 @@ class RedisChatMemoryRepository:
             not valid message JSON.
     """
 
-    def __init__(
-        self,
-        redis: str | Redis,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        ttl: float | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        if ttl is not None and ttl <= 0:
-            raise ConfigurationError(f"ttl must be > 0 seconds or None, not {ttl}")
-        self.prefix = prefix
-        self.ttl = ttl
-        self.connection = RedisConnection(redis, what="chat memory", timeout=timeout)
-
-    def __repr__(self) -> str:
-        return f"RedisChatMemoryRepository({self.connection.describe()}, ttl={self.ttl})"
+    _what = "chat memory"
 
     def key_of(self, conversation_id: str) -> str:
         """The Redis key holding a conversation's messages."""

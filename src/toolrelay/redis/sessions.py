@@ -11,10 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from redis.asyncio import Redis
-
-from toolrelay.exceptions import ConfigurationError
-from toolrelay.redis._connection import DEFAULT_PREFIX, DEFAULT_TIMEOUT, RedisConnection, decode
+from toolrelay.redis._connection import RedisStore, decode
 
 __all__ = ["RedisSessionStore"]
 
@@ -57,7 +54,7 @@ return #ARGV - 1
 _DELETE = "return redis.call('DEL', KEYS[1])"
 
 
-class RedisSessionStore:
+class RedisSessionStore(RedisStore):
     """A :class:`~toolrelay.client.sessions.SessionStore` in Redis.
 
     Args:
@@ -78,22 +75,7 @@ class RedisSessionStore:
         >>> advisor = ToolSearchAdvisor(catalog, session_store=store)
     """
 
-    def __init__(
-        self,
-        redis: str | Redis,
-        *,
-        prefix: str = DEFAULT_PREFIX,
-        ttl: float | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-    ) -> None:
-        if ttl is not None and ttl <= 0:
-            raise ConfigurationError(f"ttl must be > 0 seconds or None, not {ttl}")
-        self.prefix = prefix
-        self.ttl = ttl
-        self.connection = RedisConnection(redis, what="session store", timeout=timeout)
-
-    def __repr__(self) -> str:
-        return f"RedisSessionStore({self.connection.describe()}, ttl={self.ttl})"
+    _what = "session store"
 
     def key_of(self, key: str) -> str:
         """The Redis key holding a conversation's names."""
