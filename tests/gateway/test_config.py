@@ -1,11 +1,21 @@
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, LoadError
-from toolrelay.gateway import GatewayConfig, SearchSettings, load_gateway_config
+from toolrelay.gateway import (
+    ApprovalSettings,
+    AuditSettings,
+    GatewayConfig,
+    IdempotencySettings,
+    SearchSettings,
+    ToolPolicy,
+    load_gateway_config,
+    parse_gateway_config,
+)
 
 from ._helpers import demo_server_table
 
@@ -101,3 +111,103 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
 def test_a_config_needs_tools() -> None:
     with pytest.raises(ConfigurationError, match="no tools"):
         GatewayConfig()
+
+
+SIDE_EFFECTS = """
+[tools."refund.retry_failed_order"]
+requires_approval = true
+idempotent = true
+idempotency_key = ["refund_id"]
+
+[tools."payment.*"]
+destructive = true
+timeout = 15
+
+[approval]
+handler = "policies/approvals.py:decide"
+destructive = true
+
+[idempotency]
+path = "state/idempotency.sqlite3"
+ttl = 3600
+wait = 5
+
+[audit]
+path = "audit.jsonl"
+include_arguments = true
+"""
+
+
+def test_side_effect_sections(tmp_path: Path) -> None:
+    config = load_gateway_config(write(tmp_path, demo_server_table() + SIDE_EFFECTS))
+    assert config.tools == (
+        ToolPolicy(
+            tools="refund.retry_failed_order",
+            requires_approval=True,
+            idempotent=True,
+            idempotency_key=("refund_id",),
+        ),
+        ToolPolicy(tools="payment.*", destructive=True, timeout=15),
+    )
+    assert config.approval == ApprovalSettings(
+        handler=f"{tmp_path / 'policies/approvals.py'}:decide", destructive=True
+    )
+    assert config.idempotency == IdempotencySettings(
+        path=str(tmp_path / "state/idempotency.sqlite3"), ttl=3600.0, wait=5.0
+    )
+    assert config.audit == AuditSettings(path=str(tmp_path / "audit.jsonl"), include_arguments=True)
+    # A dotted module name stays as it is; without the sections, nothing is configured.
+    dotted = parse_gateway_config(
+        tomllib.loads(demo_server_table() + '[approval]\nhandler = "desk.approvals:decide"\n'),
+        base_dir=tmp_path,
+    )
+    assert dotted.approval.handler == "desk.approvals:decide"
+    plain = load_gateway_config(write(tmp_path, demo_server_table()))
+    assert (plain.tools, plain.approval, plain.idempotency, plain.audit) == (
+        (),
+        ApprovalSettings(),
+        IdempotencySettings(),
+        None,
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            '[tools."refund.retry"]\nidempotency_key = ["refund_id"]\nretries = 3\n',
+            r"unknown keys in \[tools.\"refund.retry\"\]: \['retries'\]",
+        ),
+        (
+            "[tools.refund.retry]\nidempotent = true\n",
+            r"a tool name with dots needs quotes: \[tools.\"refund.retry\"\]",
+        ),
+        (
+            '[tools."refund.retry"]\nidempotency_key = 7\n',
+            "idempotency_key must be an argument name or a list of argument names",
+        ),
+        (
+            '[tools."refund.retry"]\nidempotency_key = ["refund_id", 7]\n',
+            "idempotency_key must be an argument name or a non-empty list",
+        ),
+        ('[tools."refund.retry"]\nidempotency_key = []\n', "non-empty list"),
+        ('[tools."refund.retry"]\nrequires_approval = "yes"\n', "must be true or false"),
+        ('[tools."refund.retry"]\ntimeout = "soon"\n', "timeout must be a number"),
+        ('tools = ["refund.retry"]\n', r"\[tools\] must be a table"),
+        ('[tools]\n"refund.retry" = true\n', r"\[tools.\"refund.retry\"\] must be a table"),
+        ('[approval]\nhandler = "approvals.py"\n', "must name a module and a function"),
+        ('[approval]\nask = "always"\n', r"unknown keys in \[approval\]"),
+        ('[approval]\ndestructive = "yes"\n', "destructive must be true or false"),
+        ('[idempotency]\nstore = "redis"\n', r"unknown keys in \[idempotency\]"),
+        ("[idempotency]\nttl = 0\n", "ttl must be > 0"),
+        ("[idempotency]\nlease = -1\n", "lease must be > 0"),
+        ("[audit]\ninclude_arguments = true\n", "needs a path"),
+    ],
+)
+def test_invalid_side_effect_settings(tmp_path: Path, text: str, message: str) -> None:
+    text += demo_server_table()  # after the sections: top-level keys come first in TOML
+    with pytest.raises(ConfigurationError, match=message):
+        parse_gateway_config(tomllib.loads(text), base_dir=tmp_path)
+    # From a file, the same reason, naming the file.
+    with pytest.raises(LoadError, match=message):
+        load_gateway_config(write(tmp_path, text))

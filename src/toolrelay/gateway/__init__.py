@@ -4,8 +4,11 @@ It fronts upstream MCP servers and Python tool modules, named in a TOML file
 (:mod:`toolrelay.gateway.config`), and offers any MCP client progressive disclosure:
 ``tool_search`` over all their tools and ``call_tool(name, arguments)``, which forwards to the
 tool's owner. The permission hooks are the in-process tool search's (``tool_filter``,
-``authorize``); calls run through a :class:`~toolrelay.execution.ToolCallingManager`, so its
-interceptors (approval, idempotency) apply. Needs the ``mcp`` extra.
+``authorize``); calls run through a :class:`~toolrelay.execution.ToolCallingManager` with
+approval, idempotency and audit interceptors (:mod:`toolrelay.gateway.side_effects`), driven
+by each tool's metadata and the file's per-tool policies (:mod:`toolrelay.gateway.policy`:
+``[tools."NAME"]`` with ``requires_approval``, ``idempotency_key``...). Needs the ``mcp``
+extra.
 
 Example::
 
@@ -13,6 +16,7 @@ Example::
 
     serve("gateway.toml")                       # stdio
     serve("gateway.toml", "http", port=8765)    # streamable HTTP at http://127.0.0.1:8765/mcp
+    serve("gateway.toml", approval=decide)      # decide(request) -> Approve() | Deny(reason)
 """
 
 try:
@@ -30,7 +34,8 @@ from toolrelay.gateway.config import (
     parse_gateway_config,
 )
 from toolrelay.gateway.gateway import CALL_TOOL_NAME, FoundTool, GatewayCallResult, ToolGateway
-from toolrelay.gateway.modules import ModuleLoader, load_module_tools
+from toolrelay.gateway.modules import ModuleLoader, load_attribute, load_module_tools
+from toolrelay.gateway.policy import PolicyTool, ToolPolicy, apply_policies
 from toolrelay.gateway.serve import (
     DEFAULT_INSTRUCTIONS,
     Transport,
@@ -40,20 +45,38 @@ from toolrelay.gateway.serve import (
     open_gateway,
     serve,
 )
+from toolrelay.gateway.side_effects import (
+    PENDING_APPROVAL_TEXT,
+    ApprovalSettings,
+    Approver,
+    AuditSettings,
+    IdempotencySettings,
+    gateway_interceptors,
+)
 
 __all__ = [
     "CALL_TOOL_NAME",
     "DEFAULT_INSTRUCTIONS",
     "INDEX_KINDS",
+    "PENDING_APPROVAL_TEXT",
+    "ApprovalSettings",
+    "Approver",
+    "AuditSettings",
     "FoundTool",
     "GatewayCallResult",
     "GatewayConfig",
+    "IdempotencySettings",
     "ModuleLoader",
+    "PolicyTool",
     "SearchSettings",
     "ToolGateway",
+    "ToolPolicy",
     "Transport",
+    "apply_policies",
     "aserve",
+    "gateway_interceptors",
     "gateway_server",
+    "load_attribute",
     "load_gateway_config",
     "load_module_tools",
     "make_index",

@@ -23,8 +23,18 @@
     [[modules]]
     path = "tools/notify.py"  # a Python file, or module = "package.module"
 
-Relative paths (a server's ``cwd``, a module's ``path``) are relative to the file's folder,
-and stdio servers run there.
+    [tools."refund.retry_failed_order"]   # per tool name or pattern; see gateway.policy
+    requires_approval = true
+    idempotency_key = ["refund_id"]
+
+    [approval]                # see gateway.side_effects: handler, destructive
+    handler = "approvals.py:decide"
+
+    [idempotency]             # path (SQLite; in memory without), ttl, lease, wait
+    [audit]                   # path (JSON lines), include_arguments
+
+Relative paths (a server's ``cwd``, a module's ``path``, the approval handler's file, the
+idempotency and audit files) are relative to the file's folder, and stdio servers run there.
 """
 
 from __future__ import annotations
@@ -37,6 +47,9 @@ from types import MappingProxyType
 from typing import Any
 
 from toolrelay.exceptions import ConfigurationError, LoadError
+from toolrelay.execution.idempotency import DEFAULT_LEASE, DEFAULT_WAIT
+from toolrelay.gateway.policy import ToolPolicy
+from toolrelay.gateway.side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
 from toolrelay.mcp.config import McpServerConfig
 from toolrelay.search.base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 
@@ -51,7 +64,17 @@ __all__ = [
 INDEX_KINDS = ("regex", "bm25", "vector", "hybrid", "auto")
 """The ``[search] index`` values."""
 
-_SECTIONS = ("gateway", "search", "context", "servers", "modules")
+_SECTIONS = (
+    "gateway",
+    "search",
+    "context",
+    "servers",
+    "modules",
+    "tools",
+    "approval",
+    "idempotency",
+    "audit",
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,6 +113,10 @@ class GatewayConfig:
             or dotted module names.
         search: The ``[search]`` settings.
         context: Tool context entries every call gets (they override a request's ``_meta``).
+        tools: Side-effect policies per tool name or pattern (``[tools."NAME"]``).
+        approval: Who decides about calls that need approval.
+        idempotency: Where results of idempotent calls are recorded.
+        audit: Where one record per call goes; ``None`` for no audit trail.
     """
 
     name: str = "toolrelay-gateway"
@@ -99,6 +126,10 @@ class GatewayConfig:
     modules: tuple[str, ...] = ()
     search: SearchSettings = field(default_factory=SearchSettings)
     context: Mapping[str, Any] = field(default_factory=dict)
+    tools: tuple[ToolPolicy, ...] = ()
+    approval: ApprovalSettings = field(default_factory=ApprovalSettings)
+    idempotency: IdempotencySettings = field(default_factory=IdempotencySettings)
+    audit: AuditSettings | None = None
 
     def __post_init__(self) -> None:
         if not self.servers and not self.modules:
@@ -109,6 +140,7 @@ class GatewayConfig:
             raise ConfigurationError("[gateway] timeout must be > 0")
         object.__setattr__(self, "servers", tuple(self.servers))
         object.__setattr__(self, "modules", tuple(self.modules))
+        object.__setattr__(self, "tools", tuple(self.tools))
         object.__setattr__(self, "context", MappingProxyType(dict(self.context)))
 
 
@@ -149,6 +181,9 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
         McpServerConfig.from_mapping(entry, base_dir=base_dir) for entry in _tables(data, "servers")
     ]
     modules = [_module(entry, Path(base_dir)) for entry in _tables(data, "modules")]
+    policies = [
+        ToolPolicy.from_mapping(name, table) for name, table in _table(data, "tools").items()
+    ]
     timeout = gateway.get("timeout")
     min_score = search.get("min_score")
     return GatewayConfig(
@@ -163,6 +198,48 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
             min_score=None if min_score is None else _number(min_score, "[search] min_score"),
         ),
         context=_table(data, "context"),
+        tools=tuple(policies),
+        approval=_approval(_table(data, "approval"), Path(base_dir)),
+        idempotency=_idempotency(_table(data, "idempotency"), Path(base_dir)),
+        audit=_audit(data, Path(base_dir)),
+    )
+
+
+def _approval(table: Mapping[str, Any], base_dir: Path) -> ApprovalSettings:
+    _only(table, "approval", ("handler", "destructive"))
+    handler = _text(table, "handler", "approval")
+    if handler is not None:
+        target, _, name = handler.rpartition(":")
+        if target.endswith(".py") or "/" in target:  # a file, not a dotted module name
+            handler = f"{base_dir / target}:{name}"
+    return ApprovalSettings(
+        handler=handler, destructive=_flag(table, "destructive", "approval", default=False)
+    )
+
+
+def _idempotency(table: Mapping[str, Any], base_dir: Path) -> IdempotencySettings:
+    _only(table, "idempotency", ("path", "ttl", "lease", "wait"))
+    path = _text(table, "path", "idempotency")
+    ttl = table.get("ttl")
+    return IdempotencySettings(
+        path=None if path is None else str(base_dir / path),
+        ttl=None if ttl is None else _number(ttl, "[idempotency] ttl"),
+        lease=_number(table.get("lease", DEFAULT_LEASE), "[idempotency] lease"),
+        wait=_number(table.get("wait", DEFAULT_WAIT), "[idempotency] wait"),
+    )
+
+
+def _audit(data: Mapping[str, Any], base_dir: Path) -> AuditSettings | None:
+    if "audit" not in data:
+        return None
+    table = _table(data, "audit")
+    _only(table, "audit", ("path", "include_arguments"))
+    path = _text(table, "path", "audit")
+    if path is None:
+        raise ConfigurationError("[audit] needs a path (the JSON-lines file)")
+    return AuditSettings(
+        path=str(base_dir / path),
+        include_arguments=_flag(table, "include_arguments", "audit", default=False),
     )
 
 
@@ -200,6 +277,13 @@ def _text(table: Mapping[str, Any], key: str, section: str) -> str | None:
     value = table.get(key)
     if value is not None and not isinstance(value, str):
         raise ConfigurationError(f"[{section}] {key} must be a string")
+    return value
+
+
+def _flag(table: Mapping[str, Any], key: str, section: str, *, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"[{section}] {key} must be true or false")
     return value
 
 

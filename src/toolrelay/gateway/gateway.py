@@ -15,6 +15,10 @@ Both run under the same rules as the in-process
   tool exists;
 - ``authorize(context, tool, arguments)`` is asked before each call runs.
 
+Side-effect policies (:class:`~toolrelay.gateway.policy.ToolPolicy`) give a tool the
+metadata the gateway assumes about it (approval, idempotency key, destructive...) before the
+call reaches the hooks and the manager's interceptors.
+
 The caller's :class:`~toolrelay.tools.ToolContext` comes from the MCP request's ``_meta``,
 with the gateway's configured context on top (see :mod:`toolrelay.mcp.context`). Calls run
 through a :class:`~toolrelay.execution.ToolCallingManager`: argument validation, timeouts and
@@ -30,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -46,13 +51,22 @@ from toolrelay.client.tool_search_access import (
     unavailable_text,
 )
 from toolrelay.exceptions import ConfigurationError, ToolExecutionError
-from toolrelay.execution import ToolCallGuard, ToolCallingManager, match_tool_name
+from toolrelay.execution import (
+    ToolCallGuard,
+    ToolCallingManager,
+    ToolCallStatus,
+    match_tool_name,
+)
+from toolrelay.gateway.policy import ToolPolicy, apply_policies
+from toolrelay.gateway.side_effects import PENDING_APPROVAL_TEXT, gateway_interceptors
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT, SearchRequest, ToolIndex
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolContext, ToolMetadata
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
+
+_log = logging.getLogger("toolrelay.gateway")
 
 CALL_TOOL_NAME = "call_tool"
 """The name of the gateway's tool that runs a found tool."""
@@ -105,12 +119,18 @@ class GatewayCallResult:
         status: The execution status (``"ok"``, ``"error"``, ``"denied"``,
             ``"pending_approval"``...; ``"unavailable"`` for a name the caller cannot use).
         tool: The canonical name of the tool that was called, when the name resolved.
+        replayed: Answered with the result recorded for an identical earlier call; the
+            tool did not run again.
+        approval: What an approval decided (``"approved"``, ``"edited"``, ``"denied"``,
+            ``"pending"``), or ``None`` when none was asked for.
     """
 
     text: str
     is_error: bool
     status: str
     tool: str | None = None
+    replayed: bool = False
+    approval: str | None = None
 
 
 class ToolGateway:
@@ -124,11 +144,15 @@ class ToolGateway:
         authorize: Whether a call may run (``True``, or ``False``/a reason to deny).
         max_results: Hits per search when the client does not say (1-10).
         min_score: Drop hits scoring below this, on the index's own scale.
-        tool_calling_manager: Runs the calls; give it interceptors for approval, idempotency
-            or audit. A manager with defaults when omitted.
+        tool_calling_manager: Runs the calls, with its interceptors. When omitted, one with
+            the gateway's default interceptors (:func:`gateway_interceptors
+            <toolrelay.gateway.side_effects.gateway_interceptors>`): results of idempotent
+            tools recorded in memory, calls that need approval waiting for it.
         guards: Extra guards for every call, after ``authorize``.
         unavailable_message: The answer to a name the caller cannot use (``{name}`` and
             ``{search_tool}`` are filled in).
+        policies: Side-effect policies per tool name or pattern (see
+            :mod:`toolrelay.gateway.policy`).
 
     Raises:
         ConfigurationError: ``max_results`` is out of range.
@@ -146,6 +170,7 @@ class ToolGateway:
         tool_calling_manager: ToolCallingManager | None = None,
         guards: Sequence[ToolCallGuard] = (),
         unavailable_message: str = DEFAULT_UNAVAILABLE_MESSAGE,
+        policies: Sequence[ToolPolicy] = (),
     ) -> None:
         if not 1 <= max_results <= MAX_RESULTS_LIMIT:
             raise ConfigurationError(
@@ -161,9 +186,12 @@ class ToolGateway:
         self.authorize = authorize
         self.max_results = max_results
         self.min_score = min_score
-        self.manager = tool_calling_manager or ToolCallingManager()
+        self.manager = tool_calling_manager or ToolCallingManager(
+            interceptors=gateway_interceptors()
+        )
         self.guards = tuple(guards)
         self.unavailable_message = unavailable_message
+        self.policies = tuple(policies)
         self._snapshot: CatalogSnapshot | None = None
         self._call_ids = itertools.count(1)
         # Never a resolved tool, so authorize is asked about every call.
@@ -234,6 +262,18 @@ class ToolGateway:
         if tool is None:
             text = unavailable_text(self.unavailable_message, name)
             return GatewayCallResult(text=text, is_error=True, status="unavailable")
+        try:
+            tool = apply_policies(tool, self.policies)
+        except ConfigurationError as exc:
+            # The tools changed since the policies were checked; the operator must fix them.
+            _log.error("gateway policy: %s", exc)
+            exact = tool.definition.name
+            return GatewayCallResult(
+                text=f"Tool {exact!r} did not run: the gateway's policy for it is invalid.",
+                is_error=True,
+                status=str(ToolCallStatus.ERROR),
+                tool=exact,
+            )
         call = ToolCall(
             id=f"gateway_{next(self._call_ids)}",
             name=tool.definition.name,
@@ -249,12 +289,37 @@ class ToolGateway:
         guards.extend(self.guards)
         result = await self.manager.execute_tool_calls(prompt, response, guards=guards)
         outcome = result.outcomes[0]
+        text = outcome.response.data
+        if outcome.status is ToolCallStatus.PENDING_APPROVAL:
+            # Nothing resumes a call here: the client must make it again once approved.
+            text = PENDING_APPROVAL_TEXT.format(name=tool.definition.name)
         return GatewayCallResult(
-            text=outcome.response.data,
+            text=text,
             is_error=outcome.response.is_error,
             status=str(outcome.status),
             tool=outcome.tool_name,
+            replayed=outcome.replayed,
+            approval=None if outcome.approval is None else str(outcome.approval),
         )
+
+    async def check_policies(self) -> None:
+        """Check the policies against the tools now in the catalogs.
+
+        Raises:
+            ConfigurationError: A policy names a tool that does not exist (a pattern may
+                match none), or gives a tool an idempotency key of arguments it lacks.
+        """
+        snapshot = await self.snapshot()
+        for tool in snapshot.members:
+            apply_policies(tool, self.policies)
+        unused = [
+            p.tools for p in self.policies if not p.is_pattern and p.tools not in snapshot.tools
+        ]
+        if unused:
+            raise ConfigurationError(
+                f"tool policies name tools no source offers: {unused} (use the canonical "
+                "names tool_search returns)"
+            )
 
     def tools(self) -> list[Tool]:
         """The two tools an MCP client sees: ``tool_search`` and ``call_tool``."""

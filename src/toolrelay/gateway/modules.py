@@ -7,6 +7,7 @@ functions; the same tool reached twice counts once.
 
 :data:`ModuleLoader` is the seam: the command line passes its own loader (which also accepts
 ``module:attribute``) and everything else uses :func:`load_module_tools`.
+:func:`load_attribute` loads one attribute the same way (an ``[approval] handler``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from toolrelay.tools.base import Tool
 from toolrelay.tools.catalog import ToolCatalog, as_tools
 from toolrelay.tools.discovery import has_tools, tools_from
 
-__all__ = ["FACTORY_NAME", "ModuleLoader", "load_module_tools"]
+__all__ = ["FACTORY_NAME", "ModuleLoader", "load_attribute", "load_module_tools"]
 
 FACTORY_NAME = "build_catalog"
 """A module function of this name, called without arguments, supplies the module's tools."""
@@ -63,6 +64,24 @@ def load_module_tools(spec: str) -> list[Tool]:
             spec, f"no tools found; define @tool functions, a ToolCatalog or {FACTORY_NAME}()"
         )
     return unique
+
+
+def load_attribute(spec: str) -> object:
+    """The attribute ``spec`` names: ``path/to/file.py:name`` or ``package.module:name``.
+
+    Raises:
+        LoadError: ``spec`` has no ``:name``, the module cannot be found or imported, or it
+            has no such attribute.
+    """
+    target, _, attribute = spec.rpartition(":")
+    if not target or not attribute:
+        raise LoadError(spec, "name a module and one of its attributes: 'module:name'")
+    value: object = _import(target)
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise LoadError(spec, f"{target} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
 
 
 def _import(spec: str) -> ModuleType:

@@ -25,10 +25,16 @@ from mcp.server import Server
 
 from toolrelay.client.tool_search_access import Authorizer, ToolFilter
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallGuard, ToolCallingManager
+from toolrelay.execution import AuditSink, IdempotencyStore, ToolCallGuard, ToolCallingManager
 from toolrelay.gateway.config import GatewayConfig, load_gateway_config
 from toolrelay.gateway.gateway import CALL_TOOL_NAME, ToolGateway
 from toolrelay.gateway.modules import ModuleLoader, load_module_tools
+from toolrelay.gateway.side_effects import (
+    ApprovalSettings,
+    Approver,
+    IdempotencySettings,
+    gateway_interceptors,
+)
 from toolrelay.mcp.server import run_stdio, tools_server
 from toolrelay.mcp.toolset import McpToolset
 from toolrelay.search.base import ToolIndex
@@ -64,6 +70,9 @@ async def open_gateway(
     tool_calling_manager: ToolCallingManager | None = None,
     guards: Sequence[ToolCallGuard] = (),
     module_loader: ModuleLoader = load_module_tools,
+    approval: Approver | None = None,
+    idempotency_store: IdempotencyStore | None = None,
+    audit_sink: AuditSink | None = None,
 ) -> AsyncIterator[ToolGateway]:
     """A ready gateway over ``config``'s servers and modules; its servers close on exit.
 
@@ -71,22 +80,51 @@ async def open_gateway(
         config: What to front.
         tool_filter: Which tools a caller may see and run (as for :class:`ToolGateway`).
         authorize: Whether a call may run (as for :class:`ToolGateway`).
-        tool_calling_manager: Runs the calls; where approval and idempotency interceptors
-            go. By default one whose ``default_timeout`` is ``config.timeout``.
+        tool_calling_manager: Runs the calls, with interceptors of its own. By default one
+            whose ``default_timeout`` is ``config.timeout``, with the audit, idempotency and
+            approval interceptors of :mod:`toolrelay.gateway.side_effects`.
         guards: Extra guards for every call.
         index: The search index; by default the one ``config.search.index`` names.
         module_loader: Loads a ``[[modules]]`` entry (see :mod:`toolrelay.gateway.modules`).
+        approval: Decides about calls that need approval (sync or async); replaces the
+            file's ``[approval] handler``.
+        idempotency_store: Where results of idempotent calls are recorded; replaces the
+            file's ``[idempotency] path``.
+        audit_sink: Where one record per call goes; replaces the file's ``[audit] path``.
 
     Raises:
         McpServerError: An upstream server could not be started, reached or listed.
-        LoadError: A module could not be loaded.
+        LoadError: A module or the approval handler could not be loaded.
         DuplicateToolError: Two sources offer the same tool name.
+        ConfigurationError: A tool policy does not fit the tools (see
+            :meth:`ToolGateway.check_policies`), or ``tool_calling_manager`` was given
+            together with side-effect settings it would ignore.
     """
+    if tool_calling_manager is not None and _side_effects_set(
+        config, approval, idempotency_store, audit_sink
+    ):
+        raise ConfigurationError(
+            "give either a tool_calling_manager (with its own interceptors) or the gateway's "
+            "approval, idempotency and audit settings, not both"
+        )
     modules = ToolCatalog()
     for spec in config.modules:
         for tool in module_loader(spec):
             modules.add(tool, source=f"module {spec!r}")
     async with contextlib.AsyncExitStack() as stack:
+        if tool_calling_manager is None:
+            interceptors = gateway_interceptors(
+                approval_settings=config.approval,
+                idempotency_settings=config.idempotency,
+                audit_settings=config.audit,
+                approval=approval,
+                idempotency_store=idempotency_store,
+                audit_sink=audit_sink,
+                closing=stack.enter_context(contextlib.ExitStack()),
+            )
+            tool_calling_manager = ToolCallingManager(
+                default_timeout=config.timeout, interceptors=interceptors
+            )
         catalogs = [modules]
         if config.servers:
             toolset = await stack.enter_async_context(McpToolset(config.servers))
@@ -98,15 +136,26 @@ async def open_gateway(
             authorize=authorize,
             max_results=config.search.max_results,
             min_score=config.search.min_score,
-            tool_calling_manager=(
-                tool_calling_manager
-                if tool_calling_manager is not None
-                else ToolCallingManager(default_timeout=config.timeout)
-            ),
+            tool_calling_manager=tool_calling_manager,
             guards=guards,
+            policies=config.tools,
         )
-        await gateway.snapshot()
+        await gateway.check_policies()
         yield gateway
+
+
+def _side_effects_set(
+    config: GatewayConfig,
+    approval: Approver | None,
+    store: IdempotencyStore | None,
+    sink: AuditSink | None,
+) -> bool:
+    given = (approval, store, sink, config.audit)
+    return (
+        any(option is not None for option in given)
+        or config.approval != ApprovalSettings()
+        or config.idempotency != IdempotencySettings()
+    )
 
 
 def gateway_server(gateway: ToolGateway, config: GatewayConfig) -> Server[Any]:
@@ -137,7 +186,8 @@ async def aserve(
         port: Its port.
         path: The MCP endpoint's path.
         **options: Passed to :func:`open_gateway` (``tool_filter``, ``authorize``,
-            ``index``, ``tool_calling_manager``, ``guards``, ``module_loader``).
+            ``index``, ``tool_calling_manager``, ``guards``, ``module_loader``,
+            ``approval``, ``idempotency_store``, ``audit_sink``).
 
     Raises:
         ConfigurationError: An unknown transport.

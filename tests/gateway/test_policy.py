@@ -1,0 +1,141 @@
+"""Per-tool side-effect policies: what metadata a tool has once the gateway's tables apply."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import idempotency_key
+from toolrelay.gateway import PolicyTool, ToolPolicy, apply_policies
+from toolrelay.mcp import IDEMPOTENT
+from toolrelay.tools import FunctionTool, Tool, ToolContext, ToolMetadata, call_sync
+
+
+def make_tool(name: str, metadata: ToolMetadata | None = None) -> Tool:
+    def retry(refund_id: str, channel: str = "cardpay") -> str:
+        """Retry a refund.
+
+        Args:
+            refund_id: The refund.
+            channel: The payment channel.
+        """
+        return f"retried {refund_id} on {channel}"
+
+    return FunctionTool.from_function(retry, name=name, metadata=metadata or ToolMetadata())
+
+
+ACME = ToolContext(tenant_id="acme")
+
+
+def key_of(tool: Tool, **arguments: Any) -> str | None:
+    return idempotency_key(tool, arguments, ACME)
+
+
+def test_a_tool_no_policy_matches_is_left_alone() -> None:
+    tool = make_tool("refund.retry")
+    assert apply_policies(tool, [ToolPolicy(tools="ticket.*", destructive=True)]) is tool
+
+
+def test_a_key_makes_the_tool_idempotent_and_calls_still_reach_it() -> None:
+    tool = make_tool("refund.retry", ToolMetadata(destructive=True))
+    policy = ToolPolicy(tools="refund.retry", idempotency_key=["refund_id"], requires_approval=True)
+    wrapped = apply_policies(tool, [policy])
+    assert isinstance(wrapped, PolicyTool)
+    assert wrapped.definition is tool.definition
+    metadata = wrapped.metadata
+    assert (metadata.destructive, metadata.requires_approval) == (True, True)
+    assert (metadata.idempotency_key, metadata.extra[IDEMPOTENT]) == (("refund_id",), True)
+    # Keyed by refund_id (and the tenant) only: the channel does not change the key.
+    assert key_of(wrapped, refund_id="RF-1") == key_of(wrapped, refund_id="RF-1", channel="x")
+    assert key_of(wrapped, refund_id="RF-1") != key_of(wrapped, refund_id="RF-2")
+    assert call_sync(wrapped, '{"refund_id": "RF-1"}') == "retried RF-1 on cardpay"
+
+
+def test_idempotent_without_a_key_keys_by_every_argument() -> None:
+    wrapped = apply_policies(make_tool("refund.retry"), [ToolPolicy(tools="*", idempotent=True)])
+    assert wrapped.metadata.idempotency_key == ("channel", "refund_id")
+    assert key_of(wrapped, refund_id="RF-1") != key_of(wrapped, refund_id="RF-1", channel="x")
+
+
+def test_server_hints_are_defaults_the_file_overrides() -> None:
+    hinted = make_tool("ticket.close", ToolMetadata(extra={IDEMPOTENT: True}))
+    assert apply_policies(hinted, []).metadata.idempotency_key == ("channel", "refund_id")
+    opted_out = apply_policies(hinted, [ToolPolicy(tools="ticket.close", idempotent=False)])
+    assert opted_out.metadata.idempotency_key is None
+    # A read-only tool's hint never records results: reads must see changes.
+    reading = make_tool("ticket.get", ToolMetadata(read_only=True, extra={IDEMPOTENT: True}))
+    assert apply_policies(reading, []) is reading
+    destructive = make_tool("refund.cancel", ToolMetadata(destructive=True))
+    relaxed = apply_policies(destructive, [ToolPolicy(tools="refund.*", destructive=False)])
+    assert relaxed.metadata.destructive is False
+
+
+def test_idempotent_false_also_drops_the_tools_own_key() -> None:
+    own = make_tool("refund.retry", ToolMetadata(idempotency_key=["refund_id"]))
+    assert apply_policies(own, []) is own
+    off = apply_policies(own, [ToolPolicy(tools="refund.retry", idempotent=False)])
+    assert off.metadata.idempotency_key is None
+
+
+def test_patterns_apply_first_and_the_exact_name_last() -> None:
+    tool = make_tool("refund.retry")
+    policies = [
+        ToolPolicy(tools="refund.retry", requires_approval=False, timeout=5),
+        ToolPolicy(tools="refund.*", requires_approval=True, destructive=True, timeout=30),
+    ]
+    metadata = apply_policies(tool, policies).metadata
+    assert (metadata.requires_approval, metadata.destructive, metadata.timeout) == (
+        False,
+        True,
+        5,
+    )
+    # A later idempotent = false cancels an earlier pattern's key.
+    cancelled = apply_policies(
+        tool,
+        [
+            ToolPolicy(tools="refund.*", idempotency_key="refund_id"),
+            ToolPolicy(tools="refund.retry", idempotent=False),
+        ],
+    )
+    assert cancelled.metadata.idempotency_key is None
+
+
+def test_read_only_from_the_file_clears_destructive() -> None:
+    tool = make_tool("refund.retry", ToolMetadata(destructive=True))
+    metadata = apply_policies(tool, [ToolPolicy(tools="refund.retry", read_only=True)]).metadata
+    assert (metadata.read_only, metadata.destructive) == (True, False)
+
+
+def test_a_function_key_is_used_as_given() -> None:
+    def by_refund(arguments: Mapping[str, Any], context: ToolContext) -> str:
+        return f"retry:{arguments['refund_id']}"
+
+    wrapped = apply_policies(
+        make_tool("refund.retry"), [ToolPolicy(tools="refund.retry", idempotency_key=by_refund)]
+    )
+    assert key_of(wrapped, refund_id="RF-9") == "retry:RF-9"
+
+
+def test_a_key_naming_a_missing_argument_is_refused() -> None:
+    policy = ToolPolicy(tools="refund.*", idempotency_key=["refundid"])
+    with pytest.raises(ConfigurationError, match=r"names \['refundid'\].*'refund_id'"):
+        apply_policies(make_tool("refund.retry"), [policy])
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"tools": ""}, "needs a tool name"),
+        ({"tools": "x", "read_only": True, "destructive": True}, "read_only and destructive"),
+        ({"tools": "x", "idempotency_key": []}, "non-empty list"),
+        ({"tools": "x", "idempotency_key": ["a", 3]}, "argument names"),
+        ({"tools": "x", "idempotency_key": "a", "idempotent": False}, "contradicts"),
+        ({"tools": "x", "timeout": 0}, "timeout must be > 0"),
+    ],
+)
+def test_invalid_policies(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigurationError, match=message):
+        ToolPolicy(**options)
