@@ -1,26 +1,17 @@
-"""The refund desk's ticket tools as a stdio MCP server (a seeded back end)."""
+"""The refund desk's tickets MCP server (examples/refund_desk_mcp) as a stdio script."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the repository, for examples/
 
-from examples.refund_desk import RefundDeskBackend
-from examples.refund_desk.tickets import TicketService
+from examples.refund_desk_mcp.tickets_server import build_server
 
-from toolrelay.mcp import run_stdio, tools_server
-from toolrelay.tools import ToolCatalog, tools_from
-
-
-def build_server() -> Any:
-    backend = RefundDeskBackend.seeded()
-    return tools_server(ToolCatalog(tools_from(TicketService(backend))), name="refund-desk-tickets")
-
+from toolrelay.mcp import run_stdio
 
 if __name__ == "__main__":
     anyio.run(run_stdio, build_server())
