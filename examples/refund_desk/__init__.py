@@ -7,6 +7,10 @@ confusable on purpose (``refund.find_orders`` / ``refund.find_failed_orders``,
 scenario progressive tool disclosure is built for: the model should find the four tools of
 :data:`TASK` among dozens without seeing them all.
 
+The desk also speaks Chinese: ``build_catalog(lang="zh")`` shows the same tools (same names,
+schemas and code) with Chinese descriptions (see :mod:`.zh`), and ``TASKS["zh"]`` is the task
+in the seed documents' words.
+
 Example::
 
     from examples.refund_desk import RefundDeskBackend, build_catalog
@@ -19,6 +23,9 @@ Example::
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from toolrelay.tools import Tool, ToolCatalog, tools_from
 
@@ -33,11 +40,14 @@ from .refunds import RefundService
 from .reports import ReportService
 from .tickets import TicketService
 from .users import UserService
+from .zh import TASK_ZH, in_chinese
 
 __all__ = [
     "FAILURE_REASONS",
+    "LANGUAGES",
     "REQUIRED_TOOLS",
     "TASK",
+    "TASKS",
     "TODAY",
     "RefundDeskBackend",
     "RefundDeskError",
@@ -51,6 +61,12 @@ TASK = (
     "still failing, and notify the owner."
 )
 """The refund-triage task the catalog is built around."""
+
+TASKS: Mapping[str, str] = MappingProxyType({"en": TASK, "zh": TASK_ZH})
+"""The task in each language :func:`build_catalog` speaks."""
+
+LANGUAGES = tuple(TASKS)
+"""The languages of the catalog's texts: ``"en"`` (the tools' own) and ``"zh"``."""
 
 REQUIRED_TOOLS = (
     "refund.find_failed_orders",
@@ -82,10 +98,18 @@ def all_tools(backend: RefundDeskBackend | None = None) -> list[Tool]:
     return [t for service in services(backend) for t in tools_from(service)]
 
 
-def build_catalog(backend: RefundDeskBackend | None = None) -> ToolCatalog:
+def build_catalog(backend: RefundDeskBackend | None = None, *, lang: str = "en") -> ToolCatalog:
     """A :class:`~toolrelay.tools.ToolCatalog` of every refund-desk tool.
 
     Args:
         backend: The back end the tools read and change; a freshly seeded one when omitted.
+        lang: The language of the texts the model reads: ``"en"`` or ``"zh"`` (the same
+            tools, names and schemas, with Chinese descriptions).
+
+    Raises:
+        RefundDeskError: ``lang`` is not one of :data:`LANGUAGES`.
     """
-    return ToolCatalog(all_tools(backend), source="examples.refund_desk")
+    if lang not in TASKS:
+        raise RefundDeskError(f"no refund desk in {lang!r}; choose one of {', '.join(TASKS)}")
+    tools = all_tools(backend)
+    return ToolCatalog(in_chinese(tools) if lang == "zh" else tools, source="examples.refund_desk")

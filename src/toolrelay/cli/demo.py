@@ -9,7 +9,9 @@ says whether the four required tools were found and called in order (exit status
 
 By default the model is a replay of the task's decisions (no key, no server; see
 :mod:`toolrelay.cli.replay`); ``--model local`` / ``openai:NAME`` / ``anthropic:NAME`` puts a
-real model in its place.
+real model in its place. ``--lang zh`` runs the task in Chinese, the language of the seed
+documents: the catalog's descriptions, the task, the system text, the replay's searches and
+words, and the tool search texts (see :mod:`toolrelay.cli.demo_language`).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from toolrelay.cli.demo_catalog import (
     locate_demo_catalog,
     shown_path,
 )
+from toolrelay.cli.demo_language import DEMO_LANGUAGES, ENGLISH_DEMO, parse_demo_language
 from toolrelay.cli.indexes import IndexType
 from toolrelay.cli.live_view import LiveView, TokenTotals, rounds_json, token_table
 from toolrelay.cli.output import JsonOption, emit_json, stdout_console
@@ -52,6 +55,7 @@ from toolrelay.search.base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 __all__ = [
     "DEMO_SYSTEM",
     "DEMO_TOOL_CONTEXT",
+    "LanguageOption",
     "MaxResultsOption",
     "ModelOption",
     "RequiredTool",
@@ -59,11 +63,8 @@ __all__ = [
     "demo_command",
 ]
 
-DEMO_SYSTEM = (
-    "You are the refund desk's operations assistant. Act with the tools, one step at a "
-    "time, using the results of earlier steps; then answer briefly with what you did."
-)
-"""The system text of the demo."""
+DEMO_SYSTEM = ENGLISH_DEMO.system
+"""The system text of the demo (in English; ``--lang`` chooses another)."""
 
 DEMO_TOOL_CONTEXT = {"tenant_id": "acme", "user_id": "U-ZHANG"}
 """Who acts in the demo: a refund-operations analyst of the seeded refund desk."""
@@ -90,6 +91,17 @@ MaxResultsOption = Annotated[
         min=1,
         max=MAX_RESULTS_LIMIT,
         help=f"Tools a search returns when the model does not say (1-{MAX_RESULTS_LIMIT}).",
+    ),
+]
+
+LanguageOption = Annotated[
+    str,
+    typer.Option(
+        "--lang",
+        parser=parse_demo_language,
+        metavar="en|zh",
+        help="The language of the task, the catalog's descriptions, the replay and the tool "
+        "search texts: en (English) or zh (Chinese, as in the seed documents).",
     ),
 ]
 
@@ -164,6 +176,7 @@ def demo_command(
     index: IndexOption = IndexType.AUTO,
     catalog: CatalogPathOption = None,
     max_results: MaxResultsOption = DEFAULT_MAX_RESULTS,
+    lang: LanguageOption = "en",
     gguf: GgufOption = None,
     base_url: BaseUrlOption = None,
     as_json: JsonOption = False,
@@ -177,7 +190,7 @@ def demo_command(
     """
     if gguf is not None and model.provider is Provider.REPLAY:
         model = ModelSpec(provider=Provider.LOCAL)
-    demo = load_demo_catalog(locate_demo_catalog(catalog))
+    demo = load_demo_catalog(locate_demo_catalog(catalog), lang=lang)
     chat_model = _model(model, demo, gguf=gguf, base_url=base_url)
     replay = model.provider is Provider.REPLAY
     console = stdout_console()
@@ -199,7 +212,7 @@ def demo_command(
         chat_model,
         demo.catalog,
         built.index,
-        system=DEMO_SYSTEM,
+        system=DEMO_LANGUAGES[demo.language].system,
         max_results=max_results,
         tool_context=DEMO_TOOL_CONTEXT,
         listener=view,
@@ -230,7 +243,7 @@ def _model(
     if spec.provider is Provider.REPLAY:
         if base_url is not None:
             raise typer.BadParameter("--base-url needs --model openai:NAME or anthropic:NAME")
-        return triage_plan(demo.required_tools)
+        return triage_plan(demo.required_tools, words=DEMO_LANGUAGES[demo.language])
     return make_chat_model(spec, gguf=gguf, base_url=base_url)
 
 
@@ -248,7 +261,8 @@ def _header(
         Text(f"toolrelay demo: {demo.task}", style="bold"),
     )
     console.print(
-        f"Catalog: {len(demo.catalog)} tools from {shown_path(demo.path)}; the model first "
+        f"Catalog: {len(demo.catalog)} tools from {shown_path(demo.path)}"
+        f"{'' if demo.language == 'en' else f' (texts in {demo.language})'}; the model first "
         f"sees only {TOOL_SEARCH_NAME}. Index: {search_type} (built in {seconds:.2f} s).",
         markup=False,
     )
@@ -315,6 +329,7 @@ def _as_json(
     totals = TokenTotals.of(rounds)
     return {
         "task": demo.task,
+        "language": demo.language,
         "catalog": {"path": str(demo.path), "tools": len(demo.catalog)},
         "model": {"spec": str(model), "replay": model.provider is Provider.REPLAY},
         "index": {"type": search_type, "seconds": round(seconds, 4)},

@@ -4,7 +4,9 @@ The examples are not part of the installed package (they are scripts and fixture
 library code), so the demo loads them by path: ``--catalog PATH``, else
 ``examples/refund_desk`` under the working directory, else under the checkout an editable
 install points to. A demo catalog is a package folder defining ``build_catalog()`` (tools
-bound to a fresh, seeded back end on each call), ``TASK`` and ``REQUIRED_TOOLS``.
+bound to a fresh, seeded back end on each call), ``TASK`` and ``REQUIRED_TOOLS``. A catalog
+that speaks other languages also defines ``TASKS`` (the task by language code, e.g. ``"zh"``)
+and accepts ``build_catalog(lang=CODE)``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -45,12 +48,14 @@ class DemoCatalog:
         catalog: Its tools, bound to a freshly seeded back end.
         task: What the user asks.
         required_tools: The tools the task needs, in the order they are used.
+        language: The language of the task and the catalog's texts (``"en"`` by default).
     """
 
     path: Path
     catalog: ToolCatalog
     task: str
     required_tools: tuple[str, ...]
+    language: str = "en"
 
 
 def candidate_paths() -> list[Path]:
@@ -127,28 +132,44 @@ def is_demo_package(module: ModuleType) -> bool:
     return all(hasattr(module, attribute) for attribute in _ATTRIBUTES)
 
 
-def load_demo_catalog(path: Path) -> DemoCatalog:
+def load_demo_catalog(path: Path, *, lang: str = "en") -> DemoCatalog:
     """Import the demo catalog in ``path`` and build its tools on a fresh back end.
+
+    Args:
+        path: The package folder.
+        lang: The language: ``"en"`` uses ``TASK`` and ``build_catalog()``; any other code
+            ``TASKS[lang]`` and ``build_catalog(lang=lang)``.
 
     Raises:
         LoadError: It cannot be imported, lacks ``build_catalog``/``TASK``/
-            ``REQUIRED_TOOLS``, or building the catalog fails.
+            ``REQUIRED_TOOLS`` (or the task in ``lang``), or building the catalog fails.
     """
     module = import_package(path)
     missing = [a for a in _ATTRIBUTES if not hasattr(module, a)]
     if missing:
         raise LoadError(str(path), f"not a demo catalog: it defines no {', '.join(missing)}")
+    task = module.TASK if lang == "en" else _task_in(module, path, lang)
     try:
-        built = module.build_catalog()
+        built = module.build_catalog() if lang == "en" else module.build_catalog(lang=lang)
     except ToolRelayError:
         raise
     except Exception as exc:
         raise LoadError(str(path), f"build_catalog() failed: {type(exc).__name__}: {exc}") from exc
     catalog = built if isinstance(built, ToolCatalog) else ToolCatalog(as_tools(built))
-    task, required = module.TASK, module.REQUIRED_TOOLS
+    required = module.REQUIRED_TOOLS
     if not isinstance(task, str) or not all(isinstance(n, str) for n in required):
         raise LoadError(str(path), "TASK must be a string and REQUIRED_TOOLS tool names")
     unknown = [n for n in required if n not in catalog]
     if unknown:
         raise LoadError(str(path), f"REQUIRED_TOOLS names tools not in the catalog: {unknown}")
-    return DemoCatalog(path=path, catalog=catalog, task=task, required_tools=tuple(required))
+    return DemoCatalog(
+        path=path, catalog=catalog, task=task, required_tools=tuple(required), language=lang
+    )
+
+
+def _task_in(module: ModuleType, path: Path, lang: str) -> object:
+    """The package's task in ``lang``, from its ``TASKS`` mapping."""
+    tasks = getattr(module, "TASKS", None)
+    if not isinstance(tasks, Mapping) or lang not in tasks:
+        raise LoadError(str(path), f"the demo catalog has no task in {lang!r} (TASKS[{lang!r}])")
+    return tasks[lang]

@@ -14,7 +14,8 @@ decision is read off the conversation so far, the way a model reads it:
   and the owner's message names the tickets that were opened;
 - a tool that answers with an error ends the replay with that error quoted.
 
-Each user message starts the triage again from whatever the back end holds by then.
+Each user message starts the triage again from whatever the back end holds by then. What the
+replay says and writes comes in the demo's language (:mod:`toolrelay.cli.demo_language`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from collections.abc import AsyncIterator, Callable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolrelay.cli.demo_language import ENGLISH_DEMO, DemoWords, ReplayWords
 from toolrelay.client.search_tool import TOOL_SEARCH_NAME
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import (
@@ -122,6 +124,7 @@ class ReplayModel:
         steps: The plan, in order.
         summary: The final answer, from what the turn returned.
         name: For messages.
+        words: What it says around its calls (English by default).
     """
 
     supports_tools: bool = True
@@ -132,10 +135,12 @@ class ReplayModel:
         summary: Callable[[TurnSoFar], str],
         *,
         name: str = REPLAY_NAME,
+        words: ReplayWords = ENGLISH_DEMO.replay,
     ) -> None:
         self.steps = tuple(steps)
         self.summary = summary
         self.name = name
+        self.words = words
         self._ids = itertools.count(1)
 
     async def call(self, prompt: Prompt) -> ChatResponse:
@@ -169,7 +174,7 @@ class ReplayModel:
                 continue
             if step.query not in turn.searches:
                 return AssistantMessage(
-                    text=f"Searching for a tool to {step.purpose}.",
+                    text=self.words.searching.format(purpose=step.purpose),
                     tool_calls=(self._call(TOOL_SEARCH_NAME, {"query": step.query}),),
                 )
             return self._act(step, calls, turn.searches[step.query], shown)
@@ -178,23 +183,16 @@ class ReplayModel:
     def _act(
         self, step: ReplayStep, calls: list[dict[str, Any]], found: list[str], shown: Set[str]
     ) -> AssistantMessage:
-        wanted = provider_safe_name(step.tool)
-        times = "" if len(calls) == 1 else f" {len(calls)} times"
+        wanted, words = provider_safe_name(step.tool), self.words
+        times = "" if len(calls) == 1 else words.times.format(count=len(calls))
         if wanted in found:
             rank = found.index(wanted) + 1
-            text = f"The search returned {step.tool} (rank {rank}); calling it{times}."
+            text = words.found.format(tool=step.tool, rank=rank, times=times)
         elif wanted in shown:
-            text = (
-                f"The search for {step.query!r} did not return {step.tool}, but an earlier "
-                f"search did, so it is shown; calling it{times}."
-            )
+            text = words.shown_earlier.format(query=step.query, tool=step.tool, times=times)
         else:
-            returned = ", ".join(found) if found else "nothing"
-            text = (
-                f"The search for {step.query!r} did not return {step.tool} (it returned "
-                f"{returned}). Calling {step.tool} anyway so the tool gate's answer shows; "
-                "the replay stops after that."
-            )
+            returned = ", ".join(found) if found else words.nothing
+            text = words.missed.format(query=step.query, tool=step.tool, returned=returned)
         return AssistantMessage(
             text=text, tool_calls=tuple(self._call(wanted, arguments) for arguments in calls)
         )
@@ -203,25 +201,28 @@ class ReplayModel:
         name, error = turn.failures[0]
         step = next((s for s in self.steps if provider_safe_name(s.tool) == name), None)
         if step is not None and name not in turn.searches.get(step.query, [name]):
-            why = f"the search did not find {step.tool}, and the call was refused"
+            why = self.words.refused.format(tool=step.tool)
         else:
-            why = f"{step.tool if step is not None else name} answered with an error"
+            why = self.words.failed.format(tool=step.tool if step is not None else name)
         shown = error if len(error) <= _ERROR_SHOWN else error[: _ERROR_SHOWN - 1] + "…"
-        return f"Stopped: {why}: {shown}"
+        return self.words.stopped.format(why=why, error=shown)
 
     def _call(self, name: str, arguments: dict[str, Any]) -> ToolCall:
-        return ToolCall(id=f"replay_{next(self._ids)}", name=name, arguments=json.dumps(arguments))
+        # Unescaped, as models write them: a Chinese query stays readable in the live view.
+        arguments_json = json.dumps(arguments, ensure_ascii=False)
+        return ToolCall(id=f"replay_{next(self._ids)}", name=name, arguments=arguments_json)
 
 
 # --- the refund triage -----------------------------------------------------------------------
 
 
-def triage_plan(required_tools: Sequence[str]) -> ReplayModel:
+def triage_plan(required_tools: Sequence[str], *, words: DemoWords = ENGLISH_DEMO) -> ReplayModel:
     """The replay of the refund-triage task over its four tools, in the order they are used.
 
     Args:
         required_tools: The failed-refund finder, the retry tool, the incident tool and the
             owner notification tool (the refund desk's ``REQUIRED_TOOLS``).
+        words: The language it searches, speaks and writes in.
 
     Raises:
         ConfigurationError: Not exactly four tools.
@@ -232,6 +233,7 @@ def triage_plan(required_tools: Sequence[str]) -> ReplayModel:
             f"{len(required_tools)} required tools"
         )
     find, retry, incident, notify = required_tools
+    says = words.triage
 
     def failed(turn: TurnSoFar) -> list[dict[str, Any]]:
         results = turn.result_of(find) or [[]]
@@ -259,21 +261,27 @@ def triage_plan(required_tools: Sequence[str]) -> ReplayModel:
     def report(turn: TurnSoFar) -> str:
         recovered = [r for r, o in retried(turn).items() if o.get("succeeded")]
         opened = tickets(turn)
-        return (
-            f"{len(failed(turn))} refunds failed yesterday; {len(recovered)} succeeded on retry"
-            f"{_listed(recovered)}; {len(opened)} incident(s) opened for the rest"
-            f"{_listed(opened)}."
+        return says.report.format(
+            failed=len(failed(turn)),
+            recovered=len(recovered),
+            recovered_ids=says.ids(recovered),
+            opened=len(opened),
+            ticket_ids=says.ids(opened),
         )
 
     def incident_for(refund: dict[str, Any], turn: TurnSoFar) -> dict[str, Any]:
         refund_id, reason = refund.get("refund_id"), refund.get("failure_reason")
-        tried = "a retry did not fix it" if refund_id in retried(turn) else "a retry cannot fix it"
+        tried = says.retried if refund_id in retried(turn) else says.not_retryable
         return {
-            "title": f"Refund {refund_id} failing: {reason}",
-            "description": (
-                f"Refund {refund_id} of order {refund.get('order_id')} "
-                f"({refund.get('amount_cents')} {refund.get('currency')} via "
-                f"{refund.get('channel')}) failed with {reason}; {tried}."
+            "title": says.incident_title.format(refund_id=refund_id, reason=reason),
+            "description": says.incident_description.format(
+                refund_id=refund_id,
+                order_id=refund.get("order_id"),
+                amount=refund.get("amount_cents"),
+                currency=refund.get("currency"),
+                channel=refund.get("channel"),
+                reason=reason,
+                tried=tried,
             ),
             "refund_ids": [refund_id],
             "severity": "sev3",
@@ -281,48 +289,26 @@ def triage_plan(required_tools: Sequence[str]) -> ReplayModel:
 
     def summary(turn: TurnSoFar) -> str:
         sent = [m for m in turn.result_of(notify) or [] if isinstance(m, dict)]
-        told = f" The owner was notified ({sent[0].get('message_id')})." if sent else ""
+        told = says.notified.format(message_id=sent[0].get("message_id")) if sent else ""
         return report(turn) + told
 
-    steps = (
-        ReplayStep(
-            tool=find,
-            query="failed refunds from yesterday",
-            purpose="find yesterday's failed refunds",
-            arguments=lambda turn: [{}],
-        ),
-        ReplayStep(
-            tool=retry,
-            query="retry a failed refund",
-            purpose="retry the recoverable refunds",
-            arguments=lambda turn: [
-                {"refund_id": f.get("refund_id")} for f in failed(turn) if f.get("retryable")
-            ],
-        ),
-        ReplayStep(
-            tool=incident,
-            query="open an incident ticket for a failing refund",
-            purpose="open incidents for the refunds still failing",
-            arguments=lambda turn: [incident_for(f, turn) for f in still_failing(turn)],
-        ),
-        ReplayStep(
-            tool=notify,
-            query="notify the refunds owner",
-            purpose="tell the refunds owner what was done",
-            arguments=lambda turn: [
-                {
-                    "message": report(turn),
-                    "subject": "Refund triage",
-                    "ticket_ids": tickets(turn),
-                }
-            ],
-        ),
+    arguments: tuple[Arguments, ...] = (
+        lambda turn: [{}],
+        lambda turn: [
+            {"refund_id": f.get("refund_id")} for f in failed(turn) if f.get("retryable")
+        ],
+        lambda turn: [incident_for(f, turn) for f in still_failing(turn)],
+        lambda turn: [
+            {"message": report(turn), "subject": says.subject, "ticket_ids": tickets(turn)}
+        ],
     )
-    return ReplayModel(steps, summary)
-
-
-def _listed(ids: list[str]) -> str:
-    return f" ({', '.join(ids)})" if ids else ""
+    steps = [
+        ReplayStep(tool=tool, query=query, purpose=purpose, arguments=call)
+        for tool, query, purpose, call in zip(
+            required_tools, says.queries, says.purposes, arguments, strict=True
+        )
+    ]
+    return ReplayModel(steps, summary, words=words.replay)
 
 
 def _arguments(call: ToolCall) -> dict[str, Any]:

@@ -5,7 +5,8 @@
 - :class:`ToolCallingAdvisor` — the do-while tool loop (one per client).
 - :class:`MessageChatMemoryAdvisor` — conversation memory, outside or inside the loop.
 - :class:`ToolSearchAdvisor` — the tool loop with progressive tool disclosure
-  (``tool_search``), discovered tools kept per conversation in a :class:`SessionStore`.
+  (``tool_search``), discovered tools kept per conversation in a :class:`SessionStore`;
+  the texts it shows the model come in the catalog's language (:class:`SearchTexts`).
 - :class:`ApprovalState` — a turn stopped for a person's approval (finish reason
   ``"approvalRequired"``), resumed with ``client.prompt().resume(state, decisions)``.
 """
@@ -33,6 +34,7 @@ from toolrelay.client.deferred_approval import (
 from toolrelay.client.memory_advisor import MessageChatMemoryAdvisor, answer_message
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.responses import CallResponse, StreamResponse, parse_entity
+from toolrelay.client.search_texts import SearchLanguage, SearchTexts
 from toolrelay.client.search_tool import (
     DEFAULT_SEARCH_DESCRIPTION,
     DEFAULT_SYSTEM_SUFFIX,
@@ -105,6 +107,8 @@ __all__ = [
     "MessageChatMemoryAdvisor",
     "PendingApproval",
     "Resumption",
+    "SearchLanguage",
+    "SearchTexts",
     "SessionStore",
     "StreamAdvisor",
     "StreamAggregator",

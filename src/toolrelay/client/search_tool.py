@@ -7,6 +7,8 @@ answers with a JSON list of ``{"name", "description"}`` objects, best match firs
 
 The name is the provider-safe form the model calls the tool by; the description is the first
 sentence of the tool's description (the whole definition is shown once the tool is exposed).
+The texts here are the English ones; :mod:`~toolrelay.client.search_texts` has them in other
+languages.
 
 A :class:`ToolSearcher` exists per turn: it searches the shared index through that turn's
 permitted view (``SearchRequest.allowed``), so a search can only ever return tools the user
@@ -18,17 +20,21 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from toolrelay.messages import Message, SystemMessage
 from toolrelay.search.base import AllowedTools, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.tools import FunctionTool, ToolMetadata, provider_safe_name
+from toolrelay.tools.language import replace_texts
+from toolrelay.tools.schema import cached_function_schema
 
 if TYPE_CHECKING:
     from toolrelay.client.requests import ChatClientResponse
     from toolrelay.client.responses import CallResponse
 
 __all__ = [
+    "DEFAULT_PARAMETER_DESCRIPTIONS",
     "DEFAULT_SEARCH_DESCRIPTION",
     "DEFAULT_SYSTEM_SUFFIX",
     "TOOL_SEARCH_KEY",
@@ -54,6 +60,15 @@ DEFAULT_SEARCH_DESCRIPTION = (
     "few specific words for the action and its object, e.g. 'cancel order'."
 )
 """What the model reads about ``tool_search``."""
+
+DEFAULT_PARAMETER_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "query": "A few words for the action you need and its object, e.g. 'cancel order'.",
+        "max_results": "How many tools to return (1-10).",
+        "category": "Only tools of this category, e.g. 'refund' for 'refund.*' tools.",
+    }
+)
+"""What the model reads about each parameter of ``tool_search`` (as its docstring says)."""
 
 DEFAULT_SYSTEM_SUFFIX = (
     "Only some of your tools are shown to you. When you need a tool you cannot see, call "
@@ -174,13 +189,37 @@ class ToolSearcher:
         self.min_score = min_score
         self.records: list[ToolSearchRecord] = []
 
-    def as_tool(self, description: str = DEFAULT_SEARCH_DESCRIPTION) -> FunctionTool:
-        """This searcher as the ``tool_search`` tool the model calls."""
-        return FunctionTool.from_function(
+    def as_tool(
+        self,
+        description: str = DEFAULT_SEARCH_DESCRIPTION,
+        *,
+        parameters: Mapping[str, str] | None = None,
+    ) -> FunctionTool:
+        """This searcher as the ``tool_search`` tool the model calls.
+
+        Args:
+            description: What the model reads about the tool.
+            parameters: What it reads about each parameter (``query``, ``max_results``,
+                ``category``), by name; parameters not named keep the English text of
+                :data:`DEFAULT_PARAMETER_DESCRIPTIONS`.
+
+        Raises:
+            ToolDefinitionError: ``parameters`` names a parameter the tool does not have.
+        """
+        tool = FunctionTool.from_function(
             self.tool_search,
             name=TOOL_SEARCH_NAME,
             description=description,
             metadata=ToolMetadata(read_only=True),
+        )
+        if not parameters:
+            return tool
+        return FunctionTool(
+            function=tool.function,
+            definition=replace_texts(tool.definition, parameters=parameters),
+            metadata=tool.metadata,
+            # The schema that validates the arguments; texts shown to the model are not in it.
+            schema=cached_function_schema(self.tool_search, tool_name=TOOL_SEARCH_NAME),
         )
 
     def tool_search(

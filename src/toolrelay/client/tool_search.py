@@ -25,11 +25,10 @@ The catalog given to the advisor is what ``tool_search`` searches; request tools
 (``.tools(...)``, ``default_tools``) are never searched, only always shown. ``tool_filter``
 hides tools from a request entirely (prompts and search results, even for an exact name);
 ``authorize`` is asked before each call runs. A call of a tool the model was not shown is
-answered with :data:`~toolrelay.client.tool_search_access.DEFAULT_UNAVAILABLE_MESSAGE` and
-never runs; a forbidden or unknown name gets the very same answer as an undiscovered one, so
-nothing reveals that a forbidden tool exists. Each turn's searches (queries, hits, scores,
-timings) and the tools shown per model call are reported under
-:data:`~toolrelay.client.search_tool.TOOL_SEARCH_KEY` (:func:`tool_search_report`).
+answered with the unavailable text and never runs; a forbidden or unknown name gets the
+very same answer as an undiscovered one, so nothing reveals that a forbidden tool exists.
+Each turn's searches (queries, hits, scores, timings) and the tools shown per model call are
+reported under :data:`~toolrelay.client.search_tool.TOOL_SEARCH_KEY` (:func:`tool_search_report`).
 """
 
 from __future__ import annotations
@@ -38,11 +37,10 @@ import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from toolrelay.client import search_texts
 from toolrelay.client.advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.search_tool import (
-    DEFAULT_SEARCH_DESCRIPTION,
-    DEFAULT_SYSTEM_SUFFIX,
     TOOL_SEARCH_KEY,
     TOOL_SEARCH_NAME,
     ToolSearcher,
@@ -59,7 +57,6 @@ from toolrelay.client.tool_calling import (
 )
 from toolrelay.client.tool_loop import ToolLoopState
 from toolrelay.client.tool_search_access import (
-    DEFAULT_UNAVAILABLE_MESSAGE,
     Authorizer,
     CatalogSnapshot,
     CatalogView,
@@ -111,10 +108,10 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         last_search_only: Keep only the last search's results instead of accumulating.
         max_results: Hits per search when the model does not say (1-10).
         min_score: Drop hits scoring below this, on the index's own scale.
-        search_description: What the model reads about ``tool_search``.
-        system_suffix: Appended to the system message of each model call; ``None`` for none.
-        unavailable_message: The answer to a call of a tool the model was not shown;
-            ``{name}`` and ``{search_tool}`` are filled in.
+        language: The texts' language: ``"auto"`` (the catalog's, decided again when it
+            changes), ``"en"``, ``"zh"``, or a :class:`~toolrelay.client.search_texts.SearchTexts`.
+        search_description, system_suffix, unavailable_message: Replace the language's texts
+            (:class:`~toolrelay.client.search_texts.SearchTexts`); a ``None`` suffix: none.
         guards: Extra guards for every call, after the visibility and authorize checks.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
@@ -139,9 +136,10 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         last_search_only: bool = False,
         max_results: int = DEFAULT_MAX_RESULTS,
         min_score: float | None = None,
-        search_description: str = DEFAULT_SEARCH_DESCRIPTION,
-        system_suffix: str | None = DEFAULT_SYSTEM_SUFFIX,
-        unavailable_message: str = DEFAULT_UNAVAILABLE_MESSAGE,
+        language: search_texts.SearchLanguage | search_texts.SearchTexts = "auto",
+        search_description: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
+        system_suffix: str | search_texts.FromLanguage | None = search_texts.FROM_LANGUAGE,
+        unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
         eligibility_checker: EligibilityChecker = has_tool_calls,
@@ -180,9 +178,9 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         self.last_search_only = last_search_only
         self.max_results = max_results
         self.min_score = min_score
-        self.search_description = search_description
-        self.system_suffix = system_suffix
-        self.unavailable_message = unavailable_message
+        self.texts = search_texts.SearchTextSelector(
+            language, search_description, system_suffix, unavailable_message
+        )
         self._snapshot: CatalogSnapshot | None = None
 
     # --- hooks ----------------------------------------------------------------------------
@@ -202,7 +200,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             max_results=self.max_results,
             min_score=self.min_score,
         )
-        search_tool = searcher.as_tool(self.search_description)
+        texts = self.texts.for_catalog(snapshot.definitions)
+        search_tool = searcher.as_tool(texts.description, parameters=texts.parameters)
         fixed = self._fixed_tools(search_tool, options.tools, view)
         state.data[_TURN] = _Turn(
             key=key,
@@ -212,6 +211,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             searcher=searcher,
             search_tool=search_tool,
             fixed=fixed,
+            texts=texts,
             discovered=await self._stored_names(key, snapshot),
         )
         return request.with_options(options.replace(tools=fixed, tool_names=()))
@@ -235,7 +235,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             )
         )
         prompt = Prompt(
-            messages=with_system_suffix(request.prompt.messages, self.system_suffix),
+            messages=with_system_suffix(request.prompt.messages, turn.texts.system_suffix),
             options=request.prompt.options.replace(tools=tuple(tools)),
         )
         return request.with_prompt(prompt)
@@ -256,9 +256,9 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         hidden: dict[str, Tool] = {}
         for call in calls_to_run(response.chat_response):
             if call.name not in hidden and match_tool_name(call.name, names) is None:
-                text = unavailable_text(self.unavailable_message, call.name)
+                text = unavailable_text(turn.texts.unavailable_message, call.name)
                 hidden[call.name] = HiddenTool(call.name, text)
-        guards = [visibility_guard(exposed, self.unavailable_message)]
+        guards = [visibility_guard(exposed, turn.texts.unavailable_message)]
         if self.authorize is not None:
             guards.append(authorize_guard(self.authorize, exempt=turn.search_tool))
         guards.extend(self.guards)
@@ -388,6 +388,7 @@ class _Turn:
     searcher: ToolSearcher
     search_tool: Tool
     fixed: tuple[Tool, ...]
+    texts: search_texts.SearchTexts
     discovered: tuple[str, ...]
     rounds: list[ToolSearchRound] = field(default_factory=list)
 

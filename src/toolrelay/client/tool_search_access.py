@@ -4,7 +4,8 @@
 - :class:`CatalogView`: the catalog as one request may see it (``tool_filter`` applied); its
   :meth:`~CatalogView.allowed` is what searches pass as ``SearchRequest.allowed``.
 - :func:`visibility_guard` and :class:`HiddenTool`: a call of a tool the model was not shown
-  gets :data:`DEFAULT_UNAVAILABLE_MESSAGE` and never runs.
+  gets the unavailable text (:data:`DEFAULT_UNAVAILABLE_MESSAGE` in English, the advisor's
+  language's text from :mod:`~toolrelay.client.search_texts` otherwise) and never runs.
 - :func:`authorize_guard`: the ``authorize`` check as an execution guard.
 """
 
@@ -49,6 +50,7 @@ DEFAULT_UNAVAILABLE_MESSAGE = (
 The same text answers a tool that exists but was not found yet, a tool the user may not use
 and a name that exists nowhere, so the answer never reveals whether a forbidden tool exists.
 ``{name}`` is the quoted name as the model wrote it, ``{search_tool}`` the search tool's name.
+The Chinese text is ``search_texts.CHINESE.unavailable_message``.
 """
 
 ToolFilter = Callable[[ToolContext, ToolDefinition], bool]

@@ -1,0 +1,215 @@
+"""The texts tool search shows the model, per language, and how an advisor picks them.
+
+Under tool search the model reads four texts that are not the catalog's own: the description
+of ``tool_search``, the descriptions of its parameters, the suffix of the system message and
+the answer to a call of a tool it was not shown. :class:`SearchTexts` holds them in one
+language: :data:`ENGLISH` and :data:`CHINESE`.
+
+:class:`~toolrelay.client.ToolSearchAdvisor` takes ``language="auto"`` by default: the texts
+follow the catalog's language (Chinese when more than a fifth of the characters of its
+descriptions are CJK, see :func:`~toolrelay.tools.language.catalog_language`), decided again
+whenever the catalog changes. ``"en"`` and ``"zh"`` fix the language, and a
+:class:`SearchTexts` of your own gives texts in any other; ``search_description``,
+``system_suffix`` and ``unavailable_message`` given explicitly win over the language's texts::
+
+    ToolSearchAdvisor(catalog, language="zh")  # Chinese texts
+    ToolSearchAdvisor(catalog, system_suffix=None)  # no suffix, in any language
+    terse = dataclasses.replace(CHINESE, system_suffix="只能调用已展示的工具。")
+    ToolSearchAdvisor(catalog, language=terse)  # your own texts
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Final, Literal, TypeVar, get_args
+
+from toolrelay.client.search_tool import (
+    DEFAULT_PARAMETER_DESCRIPTIONS,
+    DEFAULT_SEARCH_DESCRIPTION,
+    DEFAULT_SYSTEM_SUFFIX,
+    TOOL_SEARCH_NAME,
+)
+from toolrelay.client.tool_search_access import DEFAULT_UNAVAILABLE_MESSAGE
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.tools.base import ToolDefinition
+from toolrelay.tools.language import catalog_language
+
+__all__ = [
+    "CHINESE",
+    "ENGLISH",
+    "FROM_LANGUAGE",
+    "SEARCH_TEXTS",
+    "FromLanguage",
+    "SearchLanguage",
+    "SearchTextSelector",
+    "SearchTexts",
+    "search_texts",
+]
+
+_T = TypeVar("_T")
+
+SearchLanguage = Literal["auto", "en", "zh"]
+"""The ``language`` option: ``"auto"`` (the catalog's language), ``"en"`` or ``"zh"``."""
+
+
+class FromLanguage(enum.Enum):
+    """The type of :data:`FROM_LANGUAGE`."""
+
+    DEFAULT = "the text of the advisor's language"
+
+
+FROM_LANGUAGE: Final = FromLanguage.DEFAULT
+"""The default of the advisor's text options: the text of its language.
+
+A marker rather than ``None``, because ``system_suffix=None`` means no suffix at all.
+"""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SearchTexts:
+    """The texts tool search shows the model, in one language.
+
+    Attributes:
+        language: The language they are written in (``"en"``, ``"zh"``, or your own tag).
+        description: What the model reads about ``tool_search``.
+        parameters: What it reads about each parameter of ``tool_search`` (``query``,
+            ``max_results``, ``category``), by name.
+        system_suffix: Appended to the system message of every model call; ``None`` for none.
+        unavailable_message: The answer to a call of a tool the model was not shown;
+            ``{name}`` (the name as called, quoted) and ``{search_tool}`` are filled in.
+    """
+
+    language: str
+    description: str
+    parameters: Mapping[str, str]
+    system_suffix: str | None
+    unavailable_message: str
+
+
+ENGLISH = SearchTexts(
+    language="en",
+    description=DEFAULT_SEARCH_DESCRIPTION,
+    parameters=DEFAULT_PARAMETER_DESCRIPTIONS,
+    system_suffix=DEFAULT_SYSTEM_SUFFIX,
+    unavailable_message=DEFAULT_UNAVAILABLE_MESSAGE,
+)
+"""The English texts (the ``DEFAULT_*`` constants)."""
+
+CHINESE = SearchTexts(
+    language="zh",
+    description=(
+        "在工具目录中搜索能完成当前任务的工具。大多数工具在被搜索到之前是隐藏的；搜索到的工具"
+        "从你的下一步起可以调用，调用时请使用返回的准确名称。返回一个 JSON 列表，每项为 "
+        "{name, description}，最匹配的排在最前。请用几个具体的词说明要做的动作和对象，"
+        "例如“取消订单”。"
+    ),
+    parameters=MappingProxyType(
+        {
+            "query": "说明所需动作和对象的几个词，例如“取消订单”。",
+            "max_results": "返回的工具数量（1-10）。",
+            "category": "只搜索该类别的工具，例如 'refund' 表示 'refund.*' 这类工具。",
+        }
+    ),
+    system_suffix=(
+        "你只能看到一部分工具。需要一个看不到的工具时，请调用 "
+        f"{TOOL_SEARCH_NAME}，用几个词描述要做的动作；搜索到的工具在你的下一步即可调用。"
+        "只能按已向你展示的名称调用工具。"
+    ),
+    unavailable_message=(
+        "工具 {name} 不可用。请先用 {search_tool} 搜索它，再按搜索返回的准确名称调用。"
+    ),
+)
+"""The Chinese texts."""
+
+SEARCH_TEXTS: Mapping[str, SearchTexts] = MappingProxyType({"en": ENGLISH, "zh": CHINESE})
+"""The texts of each language ``language`` can name."""
+
+
+def search_texts(language: str) -> SearchTexts:
+    """The texts of ``language`` (``"en"`` or ``"zh"``).
+
+    Raises:
+        ConfigurationError: Texts in that language do not exist.
+    """
+    texts = SEARCH_TEXTS.get(language)
+    if texts is None:
+        known = ", ".join(repr(code) for code in SEARCH_TEXTS)
+        raise ConfigurationError(f"no tool search texts in {language!r}; use one of {known}")
+    return texts
+
+
+class SearchTextSelector:
+    """The texts of one advisor: its language option, with the texts it was given explicitly.
+
+    Args:
+        language: ``"auto"``, ``"en"``, ``"zh"`` or texts of your own (see the module docs).
+        search_description, system_suffix, unavailable_message: Explicit texts, which win
+            over the language's; :data:`FROM_LANGUAGE` for the language's.
+
+    Raises:
+        ConfigurationError: ``language`` is none of those, or your texts describe a parameter
+            ``tool_search`` does not have.
+    """
+
+    def __init__(
+        self,
+        language: SearchLanguage | SearchTexts = "auto",
+        search_description: str | FromLanguage = FROM_LANGUAGE,
+        system_suffix: str | FromLanguage | None = FROM_LANGUAGE,
+        unavailable_message: str | FromLanguage = FROM_LANGUAGE,
+    ) -> None:
+        if not isinstance(language, SearchTexts) and language not in get_args(SearchLanguage):
+            raise ConfigurationError(
+                f"unknown tool search language {language!r}; use 'auto', 'en', 'zh' or "
+                "SearchTexts of your own"
+            )
+        self.language = language
+        self.search_description = search_description
+        self.system_suffix = system_suffix
+        self.unavailable_message = unavailable_message
+        self._fixed: SearchTexts | None = None
+        if isinstance(language, SearchTexts):
+            unknown = sorted(set(language.parameters) - set(DEFAULT_PARAMETER_DESCRIPTIONS))
+            if unknown:
+                raise ConfigurationError(f"{TOOL_SEARCH_NAME} has no parameters {unknown}")
+            self._fixed = self._with_overrides(language)
+        elif language != "auto":
+            self._fixed = self._with_overrides(search_texts(language))
+        self._seen: tuple[Sequence[ToolDefinition], SearchTexts] | None = None
+
+    def for_catalog(self, definitions: Sequence[ToolDefinition]) -> SearchTexts:
+        """The texts for a catalog with these definitions.
+
+        With ``"auto"`` the catalog's language decides; the answer for the last sequence
+        asked about is kept, so asking again with the same (identical) sequence, as every
+        turn does until the catalog changes, costs nothing.
+        """
+        if self._fixed is not None:
+            return self._fixed
+        seen = self._seen
+        if seen is not None and seen[0] is definitions:
+            return seen[1]
+        texts = self._with_overrides(SEARCH_TEXTS[catalog_language(definitions)])
+        self._seen = (definitions, texts)
+        return texts
+
+    def _with_overrides(self, texts: SearchTexts) -> SearchTexts:
+        return SearchTexts(
+            language=texts.language,
+            description=_chosen(self.search_description, texts.description),
+            parameters=texts.parameters,
+            system_suffix=_chosen(self.system_suffix, texts.system_suffix),
+            unavailable_message=_chosen(self.unavailable_message, texts.unavailable_message),
+        )
+
+    def __repr__(self) -> str:
+        language = self.language
+        shown = language.language if isinstance(language, SearchTexts) else language
+        return f"SearchTextSelector(language={shown!r})"
+
+
+def _chosen(given: _T | FromLanguage, default: _T) -> _T:
+    return default if isinstance(given, FromLanguage) else given
