@@ -62,3 +62,39 @@ CATALOG: tuple[ToolDefinition, ...] = (
 )
 
 NAMES: tuple[str, ...] = tuple(t.name for t in CATALOG)
+
+# Chinese descriptions, mostly English names (as Chinese catalogs usually are), one Chinese
+# name, and tools that share words with each other (退款, 订单, 查询).
+CATALOG_ZH: tuple[ToolDefinition, ...] = (
+    tool(
+        "refund.findFailedRefunds",
+        "查询指定时间范围内退款失败的订单",
+        start_date={"type": "string", "description": "开始日期"},
+        end_date={"type": "string", "description": "结束日期"},
+    ),
+    tool(
+        "refund.issueRefund",
+        "为订单发起退款，退回到客户的银行卡",
+        order_id={"type": "string", "description": "订单号", "required": True},
+    ),
+    tool(
+        "orders.getOrderStatus",
+        "查询订单的物流状态和快递单号",
+        order_id={"type": "string", "description": "订单号", "required": True},
+    ),
+    tool(
+        "weather.forecast",
+        "查询城市未来五天的天气预报",
+        city={"type": "string", "description": "城市名称，例如北京", "required": True},
+    ),
+    tool(
+        "文案分析工具",
+        "分析营销文案的情感倾向",
+        text={"type": "string", "description": "要分析的文案", "required": True},
+    ),
+    tool(
+        "send_email",
+        "Send an email message to a recipient.",
+        to={"type": "string", "description": "Recipient address"},
+    ),
+)

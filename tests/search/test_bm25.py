@@ -8,7 +8,7 @@ from toolrelay.search.documents import tool_text
 from toolrelay.search.text import Tokenizer
 from toolrelay.tools.base import ToolDefinition
 
-from ._catalog import CATALOG
+from ._catalog import CATALOG, CATALOG_ZH
 
 
 @pytest.fixture
@@ -89,3 +89,51 @@ def test_tools_without_text_and_unknown_words() -> None:
     index.index([ToolDefinition(name="x", description=""), *CATALOG[:2]])
     assert names(index, "weather") == ["get_weather", "get_forecast"]
     assert names(index, "unknownword") == []
+
+
+@pytest.fixture
+def index_zh() -> BM25ToolIndex:
+    index = BM25ToolIndex()
+    index.index(CATALOG_ZH)
+    return index
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("查询上个月退款失败的订单", "refund.findFailedRefunds"),
+        ("帮我给这个订单退款", "refund.issueRefund"),
+        ("我的快递到哪了", "orders.getOrderStatus"),
+        ("北京明天会下雨吗", "weather.forecast"),  # 北京 is in a parameter's description
+        ("看看这段文案的情感", "文案分析工具"),
+        # mixed Chinese and English, in the style of a developer's request
+        ("查询refund失败的订单", "refund.findFailedRefunds"),
+        ("findFailedRefunds", "refund.findFailedRefunds"),
+        ("send an email", "send_email"),
+    ],
+)
+def test_a_chinese_catalog_ranks_the_tool_asked_for_first(
+    index_zh: BM25ToolIndex, query: str, first: str
+) -> None:
+    assert names(index_zh, query)[0] == first
+
+
+def test_chinese_stop_words_do_not_find_tools(index_zh: BM25ToolIndex) -> None:
+    assert names(index_zh, "帮我一下") == []
+
+
+def test_terms_of_a_chinese_tool() -> None:
+    index = BM25ToolIndex(name_boost=1, tokenizer=Tokenizer(segment=False))
+    text = tool_text(CATALOG_ZH[3])  # weather.forecast
+    assert index.terms_of(text) == [
+        "weather",
+        "forecast",
+        # 查询城市未来五天的天气预报: bigrams, then characters (的 dropped)
+        *["查询", "询城", "城市", "市未", "未来", "来五", "五天", "天的", "的天", "天气"],
+        *["气预", "预报"],
+        *["查", "询", "城", "市", "未", "来", "五", "天", "天", "气", "预", "报"],
+        # parameters: the name "city", then 城市名称 and 例如北京, split at the comma
+        "citi",
+        *["城市", "市名", "名称", "城", "市", "名", "称"],
+        *["例如", "如北", "北京", "例", "如", "北", "京"],
+    ]

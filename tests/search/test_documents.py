@@ -87,3 +87,20 @@ def test_passage_without_parameters() -> None:
 def test_dotted_categories() -> None:
     assert dotted_categories("a.b.tool") == ("a", "a.b")
     assert dotted_categories("plain_tool") == ()
+
+
+def test_chinese_names_read_as_words_apart_from_latin_ones() -> None:
+    assert (
+        tool_text(ToolDefinition(name="情感_文本分析", description="")).name_words
+        == "情感 文本分析"
+    )
+    assert (
+        tool_text(ToolDefinition(name="退款.查询Failed订单", description="")).name_words
+        == "退款 查询 failed 订单"
+    )
+
+
+def test_summary_ends_at_a_chinese_full_stop() -> None:
+    assert summarize("分析车辆的维护状态。支持多种车型！") == "分析车辆的维护状态。"
+    assert summarize("查询订单状态？返回物流信息") == "查询订单状态？"
+    assert summarize("查询乘客的火车票订单信息") == "查询乘客的火车票订单信息"

@@ -5,7 +5,7 @@ import pytest
 from toolrelay.search.base import SearchRequest
 from toolrelay.search.regex import RegexToolIndex, keyword_pattern, query_pattern
 
-from ._catalog import CATALOG
+from ._catalog import CATALOG, CATALOG_ZH
 
 
 @pytest.fixture
@@ -74,3 +74,43 @@ def test_patterns() -> None:
     pattern = query_pattern("get_.*")
     assert pattern is not None
     assert pattern.pattern == "get_.*"
+
+
+@pytest.fixture
+def index_zh() -> RegexToolIndex:
+    index = RegexToolIndex()
+    index.index(CATALOG_ZH)
+    return index
+
+
+def test_chinese_keywords_are_bigrams() -> None:
+    pattern = keyword_pattern("帮我查退款失败的订单")
+    assert pattern is not None
+    # 帮我 is a stop word; every other bigram is a keyword
+    assert pattern.pattern == "(?:我查|查退|退款|款失|失败|败的|的订|订单)"
+    mixed = keyword_pattern("查询refund失败")
+    assert mixed is not None
+    assert mixed.pattern == "(?:refund|查询|失败)"
+    lone = keyword_pattern("查 天气")
+    assert lone is not None
+    assert lone.pattern == "(?:查|天气)"
+    only_stop_words = keyword_pattern("帮我")
+    assert only_stop_words is not None
+    assert only_stop_words.pattern == "(?:帮我)"
+
+
+def test_a_chinese_query_finds_descriptions_that_contain_its_words(
+    index_zh: RegexToolIndex,
+) -> None:
+    # 退款失败 matches 退款 and 失败 in "...退款失败的订单", only 退款 in issueRefund's
+    assert names(index_zh, "退款失败") == ["refund.findFailedRefunds", "refund.issueRefund"]
+    assert names(index_zh, "明天北京的天气") == ["weather.forecast"]
+    assert names(index_zh, "快递到哪了") == ["orders.getOrderStatus"]
+
+
+def test_chinese_names_match_and_count_as_names(index_zh: RegexToolIndex) -> None:
+    assert names(index_zh, "文案分析")[0] == "文案分析工具"
+
+
+def test_english_queries_on_a_chinese_catalog_match_names(index_zh: RegexToolIndex) -> None:
+    assert names(index_zh, "refund") == ["refund.findFailedRefunds", "refund.issueRefund"]

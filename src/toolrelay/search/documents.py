@@ -1,9 +1,11 @@
 """What an index reads from a tool definition, and the fingerprint of a catalog.
 
 A tool's searchable text has three fields: the words of its name (``refund.findFailedOrders``
-reads as "refund find failed orders"), its description, and its parameters (names,
-descriptions and enumerated values, nested objects included). Lexical indexes weigh the
-fields separately; embedders read them joined into one passage.
+reads as "refund find failed orders", ``退款.查询Failed订单`` as "退款 查询 failed 订单"), its
+description, and its parameters (names, descriptions and enumerated values, nested objects
+included). Lexical indexes weigh the fields separately; embedders read them joined into one
+passage. Fields keep their text as written: cutting it into terms, Chinese included, is the
+:class:`~toolrelay.search.text.Tokenizer`'s job.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ __all__ = [
     "tool_text",
 ]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
+# A sentence ends at ". ", "! ", "? ", a line break, or a CJK full stop, exclamation or
+# question mark (written without a space after it).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s|(?<=[。！？])|\n")
 _SPACES = re.compile(r"\s+")
 # Schemas can nest without bound; tools rarely say anything useful below this depth.
 _MAX_SCHEMA_DEPTH = 4

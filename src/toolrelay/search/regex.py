@@ -7,6 +7,11 @@ one-letter words dropped). Matching is always case-insensitive. Names are matche
 written and as words (``getWeatherForecast`` is also "get weather forecast"), so ``\bweather\b``
 finds camelCase and ``snake_case`` names alike.
 
+Chinese, Japanese and Korean have no spaces to find words by: a run of such characters gives
+its overlapping bigrams as keywords (``退款失败`` gives ``退款|款失|失败``; Chinese stop
+words such as ``帮我`` are dropped), so that it finds a description saying
+``退款失败的订单``. A lone character is a keyword of its own.
+
 A tool scores 2 per distinct matched text in its name and 1 per distinct matched text in its
 description, plus a small bonus for an early first match. Tools with no match are not
 returned.
@@ -22,6 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from toolrelay.search.cjk import CJK_RUN, cjk_keywords
 from toolrelay.search.documents import ToolText
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.search.text import Tokenizer
@@ -31,6 +37,9 @@ __all__ = ["RegexToolIndex", "query_pattern"]
 
 _REGEX_SYNTAX = re.compile(r"[\\^$*+|()\[\]{}]")
 _MAX_KEYWORDS = 32
+# Bigrams are shorter and less specific than words: a CJK query keeps more of them (64
+# measured 2 NDCG points better than 32 on ACEBench-zh, and no worse elsewhere).
+_MAX_CJK_KEYWORDS = 64
 # Fields are joined into one text per kind so a search is one pass of the pattern; a tool's
 # fields are separated by a line break and a NUL, which neither "." nor "\s" crosses.
 _SEPARATOR = "\n\x00\n"
@@ -54,12 +63,23 @@ def query_pattern(query: str) -> re.Pattern[str] | None:
 
 
 def keyword_pattern(query: str) -> re.Pattern[str] | None:
-    """An alternation of the query's words (stop words and one-letter words dropped)."""
-    words = list(dict.fromkeys(w for w in _WORDS.words(query) if len(w) >= 2))
-    kept = [w for w in words if w not in _WORDS.stop_words] or words
+    """An alternation of the query's words (stop words and one-letter words dropped).
+
+    CJK text gives its bigrams instead of words. When every keyword is a stop word, the stop
+    words are kept.
+    """
+    words: dict[str, bool] = {}  # keyword -> is CJK, in query order
+    for word in _WORDS.words(query):
+        if not word.isascii() and CJK_RUN.match(word):
+            words.update(dict.fromkeys(cjk_keywords(word, stop_words=frozenset()), True))
+        elif len(word) >= 2:
+            words.setdefault(word, False)
+    kept = [w for w in words if w not in _WORDS.stop_words] or list(words)
     if not kept:
         return None
-    alternation = "|".join(re.escape(w) for w in kept[:_MAX_KEYWORDS])
+    spaced = [w for w in kept if not words[w]][:_MAX_KEYWORDS]
+    cjk = [w for w in kept if words[w]][:_MAX_CJK_KEYWORDS]
+    alternation = "|".join(re.escape(w) for w in (*spaced, *cjk))
     return re.compile(f"(?:{alternation})", re.IGNORECASE | re.MULTILINE)
 
 
