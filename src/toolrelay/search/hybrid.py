@@ -39,7 +39,7 @@ class HybridToolIndex(ScoringToolIndex):
     Args:
         lexical: The keyword index; defaults to a :class:`~toolrelay.search.BM25ToolIndex`.
         semantic: The embedding index; defaults to a
-            :class:`~toolrelay.search.VectorToolIndex` with the bundled MiniLM model.
+            :class:`~toolrelay.search.VectorToolIndex` choosing its model per catalog.
         semantic_weight: Share of the semantic side in the fused score (0–1).
         fusion: ``"score"`` (normalised score mixing) or ``"rrf"`` (reciprocal rank fusion).
         prerequisite_lift: See :class:`~toolrelay.search.scoring.ScoringToolIndex`; applied

@@ -107,12 +107,11 @@ def explicit_categories(categories: Categories | None) -> dict[str, tuple[str, .
 
 def catalog_variant(tokenizer: Tokenizer, model: str | None, categories: str) -> str:
     """How a catalog was analysed and embedded: stored catalogs are shared per variant."""
-    analysis = hashlib.sha256(
-        repr(
-            (sorted(tokenizer.stop_words), tokenizer.stem, tokenizer.language, tokenizer.min_length)
-        ).encode()
-    ).hexdigest()[:12]
-    return f"v1;terms={analysis};model={model or ''};categories={categories}"
+    t = tokenizer
+    settings = (sorted(t.stop_words), t.stem, t.language, t.min_length, t.segment)
+    analysis = hashlib.sha256(repr(settings).encode()).hexdigest()[:12]
+    # v2: CJK text is cut into pieces, characters and words (v1 kept a CJK run as one term).
+    return f"v2;terms={analysis};model={model or ''};categories={categories}"
 
 
 def tool_rows(

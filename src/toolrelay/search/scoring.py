@@ -190,7 +190,11 @@ class ScoringToolIndex(ABC):
             if callable(allowed):
                 candidates = _filter_by(candidates, catalog.names, allowed)
             total = int(candidates.size)
-            for i in _top(scores, candidates, request.max_results):
+            top = _top(scores, candidates, request.max_results)
+            if request.min_relative_score is not None and len(top):
+                floor = float(scores[top[0]]) * request.min_relative_score
+                top = top[scores[top] >= floor]
+            for i in top:
                 hits.append(
                     SearchHit(
                         name=catalog.names[i],

