@@ -38,6 +38,7 @@ timeout = 30
 index = "bm25"
 max_results = 3
 min_score = 0.5
+language = "zh"
 
 [context]
 tenant_id = "acme"
@@ -62,7 +63,9 @@ module = "examples.refund_desk"
     config = load_gateway_config(path)
     assert config.name == "desk"
     assert config.timeout == 30.0
-    assert config.search == SearchSettings(index="bm25", max_results=3, min_score=0.5)
+    assert config.search == SearchSettings(
+        index="bm25", max_results=3, min_score=0.5, language="zh"
+    )
     assert dict(config.context) == {"tenant_id": "acme"}
     payments, tickets = config.servers
     assert (payments.name, payments.tool_prefix, payments.cwd) == ("payments", "", str(tmp_path))
@@ -75,6 +78,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.name == "toolrelay-gateway"
     assert config.search == SearchSettings()
     assert config.search.index == "auto"
+    assert config.search.language == "auto"
     assert config.modules == ()
 
 
@@ -86,6 +90,8 @@ def test_defaults(tmp_path: Path) -> None:
         ('[gateway]\ncolour = "red"\n', r"unknown keys in \[gateway\]"),
         ('[search]\nindex = "magic"\n' + demo_server_table(), "unknown index"),
         ("[search]\nmax_results = 50\n" + demo_server_table(), "max_results"),
+        ('[search]\nlanguage = "fr"\n' + demo_server_table(), "unknown language 'fr'"),
+        ("[search]\nlanguage = 1\n" + demo_server_table(), r"\[search\] language must be"),
         ('[[modules]]\npath = "a.py"\nmodule = "b"\n', "a path or a module"),
         ('[[servers]]\nname = "x"\n', "either a command"),
         ("servers = 3\n", "array of tables"),

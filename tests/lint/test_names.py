@@ -1,8 +1,11 @@
 from __future__ import annotations
 
-from toolrelay.lint import Severity
+import pytest
 
-from ._catalogs import findings, flagged, target
+from toolrelay.lint import Severity
+from toolrelay.tools import provider_safe_name, validate_tool_name
+
+from ._catalogs import findings, flagged, run, target
 
 
 def test_characters_providers_reject_are_an_error_with_a_safe_suggestion() -> None:
@@ -24,6 +27,44 @@ def test_dotted_names_are_info_naming_the_provider_form() -> None:
     [found] = findings([target("refund.create")], "name-not-provider-safe")
     assert found.severity is Severity.INFO
     assert "'refund__create'" in found.message
+
+
+@pytest.mark.parametrize("name", ["查询天气", "weather.查询天气", "météo", "Navigation.查询火车票"])
+def test_names_in_any_script_are_valid_and_info_naming_the_hashed_form(name: str) -> None:
+    assert validate_tool_name(name) == name  # the catalog accepts them, so lint must not fail
+    report = run([target(name)])
+    [found] = [f for f in report.findings if f.rule == "name-not-provider-safe"]
+    assert found.severity is Severity.INFO
+    assert repr(provider_safe_name(name)) in found.message
+    assert "hash" in found.message
+    assert not report.failed(Severity.ERROR)
+    assert flagged([target(name)], "name-too-long") == []
+
+
+def test_a_name_without_ascii_letters_gets_a_category_suggested() -> None:
+    [chinese] = findings([target("查询天气")], "name-not-provider-safe")
+    assert "'orders.查询天气'" in chinese.fix
+    [prefixed] = findings([target("weather.查询天气")], "name-not-provider-safe")
+    assert "category" not in prefixed.fix  # its sent form starts with "weather" already
+
+
+def test_rejected_characters_in_a_chinese_name_are_an_error_keeping_its_letters() -> None:
+    [found] = findings([target("查询 天气!")], "name-not-provider-safe")
+    assert found.severity is Severity.ERROR
+    assert "' '" in found.message
+    assert "'!'" in found.message
+    assert "查询" not in found.message  # letters of any script are not what is wrong
+    assert "'查询_天气'" in found.fix
+    assert validate_tool_name("查询_天气") == "查询_天气"
+
+
+def test_a_chinese_name_colliding_with_an_ascii_one_is_a_duplicate() -> None:
+    hashed = provider_safe_name("查询天气")
+    found = findings([target("查询天气"), target(hashed)], "name-duplicate")
+    assert [(f.tool, f.related, f.severity) for f in found] == [
+        ("查询天气", (hashed,), Severity.ERROR)
+    ]
+    assert repr(hashed) in found[0].message
 
 
 def test_provider_safe_names_pass() -> None:

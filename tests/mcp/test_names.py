@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, InvalidToolNameError
 from toolrelay.mcp.names import HASH_LENGTH, mcp_tool_name, validate_prefix
 from toolrelay.tools import is_provider_safe, provider_safe_name, validate_tool_name
 
@@ -28,6 +28,38 @@ def test_rejected_characters_are_replaced_and_the_name_made_unique() -> None:
     assert spaced.startswith("kb.search_docs_")
     assert len(spaced) == len("kb.search_docs_") + HASH_LENGTH
     assert spaced != underscored
+
+
+@pytest.mark.parametrize("original", ["查询天气", "Navigation.查询火车票", "météo_actuelle"])
+@pytest.mark.parametrize("prefix", ["", "weather"])
+def test_names_in_any_script_are_kept_as_tools_name_them(original: str, prefix: str) -> None:
+    name = mcp_tool_name(original, prefix)
+    assert name == (f"{prefix}.{original}" if prefix else original)
+    # Sent as every other tool name is: ASCII letters plus a hash, within 64 characters.
+    sent = provider_safe_name(name)
+    assert is_provider_safe(sent)
+    assert sent.startswith(prefix)
+
+
+def test_a_long_chinese_name_is_kept_and_still_sent_within_64_characters() -> None:
+    original = "查询" * 60
+    name = mcp_tool_name(original, "weather")
+    assert name == f"weather.{original}"
+    assert len(provider_safe_name(name)) <= 64
+
+
+def test_rejected_characters_in_a_chinese_name_keep_its_letters() -> None:
+    name = mcp_tool_name("查询 天气!", "weather")
+    assert name.startswith("weather.查询_天气_")
+    assert len(name) == len("weather.查询_天气__") + HASH_LENGTH
+    assert validate_tool_name(name) == name
+    assert name != mcp_tool_name("查询_天气_", "weather")
+
+
+def test_chinese_names_that_differ_in_one_character_stay_apart_when_sent() -> None:
+    names = [mcp_tool_name(original, "srv") for original in ("查询天气", "查询天氣", "查询 天气")]
+    assert len(set(names)) == 3
+    assert len({provider_safe_name(name) for name in names}) == 3
 
 
 def test_long_names_are_cut_with_a_hash_and_never_collide() -> None:
@@ -60,6 +92,23 @@ def test_a_cut_never_leaves_an_empty_dotted_segment() -> None:
 def test_every_name_is_valid_and_fits(original: str, prefix: str) -> None:
     name = mcp_tool_name(original, prefix)
     assert validate_tool_name(name) == name
+    assert is_provider_safe(provider_safe_name(name))
+
+
+_MIXED = st.text(st.sampled_from("ab_-.查询天气é Ω!"), min_size=1, max_size=80)
+
+
+@given(_MIXED, st.sampled_from(["", "p", "a.b"]))
+def test_a_name_tools_accept_is_kept_and_any_other_is_cleaned(original: str, prefix: str) -> None:
+    name = mcp_tool_name(original, prefix)
+    joined = f"{prefix}.{original}" if prefix else original
+    try:
+        validate_tool_name(joined)
+    except InvalidToolNameError:
+        assert name != joined
+        assert validate_tool_name(name) == name
+    else:
+        assert name == joined
     assert is_provider_safe(provider_safe_name(name))
 
 

@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from demo_server import LONG_A, LONG_B
+from demo_server import CHINESE_NAME, LONG_A, LONG_B
 from mcp_helpers import demo_stdio
 
 from toolrelay.exceptions import (
@@ -71,6 +71,17 @@ def test_long_and_unsafe_names_stay_distinct_and_call_the_original(
     assert search.definition.name.startswith("demo.search_docs_")
     assert call_sync(long_b, '{"region": "emea"}') == "revenue for emea"
     assert call_sync(search, '{"query": "mcp"}') == "docs about mcp"
+
+
+def test_a_chinese_name_is_kept_found_by_its_sent_form_and_calls_the_original(
+    stdio_toolset: McpToolset,
+) -> None:
+    weather = tool(stdio_toolset, f"demo.{CHINESE_NAME}")
+    assert weather.original_name == CHINESE_NAME
+    sent = provider_safe_name(weather.definition.name)
+    assert sent.startswith("demo_")
+    assert stdio_toolset.catalog.get(sent) is weather
+    assert call_sync(weather, '{"city": "北京"}') == "北京：晴"
 
 
 def test_definitions_and_metadata_come_from_the_server(stdio_toolset: McpToolset) -> None:

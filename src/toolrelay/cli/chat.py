@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, cast, get_args
 
 import typer
 from rich.console import Console
@@ -42,12 +42,13 @@ from toolrelay.cli.pipeline import (
 from toolrelay.cli.replay import REPLAY_NAME, triage_plan
 from toolrelay.cli.search import IndexOption
 from toolrelay.client import TOOL_SEARCH_NAME
+from toolrelay.client.search_texts import SearchLanguage
 from toolrelay.exceptions import LoadError, ToolRelayError
 from toolrelay.models.base import ChatModel
 from toolrelay.search.base import DEFAULT_MAX_RESULTS
 from toolrelay.tools import ToolCatalog
 
-__all__ = ["DEFAULT_SYSTEM", "chat_command", "parse_context"]
+__all__ = ["DEFAULT_SYSTEM", "chat_command", "parse_context", "parse_search_language"]
 
 DEFAULT_SYSTEM = (
     "You are a helpful assistant. Find the tools you need, act with them using the results "
@@ -58,6 +59,7 @@ DEFAULT_SYSTEM = (
 _CONTEXT = {"tenant_id": "local", "user_id": "cli"}
 _QUIT = {"exit", "quit"}
 _CONVERSATION = "chat"
+_LANGUAGES: tuple[str, ...] = get_args(SearchLanguage)
 
 
 def parse_context(entries: list[str] | None) -> dict[str, str]:
@@ -73,6 +75,18 @@ def parse_context(entries: list[str] | None) -> dict[str, str]:
             raise typer.BadParameter(f"expected KEY=VALUE, got {entry!r}")
         context[key.strip()] = value
     return context
+
+
+def parse_search_language(value: str) -> SearchLanguage:
+    """The ``--lang`` value ``value`` names (any case, surrounding spaces ignored).
+
+    Raises:
+        typer.BadParameter: Not ``auto``, ``en`` or ``zh``.
+    """
+    language = str(value).strip().lower()
+    if language not in _LANGUAGES:
+        raise typer.BadParameter(f"unknown language {value!r}; use auto, en or zh")
+    return cast(SearchLanguage, language)
 
 
 def chat_command(
@@ -119,6 +133,17 @@ def chat_command(
     ] = None,
     gguf: GgufOption = None,
     base_url: BaseUrlOption = None,
+    lang: Annotated[
+        str,
+        typer.Option(
+            "--lang",
+            parser=parse_search_language,
+            metavar="auto|en|zh",
+            help="The language of the tool search texts the model reads (the search tool's "
+            "description, the system suffix, the 'not available' answer): auto (the "
+            "catalog's language), en or zh.",
+        ),
+    ] = "auto",
 ) -> None:
     """Chat with a model that finds its tools through tool search; shows every tool round.
 
@@ -141,6 +166,7 @@ def chat_command(
         max_results=max_results,
         tool_context={**tool_context, **extra_context},
         listener=view,
+        language=parse_search_language(lang),
     )
     console.print(
         Text(

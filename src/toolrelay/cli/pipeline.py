@@ -36,6 +36,7 @@ from toolrelay.client import (
     MessageChatMemoryAdvisor,
     ToolSearchAdvisor,
 )
+from toolrelay.client.search_texts import SearchLanguage
 from toolrelay.client.tool_loop import ToolLoopState
 from toolrelay.execution import ToolCallOutcome, ToolExecutionResult
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
@@ -319,11 +320,19 @@ def build_pipeline(
     tool_context: Mapping[str, Any],
     listener: RoundListener | None = None,
     options: ChatOptions | None = None,
+    language: SearchLanguage = "auto",
 ) -> Pipeline:
-    """The client over ``model`` with tool search over ``catalog`` (indexed by ``index``)."""
+    """The client over ``model`` with tool search over ``catalog`` (indexed by ``index``).
+
+    ``language`` is the tool search advisor's: the language of its texts.
+    """
     recorder = TurnRecorder(catalog.definitions(), listener)
     advisor = ObservedToolSearchAdvisor(
-        catalog, index=RecordingIndex(index), recorder=recorder, max_results=max_results
+        catalog,
+        index=RecordingIndex(index),
+        recorder=recorder,
+        max_results=max_results,
+        language=language,
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
     builder = (

@@ -7,8 +7,9 @@ tool's owner. The permission hooks are the in-process tool search's (``tool_filt
 ``authorize``); calls run through a :class:`~toolrelay.execution.ToolCallingManager` with
 approval, idempotency and audit interceptors (:mod:`toolrelay.gateway.side_effects`), driven
 by each tool's metadata and the file's per-tool policies (:mod:`toolrelay.gateway.policy`:
-``[tools."NAME"]`` with ``requires_approval``, ``idempotency_key``...). Needs the ``mcp``
-extra.
+``[tools."NAME"]`` with ``requires_approval``, ``idempotency_key``...). What clients read
+besides the catalog is in the catalog's language, English or Chinese
+(:mod:`toolrelay.gateway.texts`). Needs the ``mcp`` extra.
 
 Example::
 
@@ -28,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
 
 from toolrelay.gateway.config import (
     INDEX_KINDS,
+    LANGUAGES,
     GatewayConfig,
     SearchSettings,
     load_gateway_config,
@@ -53,11 +55,13 @@ from toolrelay.gateway.side_effects import (
     IdempotencySettings,
     gateway_interceptors,
 )
+from toolrelay.gateway.texts import GatewayTexts
 
 __all__ = [
     "CALL_TOOL_NAME",
     "DEFAULT_INSTRUCTIONS",
     "INDEX_KINDS",
+    "LANGUAGES",
     "PENDING_APPROVAL_TEXT",
     "ApprovalSettings",
     "Approver",
@@ -65,6 +69,7 @@ __all__ = [
     "FoundTool",
     "GatewayCallResult",
     "GatewayConfig",
+    "GatewayTexts",
     "IdempotencySettings",
     "ModuleLoader",
     "PolicyTool",

@@ -11,6 +11,7 @@
     index = "bm25"            # regex | bm25 | vector | hybrid | auto (the default)
     max_results = 5           # hits per search when the client does not say (1-10)
     min_score = 0.5           # drop weaker hits (on the index's own scale)
+    language = "auto"         # of the texts clients read: auto (the catalog's), en, zh
 
     [context]                 # tool context of every call; overrides a request's _meta
     tenant_id = "acme"
@@ -44,8 +45,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast, get_args
 
+from toolrelay.client.search_texts import SearchLanguage
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution.idempotency import DEFAULT_LEASE, DEFAULT_WAIT
 from toolrelay.gateway.policy import ToolPolicy
@@ -55,6 +57,7 @@ from toolrelay.search.base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 
 __all__ = [
     "INDEX_KINDS",
+    "LANGUAGES",
     "GatewayConfig",
     "SearchSettings",
     "load_gateway_config",
@@ -63,6 +66,9 @@ __all__ = [
 
 INDEX_KINDS = ("regex", "bm25", "vector", "hybrid", "auto")
 """The ``[search] index`` values."""
+
+LANGUAGES: tuple[SearchLanguage, ...] = get_args(SearchLanguage)
+"""The ``[search] language`` values."""
 
 _SECTIONS = (
     "gateway",
@@ -85,16 +91,24 @@ class SearchSettings:
         index: The kind of index (see :data:`INDEX_KINDS`).
         max_results: Hits per search when the client does not say.
         min_score: Hits scoring below this are dropped; ``None`` keeps all.
+        language: The language of what clients read besides the catalog (the two tools'
+            texts, the "not available" answer, the default instructions): ``"auto"`` (the
+            catalog's language, see :mod:`toolrelay.gateway.texts`), ``"en"`` or ``"zh"``.
     """
 
     index: str = "auto"
     max_results: int = DEFAULT_MAX_RESULTS
     min_score: float | None = None
+    language: SearchLanguage = "auto"
 
     def __post_init__(self) -> None:
         if self.index not in INDEX_KINDS:
             raise ConfigurationError(
                 f"unknown index {self.index!r}; choose one of {', '.join(INDEX_KINDS)}"
+            )
+        if self.language not in LANGUAGES:
+            raise ConfigurationError(
+                f"unknown language {self.language!r}; choose one of {', '.join(LANGUAGES)}"
             )
         if not 1 <= self.max_results <= MAX_RESULTS_LIMIT:
             raise ConfigurationError(f"max_results must be between 1 and {MAX_RESULTS_LIMIT}")
@@ -176,7 +190,7 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
     gateway = _table(data, "gateway")
     _only(gateway, "gateway", ("name", "instructions", "timeout"))
     search = _table(data, "search")
-    _only(search, "search", ("index", "max_results", "min_score"))
+    _only(search, "search", ("index", "max_results", "min_score", "language"))
     servers = [
         McpServerConfig.from_mapping(entry, base_dir=base_dir) for entry in _tables(data, "servers")
     ]
@@ -196,6 +210,7 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
             index=_text(search, "index", "search") or "auto",
             max_results=int(_number(search.get("max_results", DEFAULT_MAX_RESULTS), "max_results")),
             min_score=None if min_score is None else _number(min_score, "[search] min_score"),
+            language=cast(SearchLanguage, _text(search, "language", "search") or "auto"),
         ),
         context=_table(data, "context"),
         tools=tuple(policies),

@@ -27,6 +27,10 @@ idempotency, audit) apply to gateway calls as well.
 
 The catalogs are read on every request: when an MCP server's tools change, the next request
 re-indexes (the index rebuilds only when the fingerprint changed).
+
+What the client reads besides the catalog (the two tools' descriptions, the "not available"
+answer, the server's instructions) is in the catalog's language by default, English or
+Chinese, as under the in-process tool search (:mod:`toolrelay.gateway.texts`).
 """
 
 from __future__ import annotations
@@ -39,9 +43,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolrelay.client.search_texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
 from toolrelay.client.search_tool import TOOL_SEARCH_NAME
 from toolrelay.client.tool_search_access import (
-    DEFAULT_UNAVAILABLE_MESSAGE,
     Authorizer,
     CatalogSnapshot,
     CatalogView,
@@ -59,28 +63,21 @@ from toolrelay.execution import (
 )
 from toolrelay.gateway.policy import ToolPolicy, apply_policies
 from toolrelay.gateway.side_effects import PENDING_APPROVAL_TEXT, gateway_interceptors
+from toolrelay.gateway.texts import (
+    CALL_TOOL_NAME,
+    GatewayTexts,
+    GatewayTextSelector,
+    described_tools,
+)
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT, SearchRequest, ToolIndex
-from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolContext, ToolMetadata
+from toolrelay.tools import Tool, ToolCatalog, ToolContext
+from toolrelay.tools.base import ToolDefinition
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
 
 _log = logging.getLogger("toolrelay.gateway")
-
-CALL_TOOL_NAME = "call_tool"
-"""The name of the gateway's tool that runs a found tool."""
-
-SEARCH_DESCRIPTION = (
-    "Search the tool catalog for tools that can do what you need. Answers with a JSON list of "
-    "{name, description, input_schema}, best match first. Then run a tool with "
-    f"{CALL_TOOL_NAME}(name, arguments), arguments following its input_schema. Use a few "
-    "specific words for the action and its object, e.g. 'cancel order'."
-)
-CALL_DESCRIPTION = (
-    f"Run a tool found with {TOOL_SEARCH_NAME}: name is the tool's exact name, arguments a JSON "
-    "object following its input_schema. Answers with the tool's result."
-)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -149,13 +146,16 @@ class ToolGateway:
             <toolrelay.gateway.side_effects.gateway_interceptors>`): results of idempotent
             tools recorded in memory, calls that need approval waiting for it.
         guards: Extra guards for every call, after ``authorize``.
+        language: The language of what clients read besides the catalog: ``"auto"`` (the
+            catalogs' language, English or Chinese), ``"en"``, ``"zh"``, or
+            :class:`~toolrelay.gateway.texts.GatewayTexts` of your own.
         unavailable_message: The answer to a name the caller cannot use (``{name}`` and
-            ``{search_tool}`` are filled in).
+            ``{search_tool}`` are filled in); by default the language's.
         policies: Side-effect policies per tool name or pattern (see
             :mod:`toolrelay.gateway.policy`).
 
     Raises:
-        ConfigurationError: ``max_results`` is out of range.
+        ConfigurationError: ``max_results`` is out of range, or ``language`` is unknown.
     """
 
     def __init__(
@@ -169,7 +169,8 @@ class ToolGateway:
         min_score: float | None = None,
         tool_calling_manager: ToolCallingManager | None = None,
         guards: Sequence[ToolCallGuard] = (),
-        unavailable_message: str = DEFAULT_UNAVAILABLE_MESSAGE,
+        language: SearchLanguage | GatewayTexts = "auto",
+        unavailable_message: str | FromLanguage = FROM_LANGUAGE,
         policies: Sequence[ToolPolicy] = (),
     ) -> None:
         if not 1 <= max_results <= MAX_RESULTS_LIMIT:
@@ -190,7 +191,8 @@ class ToolGateway:
             interceptors=gateway_interceptors()
         )
         self.guards = tuple(guards)
-        self.unavailable_message = unavailable_message
+        self.language = language
+        self._texts = GatewayTextSelector(language, unavailable_message)
         self.policies = tuple(policies)
         self._snapshot: CatalogSnapshot | None = None
         self._call_ids = itertools.count(1)
@@ -260,7 +262,8 @@ class ToolGateway:
         view = CatalogView(snapshot, context, self.tool_filter)
         tool = self._resolve(name, snapshot, view)
         if tool is None:
-            text = unavailable_text(self.unavailable_message, name)
+            template = self._texts.for_catalog(snapshot.definitions).search.unavailable_message
+            text = unavailable_text(template, name)
             return GatewayCallResult(text=text, is_error=True, status="unavailable")
         try:
             tool = apply_policies(tool, self.policies)
@@ -321,19 +324,23 @@ class ToolGateway:
                 "names tool_search returns)"
             )
 
+    def texts(self) -> GatewayTexts:
+        """What clients read besides the catalog, in the language of the catalogs now."""
+        snapshot = self._snapshot
+        tools = [tool for catalog in self.catalogs for tool in catalog]
+        if snapshot is not None and snapshot.holds(tools):
+            definitions: Sequence[ToolDefinition] = snapshot.definitions
+        else:
+            definitions = [tool.definition for tool in tools]
+        return self._texts.for_catalog(definitions)
+
     def tools(self) -> list[Tool]:
-        """The two tools an MCP client sees: ``tool_search`` and ``call_tool``."""
-        return [
-            FunctionTool.from_function(
-                self._tool_search,
-                name=TOOL_SEARCH_NAME,
-                description=SEARCH_DESCRIPTION,
-                metadata=ToolMetadata(read_only=True),
-            ),
-            FunctionTool.from_function(
-                self._call_tool, name=CALL_TOOL_NAME, description=CALL_DESCRIPTION
-            ),
-        ]
+        """The two tools an MCP client sees: ``tool_search`` and ``call_tool``.
+
+        Their texts are in the language of the catalogs when this is called (for a served
+        gateway: once its sources are listed, before the first client arrives).
+        """
+        return described_tools(self.texts(), self._tool_search, self._call_tool)
 
     # --- the client-facing functions ------------------------------------------------------
 

@@ -27,7 +27,7 @@ from toolrelay.client.tool_search_access import Authorizer, ToolFilter
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import AuditSink, IdempotencyStore, ToolCallGuard, ToolCallingManager
 from toolrelay.gateway.config import GatewayConfig, load_gateway_config
-from toolrelay.gateway.gateway import CALL_TOOL_NAME, ToolGateway
+from toolrelay.gateway.gateway import ToolGateway
 from toolrelay.gateway.modules import ModuleLoader, load_module_tools
 from toolrelay.gateway.side_effects import (
     ApprovalSettings,
@@ -35,6 +35,7 @@ from toolrelay.gateway.side_effects import (
     IdempotencySettings,
     gateway_interceptors,
 )
+from toolrelay.gateway.texts import ENGLISH
 from toolrelay.mcp.server import run_stdio, tools_server
 from toolrelay.mcp.toolset import McpToolset
 from toolrelay.search.base import ToolIndex
@@ -53,11 +54,8 @@ __all__ = [
 Transport = Literal["stdio", "http"]
 """How the gateway talks to its client: standard input/output, or streamable HTTP."""
 
-DEFAULT_INSTRUCTIONS = (
-    "This server fronts a large tool catalog. Find tools with tool_search (a few words for "
-    f"the action), then run one with {CALL_TOOL_NAME}(name, arguments), its arguments "
-    "following the input_schema the search returned."
-)
+DEFAULT_INSTRUCTIONS = ENGLISH.instructions
+"""The English instructions; a served gateway's are in its language (see ``gateway.texts``)."""
 
 
 @contextlib.asynccontextmanager
@@ -138,6 +136,7 @@ async def open_gateway(
             min_score=config.search.min_score,
             tool_calling_manager=tool_calling_manager,
             guards=guards,
+            language=config.search.language,
             policies=config.tools,
         )
         await gateway.check_policies()
@@ -159,11 +158,15 @@ def _side_effects_set(
 
 
 def gateway_server(gateway: ToolGateway, config: GatewayConfig) -> Server[Any]:
-    """The MCP server (the SDK's low-level ``Server``) offering ``gateway``'s two tools."""
+    """The MCP server (the SDK's low-level ``Server``) offering ``gateway``'s two tools.
+
+    Their texts and the default instructions are in the gateway's language, decided now.
+    """
+    texts = gateway.texts()
     return tools_server(
         gateway.tools(),
         name=config.name,
-        instructions=config.instructions or DEFAULT_INSTRUCTIONS,
+        instructions=config.instructions or texts.instructions,
         context=config.context,
     )
 

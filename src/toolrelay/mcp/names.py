@@ -1,16 +1,19 @@
-"""The names MCP tools get in toolrelay: prefixed by server, provider-safe, at most 64 characters.
+"""The names MCP tools get in toolrelay: prefixed by server, valid, at most 64 characters sent.
 
-An MCP server names its tools as it likes; providers accept only ``^[a-zA-Z0-9_-]{1,64}$``.
-:func:`mcp_tool_name` turns the server's name into a toolrelay name:
+An MCP server names its tools as it likes. :func:`mcp_tool_name` turns the server's name into a
+toolrelay name, valid by :func:`~toolrelay.tools.names.validate_tool_name`:
 
-1. each character providers reject becomes ``_`` (dots stay: they separate categories);
-2. the server's prefix goes in front as a category: ``payments.get_transaction``
-   (sent as ``payments__get_transaction``);
-3. when step 1 changed anything, or the provider-safe form is longer than 64 characters, the
-   name is cut to fit and ends in ``_`` plus 8 hex digits of a SHA-256 of prefix and original
-   name. Two different tools therefore never end up with the same name, however long and
-   alike their names are (keeping the last 64 characters, as some libraries do, makes
-   ``..._for_customer_a`` and ``..._for_customer_b`` collide).
+1. the server's prefix goes in front as a category: ``payments.get_transaction`` (sent to
+   providers as ``payments__get_transaction``);
+2. a name toolrelay accepts is kept as it is, in any script: ``weather.查询天气`` is sent as
+   ``weather_<8 hex>`` by the same rule as every other tool name
+   (:func:`~toolrelay.tools.names.provider_safe_name`) and mapped back;
+3. otherwise each character toolrelay rejects (spaces, punctuation) becomes ``_``, an empty
+   dotted segment becomes ``_``, and the name ends in ``_`` plus 8 hex digits of a SHA-256 of
+   prefix and original name; a name whose provider-safe form would still be longer than 64
+   characters is cut to fit first. Two different tools therefore never end up with the same
+   name, however long and alike their names are (keeping the last 64 characters, as some
+   libraries do, makes ``..._for_customer_a`` and ``..._for_customer_b`` collide).
 
 The server is always called with the original name.
 """
@@ -20,18 +23,21 @@ from __future__ import annotations
 import hashlib
 import re
 
-from toolrelay.exceptions import ConfigurationError
-from toolrelay.tools.names import DOT_REPLACEMENT, MAX_NAME_LENGTH, provider_safe_name
+from toolrelay.exceptions import ConfigurationError, InvalidToolNameError
+from toolrelay.tools.names import (
+    DOT_REPLACEMENT,
+    HASH_LENGTH,
+    MAX_NAME_LENGTH,
+    is_name_character,
+    provider_safe_name,
+    validate_tool_name,
+)
 
 __all__ = ["HASH_LENGTH", "MAX_PREFIX_LENGTH", "mcp_tool_name", "validate_prefix"]
-
-HASH_LENGTH = 8
-"""Hex digits of the hash that ends a shortened or cleaned-up name."""
 
 MAX_PREFIX_LENGTH = 40
 """Longest prefix (provider-safe form), so a shortened name keeps part of the tool's own name."""
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 _PREFIX_SEGMENT = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
@@ -64,6 +70,8 @@ def mcp_tool_name(original: str, prefix: str = "") -> str:
 
     >>> mcp_tool_name("get_transaction", "payments")
     'payments.get_transaction'
+    >>> mcp_tool_name("查询天气", "weather")  # valid in toolrelay, so kept
+    'weather.查询天气'
     >>> mcp_tool_name("get transaction", "payments")  # cleaned up, so made unique by a hash
     'payments.get_transaction_9d1e4bf9'
 
@@ -72,14 +80,27 @@ def mcp_tool_name(original: str, prefix: str = "") -> str:
         prefix: The server's prefix (see :func:`validate_prefix`); ``""`` for none.
 
     Returns:
-        A valid toolrelay tool name whose provider-safe form has at most 64 characters.
+        A valid toolrelay tool name whose provider-safe form has at most 64 characters
+        (:data:`~toolrelay.tools.names.HASH_LENGTH` hex digits end a cleaned-up one).
     """
-    body = ".".join(_UNSAFE.sub("_", segment) or "_" for segment in original.split("."))
-    name = f"{prefix}.{body}" if prefix else body
-    if body == original and len(provider_safe_name(name)) <= MAX_NAME_LENGTH:
-        return name
+    name = f"{prefix}.{original}" if prefix else original
+    try:
+        return validate_tool_name(name)
+    except InvalidToolNameError:
+        pass
+    body = ".".join(_clean(segment) for segment in original.split("."))
+    cleaned = f"{prefix}.{body}" if prefix else body
     digest = hashlib.sha256(f"{prefix}\x00{original}".encode()).hexdigest()[:HASH_LENGTH]
-    return f"{_head(name, MAX_NAME_LENGTH - HASH_LENGTH - 1)}_{digest}"
+    whole = f"{cleaned}_{digest}"
+    # A name with letters outside ASCII is sent as a hash of itself, which always fits.
+    if len(provider_safe_name(whole)) <= MAX_NAME_LENGTH:
+        return whole
+    return f"{_head(cleaned, MAX_NAME_LENGTH - HASH_LENGTH - 1)}_{digest}"
+
+
+def _clean(segment: str) -> str:
+    """``segment`` (no dots) with each character toolrelay rejects as ``_``; never empty."""
+    return "".join(ch if is_name_character(ch) else "_" for ch in segment) or "_"
 
 
 def _head(name: str, budget: int) -> str:

@@ -29,6 +29,7 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "PROVIDER_SAFE_NAME",
     "fold_name",
+    "is_name_character",
     "is_provider_safe",
     "provider_safe_name",
     "split_name_words",
@@ -67,7 +68,7 @@ def provider_safe_name(name: str) -> str:
     stays unsafe and is reported as such.
     """
     dotted = name.replace(".", DOT_REPLACEMENT)
-    if _ASCII_NAME.fullmatch(name) or not all(_is_name_character(ch) for ch in name):
+    if _ASCII_NAME.fullmatch(name) or not all(is_name_character(ch) for ch in name):
         return dotted
     digest = hashlib.sha256(name.encode()).hexdigest()[:HASH_LENGTH]
     ascii_form = unicodedata.normalize("NFKD", dotted).encode("ascii", "ignore").decode()
@@ -76,7 +77,7 @@ def provider_safe_name(name: str) -> str:
     return f"{head}_{digest}"
 
 
-def _is_name_character(char: str) -> bool:
+def is_name_character(char: str) -> bool:
     """Whether ``char`` may appear in a tool name (``.`` included).
 
     Letters and digits of any script, combining marks (the vowel signs of Devanagari, say),
@@ -99,7 +100,7 @@ def validate_tool_name(name: str) -> str:
     if not name:
         raise InvalidToolNameError(name, "a tool name must not be empty")
     segments = name.split(".")
-    bad = sorted({ch for seg in segments for ch in seg if not _is_name_character(ch)})
+    bad = sorted({ch for seg in segments for ch in seg if not is_name_character(ch)})
     if bad:
         shown = " ".join(repr(ch) for ch in bad)
         raise InvalidToolNameError(

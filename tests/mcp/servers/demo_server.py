@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 LONG_A = "get_the_monthly_revenue_breakdown_by_region_and_product_line_for_customer_a"
 LONG_B = "get_the_monthly_revenue_breakdown_by_region_and_product_line_for_customer_b"
+CHINESE_NAME = "查询天气"
 
 
 class Item(BaseModel):
@@ -87,6 +88,12 @@ def build_server(name: str = "demo") -> MCPServer:
         with contextlib.suppress(Exception):  # older connections: a notification
             await ctx.session.send_tool_list_changed()
         return f"added {tool_name}"
+
+    def weather(city: str) -> str:
+        return f"{city}：晴"
+
+    # A name in Chinese: valid in toolrelay, kept as it is, sent to providers hashed.
+    server.add_tool(weather, name=CHINESE_NAME, description="查询城市当前的天气。")
 
     for long_name in (LONG_A, LONG_B):
 

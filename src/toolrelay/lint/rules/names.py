@@ -1,9 +1,12 @@
 """Names providers reject or rewrite: characters, length, and names used twice.
 
-- ``name-not-provider-safe``: OpenAI and Anthropic accept ``^[a-zA-Z0-9_-]{1,64}$``. A name
-  with other characters is an *error*; a dotted domain name (``refund.create``) is fine
-  inside toolrelay, which sends it as ``refund__create`` and maps answers back, so it is
-  *info*, naming the form other clients will see.
+- ``name-not-provider-safe``: OpenAI and Anthropic accept ``^[a-zA-Z0-9_-]{1,64}$``, toolrelay
+  accepts more and sends each name in a provider-safe form, mapping answers back (see
+  :mod:`toolrelay.tools.names`). A name toolrelay rejects too (spaces, punctuation, an empty
+  dotted segment) is an *error*. A valid name that is sent in another form is *info*, naming
+  that form: a dotted name (``refund.create``) goes out as ``refund__create``; a name with
+  letters outside ASCII (``查询天气``, ``météo``) as its ASCII letters plus a hash
+  (``tool_22cf3c76``, ``meteo_54d1ed64``), which is all a model reads of it.
 - ``name-too-long``: the provider-safe form is longer than 64 characters (*error*).
 - ``name-duplicate``: two tools share a name, or their provider-safe forms collide
   (``a.b`` and ``a__b``) (*error*; only the first is linted further).
@@ -11,19 +14,26 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 
 from toolrelay.lint.context import LintContext
 from toolrelay.lint.findings import Finding, Rule, Severity
-from toolrelay.tools.names import MAX_NAME_LENGTH, is_provider_safe, provider_safe_name
+from toolrelay.tools.names import (
+    MAX_NAME_LENGTH,
+    is_name_character,
+    is_provider_safe,
+    provider_safe_name,
+)
 
 __all__ = ["DUPLICATE", "NOT_PROVIDER_SAFE", "RULES", "TOO_LONG", "check"]
 
 NOT_PROVIDER_SAFE = Rule(
     id="name-not-provider-safe",
     severity=Severity.ERROR,
-    summary="Name has characters providers reject (dotted names: info, they are mapped)",
+    summary="Name has characters toolrelay rejects (dotted and non-ASCII names: info, they "
+    "are mapped)",
 )
 TOO_LONG = Rule(
     id="name-too-long",
@@ -37,8 +47,9 @@ DUPLICATE = Rule(
 )
 RULES = (NOT_PROVIDER_SAFE, TOO_LONG, DUPLICATE)
 
-_ALLOWED = re.compile(r"[A-Za-z0-9_.\-]")
-_DISALLOWED_RUN = re.compile(r"[^A-Za-z0-9_.\-]+")
+_MAPPED_FIX = (
+    "nothing to do inside toolrelay; clients without the mapping must use the provider-safe name"
+)
 
 
 def check(ctx: LintContext) -> Iterator[Finding]:
@@ -60,9 +71,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
 
 
 def _unsafe(ctx: LintContext, name: str) -> Finding:
-    bad = sorted({ch for ch in name if not _ALLOWED.fullmatch(ch)})
+    bad = sorted({ch for ch in name if not is_name_character(ch)})
     empty_segment = any(not segment for segment in name.split("."))
-    suggestion = _suggest(name)
     if bad or empty_segment or not name:
         reasons = []
         if bad:
@@ -74,20 +84,37 @@ def _unsafe(ctx: LintContext, name: str) -> Finding:
             name,
             f"providers reject it: {' and '.join(reasons) or 'it is empty'}",
             f"rename it to letters, digits, '_', '-' (and '.' between segments), "
-            f"e.g. {suggestion!r}",
+            f"e.g. {_suggest(name)!r}",
         )
+    safe = provider_safe_name(name)
+    if name.isascii():
+        return ctx.finding(
+            NOT_PROVIDER_SAFE,
+            name,
+            f"sent to providers as {safe!r} (toolrelay maps it back)",
+            _MAPPED_FIX,
+            severity=Severity.INFO,
+        )
+    readable = any(ch.isascii() and ch.isalpha() for ch in name)
     return ctx.finding(
         NOT_PROVIDER_SAFE,
         name,
-        f"sent to providers as {provider_safe_name(name)!r} (toolrelay maps it back)",
-        "nothing to do inside toolrelay; clients without the mapping must use the "
-        "provider-safe name",
+        f"sent to providers as {safe!r}, its ASCII letters and a hash of the name "
+        "(toolrelay maps it back); a model reads only that form",
+        _MAPPED_FIX
+        if readable
+        else f"{_MAPPED_FIX}; to give the sent form a readable part, start the name with an "
+        f"ASCII category, as in {'orders.' + name!r}",
         severity=Severity.INFO,
     )
 
 
 def _suggest(name: str) -> str:
-    cleaned = _DISALLOWED_RUN.sub("_", name.strip())
+    """``name`` with each run of rejected characters as one ``_`` and no empty segments."""
+    cleaned = "".join(
+        "".join(run) if valid else "_"
+        for valid, run in itertools.groupby(name.strip(), key=is_name_character)
+    )
     cleaned = re.sub(r"\.{2,}", ".", cleaned).strip("._")
     return cleaned or "tool_name"
 

@@ -1,0 +1,188 @@
+"""What clients read besides the catalog, in its language: the tools, answers, instructions."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from toolrelay.client import search_texts
+from toolrelay.client.tool_search_access import unavailable_text
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.gateway import (
+    CALL_TOOL_NAME,
+    GatewayConfig,
+    GatewayTexts,
+    SearchSettings,
+    ToolGateway,
+    gateway_server,
+    open_gateway,
+)
+from toolrelay.gateway.texts import CHINESE, ENGLISH
+from toolrelay.mcp import LiveToolCatalog
+from toolrelay.tools import (
+    Tool,
+    ToolCatalog,
+    ToolDefinition,
+    as_tools,
+    provider_safe_name,
+    tool,
+)
+
+
+@tool(name="查询天气", read_only=True)
+def query_weather(city: str) -> str:
+    """查询城市当前的天气：气温和天气状况。只读，不提供天气预报。
+
+    Args:
+        city: 城市名称。
+    """
+    return f"{city}：晴，21 °C"
+
+
+@tool(name="退款.重试失败订单")
+def retry_refund(order_id: str) -> str:
+    """重试一笔退款失败的订单。会再次发起退款，请先确认订单确实失败。
+
+    Args:
+        order_id: 订单号，例如 RF-2001。
+    """
+    return f"{order_id} 已重试"
+
+
+@tool(name="billing.get_invoice", read_only=True)
+def get_invoice(number: str) -> str:
+    """Read-only lookup of one invoice by its number: amount, due date and status.
+
+    Args:
+        number: The invoice number.
+    """
+    return f"invoice {number}: paid"
+
+
+def chinese() -> ToolCatalog:
+    return ToolCatalog(as_tools(query_weather, retry_refund))
+
+
+def english() -> ToolCatalog:
+    return ToolCatalog(as_tools(get_invoice))
+
+
+def parameters(found: Tool) -> dict[str, str]:
+    properties = found.definition.input_schema["properties"]
+    return {name: spec["description"] for name, spec in properties.items()}
+
+
+def assert_tools_in(gateway: ToolGateway, texts: GatewayTexts) -> None:
+    search, call = gateway.tools()
+    assert search.definition.description == texts.search_description
+    assert parameters(search) == dict(texts.search.parameters)
+    assert call.definition.description == texts.call_description
+    assert parameters(call) == dict(texts.call_parameters)
+
+
+async def test_a_chinese_catalog_gets_chinese_texts_by_default() -> None:
+    gateway = ToolGateway(chinese())
+    assert_tools_in(gateway, CHINESE)
+    assert gateway.texts().instructions == CHINESE.instructions
+    missing = await gateway.call("no_such_tool", {})
+    assert missing.status == "unavailable"
+    assert missing.text == unavailable_text(
+        search_texts.CHINESE.unavailable_message, "no_such_tool"
+    )
+
+
+async def test_an_english_catalog_gets_english_texts_by_default() -> None:
+    gateway = ToolGateway(english())
+    assert_tools_in(gateway, ENGLISH)
+    missing = await gateway.call("no_such_tool", {})
+    assert missing.text == unavailable_text(
+        search_texts.ENGLISH.unavailable_message, "no_such_tool"
+    )
+
+
+async def test_the_language_can_be_fixed() -> None:
+    assert_tools_in(ToolGateway(chinese(), language="en"), ENGLISH)
+    fixed = ToolGateway(english(), language="zh")
+    assert_tools_in(fixed, CHINESE)
+    missing = await fixed.call("no_such_tool", {})
+    assert missing.text == unavailable_text(CHINESE.search.unavailable_message, "no_such_tool")
+
+
+def test_the_texts_are_shared_with_the_in_process_tool_search() -> None:
+    for texts in (ENGLISH, CHINESE):
+        assert texts.search is search_texts.SEARCH_TEXTS[texts.language]
+
+
+async def test_an_explicit_unavailable_message_wins_in_any_language() -> None:
+    for catalog in (chinese(), english()):
+        gateway = ToolGateway(catalog, unavailable_message="No {name} here.")
+        assert (await gateway.call("x.y", {})).text == "No 'x.y' here."
+
+
+async def test_under_auto_the_answer_follows_a_changed_catalog() -> None:
+    live = LiveToolCatalog()
+    live.replace_all([(t, "test") for t in as_tools(get_invoice)])
+    gateway = ToolGateway(live)
+    before = await gateway.call("nothing", {})
+    live.replace_all([(t, "test") for t in as_tools(query_weather, retry_refund)])
+    after = await gateway.call("nothing", {})
+    assert before.text == unavailable_text(ENGLISH.search.unavailable_message, "nothing")
+    assert after.text == unavailable_text(CHINESE.search.unavailable_message, "nothing")
+
+
+async def test_texts_of_your_own() -> None:
+    terse = dataclasses.replace(CHINESE, instructions="只提供天气工具。")
+    gateway = ToolGateway(english(), language=terse)
+    assert gateway.texts().instructions == "只提供天气工具。"
+    assert_tools_in(gateway, terse)
+    with pytest.raises(ConfigurationError, match="no parameters"):
+        ToolGateway(english(), language=dataclasses.replace(ENGLISH, call_parameters={"x": "?"}))
+
+
+def test_an_unknown_language_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="unknown gateway language 'fr'"):
+        ToolGateway(english(), language="fr")  # type: ignore[arg-type]
+
+
+async def test_chinese_tools_are_searched_and_run_through_the_described_tools() -> None:
+    gateway = ToolGateway(chinese())
+    search, call = gateway.tools()
+    hits = json.loads(await search.call('{"query": "天气", "max_results": 1}'))
+    assert [hit["name"] for hit in hits] == ["查询天气"]
+    # The canonical name and the form providers are sent both run it.
+    for name in ("查询天气", provider_safe_name("查询天气")):
+        arguments = json.dumps({"name": name, "arguments": {"city": "北京"}}, ensure_ascii=False)
+        assert await call.call(arguments) == "北京：晴，21 °C"
+    with pytest.raises(Exception, match="Field required"):
+        await call.call('{"name": "查询天气", "arguments": {}}')
+
+
+def _chinese_module(spec: str) -> list[Tool]:
+    return as_tools(query_weather, retry_refund)
+
+
+@pytest.mark.parametrize(
+    ("language", "expected"), [("auto", CHINESE), ("en", ENGLISH), ("zh", CHINESE)]
+)
+async def test_a_served_gateway_speaks_the_configured_language(
+    language: search_texts.SearchLanguage, expected: GatewayTexts
+) -> None:
+    config = GatewayConfig(modules=("chinese_tools",), search=SearchSettings(language=language))
+    async with open_gateway(config, module_loader=_chinese_module) as gateway:
+        assert gateway.language == language
+        server = gateway_server(gateway, config)
+        assert server.instructions == expected.instructions
+        assert_tools_in(gateway, expected)
+    instructed = dataclasses.replace(config, instructions="Ask the desk.")
+    async with open_gateway(instructed, module_loader=_chinese_module) as gateway:
+        assert gateway_server(gateway, instructed).instructions == "Ask the desk."
+
+
+def test_the_call_tool_texts_name_the_tools() -> None:
+    definitions: list[ToolDefinition] = [t.definition for t in ToolGateway(english()).tools()]
+    for texts in (ENGLISH, CHINESE):
+        assert CALL_TOOL_NAME in texts.search_description
+        assert "tool_search" in texts.call_description
+        assert set(texts.call_parameters) == set(definitions[1].input_schema["properties"])
