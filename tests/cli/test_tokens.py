@@ -14,6 +14,7 @@ from toolrelay.cli.tokens import (
     tool_payload,
     tool_tokens,
 )
+from toolrelay.client.search_texts import CHINESE, ENGLISH
 from toolrelay.tools import ToolDefinition
 
 WEATHER = ToolDefinition(
@@ -65,3 +66,15 @@ def test_search_tool_is_the_advisors_tool_search() -> None:
     assert definition.name == "tool_search"
     assert "query" in definition.input_schema["properties"]
     assert tool_tokens(definition) > 50
+
+
+def test_search_tool_speaks_the_catalogs_language() -> None:
+    chinese_catalog = [ToolDefinition(name="weather.get", description="查询一个城市当前的天气。")]
+    assert search_tool_definition().description == ENGLISH.description
+    assert search_tool_definition(chinese_catalog).description == CHINESE.description
+    assert search_tool_definition(language="zh").description == CHINESE.description
+    assert search_tool_definition(chinese_catalog, language="en").description == (
+        ENGLISH.description
+    )
+    # The same definition the advisor shows: lean schema, nothing but the texts differ.
+    assert "anyOf" not in json.dumps(search_tool_definition().input_schema)

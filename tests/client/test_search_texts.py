@@ -34,6 +34,7 @@ from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolDefinition, provider_safe_name
 from toolrelay.tools.language import cjk_share
+from toolrelay.tools.schema import cached_function_schema
 
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -105,8 +106,9 @@ def test_english_texts_are_the_defaults_and_chinese_ones_are_chinese() -> None:
     )
     for text in [CHINESE.description, CHINESE.system_suffix or "", *CHINESE.parameters.values()]:
         assert cjk_share(text) > 0.5, text
-    # The suffix names the search tool; the unavailable text fills in the same fields.
+    # Both suffixes name the search tool; the unavailable text fills in the same fields.
     assert TOOL_SEARCH_NAME in (CHINESE.system_suffix or "")
+    assert TOOL_SEARCH_NAME in (ENGLISH.system_suffix or "")
     filled = CHINESE.unavailable_message.format(name="'x'", search_tool=TOOL_SEARCH_NAME)
     assert filled == "工具 'x' 不可用。请先用 tool_search 搜索它，再按搜索返回的准确名称调用。"
 
@@ -114,6 +116,12 @@ def test_english_texts_are_the_defaults_and_chinese_ones_are_chinese() -> None:
 def test_the_english_parameter_texts_are_what_the_docstring_says() -> None:
     searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None, max_results=5)
     assert parameter_texts(searcher.as_tool().definition) == dict(DEFAULT_PARAMETER_DESCRIPTIONS)
+    # The schema that validates the arguments is built from the method's docstring.
+    validating = cached_function_schema(searcher.tool_search, tool_name=TOOL_SEARCH_NAME)
+    documented = {
+        name: spec["description"] for name, spec in validating.json_schema["properties"].items()
+    }
+    assert documented == dict(DEFAULT_PARAMETER_DESCRIPTIONS)
 
 
 async def test_the_search_tool_in_chinese_validates_as_before() -> None:
@@ -266,7 +274,7 @@ async def test_chinese_and_dotted_names_are_searched_and_called_by_their_provide
 
     # Both words appear whole in the descriptions: found however the index cuts Chinese.
     search = tool_call_response((TOOL_SEARCH_NAME, {"query": "天气 乘客的火车票订单"}))
-    model = await first_prompt(advisor(tools), search, call_all_found)
+    model = await first_prompt(advisor(tools, min_relative_score=None), search, call_all_found)
     shown = [d.name for d in model.tool_definitions[2]]
     assert shown[0] == TOOL_SEARCH_NAME
     assert sorted(shown[1:]) == sorted(names)

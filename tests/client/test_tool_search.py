@@ -194,7 +194,8 @@ async def test_searches_of_one_round_are_stored_in_the_order_of_the_calls(
     assert await advisor.session_store.get("c1") == (EMAIL, REFUND, INVOICE)
 
 
-async def test_exposure_only_ever_appends(advisor: ToolSearchAdvisor) -> None:
+async def test_exposure_only_ever_appends(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
     model = ScriptedModel(
         [
             search("weather forecast", max_results=1),
@@ -209,6 +210,48 @@ async def test_exposure_only_ever_appends(advisor: ToolSearchAdvisor) -> None:
     for before, after in itertools.pairwise(rounds):
         assert after[: len(before)] == before
     assert sorted(rounds[-1]) == sorted([TOOL_SEARCH_NAME, FORECAST, REFUND, INVOICE, EMAIL])
+
+
+async def test_hits_far_below_the_best_are_left_out_by_default(desk: Desk) -> None:
+    query = "refund a card payment or invoice"  # BM25: the invoice scores under half
+    for options, expected in (
+        ({}, [REFUND]),
+        ({"min_relative_score": 0.3}, [REFUND, INVOICE]),
+        ({"min_relative_score": None}, [REFUND, INVOICE]),
+    ):
+        advisor = bm25_advisor(tools_from(desk), **options)
+        model = ScriptedModel([search(query), "done"])
+        response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
+        assert found(model.prompts[1]) == [n.replace(".", "__") for n in expected]
+        assert shown(model)[1] == [TOOL_SEARCH_NAME, *expected]
+        report = tool_search_report(response)
+        assert report is not None
+        assert report.searches[0].response.hits[0].name == REFUND
+
+
+async def test_answers_leave_out_tools_already_shown_unless_best(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    model = ScriptedModel(
+        [
+            search("weather forecast", max_results=1),
+            search("refund payment invoice email weather", max_results=10),
+            search("weather forecast"),
+            "done",
+        ]
+    )
+    response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    # The forecast is shown from the second call on: the next answer lists only the new
+    # tools, the last one the forecast again, as the best match.
+    assert found(model.prompts[2]) == [
+        "billing__refund_payment",
+        "billing__get_invoice",
+        "mail__send_email",
+    ]
+    assert found(model.prompts[3]) == ["weather__forecast"]
+    report = tool_search_report(response)
+    assert report is not None
+    assert report.searches[1].names == [REFUND, FORECAST, INVOICE, EMAIL]  # the whole ranking
+    assert shown(model)[3] == [TOOL_SEARCH_NAME, FORECAST, REFUND, INVOICE, EMAIL]
 
 
 async def test_last_search_only_keeps_just_the_latest_results(desk: Desk) -> None:
@@ -371,6 +414,8 @@ async def test_catalog_problems_are_configuration_errors(desk: Desk) -> None:
             await client_for(ScriptedModel(["x"]), advisor).prompt("go").conversation("c").acall()
     with pytest.raises(ConfigurationError, match="max_results"):
         bm25_advisor(tools_from(desk), max_results=0)
+    with pytest.raises(ConfigurationError, match="min_relative_score"):
+        bm25_advisor(tools_from(desk), min_relative_score=1.5)
 
 
 # --- the conversation key ------------------------------------------------------------------
@@ -414,9 +459,8 @@ def test_the_client_runs_it_as_its_only_tool_calling_advisor(
         client.prompt("go").conversation("c").advisors(ToolCallingAdvisor()).call()
 
 
-async def test_the_report_records_searches_hits_and_exposure_per_call(
-    advisor: ToolSearchAdvisor,
-) -> None:
+async def test_the_report_records_searches_hits_and_exposure_per_call(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
     model = ScriptedModel(
         [
             search("refund a card payment or invoice", max_results=2, category="billing"),
@@ -491,9 +535,11 @@ async def test_the_search_index_receives_the_permitted_view(desk: Desk) -> None:
             return super().search(request)
 
     index = SpyIndex()
-    advisor = bm25_advisor(tools_from(desk), index=index, max_results=4, min_score=0.5)
+    advisor = bm25_advisor(
+        tools_from(desk), index=index, max_results=4, min_score=0.5, min_relative_score=0.25
+    )
     model = ScriptedModel([search("refund"), text_response("done")])
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     [request] = index.requests
-    assert (request.max_results, request.min_score) == (4, 0.5)
+    assert (request.max_results, request.min_score, request.min_relative_score) == (4, 0.5, 0.25)
     assert request.allowed == frozenset({REFUND, INVOICE, EMAIL, FORECAST})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -12,7 +13,12 @@ from toolrelay.client import (
     TOOL_SEARCH_NAME,
     ToolSearcher,
 )
-from toolrelay.exceptions import ToolArgumentError
+from toolrelay.client.search_tool import (
+    DEFAULT_MIN_RELATIVE_SCORE,
+    DEFAULT_PARAMETER_DESCRIPTIONS,
+    search_tool_schema,
+)
+from toolrelay.exceptions import ConfigurationError, ToolArgumentError
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.tools import ToolDefinition, validate_tool_name
@@ -78,6 +84,29 @@ def test_the_tool_definition() -> None:
     assert custom.definition.description == "Find tools."
 
 
+def test_the_schema_shown_is_lean_and_the_arguments_still_take_null() -> None:
+    tool = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool()
+    schema = tool.definition.input_schema
+    # Plain optional parameters: no null unions, defaults or dialect marker to pay for.
+    assert schema["properties"]["max_results"] == {
+        "type": "integer",
+        "description": DEFAULT_PARAMETER_DESCRIPTIONS["max_results"],
+    }
+    assert schema["properties"]["category"]["type"] == "string"
+    text = json.dumps(schema)
+    for costly in ("anyOf", "null", "default", "$schema"):
+        assert costly not in text
+    assert schema == search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS)
+
+
+async def test_null_optional_arguments_mean_the_defaults() -> None:
+    index = RecordingIndex()
+    searcher = ToolSearcher(index=index, allowed=None, max_results=3)
+    await searcher.as_tool().call('{"query": "invoice", "max_results": null, "category": null}')
+    [request] = index.requests
+    assert (request.max_results, request.category) == (3, None)
+
+
 async def test_answer_is_a_json_list_of_provider_safe_names_and_first_sentences() -> None:
     searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
     text = await searcher.as_tool().call(json.dumps({"query": "refund a card payment"}))
@@ -93,6 +122,47 @@ async def test_answer_is_a_json_list_of_provider_safe_names_and_first_sentences(
     assert record.names[0] == "billing.refund_payment"
     assert record.response.search_type == "bm25"
     assert record.response.time_ms >= 0.0
+
+
+async def test_the_answer_is_compact_json() -> None:
+    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5, min_relative_score=None)
+    text = await searcher.as_tool().call('{"query": "refund a card payment or invoice"}')
+    answer = json.loads(text)
+    assert len(answer) > 1
+    assert text == json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_answers_leave_out_shown_tools_but_the_best() -> None:
+    hits = [SearchHit(name=d.name, score=3.0 - i, summary="s") for i, d in enumerate(DEFINITIONS)]
+    searcher = ToolSearcher(
+        index=RecordingIndex(hits), allowed=None, max_results=5, min_relative_score=None
+    )
+    names = ["billing__refund_payment", "billing__get_invoice", "mail__send_email"]
+    assert [h["name"] for h in json.loads(searcher.tool_search("q"))] == names
+    searcher.shown = frozenset({"billing.get_invoice", "billing.refund_payment"})
+    assert [h["name"] for h in json.loads(searcher.tool_search("q"))] == [
+        "billing__refund_payment",
+        "mail__send_email",
+    ]
+    assert searcher.records[-1].names == [d.name for d in DEFINITIONS]  # the whole ranking
+
+
+async def test_hits_below_the_relative_score_are_dropped_by_default() -> None:
+    index = RecordingIndex()
+    await ToolSearcher(index=index, allowed=None, max_results=5).as_tool().call('{"query": "q"}')
+    assert index.requests[0].min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
+    # On a real index: the invoice scores under half the refund for this query.
+    query = '{"query": "refund a card payment or invoice"}'
+    for ratio, expected in ((0.5, 1), (None, 2)):
+        searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5, min_relative_score=ratio)
+        assert len(json.loads(await searcher.as_tool().call(query))) == expected
+
+
+@pytest.mark.parametrize("options", [{"max_results": 0}, {"min_relative_score": -0.1}])
+def test_options_out_of_range_are_refused(options: dict[str, Any]) -> None:
+    settings: dict[str, Any] = {"max_results": 5, **options}
+    with pytest.raises(ConfigurationError):
+        ToolSearcher(index=bm25(), allowed=None, **settings)
 
 
 async def test_no_match_answers_an_empty_list() -> None:

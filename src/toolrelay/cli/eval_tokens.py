@@ -102,7 +102,7 @@ def tokens_command(
     """Compare the tokens of sending the whole catalog with sending the search tool."""
     definitions = load_catalog(catalog).unique_definitions()
     sizes = summarize_tokens(definitions)
-    search_tool = search_tool_definition()
+    search_tool = search_tool_definition(definitions)
     search_tokens = tool_tokens(search_tool)
     rows = cost_rows(sizes, search_tokens, sorted(set(retrieved or [3, 5])))
     everything = rows[0].per_request

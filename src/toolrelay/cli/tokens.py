@@ -2,10 +2,14 @@
 
 The counting itself lives in :mod:`toolrelay.tools.tokens` (cl100k_base on the OpenAI wire
 shape of a definition); it is re-exported here for the commands. This module adds the
-definition of the ``tool_search`` tool, which only the chat client knows.
+definition of the ``tool_search`` tool, which only the chat client knows, in the language
+the advisor would show it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from toolrelay.tools.base import ToolDefinition
 from toolrelay.tools.tokens import (
@@ -16,6 +20,9 @@ from toolrelay.tools.tokens import (
     tool_payload,
     tool_tokens,
 )
+
+if TYPE_CHECKING:
+    from toolrelay.client.search_texts import SearchLanguage
 
 __all__ = [
     "ENCODING_NAME",
@@ -28,12 +35,25 @@ __all__ = [
 ]
 
 
-def search_tool_definition() -> ToolDefinition:
-    """The ``tool_search`` tool exactly as the tool search advisor shows it to the model."""
+def search_tool_definition(
+    definitions: Sequence[ToolDefinition] = (), *, language: SearchLanguage = "auto"
+) -> ToolDefinition:
+    """The ``tool_search`` tool exactly as the tool search advisor shows it to the model.
+
+    Args:
+        definitions: The catalog it searches: with ``language="auto"`` its language picks
+            the texts, as the advisor's option does (English for an empty catalog).
+        language: The advisor's ``language`` option: ``"auto"``, ``"en"`` or ``"zh"``.
+
+    Raises:
+        ConfigurationError: ``language`` is none of those.
+    """
     # Imported here: listing and searching catalogs need none of the chat client.
     from toolrelay.cli.indexes import IndexType, make_index
+    from toolrelay.client.search_texts import SearchTextSelector
     from toolrelay.client.search_tool import ToolSearcher
 
+    texts = SearchTextSelector(language).for_catalog(definitions)
     # The index is never searched here; the searcher is only asked for its tool.
     searcher = ToolSearcher(index=make_index(IndexType.REGEX), allowed=None, max_results=5)
-    return searcher.as_tool().definition
+    return searcher.as_tool(texts.description, parameters=texts.parameters).definition

@@ -100,24 +100,15 @@ ENGLISH = SearchTexts(
 
 CHINESE = SearchTexts(
     language="zh",
-    description=(
-        "在工具目录中搜索能完成当前任务的工具。大多数工具在被搜索到之前是隐藏的；搜索到的工具"
-        "从你的下一步起可以调用，调用时请使用返回的准确名称。返回一个 JSON 列表，每项为 "
-        "{name, description}，最匹配的排在最前。请用几个具体的词说明要做的动作和对象，"
-        "例如“取消订单”。"
-    ),
+    description="按功能查找隐藏的工具；从你的下一步起按返回的准确名称调用它们。",
     parameters=MappingProxyType(
         {
-            "query": "说明所需动作和对象的几个词，例如“取消订单”。",
+            "query": "动作和对象，例如“取消订单”。",
             "max_results": "返回的工具数量（1-10）。",
-            "category": "只搜索该类别的工具，例如 'refund' 表示 'refund.*' 这类工具。",
+            "category": "只搜索该类别的工具，例如 'refund' 表示 refund.* 工具。",
         }
     ),
-    system_suffix=(
-        "你只能看到一部分工具。需要一个看不到的工具时，请调用 "
-        f"{TOOL_SEARCH_NAME}，用几个词描述要做的动作；搜索到的工具在你的下一步即可调用。"
-        "只能按已向你展示的名称调用工具。"
-    ),
+    system_suffix=f"大多数工具是隐藏的，请用 {TOOL_SEARCH_NAME} 查找。",
     unavailable_message=(
         "工具 {name} 不可用。请先用 {search_tool} 搜索它，再按搜索返回的准确名称调用。"
     ),

@@ -2,7 +2,8 @@
 
 - :class:`CatalogSnapshot`: the catalog as last indexed, by name.
 - :class:`CatalogView`: the catalog as one request may see it (``tool_filter`` applied); its
-  :meth:`~CatalogView.allowed` is what searches pass as ``SearchRequest.allowed``.
+  :meth:`~CatalogView.allowed` is what searches pass as ``SearchRequest.allowed``, and it
+  picks the tools each model call shows (:meth:`~CatalogView.shown_tools`).
 - :func:`visibility_guard` and :class:`HiddenTool`: a call of a tool the model was not shown
   gets the unavailable text (:data:`DEFAULT_UNAVAILABLE_MESSAGE` in English, the advisor's
   language's text from :mod:`~toolrelay.client.search_texts` otherwise) and never runs.
@@ -160,6 +161,52 @@ class CatalogView:
         """The permitted subset for ``SearchRequest.allowed``."""
         # Without a filter, one frozenset per catalog: the index caches its bitmap.
         return self.snapshot.names if self.tool_filter is None else self.permits
+
+    def fixed_tools(
+        self,
+        search_tool: Tool,
+        request_tools: Sequence[Tool],
+        always_on: Sequence[str],
+        *,
+        owner: str,
+    ) -> tuple[Tool, ...]:
+        """What every model call of the request shows, in order and without repeats.
+
+        ``search_tool``, the request's tools the filter lets it see, then the permitted
+        always-on tools.
+
+        Raises:
+            ConfigurationError: A request tool is named ``tool_search`` (``owner``, the
+                advisor's name, says whose request it was).
+        """
+        tools = [search_tool]
+        shown = {TOOL_SEARCH_NAME}
+        for tool in request_tools:
+            name = tool.definition.name
+            if name == TOOL_SEARCH_NAME:
+                raise ConfigurationError(
+                    f"{owner}: a request tool is named {TOOL_SEARCH_NAME!r}, the name of the "
+                    "search tool; rename it"
+                )
+            if name not in shown and self.sees(tool.definition):
+                shown.add(name)
+                tools.append(tool)
+        for name in always_on:
+            if name not in shown and self.permits(name):
+                shown.add(name)
+                tools.append(self.snapshot.tools[name])
+        return tuple(tools)
+
+    def shown_tools(self, fixed: Sequence[Tool], discovered: Sequence[str]) -> list[Tool]:
+        """``fixed``, then the permitted ``discovered`` tools not among them, in order."""
+        tools = list(fixed)
+        shown = {t.definition.name for t in tools}
+        for name in discovered:
+            tool = self.snapshot.tools.get(name)
+            if tool is not None and name not in shown and self.permits(name):
+                shown.add(name)
+                tools.append(tool)
+        return tools
 
 
 # --- execution gates -------------------------------------------------------------------------

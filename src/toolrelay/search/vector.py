@@ -21,13 +21,18 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.auto_embedder import any_embedder_available, catalog_embedder
+from toolrelay.search.auto_embedder import (
+    LanguageRoute,
+    any_embedder_available,
+    catalog_embedder,
+)
 from toolrelay.search.cache import EmbeddingCache, embedding_key
 from toolrelay.search.documents import ToolText
 from toolrelay.search.embedders import Embedder
@@ -54,8 +59,8 @@ class VectorToolIndex(ScoringToolIndex):
         embedder: Any :class:`~toolrelay.search.embedders.Embedder`. By default each catalog
             gets the installed model that suits its language
             (:func:`~toolrelay.search.auto_embedder.catalog_embedder`: all-MiniLM-L6-v2 for
-            English, multilingual-e5-small when many tools are described in Chinese; needs
-            the ``embeddings`` extra).
+            English, multilingual-e5-small for Chinese, both for a mixed catalog, each query
+            scored by the model of its language; needs the ``embeddings`` extra).
         model_id: Names the model in the disk cache; defaults to the embedder's
             ``model_id`` attribute. Without one, vectors are not cached on disk.
         cache: An :class:`~toolrelay.search.cache.EmbeddingCache`, ``True`` for the default
@@ -88,6 +93,7 @@ class VectorToolIndex(ScoringToolIndex):
         self.automatic = embedder is None
         self._model_id = model_id
         self.embedder: Embedder | None = embedder
+        self.route: LanguageRoute | None = None
         if cache is True:
             cache = EmbeddingCache()
         self.cache: EmbeddingCache | None = cache or None
@@ -100,17 +106,29 @@ class VectorToolIndex(ScoringToolIndex):
         return self._model_id or getattr(self.embedder, "model_id", None)
 
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
-        if self.automatic:
-            chosen = catalog_embedder(definitions)
-            if getattr(chosen, "model_id", None) != getattr(self.embedder, "model_id", None):
-                self.embedder = chosen
-                with self._queries_lock:
-                    self._queries.clear()  # query vectors of another model
-        return self.embed_documents([t.passage() for t in texts])
+        passages = [t.passage() for t in texts]
+        if not self.automatic:
+            embedder = self._embedder()
+            return _Vectors(
+                embedder=embedder,
+                route=None,
+                matrices={_model_key(embedder): self.embed_documents(passages)},
+            )
+        chosen = catalog_embedder(definitions)
+        if isinstance(chosen, LanguageRoute):
+            embedders: tuple[Embedder, ...] = (chosen.english, chosen.multilingual)
+            self.route, self.embedder = chosen, chosen.english
+        else:
+            embedders = (chosen,)
+            self.route, self.embedder = None, chosen
+        matrices = {_model_key(e): self.embed_documents(passages, embedder=e) for e in embedders}
+        return _Vectors(embedder=embedders[0], route=self.route, matrices=matrices)
 
     def _score(self, payload: Any, query: str) -> Scores:
-        matrix: npt.NDArray[np.float32] = payload
-        queries = self.embed_query(query)
+        vectors: _Vectors = payload  # what was built together, even if a rebuild is under way
+        embedder = vectors.route.pick(query) if vectors.route is not None else vectors.embedder
+        matrix = vectors.matrices[_model_key(embedder)]
+        queries = self.embed_query(query, embedder=embedder)
         # einsum, not "@": a matrix-vector product through a multi-threaded BLAS costs
         # thread hand-offs that dominate on a busy machine (measured 0.4 ms with einsum,
         # 0.1-8 ms with BLAS for 5,000 tools).
@@ -119,20 +137,24 @@ class VectorToolIndex(ScoringToolIndex):
             np.maximum(best, np.einsum("ij,j->i", matrix, row), out=best)
         return best
 
-    def embed_query(self, query: str) -> npt.NDArray[np.float32]:
+    def embed_query(
+        self, query: str, *, embedder: Embedder | None = None
+    ) -> npt.NDArray[np.float32]:
         """Normalised embeddings of ``query``: one row, or one per sentence.
 
-        See ``split_sentences``. Recent queries are remembered.
+        See ``split_sentences``. Recent queries are remembered (per model).
         """
+        embedder = embedder or self._embedder()
+        memo = f"{_model_key(embedder)}\n{query}"
         with self._queries_lock:
-            vectors = self._queries.get(query)
+            vectors = self._queries.get(memo)
             if vectors is not None:
-                self._queries.move_to_end(query)
+                self._queries.move_to_end(memo)
                 return vectors
         pieces = self.query_pieces(query)
-        vectors = _normalized(self._embedder().embed(pieces, kind="query"))
+        vectors = _normalized(embedder.embed(pieces, kind="query"))
         with self._queries_lock:
-            self._queries[query] = vectors
+            self._queries[memo] = vectors
             if len(self._queries) > _QUERY_MEMO:
                 self._queries.popitem(last=False)
         return vectors
@@ -148,9 +170,17 @@ class VectorToolIndex(ScoringToolIndex):
             return [query]
         return sentences[:_MAX_SENTENCES]
 
-    def embed_documents(self, passages: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Normalised embeddings of ``passages``, from the disk cache where possible."""
-        model_id = self.model_id
+    def embed_documents(
+        self, passages: Sequence[str], *, embedder: Embedder | None = None
+    ) -> npt.NDArray[np.float32]:
+        """Normalised embeddings of ``passages``, from the disk cache where possible.
+
+        ``embedder`` defaults to the index's; another one is cached under its own model id.
+        """
+        if embedder is None or embedder is self.embedder:
+            embedder, model_id = self._embedder(), self.model_id
+        else:
+            model_id = getattr(embedder, "model_id", None)
         cache = self.cache if model_id is not None else None
         keys = [embedding_key(model_id or "", "document", p) for p in passages]
         found: dict[str, npt.NDArray[np.float32]] = {}
@@ -168,7 +198,7 @@ class VectorToolIndex(ScoringToolIndex):
         pending = list(missing.items())
         for start in range(0, len(pending), _EMBED_CHUNK):
             chunk = pending[start : start + _EMBED_CHUNK]
-            vectors = _normalized(self._embedder().embed([p for _, p in chunk], kind="document"))
+            vectors = _normalized(embedder.embed([p for _, p in chunk], kind="document"))
             fresh = {key: vectors[i] for i, (key, _) in enumerate(chunk)}
             found.update(fresh)
             if cache is not None and model_id is not None:
@@ -191,6 +221,18 @@ class VectorToolIndex(ScoringToolIndex):
         if self.embedder is None:
             raise ConfigurationError("the embedding model is chosen by index(); index a catalog")
         return self.embedder
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Vectors:
+    embedder: Embedder
+    route: LanguageRoute | None
+    matrices: dict[str, npt.NDArray[np.float32]]
+
+
+def _model_key(embedder: Embedder) -> str:
+    """Tells the matrices of two models apart (by model id, else by identity)."""
+    return str(getattr(embedder, "model_id", None) or id(embedder))
 
 
 def _words(sentence: str) -> int:
