@@ -171,6 +171,11 @@ def test_categories_min_score_and_max_results(postgres_dsn: str, schema: str) ->
         assert len(search(index, "order", max_results=1)) == 1
         best = index.search(SearchRequest(query="order")).hits[0].score
         assert search(index, "order", min_score=best + 1) == []
+        hits = index.search(SearchRequest(query="order", min_relative_score=0.9)).hits
+        assert hits
+        assert hits[0].score == best
+        assert all(h.score >= 0.9 * best for h in hits)
+        assert len(hits) < len(index.search(SearchRequest(query="order")).hits)
 
 
 def test_a_provider_is_lifted_next_to_its_consumer(postgres_dsn: str, schema: str) -> None:

@@ -36,6 +36,7 @@ from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.responses import CallResponse, StreamResponse, parse_entity
 from toolrelay.client.search_texts import SearchLanguage, SearchTexts
 from toolrelay.client.search_tool import (
+    DEFAULT_MIN_RELATIVE_SCORE,
     DEFAULT_SEARCH_DESCRIPTION,
     DEFAULT_SYSTEM_SUFFIX,
     TOOL_SEARCH_KEY,
@@ -75,6 +76,7 @@ __all__ = [
     "APPROVAL_STATE_KEY",
     "DEFAULT_MAX_MODEL_CALLS",
     "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_MIN_RELATIVE_SCORE",
     "DEFAULT_SEARCH_DESCRIPTION",
     "DEFAULT_SYSTEM_SUFFIX",
     "DEFAULT_UNAVAILABLE_MESSAGE",

@@ -328,9 +328,13 @@ def _best(
         if score > 0 and (floor is None or score >= floor) and name in attached.positions
     ]
     kept.sort(key=lambda item: (-item[0], item[1]))
+    best = kept[: request.max_results]
+    if best and request.min_relative_score is not None:
+        relative = best[0][0] * request.min_relative_score
+        best = [item for item in best if item[0] >= relative]
     return [
         SearchHit(name=name, score=score, summary=attached.summaries[position])
-        for score, position, name in kept[: request.max_results]
+        for score, position, name in best
     ]
 
 
