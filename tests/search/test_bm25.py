@@ -137,3 +137,13 @@ def test_terms_of_a_chinese_tool() -> None:
         *["城市", "市名", "名称", "城", "市", "名", "称"],
         *["例如", "如北", "北京", "例", "如", "北", "京"],
     ]
+
+
+def test_a_catalog_without_any_term_matches_nothing_and_does_not_fail() -> None:
+    index = BM25ToolIndex()
+    # one-letter names and a description of stop words leave no term to index
+    index.index(
+        [ToolDefinition(name="a", description="的"), ToolDefinition(name="b", description="")]
+    )
+    assert index.search(SearchRequest(query="a b anything")).hits == ()
+    assert len(index) == 2

@@ -84,6 +84,8 @@ class BM25ToolIndex(ScoringToolIndex):
         # bm25s reports each build through logging; keep library users' logs quiet.
         logging.getLogger("bm25s").setLevel(logging.WARNING)
         corpus = [self.terms_of(t) for t in texts]
+        if not any(corpus):
+            return _Engine(bm25=None, size=len(texts))  # bm25s cannot index no terms at all
         engine = bm25s.BM25(k1=self.k1, b=self.b, method="lucene")
         engine.index(corpus, show_progress=False)
         return _Engine(bm25=engine, size=len(texts))
@@ -98,6 +100,8 @@ class BM25ToolIndex(ScoringToolIndex):
 
     def _score(self, payload: Any, query: str) -> Scores:
         engine: _Engine = payload
+        if engine.bm25 is None:
+            return np.zeros(engine.size, dtype=np.float32)
         ids = engine.bm25.get_tokens_ids(self.tokenizer.terms(query))
         if not ids:
             return np.zeros(engine.size, dtype=np.float32)
