@@ -4,6 +4,7 @@ import pytest
 
 from toolrelay.exceptions import InvalidJsonError
 from toolrelay.execution import parse_arguments
+from toolrelay.tools.arguments import decode_arguments
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t"])
@@ -65,3 +66,14 @@ def test_integer_beyond_the_digit_limit_is_reported_not_raised_raw() -> None:
     with pytest.raises(InvalidJsonError) as info:
         parse_arguments("t", '{"n": ' + "9" * 5000 + "}")
     assert info.value.problems[0].message.startswith("Arguments are not usable JSON: ")
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", '"Paris"', "42", "true", "null"])
+def test_a_value_that_is_not_an_object_reads_as_in_the_tools_layer(text: str) -> None:
+    # One wording, whichever layer notices: the manager's parser or a tool called directly.
+    with pytest.raises(InvalidJsonError) as parsed:
+        parse_arguments("get_weather", text)
+    with pytest.raises(InvalidJsonError) as decoded:
+        decode_arguments("get_weather", text)
+    assert parsed.value.problems == decoded.value.problems
+    assert str(parsed.value) == str(decoded.value)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel, ConfigDict
 
 from toolrelay.exceptions import (
     InvalidJsonError,
@@ -143,6 +144,31 @@ def whoami(ctx: ToolContext) -> str:
 def ping() -> str:
     """No arguments."""
     return "pong"
+
+
+class RefundRequest(BaseModel):
+    """Declares no extra behaviour: pydantic alone would drop unknown keys."""
+
+    order_id: str
+    reason: str = "other"
+
+
+class Feedback(BaseModel):
+    """Takes any further keys on purpose."""
+
+    model_config = ConfigDict(extra="allow")
+
+    text: str
+
+
+def refund(request: RefundRequest) -> str:
+    """Refund an order."""
+    return f"refunded {request.order_id} ({request.reason})"
+
+
+def send_feedback(feedback: Feedback) -> str:
+    """Send feedback with any tags."""
+    return f"{feedback.text} {feedback.model_extra}"
 
 
 class TenantRequiredTool:
@@ -401,6 +427,32 @@ CASES = [
                 INVALID,
                 invalid("get_weather", "country: Extra inputs are not permitted"),
             )
+        ],
+    ),
+    Case(
+        id="extra fields of a model-input tool",
+        calls=[
+            ("1", "refund", '{"order_id": "A-1", "amount": 5}'),
+            ("2", "refund", '{"amount": 5, "reason": "late"}'),
+            ("3", "refund", '{"order_id": "A-1"}'),
+            ("4", "send_feedback", '{"text": "great", "mood": "happy"}'),
+        ],
+        tools=[
+            FunctionTool.from_model_function(refund),
+            FunctionTool.from_model_function(send_feedback),
+        ],
+        expect=[
+            ("1", "refund", INVALID, invalid("refund", "amount: Extra inputs are not permitted")),
+            (
+                "2",
+                "refund",
+                INVALID,
+                invalid(
+                    "refund", "order_id: Field required", "amount: Extra inputs are not permitted"
+                ),
+            ),
+            ("3", "refund", OK, "refunded A-1 (other)"),
+            ("4", "send_feedback", OK, "great {'mood': 'happy'}"),
         ],
     ),
     Case(

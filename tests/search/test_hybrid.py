@@ -6,7 +6,7 @@ import pytest
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.base import SearchRequest
 from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.hybrid import HybridToolIndex, _rrf, _score_fusion
+from toolrelay.search.hybrid import HybridToolIndex, _rrf, score_fusion
 from toolrelay.search.vector import VectorToolIndex
 from toolrelay.testing.embedders import HashingEmbedder
 
@@ -59,11 +59,51 @@ def test_semantic_weight_is_validated() -> None:
 def test_score_fusion_normalises_each_side() -> None:
     lexical = np.array([4.0, 2.0, 0.0, 0.0], dtype=np.float32)
     semantic = np.array([0.1, 0.5, 0.3, 0.2], dtype=np.float32)
-    fused = _score_fusion(lexical, semantic, 0.5)
+    fused = score_fusion(lexical, semantic, 0.5)
     # lexical / 4; semantic rescaled so the best is 1 and the median (0.25) is 0
     expected = 0.5 * np.array([1.0, 0.5, 0.0, 0.0]) + 0.5 * np.array([0.0, 1.0, 0.2, 0.0])
     assert np.allclose(fused, expected)
-    assert np.allclose(_score_fusion(lexical, semantic, 0.0), lexical / 4)
+    assert np.allclose(score_fusion(lexical, semantic, 0.0), lexical / 4)
+
+
+def test_score_fusion_rescales_the_semantic_side_around_a_given_median() -> None:
+    lexical = np.array([0.0, 0.0, 0.0])
+    semantic = np.array([0.9, 0.5, 0.1])
+    # 0.5 is the median of these three; the catalog's (0.3) is lower.
+    assert np.allclose(score_fusion(lexical, semantic, 1.0), [1.0, 0.0, 0.0])
+    assert np.allclose(score_fusion(lexical, semantic, 1.0, median=0.3), [1.0, 1 / 3, 0.0])
+    # A side with nothing to tell apart contributes nothing.
+    assert np.allclose(score_fusion(lexical, semantic, 0.5, median=0.95), [0.0, 0.0, 0.0])
+
+
+def test_score_fusion_of_nothing_is_nothing() -> None:
+    empty = np.zeros(0, dtype=np.float32)
+    fused = score_fusion(empty, empty, 0.5)
+    assert fused.shape == (0,)
+    assert fused.dtype == np.float32
+
+
+def test_candidate_fusion_with_the_catalog_median_is_the_catalog_fusion() -> None:
+    # What the PostgreSQL index relies on: it scores only the best keyword and semantic
+    # candidates, with the catalog's median, and must rank them as the whole catalog would.
+    rng = np.random.default_rng(7)
+    lexical = np.where(rng.random(200) > 0.7, rng.random(200) * 9, 0.0).astype(np.float32)
+    semantic = (rng.random(200) * 2 - 1).astype(np.float32)
+    whole = score_fusion(lexical, semantic, 0.4)
+    top = 20
+    candidates = np.union1d(np.argsort(-lexical)[:top], np.argsort(-semantic)[:top])
+    subset = score_fusion(
+        lexical[candidates].astype(np.float64),
+        semantic[candidates].astype(np.float64),
+        0.4,
+        median=float(np.median(semantic)),
+    )
+    assert subset.dtype == np.float32
+    assert np.allclose(subset, whole[candidates], atol=1e-6)
+    assert 0 < candidates.size < lexical.size
+    # Without the catalog's median the subset's own median would shift every score.
+    own = score_fusion(lexical[candidates], semantic[candidates], 0.4)
+    assert not np.allclose(own, whole[candidates], atol=1e-6)
 
 
 def test_rrf_counts_only_lexical_matches() -> None:

@@ -7,12 +7,10 @@ import threading
 import uuid
 from collections.abc import Iterator
 
-import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, VectorToolIndex
-from toolrelay.search.hybrid import _score_fusion
 from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
@@ -21,7 +19,6 @@ from ._catalog import CATALOG
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
 from toolrelay.search.postgres import PostgresToolIndex
-from toolrelay.search.postgres_search import fuse
 
 # The server comes from TOOLRELAY_TEST_POSTGRES_DSN (.ci/services.sh starts one); without it
 # these tests skip. Each test gets a schema of its own, dropped afterwards.
@@ -266,17 +263,6 @@ def test_hybrid_mode_is_the_default_with_an_embedder(postgres_dsn: str, schema: 
         assert search(index, "email", allowed=allowed) == ["send_email"]
         dims = rows_of(postgres_dsn, f"SELECT DISTINCT dims FROM {schema}.tools")
         assert dims == [(128,)]
-
-
-def test_fusion_is_the_hybrid_index_rule() -> None:
-    rng = np.random.default_rng(7)
-    lexical = np.where(rng.random(200) > 0.7, rng.random(200) * 9, 0.0).astype(np.float32)
-    semantic = (rng.random(200) * 2 - 1).astype(np.float32)
-    expected = _score_fusion(lexical, semantic, 0.4)
-    ours = fuse(
-        lexical.astype(np.float64), semantic.astype(np.float64), float(np.median(semantic)), 0.4
-    )
-    assert ours == pytest.approx(expected.astype(np.float64), abs=1e-6)
 
 
 def test_workers_attach_and_search_while_another_stores_a_catalog(

@@ -1,10 +1,12 @@
 """Decoding and validating the model's argument text."""
 
+import json
+
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
-from toolrelay.tools.arguments import decode_arguments, validate_arguments
+from toolrelay.tools.arguments import decode_arguments, require_object, validate_arguments
 
 
 class Query(BaseModel):
@@ -23,12 +25,41 @@ def test_decode_blank(blank: str) -> None:
 
 @pytest.mark.parametrize(
     ("text", "kind"),
-    [("1", "a number"), ("2.5", "a number"), ("true", "a boolean"), ("[]", "an array")],
+    [
+        ("1", "a number"),
+        ("2.5", "a number"),
+        ("true", "a boolean"),
+        ("false", "a boolean"),
+        ("[]", "an array"),
+        ('"x"', "a string"),
+        ("null", "null"),
+    ],
 )
 def test_decode_non_object(text: str, kind: str) -> None:
     with pytest.raises(InvalidJsonError) as caught:
         decode_arguments("t", text)
-    assert caught.value.problems[0].message == f"arguments must be a JSON object, got {kind}"
+    assert caught.value.problems == (
+        ArgumentProblem(
+            location="",
+            message=f"Arguments must be a JSON object, not {kind}.",
+            input=json.loads(text),
+        ),
+    )
+
+
+def test_require_object_returns_the_object_itself() -> None:
+    value = {"a": 1}
+    assert require_object("t", value) is value
+
+
+def test_require_object_names_the_tool() -> None:
+    with pytest.raises(InvalidJsonError) as caught:
+        require_object("get_weather", ["Paris"])
+    assert caught.value.tool == "get_weather"
+    assert str(caught.value) == (
+        "invalid arguments for tool 'get_weather':\n"
+        "- Arguments must be a JSON object, not an array."
+    )
 
 
 def test_decode_too_deeply_nested_json_is_invalid_json() -> None:
@@ -58,3 +89,43 @@ def test_validate_problems() -> None:
         ArgumentProblem(location="text", message="Field required"),
         ArgumentProblem(location="limit", message="Input should be a valid integer", input=[1]),
     )
+
+
+def test_validate_reports_keys_outside_the_known_names_after_the_adapter_problems() -> None:
+    # Query declares no extra behaviour: pydantic alone would drop "page" and "sort".
+    with pytest.raises(ToolArgumentError) as caught:
+        validate_arguments(
+            "search",
+            TypeAdapter(Query),
+            {"page": 2, "limit": "x", "sort": "asc"},
+            known={"text", "limit"},
+        )
+    assert caught.value.problems == (
+        ArgumentProblem(location="text", message="Field required"),
+        ArgumentProblem(
+            location="limit",
+            message="Input should be a valid integer, unable to parse string as an integer",
+            input="x",
+        ),
+        ArgumentProblem(location="page", message="Extra inputs are not permitted", input=2),
+        ArgumentProblem(location="sort", message="Extra inputs are not permitted", input="asc"),
+    )
+
+
+def test_validate_reports_unknown_keys_when_the_rest_is_valid() -> None:
+    with pytest.raises(ToolArgumentError) as caught:
+        validate_arguments(
+            "search", TypeAdapter(Query), {"text": "x", "page": 2}, known={"text", "limit"}
+        )
+    assert caught.value.problems == (
+        ArgumentProblem(location="page", message="Extra inputs are not permitted", input=2),
+    )
+
+
+def test_validate_without_known_names_leaves_unknown_keys_to_the_adapter() -> None:
+    assert validate_arguments("search", TypeAdapter(Query), {"text": "x", "page": 2}) == Query(
+        text="x"
+    )
+    assert validate_arguments(
+        "search", TypeAdapter(Query), {"text": "x"}, known={"text", "limit"}
+    ) == Query(text="x")

@@ -4,13 +4,15 @@ import asyncio
 import contextvars
 import functools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from toolrelay.exceptions import (
     ArgumentProblem,
@@ -101,11 +103,11 @@ async def test_json_that_is_not_an_object(text: str, kind: str, value: Any) -> N
     with pytest.raises(InvalidJsonError) as caught:
         await made.call(text)
     assert str(caught.value) == (
-        f"invalid arguments for tool 'describe':\n- arguments must be a JSON object, got {kind}"
+        f"invalid arguments for tool 'describe':\n- Arguments must be a JSON object, not {kind}."
     )
     assert caught.value.problems == (
         ArgumentProblem(
-            location="", message=f"arguments must be a JSON object, got {kind}", input=value
+            location="", message=f"Arguments must be a JSON object, not {kind}.", input=value
         ),
     )
 
@@ -394,6 +396,145 @@ async def test_supplier() -> None:
     assert caught.value.problems == (
         ArgumentProblem(location="x", message="Extra inputs are not permitted", input=1),
     )
+
+
+# --- unknown argument names -------------------------------------------------------------------
+
+
+class Refund(BaseModel):
+    order_id: str
+    reason: str = "other"
+
+
+@dataclass
+class RefundData:
+    order_id: str
+    reason: str = "other"
+
+
+@pydantic_dataclass
+class RefundPydanticData:
+    order_id: str
+    reason: str = "other"
+
+
+class StrictRefund(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    order_id: str
+    reason: str = "other"
+
+
+class OpenRefund(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    order_id: str
+    reason: str = "other"
+
+
+class LenientRefund(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    order_id: str
+    reason: str = "other"
+
+
+@pydantic_dataclass(config=ConfigDict(extra="ignore"))
+class LenientRefundData:
+    order_id: str
+    reason: str = "other"
+
+
+def model_tool(kind: Any) -> tuple[FunctionTool, list[Any]]:
+    """A refund tool whose single input is of type ``kind``, and the inputs it received."""
+    received: list[Any] = []
+
+    def refund(request: Any) -> str:
+        received.append(request)
+        return "ok"
+
+    refund.__annotations__["request"] = kind
+    return FunctionTool.from_model_function(refund), received
+
+
+def parameters_tool() -> tuple[FunctionTool, list[Any]]:
+    received: list[Any] = []
+
+    def refund(order_id: str, reason: str = "other") -> str:
+        received.append((order_id, reason))
+        return "ok"
+
+    return FunctionTool.from_function(refund), received
+
+
+FORBIDDING = {
+    "parameters": parameters_tool,
+    "model": lambda: model_tool(Refund),
+    "dataclass": lambda: model_tool(RefundData),
+    "pydantic dataclass": lambda: model_tool(RefundPydanticData),
+    "model with extra=forbid": lambda: model_tool(StrictRefund),
+    "annotated model": lambda: model_tool(Annotated[Refund, "the refund"]),
+}
+
+
+@pytest.mark.parametrize("make", FORBIDDING.values(), ids=FORBIDDING.keys())
+async def test_every_function_tool_reports_an_unknown_argument(
+    make: Callable[[], tuple[FunctionTool, list[Any]]],
+) -> None:
+    made, received = make()
+    assert made.definition.input_schema["additionalProperties"] is False
+    with pytest.raises(ToolArgumentError) as caught:
+        await made.call('{"order_id": "A-1", "amount": 5}')
+    assert caught.value.problems == (
+        ArgumentProblem(location="amount", message="Extra inputs are not permitted", input=5),
+    )
+    with pytest.raises(ToolArgumentError) as caught:
+        await made.call('{"amount": 5, "reason": "late"}')
+    assert caught.value.problems == (
+        ArgumentProblem(location="order_id", message="Field required"),
+        ArgumentProblem(location="amount", message="Extra inputs are not permitted", input=5),
+    )
+    assert received == []
+    assert await made.call('{"order_id": "A-1"}') == "ok"
+    assert len(received) == 1
+
+
+@pytest.mark.parametrize("kind", [OpenRefund, LenientRefund, LenientRefundData])
+async def test_an_input_type_that_declares_extra_keys_welcome_is_respected(kind: Any) -> None:
+    made, received = model_tool(kind)
+    assert made.definition.input_schema["additionalProperties"] is True
+    assert await made.call('{"order_id": "A-1", "amount": 5}') == "ok"
+    (request,) = received
+    assert request.order_id == "A-1"
+    assert getattr(request, "amount", None) == (5 if kind is OpenRefund else None)
+
+
+class AliasedRefund(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    order_id: str = Field(alias="orderId")
+    note: str = Field("", validation_alias=AliasChoices("note", "comment"))
+
+
+async def test_every_key_pydantic_reads_into_a_field_is_known() -> None:
+    made, received = model_tool(AliasedRefund)
+    assert list(made.definition.input_schema["properties"]) == ["orderId", "note"]
+    # The alias, the field name (populate_by_name) and a second alias choice all fill a field.
+    assert await made.call('{"orderId": "A-1", "comment": "late"}') == "ok"
+    assert await made.call('{"order_id": "A-2"}') == "ok"
+    assert [(r.order_id, r.note) for r in received] == [("A-1", "late"), ("A-2", "")]
+    with pytest.raises(ToolArgumentError) as caught:
+        await made.call('{"orderId": "A-3", "remark": "x"}')
+    assert caught.value.problems == (
+        ArgumentProblem(location="remark", message="Extra inputs are not permitted", input="x"),
+    )
+
+
+async def test_unknown_keys_of_nested_models_follow_the_nested_config() -> None:
+    # Only the top level is held to the schema; a nested model keeps pydantic's own rule.
+    made, received = model_tool(Order)
+    assert await made.call('{"lines": [{"sku": "A", "quantity": 1, "colour": "red"}]}') == "ok"
+    assert received == [Order(lines=[Line(sku="A", quantity=1)])]
 
 
 def test_model_function_uses_the_attached_options() -> None:

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import pytest
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools import FunctionTool, ToolContext, tool, tools_from
@@ -508,6 +508,84 @@ def test_model_function_with_recursive_model_inlines_the_root() -> None:
             }
         },
     }
+
+
+class OpenNote(BaseModel):
+    """A note with any further keys."""
+
+    model_config = ConfigDict(extra="allow")
+
+    text: str
+
+
+class LenientNote(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    text: str
+
+
+class StrictNote(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    tags: OpenNote | None = None
+
+
+@pytest.mark.parametrize(
+    ("kind", "allowed"), [(OpenNote, True), (LenientNote, True), (StrictNote, False)]
+)
+def test_model_function_schema_says_what_the_input_type_declares_about_extra_keys(
+    kind: type[BaseModel], allowed: bool
+) -> None:
+    def note(value: Any) -> None: ...
+
+    note.__annotations__["value"] = kind
+    schema = FunctionTool.from_model_function(note).definition.input_schema
+    assert schema["properties"]["text"] == {"type": "string"}
+    assert schema["required"] == ["text"]
+    assert schema["additionalProperties"] is allowed
+
+
+def test_nested_models_keep_their_own_additional_properties() -> None:
+    def note(value: StrictNote) -> None: ...
+
+    assert FunctionTool.from_model_function(note).definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "text": {"type": "string"},
+            "tags": {"anyOf": [{"$ref": "#/$defs/OpenNote"}, {"type": "null"}], "default": None},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+        "$defs": {
+            "OpenNote": {
+                "type": "object",
+                "description": "A note with any further keys.",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+                "additionalProperties": True,
+            }
+        },
+    }
+
+
+def test_only_a_model_that_declares_nothing_needs_the_unknown_key_check() -> None:
+    def plain(request: RefundRequest) -> None: ...
+
+    def strict(note: StrictNote) -> None: ...
+
+    def lenient(note: LenientNote) -> None: ...
+
+    # pydantic itself rejects unknown keys of the generated argument model and of a model
+    # with extra="forbid"; a model that declares nothing would drop them.
+    assert build_model_function_schema(plain, tool_name="p").known_arguments == {
+        "order_id",
+        "reason",
+    }
+    assert build_model_function_schema(strict, tool_name="s").known_arguments is None
+    assert build_model_function_schema(lenient, tool_name="l").known_arguments is None
+    assert build_function_schema(simple, tool_name="simple").known_arguments is None
 
 
 @pytest.mark.parametrize("factory", [FunctionTool.from_function, FunctionTool.from_model_function])

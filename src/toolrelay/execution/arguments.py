@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import Any
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError
+from toolrelay.tools.arguments import require_object
 
 __all__ = ["ParsedArguments", "parse_arguments"]
 
@@ -45,18 +46,7 @@ def parse_arguments(tool_name: str, text: str) -> ParsedArguments:
             inner = None
         if isinstance(inner, dict):
             text, value = value, inner
-    if not isinstance(value, dict):
-        raise InvalidJsonError(
-            tool_name,
-            [
-                ArgumentProblem(
-                    location="",
-                    message=f"Arguments must be a JSON object, not {_json_kind(value)}.",
-                    input=value,
-                )
-            ],
-        )
-    return ParsedArguments(text=text, values=MappingProxyType(value))
+    return ParsedArguments(text=text, values=MappingProxyType(require_object(tool_name, value)))
 
 
 def _load(tool_name: str, text: str) -> Any:
@@ -75,15 +65,3 @@ def _load(tool_name: str, text: str) -> Any:
     raise InvalidJsonError(
         tool_name, [ArgumentProblem(location="", message=problem, input=text)]
     ) from error
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"

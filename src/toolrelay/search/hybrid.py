@@ -8,7 +8,8 @@ The fusion is on normalised scores: the keyword score is divided by the best key
 of the query, the cosine similarity is rescaled so the best tool gets 1 and the catalog's
 median 0, and the two are mixed with ``semantic_weight``. Unlike rank fusion, this keeps how
 *much* better the leader is, which matters when one side is sure and the other is not.
-Reciprocal rank fusion is available as ``fusion="rrf"``.
+Reciprocal rank fusion is available as ``fusion="rrf"``. :func:`score_fusion` is the rule
+itself; the PostgreSQL index applies it to its candidates with the catalog's median.
 
 Scores are in [0, 1] for the score fusion (1 for a tool that both sides rank first); tools
 that neither side favours score 0 and do not match.
@@ -20,13 +21,14 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import numpy as np
+import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.documents import ToolText
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["Fusion", "HybridToolIndex"]
+__all__ = ["Fusion", "HybridToolIndex", "score_fusion"]
 
 Fusion = Literal["score", "rrf"]
 
@@ -95,14 +97,42 @@ class HybridToolIndex(ScoringToolIndex):
         semantic = self.semantic.scores(query)
         if self.fusion == "rrf":
             return _rrf(lexical, semantic, self.semantic_weight)
-        return _score_fusion(lexical, semantic, self.semantic_weight)
+        return score_fusion(lexical, semantic, self.semantic_weight)
 
 
-def _score_fusion(lexical: Scores, semantic: Scores, weight: float) -> Scores:
+def score_fusion(
+    lexical: npt.NDArray[np.floating[Any]],
+    semantic: npt.NDArray[np.floating[Any]],
+    weight: float,
+    *,
+    median: float | None = None,
+) -> Scores:
+    """Normalised score fusion of keyword scores and cosine similarities of the same tools.
+
+    Keyword scores are divided by the best one; similarities are rescaled so that the best
+    gets 1 and ``median`` gets 0, and clipped at 0; the two are mixed as
+    ``(1 - weight) * keyword + weight * semantic``. A side with nothing to tell apart (no
+    keyword match; no similarity above the median) contributes 0.
+
+    Args:
+        lexical: Keyword scores (0 for no match).
+        semantic: Cosine similarities, in the order of ``lexical``.
+        weight: Share of the semantic side (0–1).
+        median: The similarity that maps to 0. By default the median of ``semantic``, right
+            when the arrays cover the whole catalog; a caller scoring a subset of candidates
+            (the PostgreSQL index) passes the catalog's median instead. The result equals the
+            whole catalog's fusion restricted to the subset when the subset holds the best
+            keyword score and the best similarity.
+
+    Returns:
+        The fused scores as ``float32``, each in [0, 1].
+    """
+    if semantic.size == 0:
+        return np.zeros(lexical.shape, dtype=np.float32)
     best = float(lexical.max(initial=0.0))
     lex = lexical / best if best > 0 else np.zeros_like(lexical)
     top = float(semantic.max())
-    floor = float(np.median(semantic))
+    floor = float(np.median(semantic)) if median is None else median
     sem = (semantic - floor) / (top - floor) if top > floor else np.zeros_like(semantic)
     np.clip(sem, 0.0, None, out=sem)
     fused: Scores = ((1.0 - weight) * lex + weight * sem).astype(np.float32, copy=False)

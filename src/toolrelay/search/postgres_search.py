@@ -2,8 +2,10 @@
 
 :func:`run_search` applies the request's permissions in SQL where it can (a frozenset of
 names, a category), runs the keyword, vector or hybrid query of
-:class:`~toolrelay.search.postgres_schema.Schema`, fuses hybrid candidates with :func:`fuse`,
-and filters by a predicate in Python, fetching deeper while too few candidates pass.
+:class:`~toolrelay.search.postgres_schema.Schema`, fuses hybrid candidates with the hybrid
+index's :func:`~toolrelay.search.hybrid.score_fusion` (given the catalog's median similarity,
+estimated on a sample, since the candidates are only a subset), and filters by a predicate in
+Python, fetching deeper while too few candidates pass.
 """
 
 from __future__ import annotations
@@ -14,11 +16,11 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 from psycopg import Connection, sql
 
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse
 from toolrelay.search.documents import dotted_categories, summarize
+from toolrelay.search.hybrid import score_fusion
 from toolrelay.search.postgres_schema import TOOL_WEIGHTS, Schema, tsquery_text
 from toolrelay.search.prerequisites import prerequisite_links
 from toolrelay.tools.base import ToolDefinition
@@ -27,7 +29,6 @@ __all__ = [
     "AttachedCatalog",
     "SearchPlan",
     "best_hits",
-    "fuse",
     "response_of",
     "run_search",
 ]
@@ -163,11 +164,11 @@ def _fetch(
     if not rows:
         return {}, 0, 0
     median = rows[0][3]
-    fused = fuse(
+    fused = score_fusion(
         np.array([float(r[1]) for r in rows]),
         np.array([float(r[2]) for r in rows]),
-        float(median) if median is not None else 0.0,
         plan.semantic_weight,
+        median=float(median) if median is not None else 0.0,
     )
     scored = {row[0]: float(score) for row, score in zip(rows, fused, strict=True)}
     return scored, sum(s > 0 for s in scored.values()), len(rows)
@@ -263,27 +264,6 @@ def _telling_terms(conn: Connection[Any], plan: SearchPlan) -> list[str]:
     limit = max(_COMMON * plan.catalog_size, _FEW)
     telling = [term for term, df in rows if df <= limit] or [term for term, _ in rows[:1]]
     return telling[:_MAX_TERMS]
-
-
-def fuse(
-    lexical: npt.NDArray[np.float64],
-    semantic: npt.NDArray[np.float64],
-    median: float,
-    weight: float,
-) -> npt.NDArray[np.float64]:
-    """Hybrid scores of candidates from their keyword and semantic scores.
-
-    The rule of :class:`~toolrelay.search.HybridToolIndex`'s score fusion, applied to the
-    candidates rather than the whole catalog: keyword scores over the best one, similarities
-    rescaled so the best candidate gets 1 and ``median`` (the catalog's, estimated on a
-    sample) gets 0, clipped at 0, and mixed by ``weight``.
-    """
-    best = float(lexical.max(initial=0.0))
-    lex = lexical / best if best > 0 else np.zeros_like(lexical)
-    top = float(semantic.max(initial=-1.0))
-    sem = (semantic - median) / (top - median) if top > median else np.zeros_like(semantic)
-    fused: npt.NDArray[np.float64] = (1.0 - weight) * lex + weight * np.clip(sem, 0.0, None)
-    return fused
 
 
 def best_hits(

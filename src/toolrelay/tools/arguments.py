@@ -4,28 +4,30 @@ Blank text means ``{}`` (models often send nothing for tools without parameters)
 not JSON, or JSON that is not an object, raises :class:`~toolrelay.exceptions.InvalidJsonError`;
 values that break the schema raise :class:`~toolrelay.exceptions.ToolArgumentError` with one
 :class:`~toolrelay.exceptions.ArgumentProblem` per field problem, located by a dotted path such
-as ``items.0.sku``, so the model can fix every mistake in one retry.
+as ``items.0.sku``, so the model can fix every mistake in one retry. An argument name the
+schema does not list is one of those problems (``Extra inputs are not permitted``), unless the
+tool's input type accepts unknown keys.
+
+:func:`require_object` is the one place that words "the arguments must be a JSON object"; the
+execution layer's parser uses it too, so the model reads the same sentence whichever layer
+notices.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
 
-__all__ = ["decode_arguments", "validate_arguments"]
+__all__ = ["decode_arguments", "require_object", "validate_arguments"]
 
-_JSON_TYPE_NAMES = {
-    list: "an array",
-    str: "a string",
-    int: "a number",
-    float: "a number",
-    bool: "a boolean",
-    type(None): "null",
-}
+# pydantic's wording for a key that a model with extra="forbid" does not declare, so that
+# every function tool reports an unknown argument the same way.
+_EXTRA_ARGUMENT = "Extra inputs are not permitted"
 
 
 def decode_arguments(tool: str, arguments_json: str) -> dict[str, Any]:
@@ -43,23 +45,57 @@ def decode_arguments(tool: str, arguments_json: str) -> dict[str, Any]:
             location="", message=f"arguments are not valid JSON: {exc}", input=arguments_json
         )
         raise InvalidJsonError(tool, [problem]) from exc
-    if not isinstance(value, dict):
-        kind = _JSON_TYPE_NAMES.get(type(value), type(value).__name__)
-        problem = ArgumentProblem(
-            location="", message=f"arguments must be a JSON object, got {kind}", input=value
-        )
-        raise InvalidJsonError(tool, [problem])
-    return value
+    return require_object(tool, value)
 
 
-def validate_arguments(tool: str, adapter: TypeAdapter[Any], arguments: dict[str, Any]) -> Any:
+def require_object(tool: str, value: Any) -> dict[str, Any]:
+    """Return decoded JSON ``value`` if it is an object.
+
+    Raises:
+        InvalidJsonError: ``value`` is an array, a string, a number, a boolean or null; the
+            problem reads ``Arguments must be a JSON object, not an array.``
+    """
+    if isinstance(value, dict):
+        return value
+    problem = ArgumentProblem(
+        location="",
+        message=f"Arguments must be a JSON object, not {_json_kind(value)}.",
+        input=value,
+    )
+    raise InvalidJsonError(tool, [problem])
+
+
+def validate_arguments(
+    tool: str,
+    adapter: TypeAdapter[Any],
+    arguments: dict[str, Any],
+    *,
+    known: Collection[str] | None = None,
+) -> Any:
     """Validate and coerce decoded arguments with ``adapter``.
+
+    Args:
+        tool: The tool's name, for the error.
+        adapter: Validates and coerces the arguments object.
+        arguments: The decoded arguments.
+        known: The argument names the model may send, for an input type that would drop
+            other keys silently: each other key is reported as a problem after the
+            adapter's own. ``None`` leaves unknown keys to the adapter.
 
     Raises:
         ToolArgumentError: One problem per invalid, missing or unexpected field.
     """
+    unknown = (
+        []
+        if known is None
+        else [
+            ArgumentProblem(location=key, message=_EXTRA_ARGUMENT, input=value)
+            for key, value in arguments.items()
+            if key not in known
+        ]
+    )
     try:
-        return adapter.validate_python(arguments)
+        validated = adapter.validate_python(arguments)
     except ValidationError as exc:
         problems = [
             ArgumentProblem(
@@ -71,4 +107,21 @@ def validate_arguments(tool: str, adapter: TypeAdapter[Any], arguments: dict[str
             )
             for error in exc.errors(include_url=False)
         ]
-        raise ToolArgumentError(tool, problems) from exc
+        raise ToolArgumentError(tool, problems + unknown) from exc
+    if unknown:
+        raise ToolArgumentError(tool, unknown)
+    return validated
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):  # before numbers: bool is an int
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, int | float):
+        return "a number"
+    return type(value).__name__

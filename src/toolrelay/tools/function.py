@@ -113,6 +113,12 @@ class FunctionTool:
         and a consumer returning ``None`` (result ``"Done"``). The description defaults to the
         function's docstring, then the input type's docstring, then the name in words.
 
+        As with :meth:`from_function`, an argument name the schema does not list is reported
+        to the model (``"additionalProperties": false``), even though pydantic would drop it
+        for a model that declares nothing. An input type whose config sets ``extra="allow"``
+        or ``extra="ignore"`` keeps that behaviour, and its schema says
+        ``"additionalProperties": true``.
+
         Raises:
             InvalidToolNameError: The name is invalid.
             ToolDefinitionError: The function does not have one of the accepted shapes.
@@ -187,7 +193,9 @@ class FunctionTool:
         Raises:
             ToolContextError: The function needs a context and none was given.
             InvalidJsonError: The arguments are not a JSON object.
-            ToolArgumentError: The arguments break the schema (one problem per field).
+            ToolArgumentError: The arguments break the schema (one problem per field; an
+                argument name the schema does not list is a problem too, unless the input
+                type declares ``extra="allow"`` or ``extra="ignore"``).
             Exception: Whatever the function itself raises, unchanged.
         """
         schema = self._schema
@@ -196,7 +204,10 @@ class FunctionTool:
         if schema.context_required and not context:
             raise ToolContextError(self.name)
         validated = validate_arguments(
-            self.name, schema.adapter, decode_arguments(self.name, arguments_json)
+            self.name,
+            schema.adapter,
+            decode_arguments(self.name, arguments_json),
+            known=schema.known_arguments,
         )
         kwargs = schema.binding.arguments(validated)
         if schema.context_parameter is not None:

@@ -26,6 +26,7 @@ __all__ = [
     "is_receiver_parameter",
     "read_parameters",
     "resolve_type_hints",
+    "strip_annotated",
     "type_name",
 ]
 
@@ -154,7 +155,7 @@ def is_receiver_parameter(fn: Callable[..., Any]) -> bool:
 
 def is_model_type(hint: Any) -> bool:
     """Whether ``hint`` is a pydantic model class (not a root model) or a dataclass."""
-    hint = _strip_annotated(hint)
+    hint = strip_annotated(hint)
     if not isinstance(hint, type):
         return False
     if issubclass(hint, BaseModel):
@@ -168,16 +169,17 @@ def type_name(hint: Any) -> str:
     return hint.__name__ if isinstance(hint, type) else repr(hint)
 
 
-def _strip_annotated(hint: Any) -> Any:
+def strip_annotated(hint: Any) -> Any:
+    """The type inside ``Annotated[...]`` wrappers (``hint`` itself when there are none)."""
     while typing.get_origin(hint) is typing.Annotated:
         hint = typing.get_args(hint)[0]
     return hint
 
 
 def _union_members(hint: Any) -> tuple[Any, ...]:
-    hint = _strip_annotated(hint)
+    hint = strip_annotated(hint)
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
-        return tuple(_strip_annotated(a) for a in typing.get_args(hint))
+        return tuple(strip_annotated(a) for a in typing.get_args(hint))
     return (hint,)
 
 

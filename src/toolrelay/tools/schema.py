@@ -9,29 +9,53 @@ Two shapes of callable become tools:
 
 Both produce a :class:`FunctionSchema`: the schema shown to the model, a ``TypeAdapter`` that
 validates and coerces the decoded arguments, and an :class:`InputBinding` strategy that maps the
-validated value to call arguments. Only public pydantic API is used.
+validated value to call arguments. Only public pydantic API is used (and, to read a dataclass's
+config and fields, the ``__pydantic_config__`` and ``__pydantic_fields__`` attributes pydantic
+sets on it).
 
-Schemas follow JSON Schema draft 2020-12 with ``"additionalProperties": false`` at the top and
-every ``$defs`` entry hoisted to the top. pydantic's automatic ``"title"`` keys are dropped:
-they repeat the property names and cost tokens on every request. A property is required when
-its parameter has no default (the Python rule); ``@tool(required=[...])`` makes parameters with
-defaults required as well. Parameters typed ``ToolContext`` (or ``ToolContext | None``) are
-injected by the runtime and never appear in the schema.
+Schemas follow JSON Schema draft 2020-12 with every ``$defs`` entry hoisted to the top.
+pydantic's automatic ``"title"`` keys are dropped: they repeat the property names and cost
+tokens on every request. A property is required when its parameter has no default (the Python
+rule); ``@tool(required=[...])`` makes parameters with defaults required as well. Parameters
+typed ``ToolContext`` (or ``ToolContext | None``) are injected by the runtime and never appear
+in the schema.
+
+An argument name the schema does not list is an error the model is told about, for every shape:
+the top level says ``"additionalProperties": false``, and validation reports each unknown key
+as a problem rather than dropping it. pydantic itself would drop the unknown keys of a model or
+dataclass that declares no ``extra`` behaviour; such an input type is held to the schema it
+shows all the same. An input type that declares ``extra="allow"`` or ``extra="ignore"`` in its
+own config keeps that behaviour, and the top level says ``"additionalProperties": true``.
+Nested models keep their own config and schema.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from pydantic import ConfigDict, Field, TypeAdapter, create_model
+from pydantic import (
+    AliasChoices,
+    AliasPath,
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    create_model,
+)
 from pydantic.fields import FieldInfo
 
 from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools.docstrings import DocstringInfo, parse_docstring
-from toolrelay.tools.parameters import is_model_type, read_parameters, type_name
+from toolrelay.tools.parameters import (
+    is_model_type,
+    read_parameters,
+    strip_annotated,
+    type_name,
+)
 
 __all__ = [
     "JSON_SCHEMA_DIALECT",
@@ -87,6 +111,10 @@ class FunctionSchema:
         context_parameter: The parameter that receives the ``ToolContext``, if any.
         context_required: The context parameter does not accept ``None``.
         positional_only: Parameters that must be passed positionally, in order.
+        known_arguments: The argument names accepted at the top level when the adapter
+            itself would drop other keys silently (an input type that declares no ``extra``
+            behaviour); ``None`` when the adapter decides (it forbids unknown keys, or the
+            input type accepts them on purpose).
     """
 
     json_schema: Mapping[str, Any]
@@ -96,6 +124,7 @@ class FunctionSchema:
     context_parameter: str | None = None
     context_required: bool = False
     positional_only: tuple[str, ...] = ()
+    known_arguments: frozenset[str] | None = None
 
 
 def build_function_schema(
@@ -211,9 +240,12 @@ def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> Fu
     if problems:
         raise ToolDefinitionError(tool_name, problems)
     # 4-5. The input type validates itself; its schema is the tool's schema.
-    adapter, raw = _adapter_and_schema(tool_name, lambda: hints[inputs[0].name])
-    # 6. Tidy as for plain functions; the type's own description moves to the tool.
-    schema = _finish(raw)
+    input_type = hints[inputs[0].name]
+    adapter, raw = _adapter_and_schema(tool_name, lambda: input_type)
+    # 6. Tidy as for plain functions; the type's own description moves to the tool. Unknown
+    #    keys are an error unless the type says otherwise (see the module docstring).
+    extra = _declared_extra(input_type)
+    schema = _finish(raw, extra_allowed=extra in ("allow", "ignore"))
     type_description = schema.pop("description", None)
     return FunctionSchema(
         json_schema=schema,
@@ -223,7 +255,57 @@ def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> Fu
         context_parameter=params.context.name if params.context else None,
         context_required=params.context_required,
         positional_only=params.positional_only,
+        known_arguments=_known_arguments(input_type, schema) if extra is None else None,
     )
+
+
+def _declared_extra(input_type: Any) -> str | None:
+    """The ``extra`` behaviour the input type sets in its own config, or ``None``."""
+    input_type = strip_annotated(input_type)
+    config: Mapping[str, Any] = (
+        input_type.model_config
+        if issubclass(input_type, BaseModel)
+        # Pydantic dataclasses and stdlib dataclasses decorated with ``with_config``.
+        else getattr(input_type, "__pydantic_config__", None) or {}
+    )
+    extra = config.get("extra")
+    return extra if isinstance(extra, str) else None
+
+
+def _known_arguments(input_type: Any, schema: Mapping[str, Any]) -> frozenset[str]:
+    """Every top-level key pydantic reads into a field of ``input_type``.
+
+    That is the schema's property names, the other validation aliases, and the field names
+    when the config allows population by name.
+    """
+    input_type = strip_annotated(input_type)
+    known = set(schema["properties"])
+    if issubclass(input_type, BaseModel):
+        config: Mapping[str, Any] = input_type.model_config
+        fields: Mapping[str, FieldInfo] = input_type.model_fields
+        names: Collection[str] = fields.keys()
+    else:
+        config = getattr(input_type, "__pydantic_config__", None) or {}
+        fields = getattr(input_type, "__pydantic_fields__", None) or {}
+        names = [f.name for f in dataclasses.fields(input_type)]
+    for info in fields.values():
+        known.update(_alias_keys(info.validation_alias))
+    if config.get("validate_by_name") or config.get("populate_by_name"):
+        known.update(names)
+    return frozenset(known)
+
+
+def _alias_keys(alias: str | AliasPath | AliasChoices | None) -> set[str]:
+    """The top-level keys a validation alias reads (a path reads its first key)."""
+    if alias is None:
+        return set()
+    choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+    keys = set()
+    for choice in choices:
+        head = choice.path[0] if isinstance(choice, AliasPath) else choice
+        if isinstance(head, str):
+            keys.add(head)
+    return keys
 
 
 # --- fields ----------------------------------------------------------------------------------
@@ -290,7 +372,7 @@ def _tidy(node: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
-def _finish(raw: Mapping[str, Any]) -> dict[str, Any]:
+def _finish(raw: Mapping[str, Any], *, extra_allowed: bool = False) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     body: dict[str, Any] = _tidy(dict(raw), defs)
     ref = body.get("$ref")
@@ -304,7 +386,7 @@ def _finish(raw: Mapping[str, Any]) -> dict[str, Any]:
         "type": "object",
         "properties": body.pop("properties", {}),
         "required": body.pop("required", []),
-        "additionalProperties": False,
+        "additionalProperties": extra_allowed,
     }
     body.pop("type", None)
     body.pop("additionalProperties", None)
