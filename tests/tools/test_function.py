@@ -80,14 +80,14 @@ async def test_invalid_json() -> None:
         await made.call("{not json")
     assert str(caught.value) == (
         "invalid arguments for tool 'describe':\n"
-        "- arguments are not valid JSON: "
-        "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)"
+        "- Arguments are not valid JSON: "
+        "Expecting property name enclosed in double quotes at line 1, column 2."
     )
     assert caught.value.problems == (
         ArgumentProblem(
             location="",
-            message="arguments are not valid JSON: "
-            "Expecting property name enclosed in double quotes: line 1 column 2 (char 1)",
+            message="Arguments are not valid JSON: "
+            "Expecting property name enclosed in double quotes at line 1, column 2.",
             input="{not json",
         ),
     )

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from toolrelay.exceptions import ArgumentProblem, InvalidJsonError
-from toolrelay.tools.arguments import require_object
+from toolrelay.tools.arguments import load_json, require_object
 
 __all__ = ["ParsedArguments", "parse_arguments"]
 
@@ -38,7 +37,7 @@ def parse_arguments(tool_name: str, text: str) -> ParsedArguments:
     """
     if not text or not text.strip():
         return ParsedArguments(text="{}", values=MappingProxyType({}))
-    value = _load(tool_name, text)
+    value = load_json(tool_name, text)
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
             inner = json.loads(value)
@@ -47,21 +46,3 @@ def parse_arguments(tool_name: str, text: str) -> ParsedArguments:
         if isinstance(inner, dict):
             text, value = value, inner
     return ParsedArguments(text=text, values=MappingProxyType(require_object(tool_name, value)))
-
-
-def _load(tool_name: str, text: str) -> Any:
-    error: Exception
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        problem = (
-            f"Arguments are not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
-        )
-        error = exc
-    except RecursionError as exc:
-        problem, error = "Arguments are nested too deeply.", exc
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        problem, error = f"Arguments are not usable JSON: {exc}.", exc
-    raise InvalidJsonError(
-        tool_name, [ArgumentProblem(location="", message=problem, input=text)]
-    ) from error

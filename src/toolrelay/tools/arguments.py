@@ -23,7 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
 
-__all__ = ["decode_arguments", "require_object", "validate_arguments"]
+__all__ = ["decode_arguments", "load_json", "require_object", "validate_arguments"]
 
 # pydantic's wording for a key that a model with extra="forbid" does not declare, so that
 # every function tool reports an unknown argument the same way.
@@ -38,14 +38,31 @@ def decode_arguments(tool: str, arguments_json: str) -> dict[str, Any]:
     """
     if not arguments_json or not arguments_json.strip():
         return {}
+    return require_object(tool, load_json(tool, arguments_json))
+
+
+def load_json(tool: str, text: str) -> Any:
+    """Decode the model's argument text (any JSON value).
+
+    Raises:
+        InvalidJsonError: The text is not JSON; the problem names where it breaks, e.g.
+            ``Arguments are not valid JSON: Expecting value at line 1, column 9.``
+    """
+    error: Exception
     try:
-        value = json.loads(arguments_json)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, too-deep or too-long input
-        problem = ArgumentProblem(
-            location="", message=f"arguments are not valid JSON: {exc}", input=arguments_json
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = (
+            f"Arguments are not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
         )
-        raise InvalidJsonError(tool, [problem]) from exc
-    return require_object(tool, value)
+        error = exc
+    except RecursionError as exc:
+        problem, error = "Arguments are nested too deeply.", exc
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        problem, error = f"Arguments are not usable JSON: {exc}.", exc
+    raise InvalidJsonError(
+        tool, [ArgumentProblem(location="", message=problem, input=text)]
+    ) from error
 
 
 def require_object(tool: str, value: Any) -> dict[str, Any]:
