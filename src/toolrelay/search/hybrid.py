@@ -70,8 +70,8 @@ class HybridToolIndex(ScoringToolIndex):
             # The factory knows the backends; this module does not import them.
             from toolrelay.search import factory
 
-            lexical = lexical or factory.lexical_index()
-            semantic = semantic or factory.semantic_index()
+            lexical = lexical if lexical is not None else factory.lexical_index()
+            semantic = semantic if semantic is not None else factory.semantic_index()
         if not 0.0 <= semantic_weight <= 1.0:
             raise ConfigurationError(f"semantic_weight must be in [0, 1], not {semantic_weight}")
         self.lexical = lexical
