@@ -5,7 +5,9 @@ index. Here the five benchmark catalogs are concatenated (their tool names are u
 sources) and each source's dev queries are run against the whole pool with toolrelay's
 default index and with BM25, next to the same index over the source's own catalog. The
 difference is what the other sources' tools (and, for the embeddings, the model chosen for a
-mixed catalog) cost each source.
+mixed catalog) cost each source. A third figure, the source in the pool of the catalogs of its
+own language only (the three English ones, or the two Chinese ones), separates what mixing
+languages costs from what more tools of the same language cost.
 
 Used by ``run.py --pooled``; the result is the ``pooled`` entry of
 ``benchmarks/results/retrieval.json``.
@@ -22,6 +24,7 @@ from typing import Any
 from toolrelay.search import BM25ToolIndex, HybridToolIndex, ToolIndex
 from toolrelay.search.auto_embedder import any_embedder_available
 from toolrelay.search.evaluation import EvalDataset, evaluate, load_dataset
+from toolrelay.tools.language import catalog_language
 
 MAX_LOSS = 3.0
 """Target: the default index loses at most this many NDCG@10 points on any source."""
@@ -142,5 +145,22 @@ def run_pooled(data: Path, names: Sequence[str], lenient: Collection[str]) -> di
                 f"{scores['Complete@5']:5.1f}",
                 flush=True,
             )
+        for group in _by_language(datasets):
+            if len(group) in (1, len(datasets)):
+                continue  # the same as alone, or as the whole pool
+            same = pool(group)
+            index = make()
+            index.index(same)
+            for dataset in group:
+                scores = _metrics(index, same, dataset, dataset.name in lenient)
+                scores["tools"] = len(same)
+                entry["sources"][dataset.name]["language_pool"] = scores
         out["systems"][label] = entry
     return out
+
+
+def _by_language(datasets: Sequence[EvalDataset]) -> list[list[EvalDataset]]:
+    groups: dict[str, list[EvalDataset]] = {}
+    for dataset in datasets:
+        groups.setdefault(catalog_language(dataset.tools), []).append(dataset)
+    return list(groups.values())

@@ -7,30 +7,15 @@ that a missing peer is reported clearly instead.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
 
-PEERS_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "retrieval" / "peers.py"
+from ._scripts import RETRIEVAL, load_script
 
-
-def _load_peers() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmark_retrieval_peers", PEERS_FILE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-peers = _load_peers()
+peers = load_script(RETRIEVAL / "peers.py", "benchmark_retrieval_peers")
 AVAILABLE: dict[str, str | None] = peers.available_peers()
 
 # Each description shares no word with the others or with the query, except the one tool the

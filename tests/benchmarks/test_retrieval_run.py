@@ -6,10 +6,6 @@ numbers end up in ``benchmarks/results/retrieval.json`` and ``docs/benchmarks.md
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -17,20 +13,9 @@ import pytest
 from toolrelay.search.evaluation import EvalDataset
 from toolrelay.tools.base import ToolDefinition
 
-RUN_FILE = Path(__file__).resolve().parents[2] / "benchmarks" / "retrieval" / "run.py"
+from ._scripts import RETRIEVAL, load_script
 
-
-def _load_run() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("benchmark_retrieval_run", RUN_FILE)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-run = _load_run()
+run = load_script(RETRIEVAL / "run.py", "benchmark_retrieval_run")
 
 
 def _metrics(ndcg: float, complete: float) -> dict[str, float]:
@@ -158,3 +143,18 @@ def test_pool_refuses_a_name_in_two_sources() -> None:
     assert [t.name for t in run.pooled.pool([first])] == ["send_message"]
     with pytest.raises(ValueError, match="'send_message' is in both a and b"):
         run.pooled.pool([first, second])
+
+
+def test_pooled_section_separates_what_mixing_languages_costs() -> None:
+    pooled = _pooled({"bfcl": 20.0, "acebench_zh": 1.0})
+    sources = pooled["systems"]["toolrelay hybrid (default)"]["sources"]
+    # bfcl: 80 alone, 62 among English catalogs, 60 among all: 2.0 of its 20 points from mixing
+    sources["bfcl"]["language_pool"] = {**_metrics(62.0, 61.0), "tools": 5158}
+    lines = run.report.pooled_section(pooled)
+
+    bfcl = next(line for line in lines if line.startswith("| bfcl"))
+    assert bfcl.endswith("| 62.0 (5,158 tools) | -2.0 |")
+    acebench = next(line for line in lines if line.startswith("| acebench_zh"))
+    assert acebench.endswith("| – | – |")
+    verdict = next(line for line in lines if line.startswith("Target missed"))
+    assert "Mixing languages costs the default index at most 2.0 NDCG@10 points" in verdict
