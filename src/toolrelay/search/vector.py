@@ -34,6 +34,7 @@ from toolrelay.search.auto_embedder import (
     catalog_embedder,
 )
 from toolrelay.search.cache import EmbeddingCache, embedding_key
+from toolrelay.search.cjk import CJK_RUN
 from toolrelay.search.documents import ToolText
 from toolrelay.search.embedders import Embedder
 from toolrelay.search.scoring import Scores, ScoringToolIndex
@@ -47,8 +48,6 @@ _EMBED_CHUNK = 256  # documents per embedder call; each chunk is cached as soon 
 _QUERY_MEMO = 256  # recent query vectors kept in memory
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 _MIN_SENTENCE_WORDS = 3  # shorter pieces ("Thanks!", "谢谢！") carry no intent of their own
-# A Chinese word is one or two characters, written without spaces: count two per word.
-_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _MAX_SENTENCES = 8
 
 
@@ -236,9 +235,12 @@ def _model_key(embedder: Embedder) -> str:
 
 
 def _words(sentence: str) -> int:
-    """Roughly how many words ``sentence`` has, in any language."""
-    han = len(_HAN.findall(sentence))
-    return len(_HAN.sub(" ", sentence).split()) + han // 2
+    """Roughly how many words ``sentence`` has, in any language.
+
+    A Chinese word is one or two characters, written without spaces: two count as one.
+    """
+    cjk = sum(len(run) for run in CJK_RUN.findall(sentence))
+    return len(CJK_RUN.sub(" ", sentence).split()) + cjk // 2
 
 
 def _normalized(vectors: npt.NDArray[Any]) -> npt.NDArray[np.float32]:
