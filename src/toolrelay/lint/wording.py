@@ -12,11 +12,12 @@ from __future__ import annotations
 import re
 
 from toolrelay.lint.verbs import MUTATING_VERBS, READ_VERBS, description_mutating_verb, inflections
+from toolrelay.tools.language import HAN
 
 __all__ = ["says_what", "says_what_not", "says_when", "word_count", "words"]
 
 _LATIN_WORD = re.compile(r"[^\W_]+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{HAN}]")
 
 _WHEN = re.compile(
     r"\b(?:use[ds]?|using|when|whenever|if|unless|useful|helpful|ideal|intended|designed|"

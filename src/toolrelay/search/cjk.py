@@ -31,6 +31,8 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import cast
 
+from toolrelay.tools.language import HAN, HANGUL, KANA
+
 __all__ = [
     "CHINESE_STOP_WORDS",
     "CJK_RUN",
@@ -42,17 +44,9 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-# Code points, as regex class contents. Han: unified ideographs and their extensions,
-# compatibility ideographs, 々 (iteration mark) and 〇 (ideographic zero).
-_HAN = "\u3005\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
-# Hiragana, katakana (with ー), katakana extensions, half-width katakana.
-_KANA = "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
-# Hangul syllables and jamo.
-_HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
-
-CJK_RUN = re.compile(f"[{_HAN}{_KANA}{_HANGUL}]+")
+CJK_RUN = re.compile(f"[{HAN}{KANA}{HANGUL}]+")
 """A run of CJK characters: one unit of analysis, as a word is in spaced languages."""
-_HAN_RUN = re.compile(f"[{_HAN}]+")
+_HAN_RUN = re.compile(f"[{HAN}]+")
 
 # Words that say nothing about which tool is meant: particles, pronouns and the frames of a
 # request (请 / 帮我 / 我想 / 一下 / 可以: "please", "help me", "I want", "a bit", "can").

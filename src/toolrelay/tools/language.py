@@ -29,7 +29,17 @@ from typing import Literal
 from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["CHINESE_THRESHOLD", "Language", "catalog_language", "cjk_share", "replace_texts"]
+__all__ = [
+    "BOPOMOFO",
+    "CHINESE_THRESHOLD",
+    "HAN",
+    "HANGUL",
+    "KANA",
+    "Language",
+    "catalog_language",
+    "cjk_share",
+    "replace_texts",
+]
 
 Language = Literal["en", "zh"]
 """A language of tool texts: ``"en"`` (English, the default) or ``"zh"`` (Chinese)."""
@@ -41,12 +51,18 @@ Chinese tool descriptions keep English identifiers (``refund.find_orders``, ``RF
 ``YYYY-MM-DD``) and still come out well above 0.5; English ones are at 0.
 """
 
-# Han ideographs (the unified block, extensions A to G, compatibility ideographs), Bopomofo,
-# kana and hangul: the scripts of Chinese, Japanese and Korean text.
-_CJK = re.compile(
-    "[\u1100-\u11ff\u3040-\u30ff\u3100-\u312f\u3130-\u318f\u31a0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0003134f]"
-)
+# The scripts of Chinese, Japanese and Korean text, as regex class contents, shared by every
+# module that looks for them (search analysis, lint wording).
+HAN = "\u3005\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"
+"""Han ideographs: the unified block and extensions A to G, compatibility ideographs, 々, 〇."""
+KANA = "\u3040-\u309f\u30a0-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+"""Hiragana, katakana (with ー), katakana extensions, half-width katakana."""
+HANGUL = "\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
+"""Hangul syllables and jamo."""
+BOPOMOFO = "\u3100-\u312f\u31a0-\u31bf"
+"""Bopomofo (zhuyin), the phonetic script of Chinese."""
+
+_CJK = re.compile(f"[{HAN}{KANA}{HANGUL}{BOPOMOFO}]")
 # Letters and digits of any script ("_" and punctuation are not): the share's denominator.
 _WORD_CHARACTER = re.compile(r"[^\W_]")
 
