@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 
 import pytest
 from hypothesis import given
@@ -13,6 +14,7 @@ from toolrelay.memory import (
     MessageWindowChatMemory,
     apply_window,
 )
+from toolrelay.memory.window import STORED_WINDOWS
 from toolrelay.messages import (
     AssistantMessage,
     Message,
@@ -165,3 +167,38 @@ async def test_concurrent_appends_to_one_conversation_are_not_lost() -> None:
         "c",
         *(f"other-{n}" for n in range(5)),
     ]
+
+
+class AppendingRepository(InMemoryChatMemoryRepository):
+    """An in-memory repository with an atomic append, recording how it is used."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.appends: list[tuple[str, int, int | None]] = []
+        self.saves = 0
+
+    async def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
+        self.saves += 1
+        await super().save_all(conversation_id, messages)
+
+    async def append(
+        self, conversation_id: str, messages: Sequence[Message], *, keep_last: int | None = None
+    ) -> int:
+        self.appends.append((conversation_id, len(messages), keep_last))
+        stored = [*await self.find_by_conversation_id(conversation_id), *messages]
+        await super().save_all(conversation_id, stored[-keep_last:] if keep_last else stored)
+        return len(stored)
+
+
+async def test_an_appending_repository_is_appended_to_not_rewritten() -> None:
+    repository = AppendingRepository()
+    memory = MessageWindowChatMemory(repository, max_messages=2)
+    await memory.add("c1", [UserMessage(text="1"), AssistantMessage(text="2")])
+    await memory.add("c1", [UserMessage(text="3")])
+    assert repository.appends == [("c1", 2, 2 * STORED_WINDOWS), ("c1", 1, 2 * STORED_WINDOWS)]
+    assert repository.saves == 0
+    assert await memory.get("c1") == [AssistantMessage(text="2"), UserMessage(text="3")]
+    # a new system message replaces the stored ones: read, trim and save, as before
+    await memory.add("c1", [SystemMessage(text="be brief")])
+    assert repository.saves == 1
+    assert await memory.get("c1") == [UserMessage(text="3"), SystemMessage(text="be brief")]

@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 from toolrelay.memory import ChatMemoryRepository, MessageWindowChatMemory
+from toolrelay.memory.window import STORED_WINDOWS
 from toolrelay.messages import (
     AssistantMessage,
     Message,
@@ -145,6 +146,35 @@ async def test_the_message_window_memory_runs_on_it(repo: RedisChatMemoryReposit
     ]
     await memory.clear("c1")
     assert await repo.find_by_conversation_id("c1") == []
+
+
+async def test_window_memories_of_several_workers_lose_no_message(
+    redis_url: str, prefix: str
+) -> None:
+    repos = [RedisChatMemoryRepository(redis_url, prefix=prefix) for _ in range(4)]
+    # one memory per worker: their in-process locks cannot see each other
+    memories = [MessageWindowChatMemory(r, max_messages=100) for r in repos]
+
+    async def turn(worker: int, n: int) -> None:
+        memory = memories[worker]
+        await memory.add("shared", [UserMessage(text=f"w{worker}-{n}-q")])
+        await memory.add("shared", [AssistantMessage(text=f"w{worker}-{n}-a")])
+
+    await asyncio.gather(*(turn(w, n) for w in range(4) for n in range(10)))
+    texts = {getattr(m, "text", None) for m in await memories[0].get("shared")}
+    assert len(texts) == 80  # a read-trim-save from each worker would overwrite the others
+    for r in repos:
+        await r.aclose()
+
+
+async def test_appending_keeps_a_bounded_store_and_a_whole_window(
+    repo: RedisChatMemoryRepository,
+) -> None:
+    memory = MessageWindowChatMemory(repo, max_messages=3)
+    for n in range(20):
+        await memory.add("c1", [UserMessage(text=f"q{n}"), AssistantMessage(text=f"a{n}")])
+    assert await repo.count("c1") == 3 * STORED_WINDOWS
+    assert [getattr(m, "text", None) for m in await memory.get("c1")] == ["a18", "q19", "a19"]
 
 
 async def test_ttl_expires_conversations_and_their_ids(redis_url: str, prefix: str) -> None:

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from toolrelay.messages import Message
 
-__all__ = ["CONVERSATION_ID", "ChatMemory", "ChatMemoryRepository"]
+__all__ = ["CONVERSATION_ID", "AppendingRepository", "ChatMemory", "ChatMemoryRepository"]
 
 CONVERSATION_ID = "conversation_id"
 """The advisor parameter (request context key) naming the conversation."""
@@ -37,6 +37,25 @@ class ChatMemoryRepository(Protocol):
 
     async def delete_by_conversation_id(self, conversation_id: str) -> None:
         """Forget a conversation (no error when it is unknown)."""
+        ...
+
+
+@runtime_checkable
+class AppendingRepository(Protocol):
+    """A repository that can also add messages at the end of a conversation atomically.
+
+    Several workers appending to one conversation then never lose each other's messages, as
+    a read-modify-save could (e.g. ``RedisChatMemoryRepository``).
+    """
+
+    async def append(
+        self, conversation_id: str, messages: Sequence[Message], *, keep_last: int | None = None
+    ) -> int:
+        """Add ``messages`` in one piece; then keep only the last ``keep_last`` messages.
+
+        Returns:
+            How many messages the conversation holds now.
+        """
         ...
 
 

@@ -12,13 +12,18 @@ import asyncio
 import weakref
 from collections.abc import Sequence
 
-from toolrelay.memory.base import ChatMemoryRepository
+from toolrelay.memory.base import AppendingRepository, ChatMemoryRepository
 from toolrelay.memory.in_memory import InMemoryChatMemoryRepository
 from toolrelay.messages import AssistantMessage, Message, SystemMessage, ToolResponseMessage
 
-__all__ = ["DEFAULT_MAX_MESSAGES", "MessageWindowChatMemory", "apply_window"]
+__all__ = ["DEFAULT_MAX_MESSAGES", "STORED_WINDOWS", "MessageWindowChatMemory", "apply_window"]
 
 DEFAULT_MAX_MESSAGES = 20
+
+STORED_WINDOWS = 4
+"""With an appending repository, how many windows' worth of messages stay stored: the store
+cuts by count, which may split a tool exchange at the oldest end; the window applied on
+reading then drops the stray half, with room to spare."""
 
 
 def _units(messages: Sequence[Message]) -> list[list[int]]:
@@ -77,6 +82,10 @@ class MessageWindowChatMemory:
 
     Concurrent calls for one conversation on one event loop are serialised, so appends from
     parallel requests are never lost; different conversations never wait for each other.
+    Across processes, a repository with an atomic ``append``
+    (:class:`~toolrelay.memory.base.AppendingRepository`, e.g. Redis) is appended to instead
+    of read, trimmed and saved, so workers sharing a conversation never lose a message; it
+    stores up to :data:`STORED_WINDOWS` windows and the window is applied when reading.
     """
 
     def __init__(
@@ -108,9 +117,14 @@ class MessageWindowChatMemory:
         """Append ``messages``, then trim the conversation to the window."""
         if not messages:
             return
+        replaces_system = any(isinstance(m, SystemMessage) for m in messages)
+        if isinstance(self.repository, AppendingRepository) and not replaces_system:
+            keep = self.max_messages * STORED_WINDOWS
+            await self.repository.append(conversation_id, list(messages), keep_last=keep)
+            return
         async with self._lock(conversation_id):
             stored = await self.repository.find_by_conversation_id(conversation_id)
-            if any(isinstance(m, SystemMessage) for m in messages):
+            if replaces_system:
                 stored = [m for m in stored if not isinstance(m, SystemMessage)]
             combined = [*stored, *messages]
             await self.repository.save_all(

@@ -102,9 +102,9 @@ class RedisChatMemoryRepository(RedisStore):
         timeout: Seconds to connect and to wait for each reply.
 
     Every message type, tool calls and tool responses included, comes back exactly as saved.
-    Use it under :class:`~toolrelay.memory.MessageWindowChatMemory` like any repository (that
-    memory reads, trims and saves a conversation, so two workers must not run turns of the
-    *same* conversation at the same time), or call :meth:`append` where writers may race.
+    Use it under :class:`~toolrelay.memory.MessageWindowChatMemory` like any repository: that
+    memory appends with :meth:`append`, so workers running turns of the *same* conversation at
+    the same time lose no message.
 
     Raises:
         ConfigurationError: ``ttl`` or ``timeout`` is not positive.
