@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.gateway import (
     ApprovalSettings,
@@ -38,6 +39,7 @@ timeout = 30
 index = "bm25"
 max_results = 3
 min_score = 0.5
+min_relative_score = 0.25
 language = "zh"
 
 [context]
@@ -64,7 +66,7 @@ module = "examples.refund_desk"
     assert config.name == "desk"
     assert config.timeout == 30.0
     assert config.search == SearchSettings(
-        index="bm25", max_results=3, min_score=0.5, language="zh"
+        index="bm25", max_results=3, min_score=0.5, min_relative_score=0.25, language="zh"
     )
     assert dict(config.context) == {"tenant_id": "acme"}
     payments, tickets = config.servers
@@ -79,6 +81,7 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.search == SearchSettings()
     assert config.search.index == "auto"
     assert config.search.language == "auto"
+    assert config.search.min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
     assert config.modules == ()
 
 
@@ -96,6 +99,22 @@ def test_defaults(tmp_path: Path) -> None:
         ('[[servers]]\nname = "x"\n', "either a command"),
         ("servers = 3\n", "array of tables"),
         ("[gateway]\ntimeout = -1\n" + demo_server_table(), "timeout"),
+        (
+            '[search]\nmin_relative_score = "half"\n' + demo_server_table(),
+            r"\[search\] min_relative_score must be a number",
+        ),
+        (
+            "[search]\nmin_relative_score = true\n" + demo_server_table(),
+            r"\[search\] min_relative_score must be a number",
+        ),
+        (
+            "[search]\nmin_relative_score = 1.5\n" + demo_server_table(),
+            r"\[search\] min_relative_score must be between 0 and 1 .*, not 1.5",
+        ),
+        (
+            "[search]\nmin_relative_score = -0.5\n" + demo_server_table(),
+            r"\[search\] min_relative_score must be between 0 and 1 .*, not -0.5",
+        ),
     ],
 )
 def test_invalid_files_name_the_file_and_the_problem(
@@ -112,6 +131,23 @@ def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
         load_gateway_config(tmp_path / "missing.toml")
     with pytest.raises(LoadError, match="not valid TOML"):
         load_gateway_config(write(tmp_path, "[gateway\n"))
+
+
+@pytest.mark.parametrize(("value", "expected"), [("0", 0.0), ("1", 1.0), ("0.75", 0.75)])
+def test_min_relative_score_takes_the_bounds_and_integers(
+    tmp_path: Path, value: str, expected: float
+) -> None:
+    text = f"[search]\nmin_relative_score = {value}\n" + demo_server_table()
+    assert parse_gateway_config(tomllib.loads(text), base_dir=tmp_path).search == SearchSettings(
+        min_relative_score=expected
+    )
+
+
+@pytest.mark.parametrize("fraction", [-0.01, 1.01])
+def test_search_settings_check_min_relative_score(fraction: float) -> None:
+    with pytest.raises(ConfigurationError, match="min_relative_score must be between 0 and 1"):
+        SearchSettings(min_relative_score=fraction)
+    assert SearchSettings(min_relative_score=None).min_relative_score is None  # off
 
 
 def test_a_config_needs_tools() -> None:

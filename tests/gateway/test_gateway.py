@@ -1,16 +1,20 @@
-"""The gateway's search and calls over in-process catalogs: permissions, errors, changes."""
+"""The gateway's search and calls over in-process catalogs: permissions, errors, changes,
+the relative score cut-off."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.tool_search_access import DEFAULT_UNAVAILABLE_MESSAGE, unavailable_text
 from toolrelay.exceptions import ConfigurationError, DuplicateToolError
-from toolrelay.gateway import CALL_TOOL_NAME, ToolGateway
+from toolrelay.gateway import CALL_TOOL_NAME, ToolGateway, open_gateway, parse_gateway_config
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
 
@@ -177,3 +181,83 @@ async def test_duplicate_names_across_sources_are_an_error() -> None:
 def test_max_results_is_checked() -> None:
     with pytest.raises(ConfigurationError, match="max_results"):
         ToolGateway(catalog(), max_results=11)
+
+
+@pytest.mark.parametrize("fraction", [-0.1, 1.5, float("nan")])
+def test_min_relative_score_is_checked(fraction: float) -> None:
+    with pytest.raises(ConfigurationError, match="min_relative_score"):
+        ToolGateway(catalog(), min_relative_score=fraction)
+
+
+# Scores clearly apart for QUERY (BM25): cancel shares all its words, refund "refund card
+# payment" (about 0.7 of cancel's score), status and history only "order", in their text or
+# their parameter's name (under 0.05 of it).
+@tool(name="orders.cancel")
+def cancel_order(order_id: str) -> str:
+    """Cancel an unshipped order and refund its card payment."""
+    return order_id
+
+
+@tool(name="orders.refund")
+def refund_order(order_id: str) -> str:
+    """Refund a card payment."""
+    return order_id
+
+
+@tool(name="orders.status", read_only=True)
+def order_status(order_id: str) -> str:
+    """Where an order is: packed, shipped or delivered."""
+    return order_id
+
+
+@tool(name="customers.history", read_only=True)
+def purchase_history(customer_id: str) -> str:
+    """List a customer's past purchases and their orders, newest first."""
+    return customer_id
+
+
+QUERY = "cancel the order and refund the card payment"
+RANKED = ["orders.cancel", "orders.refund", "orders.status", "customers.history"]
+
+
+def ranked_tools(spec: str = "orders") -> Sequence[Tool]:
+    return as_tools(cancel_order, refund_order, order_status, purchase_history)
+
+
+@pytest.mark.parametrize(
+    ("fraction", "expected"),
+    [(None, RANKED), (0.0, RANKED), (0.3, RANKED[:2]), (0.9, RANKED[:1])],
+)
+async def test_search_drops_hits_under_a_fraction_of_the_best_score(
+    fraction: float | None, expected: list[str]
+) -> None:
+    gateway = ToolGateway(ToolCatalog(ranked_tools()), min_relative_score=fraction)
+    assert [f.name for f in await gateway.search(QUERY, max_results=10)] == expected
+
+
+async def test_by_default_the_cut_off_is_the_advisors() -> None:
+    gateway = ToolGateway(ToolCatalog(ranked_tools()))
+    assert gateway.min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
+    assert [f.name for f in await gateway.search(QUERY)] == RANKED[:2]
+    # What the client reads is cut as well: two definitions instead of four.
+    search_tool, _ = gateway.tools()
+    answer = json.loads(await search_tool.call(json.dumps({"query": QUERY, "max_results": 10})))
+    assert [hit["name"] for hit in answer] == RANKED[:2]
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("", RANKED[:2]),
+        ("min_relative_score = 0", RANKED),
+        ("min_relative_score = 0.9", RANKED[:1]),
+    ],
+)
+async def test_a_served_gateway_uses_the_configured_cut_off(
+    tmp_path: Path, setting: str, expected: list[str]
+) -> None:
+    text = f'[search]\nindex = "bm25"\n{setting}\n[[modules]]\nmodule = "orders"\n'
+    config = parse_gateway_config(tomllib.loads(text), base_dir=tmp_path)
+    async with open_gateway(config, module_loader=ranked_tools) as gateway:
+        assert gateway.min_relative_score == config.search.min_relative_score
+        assert [f.name for f in await gateway.search(QUERY)] == expected

@@ -11,6 +11,7 @@
     index = "bm25"            # regex | bm25 | vector | hybrid | auto (the default)
     max_results = 5           # hits per search when the client does not say (1-10)
     min_score = 0.5           # drop weaker hits (on the index's own scale)
+    min_relative_score = 0.5  # drop hits under this fraction of the best hit's score; 0 keeps all
     language = "auto"         # of the texts clients read: auto (the catalog's), en, zh
 
     [context]                 # tool context of every call; overrides a request's _meta
@@ -47,6 +48,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, cast, get_args
 
+from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.search_texts import SearchLanguage
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution.idempotency import DEFAULT_LEASE, DEFAULT_WAIT
@@ -91,6 +93,9 @@ class SearchSettings:
         index: The kind of index (see :data:`INDEX_KINDS`).
         max_results: Hits per search when the client does not say.
         min_score: Hits scoring below this are dropped; ``None`` keeps all.
+        min_relative_score: Hits scoring below this fraction (0-1) of the best hit's score
+            are dropped; ``None`` (or ``0``, as TOML has no null) keeps all. See
+            :class:`~toolrelay.gateway.gateway.ToolGateway` for why it is on by default.
         language: The language of what clients read besides the catalog (the two tools'
             texts, the "not available" answer, the default instructions): ``"auto"`` (the
             catalog's language, see :mod:`toolrelay.gateway.texts`), ``"en"`` or ``"zh"``.
@@ -99,6 +104,7 @@ class SearchSettings:
     index: str = "auto"
     max_results: int = DEFAULT_MAX_RESULTS
     min_score: float | None = None
+    min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE
     language: SearchLanguage = "auto"
 
     def __post_init__(self) -> None:
@@ -112,6 +118,12 @@ class SearchSettings:
             )
         if not 1 <= self.max_results <= MAX_RESULTS_LIMIT:
             raise ConfigurationError(f"max_results must be between 1 and {MAX_RESULTS_LIMIT}")
+        ratio = self.min_relative_score
+        if ratio is not None and not 0.0 <= ratio <= 1.0:
+            raise ConfigurationError(
+                f"[search] min_relative_score must be between 0 and 1 (a fraction of the best "
+                f"hit's score), not {ratio}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -190,7 +202,7 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
     gateway = _table(data, "gateway")
     _only(gateway, "gateway", ("name", "instructions", "timeout"))
     search = _table(data, "search")
-    _only(search, "search", ("index", "max_results", "min_score", "language"))
+    _only(search, "search", ("index", "max_results", "min_score", "min_relative_score", "language"))
     servers = [
         McpServerConfig.from_mapping(entry, base_dir=base_dir) for entry in _tables(data, "servers")
     ]
@@ -200,6 +212,7 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
     ]
     timeout = gateway.get("timeout")
     min_score = search.get("min_score")
+    relative = search.get("min_relative_score", DEFAULT_MIN_RELATIVE_SCORE)
     return GatewayConfig(
         name=_text(gateway, "name", "gateway") or "toolrelay-gateway",
         instructions=_text(gateway, "instructions", "gateway"),
@@ -210,6 +223,7 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
             index=_text(search, "index", "search") or "auto",
             max_results=int(_number(search.get("max_results", DEFAULT_MAX_RESULTS), "max_results")),
             min_score=None if min_score is None else _number(min_score, "[search] min_score"),
+            min_relative_score=_number(relative, "[search] min_relative_score"),
             language=cast(SearchLanguage, _text(search, "language", "search") or "auto"),
         ),
         context=_table(data, "context"),

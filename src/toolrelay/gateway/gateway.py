@@ -3,7 +3,8 @@
 A client sees two tools instead of hundreds:
 
 - ``tool_search(query, max_results?, category?)``: the best permitted tools for a query, each
-  with its name, full description and input schema, best first;
+  with its name, full description and input schema, best first (none scoring under
+  ``min_relative_score``, half the best one's score by default);
 - ``call_tool(name, arguments)``: runs one of them; the result (or error) is the tool's.
 
 Both run under the same rules as the in-process
@@ -43,8 +44,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.search_texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
-from toolrelay.client.search_tool import TOOL_SEARCH_NAME
+from toolrelay.client.search_tool import TOOL_SEARCH_NAME, check_search_options
 from toolrelay.client.tool_search_access import (
     Authorizer,
     CatalogSnapshot,
@@ -71,7 +73,7 @@ from toolrelay.gateway.texts import (
 )
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.search.base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT, SearchRequest, ToolIndex
+from toolrelay.search.base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
 from toolrelay.tools.base import ToolDefinition
 
@@ -141,6 +143,11 @@ class ToolGateway:
         authorize: Whether a call may run (``True``, or ``False``/a reason to deny).
         max_results: Hits per search when the client does not say (1-10).
         min_score: Drop hits scoring below this, on the index's own scale.
+        min_relative_score: Drop hits scoring below this fraction of the best hit's score
+            (0-1; ``None`` keeps them). Every hit is a whole definition, input schema
+            included, that the client pays for in tokens, so weak ones are left out by
+            default: 0.5, as in :class:`~toolrelay.client.ToolSearchAdvisor`, whose docs and
+            docs/tool-search.md give what the cut-off costs in recall.
         tool_calling_manager: Runs the calls, with its interceptors. When omitted, one with
             the gateway's default interceptors (:func:`gateway_interceptors
             <toolrelay.gateway.side_effects.gateway_interceptors>`): results of idempotent
@@ -155,7 +162,8 @@ class ToolGateway:
             :mod:`toolrelay.gateway.policy`).
 
     Raises:
-        ConfigurationError: ``max_results`` is out of range, or ``language`` is unknown.
+        ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range, or
+            ``language`` is unknown.
     """
 
     def __init__(
@@ -167,16 +175,14 @@ class ToolGateway:
         authorize: Authorizer | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
         min_score: float | None = None,
+        min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
         tool_calling_manager: ToolCallingManager | None = None,
         guards: Sequence[ToolCallGuard] = (),
         language: SearchLanguage | GatewayTexts = "auto",
         unavailable_message: str | FromLanguage = FROM_LANGUAGE,
         policies: Sequence[ToolPolicy] = (),
     ) -> None:
-        if not 1 <= max_results <= MAX_RESULTS_LIMIT:
-            raise ConfigurationError(
-                f"max_results must be between 1 and {MAX_RESULTS_LIMIT}, not {max_results}"
-            )
+        check_search_options(max_results, min_relative_score)
         self.catalogs = (catalogs,) if isinstance(catalogs, ToolCatalog) else tuple(catalogs)
         if index is None:
             from toolrelay.search.factory import lexical_index
@@ -187,6 +193,7 @@ class ToolGateway:
         self.authorize = authorize
         self.max_results = max_results
         self.min_score = min_score
+        self.min_relative_score = min_relative_score
         self.manager = tool_calling_manager or ToolCallingManager(
             interceptors=gateway_interceptors()
         )
@@ -231,23 +238,17 @@ class ToolGateway:
             query=query,
             max_results=max_results if max_results is not None else self.max_results,
             min_score=self.min_score,
+            min_relative_score=self.min_relative_score,
             allowed=view.allowed(),
             category=category or None,
         )
         # Off the loop: a semantic index embeds the query.
         response = await asyncio.to_thread(self.index.search, request)
-        found = []
-        for hit in response.hits:
-            definition = snapshot.tools[hit.name].definition
-            found.append(
-                FoundTool(
-                    name=definition.name,
-                    description=definition.description,
-                    input_schema=definition.input_schema,
-                    score=hit.score,
-                )
-            )
-        return found
+        hits = [(snapshot.tools[hit.name].definition, hit.score) for hit in response.hits]
+        return [
+            FoundTool(name=d.name, description=d.description, input_schema=d.input_schema, score=s)
+            for d, s in hits
+        ]
 
     async def call(
         self,

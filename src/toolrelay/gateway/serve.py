@@ -134,6 +134,7 @@ async def open_gateway(
             authorize=authorize,
             max_results=config.search.max_results,
             min_score=config.search.min_score,
+            min_relative_score=config.search.min_relative_score,
             tool_calling_manager=tool_calling_manager,
             guards=guards,
             language=config.search.language,
