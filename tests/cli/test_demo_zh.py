@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -24,11 +23,6 @@ from .test_demo import HidingIndex
 
 TASK_ZH = "找出昨天退款失败的订单，重试可以恢复的记录，再把仍然失败的订单创建为工单并通知负责人。"
 QUERIES = list(CHINESE_DEMO.triage.queries)
-
-# Whether the keyword index cuts Chinese text into words. Without that, a Chinese query only
-# matches a tool whose text holds the same whole phrase, and the replay stops at the first miss;
-# everything about the texts below holds either way.
-SEGMENTED = importlib.util.find_spec("toolrelay.search.cjk") is not None
 
 
 class RecordingModel:
@@ -86,19 +80,15 @@ def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
     assert search_tool.definition.description == CHINESE.description
     properties = search_tool.definition.input_schema["properties"]
     assert {n: p["description"] for n, p in properties.items()} == dict(CHINESE.parameters)
-    if SEGMENTED:
-        assert result.exit_code == 0, result.output
-        assert "All 4 required tools were found by search and called in order." in out
-        # The hits show the Chinese summaries (the first line of each description).
-        assert "只读查询指定日期（默认昨天）退款失败的订单。" in out
-        assert "搜索返回了 refund.retry_failed_order（排名第" in out
-        assert "现在调用 3 次。" in out
-        assert "昨天有 5 笔退款失败；3 笔重试后成功（RF-2001、RF-2005、RF-2006）" in out
-        assert "已通知负责人（MSG-" in out
-        assert result.stderr == ""
-    else:
-        assert result.exit_code == 1
-        assert one_line(result.stderr).startswith("error: the task was not completed")
+    assert result.exit_code == 0, result.output
+    assert "All 4 required tools were found by search and called in order." in out
+    # The hits show the Chinese summaries (the first line of each description).
+    assert "只读查询指定日期（默认昨天）退款失败的订单。" in out
+    assert "搜索返回了 refund.retry_failed_order（排名第" in out
+    assert "现在调用 3 次。" in out
+    assert "昨天有 5 笔退款失败；3 笔重试后成功（RF-2001、RF-2005、RF-2006）" in out
+    assert "已通知负责人（MSG-" in out
+    assert result.stderr == ""
 
 
 def test_json_of_the_chinese_demo(cli: Invoke) -> None:
@@ -111,19 +101,18 @@ def test_json_of_the_chinese_demo(cli: Invoke) -> None:
         x["search"] for r in data["rounds"] for x in r["results"] if x["tool"] == "tool_search"
     ]
     queries = [s["query"] for s in searches]
-    assert queries == (QUERIES if SEGMENTED else QUERIES[:1])
-    assert result.exit_code == (0 if data["completed"] else 1)
-    if SEGMENTED:
-        assert data["completed"] is True
-        assert data["answer"].startswith("昨天有 5 笔退款失败")
-        results = [x for r in data["rounds"] for x in r["results"]]
-        incidents = [x for x in results if x["tool"] == "ticket.create_incident"]
-        assert [x["arguments"]["title"] for x in incidents] == [
-            "退款 RF-2002 失败：account_closed",
-            "退款 RF-2004 失败：insufficient_merchant_balance",
-        ]
-        [notify] = [x for x in results if x["tool"] == "notify.send_owner_message"]
-        assert notify["arguments"]["subject"] == "退款排查"
+    assert queries == QUERIES
+    assert result.exit_code == 0
+    assert data["completed"] is True
+    assert data["answer"].startswith("昨天有 5 笔退款失败")
+    results = [x for r in data["rounds"] for x in r["results"]]
+    incidents = [x for x in results if x["tool"] == "ticket.create_incident"]
+    assert [x["arguments"]["title"] for x in incidents] == [
+        "退款 RF-2002 失败：account_closed",
+        "退款 RF-2004 失败：insufficient_merchant_balance",
+    ]
+    [notify] = [x for x in results if x["tool"] == "notify.send_owner_message"]
+    assert notify["arguments"]["subject"] == "退款排查"
 
 
 def test_a_miss_in_chinese_is_shown_with_the_chinese_answer_and_the_replay_stops(
