@@ -86,13 +86,22 @@ def test_int8_queries_land_next_to_float32_queries(cache: Any) -> None:
     # the same model id: documents are embedded in float32 either way, so the cache is shared
     assert fast.model_id == exact.model_id == MINILM_MODEL_ID
     texts = ["will it rain tomorrow?", "refund a failed order", "convert dollars to yen"]
+    # longer than the 128 word pieces queries are cut to: documents must not be cut
+    texts.append(" ".join(f"refund order number {n} for the customer" for n in range(20)))
     documents_fast = fast.embed(texts, kind="document")
     assert np.array_equal(documents_fast, exact.embed(texts, kind="document"))
     queries_fast = fast.embed(texts, kind="query")
     queries_exact = exact.embed(texts, kind="query")
     assert not np.array_equal(queries_fast, queries_exact)  # really another model
     cosines = np.sum(queries_fast * queries_exact, axis=1)
-    assert cosines.min() > 0.9
+    assert cosines[:3].min() > 0.9
+    # a query is cut to 128 word pieces: what a long one says after that changes nothing
+    # (one text per call: int8 activations are scaled per batch)
+    long, longer = texts[-1], texts[-1] + " and the weather in Paris tomorrow"
+    cut = [fast.embed([t], kind="query")[0] for t in (long, longer)]
+    whole = [exact.embed([t], kind="query")[0] for t in (long, longer)]
+    assert np.allclose(cut[0], cut[1], atol=1e-6)
+    assert not np.allclose(whole[0], whole[1], atol=1e-6)
     index = VectorToolIndex(fast, cache=cache)
     index.index(CATALOG)
     top = index.search(SearchRequest(query="will it rain tomorrow?", max_results=2)).names
