@@ -42,6 +42,21 @@ class RecordingModel:
         yield await self.call(prompt)
 
 
+@pytest.fixture
+def recorded(monkeypatch: pytest.MonkeyPatch) -> list[RecordingModel]:
+    """The demo's models, wrapped so that every prompt they are sent is kept."""
+    models: list[RecordingModel] = []
+    make_model = demo._model
+
+    def recording(*args: Any, **kwargs: Any) -> ChatModel:
+        model = RecordingModel(make_model(*args, **kwargs))
+        models.append(model)
+        return model
+
+    monkeypatch.setattr(demo, "_model", recording)
+    return models
+
+
 def one_line(stderr: str) -> str:
     lines = stderr.strip().splitlines()
     assert len(lines) == 1, stderr
@@ -49,17 +64,8 @@ def one_line(stderr: str) -> str:
 
 
 def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
-    cli: Invoke, monkeypatch: pytest.MonkeyPatch
+    cli: Invoke, recorded: list[RecordingModel]
 ) -> None:
-    recorded: list[RecordingModel] = []
-    make_model = demo._model
-
-    def recording(*args: Any, **kwargs: Any) -> ChatModel:
-        model = RecordingModel(make_model(*args, **kwargs))
-        recorded.append(model)
-        return model
-
-    monkeypatch.setattr(demo, "_model", recording)
     result = cli("demo", "--lang", "zh", "--index", "bm25")
     out = result.stdout
     assert f"toolrelay demo: {TASK_ZH}" in out
@@ -155,17 +161,8 @@ def test_language_values() -> None:
 
 
 def test_english_is_the_default_and_sends_english_search_texts(
-    cli: Invoke, monkeypatch: pytest.MonkeyPatch
+    cli: Invoke, recorded: list[RecordingModel]
 ) -> None:
-    recorded: list[RecordingModel] = []
-    make_model = demo._model
-
-    def recording(*args: Any, **kwargs: Any) -> ChatModel:
-        model = RecordingModel(make_model(*args, **kwargs))
-        recorded.append(model)
-        return model
-
-    monkeypatch.setattr(demo, "_model", recording)
     result = cli("demo", "--index", "bm25", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
