@@ -10,7 +10,7 @@ context, so a span made current inside one would leak to the consumer between ch
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import aclosing, contextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -75,6 +75,40 @@ async def within(ctx: Context, start: Callable[[], AsyncIterator[T]]) -> AsyncGe
         if close is not None:
             with attached(ctx):
                 await close()
+
+
+async def traced_stream(
+    span: Span,
+    ctx: Context,
+    start: Callable[[], AsyncIterator[T]],
+    *,
+    add: Callable[[T], object],
+    finish: Callable[[], None],
+    fail: Callable[[BaseException], None],
+) -> AsyncGenerator[T, None]:
+    """The items of ``start()`` (each computed :func:`within` ``ctx``), each passed to ``add``.
+
+    When the stream ends, ``finish()``; when it raises, ``fail(error)`` (both end the span).
+    When the consumer stops early, that is no failure: the span just ends.
+    """
+    ended = False
+    try:
+        async with aclosing(within(ctx, start)) as items:
+            async for item in items:
+                add(item)
+                yield item
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        ended = True
+        fail(exc)
+        raise
+    else:
+        ended = True
+        finish()
+    finally:
+        if not ended:
+            span.end()
 
 
 def mark_failed(span: Span, error: BaseException, *, capture_content: bool) -> str:

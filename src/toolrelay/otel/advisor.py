@@ -37,7 +37,13 @@ from toolrelay.client.tool_loop import tool_loop_report
 from toolrelay.memory import CONVERSATION_ID
 from toolrelay.models import metadata as keys
 from toolrelay.otel import _content
-from toolrelay.otel._context import attached, mark_failed, present, turn_context, within
+from toolrelay.otel._context import (
+    attached,
+    mark_failed,
+    present,
+    traced_stream,
+    turn_context,
+)
 from toolrelay.otel.attributes import (
     ERROR_TYPE,
     GEN_AI_AGENT_NAME,
@@ -115,25 +121,17 @@ class TracingAdvisor:
         span, metric = self._start(request)
         started = perf_counter()
         aggregator = StreamAggregator()
-        ended = False
-        ctx = turn_context(span)
-        try:
-            async with aclosing(within(ctx, lambda: chain.next_stream(request))) as chunks:
-                async for chunk in chunks:
-                    aggregator.add(chunk)
-                    yield chunk
-        except GeneratorExit:
-            raise  # the consumer stopped early: not a failure (the span ends below)
-        except BaseException as exc:
-            ended = True
-            self._fail(span, exc, metric, started)
-            raise
-        else:
-            ended = True
-            self._finish(span, aggregator.response(), metric, started)
-        finally:
-            if not ended:
-                span.end()
+        chunks = traced_stream(
+            span,
+            turn_context(span),
+            lambda: chain.next_stream(request),
+            add=aggregator.add,
+            finish=lambda: self._finish(span, aggregator.response(), metric, started),
+            fail=lambda error: self._fail(span, error, metric, started),
+        )
+        async with aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk
 
     # --- spans ------------------------------------------------------------------------------
 

@@ -33,7 +33,13 @@ from toolrelay.models import metadata as keys
 from toolrelay.models.base import ChatModel
 from toolrelay.models.chunks import ChunkMerger
 from toolrelay.otel import _content
-from toolrelay.otel._context import attached, current_turn, mark_failed, present, within
+from toolrelay.otel._context import (
+    attached,
+    current_turn,
+    mark_failed,
+    present,
+    traced_stream,
+)
 from toolrelay.otel.attributes import (
     CHAT,
     ERROR_TYPE,
@@ -124,25 +130,17 @@ class TracedChatModel:
         span, metric = self._start(prompt)
         started = perf_counter()
         merger = ChunkMerger()
-        ended = False
-        ctx = trace.set_span_in_context(span)
-        try:
-            async with aclosing(within(ctx, lambda: self.wrapped.stream(prompt))) as chunks:
-                async for chunk in chunks:
-                    merger.add(chunk)
-                    yield chunk
-        except GeneratorExit:
-            raise  # the consumer stopped early: not a failure (the span ends below)
-        except BaseException as exc:
-            ended = True
-            self._fail(span, exc, metric, started)
-            raise
-        else:
-            ended = True
-            self._finish(span, merger.response(), metric, started)
-        finally:
-            if not ended:
-                span.end()
+        chunks = traced_stream(
+            span,
+            trace.set_span_in_context(span),
+            lambda: self.wrapped.stream(prompt),
+            add=merger.add,
+            finish=lambda: self._finish(span, merger.response(), metric, started),
+            fail=lambda error: self._fail(span, error, metric, started),
+        )
+        async with aclosing(chunks):
+            async for chunk in chunks:
+                yield chunk
 
     # --- spans ------------------------------------------------------------------------------
 
