@@ -16,10 +16,11 @@ index was rebuilt.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from time import perf_counter
 from typing import Any
 
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import Span, SpanKind
 from opentelemetry.util.types import AttributeValue
 
 from toolrelay.otel._context import mark_failed, present
@@ -87,13 +88,7 @@ class TracedToolIndex:
             TOOLRELAY_SEARCH_TYPE: self.search_type,
             TOOLRELAY_INDEX_TOOLS: len(definitions),
         }
-        with self.telemetry.tracer.start_as_current_span(
-            INDEX_SPAN,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._span(INDEX_SPAN, attributes) as span:
             try:
                 rebuilt = self.wrapped.index(definitions)
             except BaseException as exc:
@@ -101,6 +96,19 @@ class TracedToolIndex:
                 raise
             span.set_attribute(TOOLRELAY_INDEX_REBUILT, rebuilt)
         return rebuilt
+
+    def _span(
+        self, name: str, attributes: dict[str, AttributeValue]
+    ) -> AbstractContextManager[Span]:
+        # Failures are marked by mark_failed, which leaves messages out unless content is
+        # captured; the tracer must not record them on its own.
+        return self.telemetry.tracer.start_as_current_span(
+            name,
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        )
 
     def search(self, request: SearchRequest) -> SearchResponse:
         """The wrapped index's answer, inside a ``toolrelay.search`` span."""
@@ -117,13 +125,7 @@ class TracedToolIndex:
             }
         )
         started = perf_counter()
-        with self.telemetry.tracer.start_as_current_span(
-            SEARCH_SPAN,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._span(SEARCH_SPAN, attributes) as span:
             try:
                 response = self.wrapped.search(request)
             except BaseException as exc:
