@@ -52,7 +52,6 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
-DOCS = HERE.parent / "docs" / "benchmarks.md"
 SECTION_START = "<!-- loop_overhead:start -->"
 SECTION_END = "<!-- loop_overhead:end -->"
 TASK = "Collect the values of k1 to k4."
@@ -62,6 +61,8 @@ TARGET_RATIO = 0.5
 
 Run = Callable[[], Awaitable[str]]
 
+sys.path.insert(0, str(HERE))
+from docs_section import write_section  # noqa: E402
 
 # --- the shared decision and tool ---------------------------------------------------------
 
@@ -461,18 +462,6 @@ def docs_section(meta: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> 
     )
 
 
-def write_docs(section: str) -> None:
-    """Replace the loop overhead section of ``docs/benchmarks.md`` (or add it)."""
-    text = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
-    start, end = text.find(SECTION_START), text.find(SECTION_END)
-    if start != -1 and end > start:
-        text = text[:start] + section + text[end + len(SECTION_END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    DOCS.write_text(text, encoding="utf-8")
-
-
 async def main_async(args: argparse.Namespace) -> int:
     runs, repeats, warmup = (20, 3, 5) if args.quick else (args.runs, args.repeats, 50)
     found, missing = subjects()
@@ -519,7 +508,7 @@ async def main_async(args: argparse.Namespace) -> int:
     )
     (out / "loop_overhead.md").write_text(markdown(meta, rows, extra), encoding="utf-8")
     if not args.quick:
-        write_docs(docs_section(meta, rows))
+        write_section(docs_section(meta, rows), SECTION_START, SECTION_END)
     print("\n".join(table(rows) + extra))
     print(f"\nwrote {out / 'loop_overhead.json'} and {out / 'loop_overhead.md'}")
     return 0

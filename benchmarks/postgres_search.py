@@ -46,8 +46,11 @@ from toolrelay.tools import ToolDefinition
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results"
-DOCS = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- postgres:start -->", "<!-- postgres:end -->"
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from docs_section import write_section  # noqa: E402
+
 DATASETS = ("bfcl", "stabletoolbench", "restbench")
 HASHING = (
     "toolrelay.testing's HashingEmbedder (384 dimensions, hashed bag of words: search times "
@@ -200,16 +203,6 @@ def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     )
 
 
-def write_docs(text: str) -> None:
-    doc = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
-    start, end = doc.find(START), doc.find(END)
-    if start != -1 and end > start:
-        doc = doc[:start] + text + doc[end + len(END) :]
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + text + "\n"
-    DOCS.write_text(doc, encoding="utf-8")
-
-
 def server_versions(dsn: str) -> tuple[str, str]:
     import psycopg
 
@@ -296,7 +289,7 @@ def main() -> int:
         "# PostgreSQL tool index\n\n" + "\n".join(text.splitlines()[2:-1]) + "\n", encoding="utf-8"
     )
     if not args.quick:
-        write_docs(text)
+        write_section(text, START, END)
     print(text)
     return 0
 

