@@ -1,9 +1,16 @@
-"""Settings shared by the whole test suite."""
+"""Settings and server fixtures shared by the whole test suite.
+
+Tests that need Redis take the ``redis_url`` fixture (and ``prefix`` for their keys): it skips
+unless TOOLRELAY_TEST_REDIS_URL names a server (.ci/services.sh starts one).
+"""
 
 from __future__ import annotations
 
 import os
+import uuid
+from collections.abc import AsyncIterator
 
+import pytest
 from hypothesis import settings
 
 # Property tests check behaviour, never speed: no per-example deadline, so a busy CI machine
@@ -11,3 +18,30 @@ from hypothesis import settings
 settings.register_profile("default", deadline=None)
 settings.register_profile("thorough", deadline=None, max_examples=1000)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+REDIS_URL = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
+
+
+@pytest.fixture
+def redis_url() -> str:
+    pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+    if not REDIS_URL:
+        pytest.skip("set TOOLRELAY_TEST_REDIS_URL to a Redis server (.ci/services.sh starts one)")
+    return REDIS_URL
+
+
+@pytest.fixture
+async def prefix(redis_url: str) -> AsyncIterator[str]:
+    """A key prefix of the test's own; its keys are deleted afterwards."""
+    from redis.asyncio import Redis
+
+    value = f"toolrelay-test:{uuid.uuid4().hex}:"
+    yield value
+    client = Redis.from_url(redis_url)
+    try:
+        keys = [key async for key in client.scan_iter(match=f"{value}*", count=1000)]
+        for start in range(0, len(keys), 1000):
+            await client.delete(*keys[start : start + 1000])
+    finally:
+        await client.aclose()

@@ -1,7 +1,5 @@
-"""A Redis server for the tests of toolrelay.redis, from TOOLRELAY_TEST_REDIS_URL.
-
-.ci/services.sh starts one and sets the variable; without it these tests skip. Each test
-gets its own key prefix, and its keys are deleted afterwards.
+"""The tests of toolrelay.redis: the redis extra, and Redis (``redis_url`` and ``prefix`` in
+tests/conftest.py: .ci/services.sh starts a server; without one these tests skip).
 
 (This folder has no ``__init__.py`` on purpose: as a package it would be importable as
 ``redis`` and hide the Redis client library.)
@@ -9,37 +7,9 @@ gets its own key prefix, and its keys are deleted afterwards.
 
 from __future__ import annotations
 
-import os
-import uuid
-from collections.abc import AsyncIterator
-
 import pytest
 
 pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
-
-REDIS_URL = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
-
-
-@pytest.fixture
-def redis_url() -> str:
-    if not REDIS_URL:
-        pytest.skip("set TOOLRELAY_TEST_REDIS_URL to a Redis server (.ci/services.sh starts one)")
-    return REDIS_URL
-
-
-@pytest.fixture
-async def prefix(redis_url: str) -> AsyncIterator[str]:
-    from redis.asyncio import Redis
-
-    value = f"toolrelay-test:{uuid.uuid4().hex}:"
-    yield value
-    client = Redis.from_url(redis_url)
-    try:
-        keys = [key async for key in client.scan_iter(match=f"{value}*")]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
 
 
 @pytest.fixture

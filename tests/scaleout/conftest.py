@@ -1,38 +1,17 @@
-"""Servers for the scale-out tests (see .ci/services.sh); without them the tests skip."""
+"""Servers for the scale-out tests (see .ci/services.sh); without them the tests skip.
+
+Redis comes from ``redis_url`` and ``prefix`` in tests/conftest.py.
+"""
 
 from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 
 import pytest
 
-REDIS_URL = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
 POSTGRES_DSN = os.environ.get("TOOLRELAY_TEST_POSTGRES_DSN")
-
-
-@pytest.fixture
-def redis_url() -> str:
-    pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
-    if not REDIS_URL:
-        pytest.skip("set TOOLRELAY_TEST_REDIS_URL to a Redis server (.ci/services.sh starts one)")
-    return REDIS_URL
-
-
-@pytest.fixture
-async def prefix(redis_url: str) -> AsyncIterator[str]:
-    from redis.asyncio import Redis
-
-    value = f"toolrelay-scaleout:{uuid.uuid4().hex}:"
-    yield value
-    client = Redis.from_url(redis_url)
-    try:
-        keys = [key async for key in client.scan_iter(match=f"{value}*", count=1000)]
-        for start in range(0, len(keys), 1000):
-            await client.delete(*keys[start : start + 1000])
-    finally:
-        await client.aclose()
 
 
 @pytest.fixture
