@@ -14,34 +14,11 @@ from toolrelay.memory import (
 )
 from toolrelay.memory import sqlite as sqlite_module
 from toolrelay.messages import (
-    AssistantMessage,
-    Message,
-    SystemMessage,
-    ToolCall,
-    ToolResponse,
-    ToolResponseMessage,
     UserMessage,
 )
+from toolrelay.testing import every_message_kind
 
-EVERY_KIND: list[Message] = [
-    SystemMessage(text="Be exact."),
-    UserMessage(text="Retry refund R1 — 退款失败 ✓"),
-    AssistantMessage(
-        text="Retrying.",
-        tool_calls=(
-            ToolCall(id="c1", name="refund.retry", arguments='{"order": "R1"}'),
-            ToolCall(id="c2", name="noargs"),
-        ),
-    ),
-    ToolResponseMessage(
-        responses=(
-            ToolResponse(id="c1", name="refund.retry", data='{"status": "OK"}'),
-            ToolResponse(id="c2", name="noargs", data="boom", is_error=True),
-        )
-    ),
-    AssistantMessage(text=None),
-    AssistantMessage(text="Done."),
-]
+EVERY_KIND = every_message_kind()
 
 
 async def test_every_message_type_round_trips_exactly(tmp_path: Path) -> None:

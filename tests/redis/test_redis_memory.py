@@ -15,32 +15,12 @@ from toolrelay.messages import (
     AssistantMessage,
     Message,
     SystemMessage,
-    ToolCall,
-    ToolResponse,
-    ToolResponseMessage,
     UserMessage,
 )
 from toolrelay.redis import RedisChatMemoryRepository
+from toolrelay.testing import every_message_kind
 
-EVERY_KIND: list[Message] = [
-    SystemMessage(text="Be exact."),
-    UserMessage(text="Retry refund R1 — 退款失败 ✓"),
-    AssistantMessage(
-        text="Retrying.",
-        tool_calls=(
-            ToolCall(id="c1", name="refund.retry", arguments='{"order": "R1"}'),
-            ToolCall(id="c2", name="noargs"),
-        ),
-    ),
-    ToolResponseMessage(
-        responses=(
-            ToolResponse(id="c1", name="refund.retry", data='{"status": "OK"}'),
-            ToolResponse(id="c2", name="noargs", data="boom", is_error=True),
-        )
-    ),
-    AssistantMessage(text=None, tool_calls=(ToolCall(id="c3", name="x", arguments=""),)),
-    AssistantMessage(text="Done: paid 12.50 €."),
-]
+EVERY_KIND = every_message_kind()
 
 
 @pytest.fixture

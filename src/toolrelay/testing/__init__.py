@@ -15,6 +15,7 @@ Example::
 
 from toolrelay.testing.advisors import RecordingAdvisor
 from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.testing.messages import every_message_kind
 from toolrelay.testing.models import (
     FunctionModel,
     ModelReply,
@@ -41,6 +42,7 @@ __all__ = [
     "ScriptStep",
     "ScriptedModel",
     "UsageSpec",
+    "every_message_kind",
     "make_usage",
     "split_response",
     "text_response",
