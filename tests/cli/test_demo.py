@@ -160,15 +160,21 @@ class HidingIndex(BM25ToolIndex):
         )
 
 
-def test_a_search_miss_is_shown_and_the_replay_stops(
-    cli: Invoke, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def hide_from_search(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Make the demo's index (whichever is asked for) never return the tool ``name``."""
+
     def prepare(kind: IndexType, definitions: Sequence[ToolDefinition]) -> BuiltIndex:
-        index = HidingIndex("refund.retry_failed_order")
+        index = HidingIndex(name)
         index.index(definitions)
         return BuiltIndex(index=index, kind=kind, seconds=0.0)
 
     monkeypatch.setattr(demo, "prepare_index", prepare)
+
+
+def test_a_search_miss_is_shown_and_the_replay_stops(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    hide_from_search(monkeypatch, "refund.retry_failed_order")
     result = cli("demo", "--index", "bm25")
     assert result.exit_code == 1
     out = result.stdout

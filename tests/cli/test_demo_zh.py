@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -11,15 +11,13 @@ import pytest
 
 from toolrelay.cli import demo
 from toolrelay.cli.demo_language import CHINESE_DEMO, parse_demo_language
-from toolrelay.cli.indexes import BuiltIndex, IndexType
 from toolrelay.client.search_texts import CHINESE, ENGLISH
 from toolrelay.messages import ChatResponse, SystemMessage, UserMessage
 from toolrelay.models.base import ChatModel
 from toolrelay.prompt import Prompt
-from toolrelay.tools.base import ToolDefinition
 
 from .conftest import Invoke
-from .test_demo import HidingIndex
+from .test_demo import hide_from_search
 
 TASK_ZH = "找出昨天退款失败的订单，重试可以恢复的记录，再把仍然失败的订单创建为工单并通知负责人。"
 QUERIES = list(CHINESE_DEMO.triage.queries)
@@ -124,12 +122,7 @@ def test_json_of_the_chinese_demo(cli: Invoke) -> None:
 def test_a_miss_in_chinese_is_shown_with_the_chinese_answer_and_the_replay_stops(
     cli: Invoke, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def prepare(kind: IndexType, definitions: Sequence[ToolDefinition]) -> BuiltIndex:
-        index = HidingIndex("refund.find_failed_orders")
-        index.index(definitions)
-        return BuiltIndex(index=index, kind=kind, seconds=0.0)
-
-    monkeypatch.setattr(demo, "prepare_index", prepare)
+    hide_from_search(monkeypatch, "refund.find_failed_orders")
     result = cli("demo", "--lang", "zh", "--index", "bm25")
     assert result.exit_code == 1
     out = result.stdout
