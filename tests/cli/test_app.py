@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,7 @@ import pytest
 import typer
 
 from toolrelay.cli import app
+from toolrelay.cli.app import arrange_options
 from toolrelay.exceptions import ToolDefinitionError
 
 from .conftest import Invoke
@@ -132,3 +135,86 @@ def test_console_script_points_at_main() -> None:
 
     (script,) = entry_points(group="console_scripts", name="toolrelay")
     assert script.load() is main
+
+
+COMMANDS = [
+    (),
+    ("tools",),
+    ("search",),
+    ("lint",),
+    ("eval",),
+    ("eval", "retrieval"),
+    ("eval", "tokens"),
+    ("demo",),
+    ("chat",),
+    ("serve",),
+]
+
+
+def _description(help_text: str) -> list[list[str]]:
+    """The paragraphs of the description (between the usage line and the first panel)."""
+    lines = help_text.splitlines()
+    start = next(i for i, line in enumerate(lines) if "Usage:" in line) + 1
+    end = next(i for i, line in enumerate(lines) if line.startswith("╭"))
+    paragraphs: list[list[str]] = [[]]
+    for line in lines[start:end]:
+        if line.strip():
+            paragraphs[-1].append(line.strip())
+        elif paragraphs[-1]:
+            paragraphs.append([])
+    return [p for p in paragraphs if p]
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "toolrelay")
+def test_help_fits_80_columns_and_wraps_docstrings(cli: Invoke, command: tuple[str, ...]) -> None:
+    result = cli(*command, "--help", env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert all(len(line) <= 80 for line in result.stdout.splitlines())
+    for paragraph in _description(result.stdout):
+        # Wrapped to the width: no line could have taken the next line's first word.
+        for line, following in itertools.pairwise(paragraph):
+            assert len(line) + 1 + len(following.split()[0]) > 78, (line, following)
+
+
+def test_help_keeps_square_brackets(cli: Invoke) -> None:
+    queries = cli("eval", "retrieval", "--help", env={"COLUMNS": "200"})
+    assert '{"id", "query", "relevant": [names]}' in queries.stdout
+    lint = cli("lint", "--help", env={"COLUMNS": "200"})
+    assert "Read [tool.toolrelay.lint] from this file" in lint.stdout
+
+
+def test_global_options_may_follow_the_command(cli: Invoke, tmp_path: Path) -> None:
+    missing = str(tmp_path / "missing.jsonl")
+    result = cli("tools", missing, "--debug")
+    assert type(result.exception).__name__ == "LoadError"  # the traceback is let through
+    nested = cli("eval", "tokens", "-c", missing, "--debug")
+    assert type(nested.exception).__name__ == "LoadError"
+
+
+def test_json_may_precede_the_command(cli: Invoke, catalog_file: Path) -> None:
+    before = cli("--json", "tools", str(catalog_file))
+    assert before.exit_code == 0, before.output
+    assert json.loads(before.stdout)["totals"]["tools"] == 3
+    nested = cli("eval", "--json", "tokens", "-c", str(catalog_file))
+    assert nested.exit_code == 0, nested.output
+    assert json.loads(nested.stdout)["catalog"] == str(catalog_file)
+    chat = cli("--json", "chat", "-m", "replay")
+    assert chat.exit_code == 2  # chat has no JSON output: a usage error, as after it
+    assert "No such option: --json" in chat.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "arranged"),
+    [
+        (["tools", "x", "--debug"], ["--debug", "tools", "x"]),
+        (["search", "x", "q", "--no-progress"], ["--no-progress", "search", "x", "q"]),
+        (["--json", "eval", "tokens", "-c", "x"], ["eval", "tokens", "-c", "x", "--json"]),
+        (["search", "x", "--", "--debug"], ["search", "x", "--", "--debug"]),
+        (["--json", "search", "x", "--", "-q"], ["search", "x", "--json", "--", "-q"]),
+        (["tools", "--help"], ["tools", "--help"]),
+        (["--json"], ["--json"]),
+    ],
+)
+def test_arrange_options(args: list[str], arranged: list[str]) -> None:
+    group = typer.main.get_command(app)
+    assert arrange_options(group, args) == arranged

@@ -223,3 +223,15 @@ def test_json_definitions_cannot_chat(monkeypatch: pytest.MonkeyPatch, tmp_path:
 def test_parse_context() -> None:
     assert parse_context(["a=1", " b =x=y", "c="]) == {"a": "1", "b": "x=y", "c": ""}
     assert parse_context(None) == {}
+
+
+def test_help_lists_every_model_it_accepts() -> None:
+    from toolrelay.cli.chat_models import Provider
+
+    shown = CliRunner().invoke(app, ["chat", "--help"], env={"COLUMNS": "80"}).stdout
+    demo = CliRunner().invoke(app, ["demo", "--help"], env={"COLUMNS": "80"}).stdout
+    for provider in Provider:
+        named = provider in (Provider.OPENAI, Provider.ANTHROPIC)
+        form = f"{provider.value}:NAME" if named else provider.value
+        assert form in shown, form
+        assert form in demo, form

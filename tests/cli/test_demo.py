@@ -168,7 +168,7 @@ def hide_from_search(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
         index.index(definitions)
         return BuiltIndex(index=index, kind=kind, seconds=0.0)
 
-    monkeypatch.setattr(demo, "prepare_index", prepare)
+    monkeypatch.setattr(demo, "build_index", prepare)
 
 
 def test_a_search_miss_is_shown_and_the_replay_stops(
@@ -253,8 +253,7 @@ def test_a_missing_extra_is_named(
     result = cli("demo", "--index", "bm25", "--model", model, env=env)
     assert result.exit_code == 1
     assert one_line(result.stderr) == (
-        f"error: --model {model} needs the {package!r} package, which is not installed; "
-        f'install the {extra} extra: pip install "toolrelay[{extra}]"'
+        f"error: --model {model} needs the {extra} extra: pip install 'toolrelay[{extra}]'"
     )
     assert result.stdout == ""
 
@@ -335,3 +334,18 @@ def test_a_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> No
     model = make_chat_model(spec, base_url="http://127.0.0.1:9/v1")
     assert model.supports_tools
     assert type(model).__name__ == "OpenAIChatModel"
+
+
+def test_an_unreachable_server_is_named_by_its_url(cli: Invoke) -> None:
+    pytest.importorskip("openai", reason="needs the openai extra")
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    result = cli("demo", "-i", "bm25", "--model", "openai:gpt-4o-mini", "--base-url", url)
+    assert result.exit_code == 1
+    assert one_line(result.stderr).startswith(
+        f"error: connection to openai at {url}/chat/completions failed: "
+    )

@@ -208,3 +208,11 @@ def test_chinese_datasets_by_name_and_by_folder(
     assert f"{name}: {tools:,} tools, {queries:,} queries, index bm25, {scoring} scoring" in (
         by_folder.stdout
     )
+
+
+def test_one_tool_and_one_query_are_counted_in_the_singular(cli: Invoke, tmp_path: Path) -> None:
+    catalog = write_jsonl(tmp_path / "one.jsonl", [{"name": "ping", "description": "Ping a host."}])
+    queries = write_jsonl(tmp_path / "q.jsonl", [{"query": "ping it", "relevant": ["ping"]}])
+    result = cli("eval", "retrieval", "-c", str(catalog), "-q", str(queries))
+    assert result.exit_code == 0, result.output
+    assert f"{catalog}: 1 tool, 1 query, index bm25" in result.stdout

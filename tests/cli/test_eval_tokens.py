@@ -61,3 +61,19 @@ def test_duplicate_names_and_missing_option(cli: Invoke, tmp_path: Path) -> None
     missing = cli("eval", "tokens")
     assert missing.exit_code == 2
     assert "--catalog" in missing.stderr
+
+
+def test_one_of_anything_is_counted_in_the_singular(cli: Invoke, tmp_path: Path) -> None:
+    one = write_jsonl(tmp_path / "one.jsonl", [{"name": "ping", "description": "Ping a host."}])
+    result = cli("eval", "tokens", "-c", str(one), "-r", "1", "-k", "1")
+    assert result.exit_code == 0, result.output
+    assert "all 1 tool " in result.stdout
+    assert "search tool + 1 tool of mean size" in result.stdout
+    assert "search tool + the largest tool " in result.stdout
+    assert "1 request" in result.stdout
+    assert "1 requests" not in result.stdout
+    data = json.loads(cli("eval", "tokens", "-c", str(one), "--json", "-k", "2").stdout)
+    assert [row["label"] for row in data["rows"]][2:] == [
+        "search tool + 1 tool of mean size",  # k = 2 is cut to the one tool there is
+        "search tool + the largest tool",
+    ]

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Literal
+
 import pytest
 import typer
 
+from toolrelay.cli import indexes
 from toolrelay.cli.indexes import IndexType, build_index, make_index, parse_index_type
 from toolrelay.search.base import SearchRequest, ToolIndex
+from toolrelay.search.vector import VectorToolIndex
+from toolrelay.testing import HashingEmbedder
 from toolrelay.tools import ToolDefinition
 
 
@@ -44,3 +50,35 @@ def test_auto_is_the_recommended_index_for_the_installation() -> None:
 
     expected = "hybrid" if embeddings_available() else "bm25"
     assert make_index(IndexType.AUTO).search_type == expected
+
+
+class Recording(HashingEmbedder):
+    """Records when it is loaded and when it embeds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.events: list[str] = []
+
+    def load(self) -> None:
+        self.events.append("load")
+
+    def embed(self, texts: Sequence[str], *, kind: Literal["query", "document"]) -> Any:
+        self.events.append(kind)
+        return super().embed(texts, kind=kind)
+
+
+def test_the_model_is_loaded_before_indexing_and_searching(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    embedder = Recording()
+    monkeypatch.setattr(indexes, "make_index", lambda *_, **__: VectorToolIndex(embedder))
+    built = build_index(IndexType.VECTOR, [ToolDefinition(name="ping", description="Ping.")])
+    assert embedder.events == ["load", "document"]
+    assert built.load_seconds is not None
+    assert "model loaded in" in built.timings()
+    built.index.search(SearchRequest(query="ping"))
+    assert embedder.events == ["load", "document", "query"]
+    monkeypatch.undo()
+    bm25 = build_index(IndexType.BM25, [ToolDefinition(name="ping", description="Ping.")])
+    assert bm25.load_seconds is None
+    assert bm25.timings().startswith("indexed in ")

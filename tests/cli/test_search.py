@@ -116,3 +116,48 @@ def test_embedding_indexes_rank_by_meaning(
     data = json.loads(result.stdout)
     assert data["index"] == search_type
     assert data["hits"][0]["name"] == "get_weather"
+
+
+def test_a_category_without_tools_says_so(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("search", str(catalog_file), "refund", "--category", "refnd")
+    assert result.exit_code == 1
+    assert result.stderr == "error: no tool is in category 'refnd'; its categories are refund\n"
+    empty = cli("search", str(catalog_file), "refund", "--category", " ")
+    assert empty.exit_code == 2
+    assert "give a category name" in empty.stderr
+    flat = write_jsonl(catalog_file.parent / "flat.jsonl", [{"name": "ping", "description": "x"}])
+    none = cli("search", str(flat), "x", "--category", "ops")
+    assert none.stderr == "error: no tool is in category 'ops'; it has no dotted tool names\n"
+
+
+def test_one_tool_is_counted_in_the_singular(cli: Invoke, tmp_path: Path) -> None:
+    one = write_jsonl(tmp_path / "one.jsonl", [{"name": "ping", "description": "Ping a host."}])
+    result = cli("search", str(one), "ping")
+    assert result.exit_code == 0, result.output
+    assert "1 of 1 tool matched in " in result.stdout
+
+
+def test_the_model_load_is_timed_apart_from_the_search(
+    cli: Invoke, catalog_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from toolrelay.cli import indexes
+    from toolrelay.search.vector import VectorToolIndex
+    from toolrelay.testing import HashingEmbedder
+
+    real = indexes.make_index
+
+    def make(kind: indexes.IndexType, **options: str) -> object:
+        if kind is indexes.IndexType.VECTOR:
+            return VectorToolIndex(HashingEmbedder(), cache=False)
+        return real(kind, **options)
+
+    monkeypatch.setattr(indexes, "make_index", make)
+    text = cli("search", str(catalog_file), "weather", "-i", "vector")
+    assert text.exit_code == 0, text.output
+    assert "; indexed in " in text.stdout
+    assert ", model loaded in " in text.stdout
+    data = json.loads(cli("search", str(catalog_file), "weather", "-i", "vector", "--json").stdout)
+    assert data["load_seconds"] is not None
+    bm25 = json.loads(cli("search", str(catalog_file), "weather", "--json").stdout)
+    assert bm25["load_seconds"] is None  # no model to load
+    assert "model loaded" not in cli("search", str(catalog_file), "weather").stdout

@@ -97,3 +97,12 @@ def test_refund_desk_module_lists_78_tools_with_flags(cli: Invoke) -> None:
     retry = next(t for t in data["tools"] if t["name"] == "refund.retry_failed_order")
     assert retry["metadata"]["read_only"] is False
     assert retry["origin"].endswith("RefundService.retry_failed_order")
+
+
+def test_one_tool_and_one_finding_are_counted_in_the_singular(cli: Invoke, tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "t.jsonl", [{"name": "no spaces please"}])
+    result = cli("tools", str(path))
+    assert result.exit_code == 1
+    assert result.stdout.startswith("1 tool in")  # the title, wrapped to the table's width
+    assert "Total: 1 tool, " in result.stdout
+    assert result.stderr == f"error: 1 finding in {path} (invalid or duplicate tool names)\n"

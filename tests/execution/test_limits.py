@@ -112,3 +112,12 @@ def test_breach_messages() -> None:
     assert LimitBreach(tool_name="ping", scope="total", limit=150).describe() == (
         "the turn went over its limit of 150 tool calls (at 'ping')"
     )
+
+
+def test_a_limit_of_one_is_counted_in_the_singular() -> None:
+    once = LimitBreach(tool_name="refund", scope="tool", limit=1)
+    assert "'refund' may be called at most 1 time per turn." in once.message
+    assert once.describe() == "'refund' went over its limit of 1 call per turn"
+    single = LimitBreach(tool_name="ping", scope="total", limit=1)
+    assert "at most 1 tool call is allowed per turn." in single.message
+    assert single.describe() == "the turn went over its limit of 1 tool call (at 'ping')"

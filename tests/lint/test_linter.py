@@ -128,3 +128,24 @@ def test_the_hybrid_index_embeds_queries_in_batches_and_caches_them(tmp_path: Pa
     again = CountingEmbedder()
     lint(tools, index="hybrid", embedder=again, cache=cache)
     assert again.calls == []  # documents and queries both come from the cache
+
+
+def test_progress_reports_the_embedding_of_the_catalog() -> None:
+    tools = [target("get_weather"), target("refund.create", "Refunds an order.")]
+    reports: list[tuple[int, int]] = []
+    lint(
+        tools,
+        index="hybrid",
+        embedder=CountingEmbedder(),
+        cache=False,
+        progress=lambda done, total: reports.append((done, total)),
+    )
+    assert reports == [(0, 2), (2, 2)]
+    reports.clear()
+    run(tools, config=LintConfig(disable=RETRIEVAL_RULES))  # no retrieval rule: no index built
+    assert reports == []
+
+
+def test_the_summary_counts_one_tool_in_the_singular() -> None:
+    report = run([target("get_weather")])
+    assert report.summary().startswith("1 tool, ")

@@ -413,7 +413,7 @@ async def test_retry_then_success_and_connection_errors() -> None:
     assert server.attempts == 2
 
     down = MockServer(httpx.ConnectError("refused"))
-    with pytest.raises(ModelConnectionError):
+    with pytest.raises(ModelConnectionError, match=r"connection to anthropic at http\S+/messages"):
         await make_model(down, max_retries=0).call(prompt())
     assert down.attempts == 1
 

@@ -593,6 +593,8 @@ async def test_connection_failures_become_model_connection_errors() -> None:
     with pytest.raises(ModelConnectionError) as info:
         await model.call(prompt())
     assert info.value.provider == "openai"
+    assert "connection to openai at http" in str(info.value)
+    assert "/chat/completions failed" in str(info.value)  # the URL it could not reach
     assert server.attempts == 2
 
 

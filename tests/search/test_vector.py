@@ -150,3 +150,80 @@ def test_embedders_returning_bad_shapes_are_reported() -> None:
 
     with pytest.raises(ConfigurationError, match="shape"):
         VectorToolIndex(Flat(), cache=False).index(CATALOG)
+
+
+def _tools(count: int) -> list[ToolDefinition]:
+    return [
+        ToolDefinition(name=f"tool_{i}", description=f"Tool number {i} handles case {i}.")
+        for i in range(count)
+    ]
+
+
+def test_progress_counts_the_tools_embedded_batch_by_batch(cache: EmbeddingCache) -> None:
+    reports: list[tuple[int, int]] = []
+    VectorToolIndex(HashingEmbedder(), cache=cache).index(
+        _tools(150), progress=lambda done, total: reports.append((done, total))
+    )
+    assert reports == [(0, 150), (64, 150), (128, 150), (150, 150)]
+
+    # Vectors already in the cache count as done from the first report; only new ones follow.
+    reports.clear()
+    VectorToolIndex(HashingEmbedder(), cache=cache).index(
+        _tools(160), progress=lambda done, total: reports.append((done, total))
+    )
+    assert reports == [(150, 160), (160, 160)]
+
+
+def test_progress_is_not_called_when_nothing_is_rebuilt() -> None:
+    index = VectorToolIndex(HashingEmbedder(), cache=False)
+    index.index(_tools(3))
+    reports: list[tuple[int, int]] = []
+    assert index.index(_tools(3), progress=lambda d, t: reports.append((d, t))) is False
+    assert reports == []
+
+
+class LoadingEmbedder(HashingEmbedder):
+    """A hashing embedder that, like the bundled ones, loads a model ahead when asked."""
+
+    def __init__(self, events: list[str], model_id: str) -> None:
+        super().__init__(model_id=model_id)
+        self.events = events
+
+    def load(self) -> None:
+        self.events.append(f"load {self.model_id}")
+
+    def embed(
+        self, texts: Sequence[str], *, kind: Literal["query", "document"]
+    ) -> npt.NDArray[np.float32]:
+        self.events.append(f"{kind} {self.model_id}")
+        return super().embed(texts, kind=kind)
+
+
+def test_a_mixed_catalog_reports_both_models_share_and_loads_both_ahead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolrelay.search import vector
+    from toolrelay.search.auto_embedder import LanguageRoute
+
+    events: list[str] = []
+    route = LanguageRoute(
+        english=LoadingEmbedder(events, "en"), multilingual=LoadingEmbedder(events, "zh")
+    )
+    monkeypatch.setattr(vector, "any_embedder_available", lambda: True)
+    monkeypatch.setattr(vector, "catalog_embedder", lambda definitions: route)
+    index = VectorToolIndex(cache=False)
+    catalog = _tools(100)
+
+    index.load_models(catalog)
+    assert events == ["load en", "load zh"]
+    reports: list[tuple[int, int]] = []
+    index.index(catalog, progress=lambda done, total: reports.append((done, total)))
+    # One embedding per tool and model: the second model's share follows the first's.
+    assert reports == [(0, 200), (64, 200), (100, 200), (100, 200), (164, 200), (200, 200)]
+    assert events[2:] == ["document en", "document en", "document zh", "document zh"]
+
+
+def test_load_models_leaves_an_embedder_without_load_to_load_on_use() -> None:
+    embedder = HashingEmbedder()
+    VectorToolIndex(embedder, cache=False).load_models(_tools(2))
+    assert embedder.calls == 0

@@ -11,7 +11,8 @@ Commands:
   by round, with a token table (a replay of the task's decisions unless ``--model`` names one);
 - ``toolrelay chat``: an interactive chat whose model finds its tools through tool search.
 
-Every command except ``chat`` takes ``--json`` for machine-readable output on stdout.
+Every command except ``chat`` and ``serve`` takes ``--json`` for machine-readable output on
+stdout.
 """
 
 from toolrelay.cli.app import app, main

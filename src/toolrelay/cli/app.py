@@ -7,6 +7,10 @@ Errors are reported in one place, :class:`ToolRelayGroup`: any failure of a comm
 missing file, a malformed line, a duplicate tool name, a bad option value) becomes a single
 ``error: ...`` line on stderr and a non-zero exit status (2 for usage errors, 1 otherwise).
 ``--debug`` (or ``TOOLRELAY_DEBUG=1``) lets the exception through, with its traceback.
+
+The global options (``--debug``, ``--progress``) may also follow the command, and ``--json``
+may also precede it: :meth:`ToolRelayGroup.parse_args` moves them where click expects them.
+Help is rendered as Markdown, so docstrings wrap to the terminal and brackets stay brackets.
 """
 
 from __future__ import annotations
@@ -18,13 +22,21 @@ import typer
 from typer.core import TyperGroup
 
 from toolrelay.cli import chat, demo, eval_retrieval, eval_tokens, lint, search, serve, tools
+from toolrelay.cli.output import start_invocation
 from toolrelay.exceptions import ToolRelayError
 
-__all__ = ["ToolRelayGroup", "app", "eval_app", "main"]
+__all__ = ["ToolRelayGroup", "app", "arrange_options", "eval_app", "main"]
+
+_COMMAND_FLAGS = ("--json",)
+"""Flags of the commands that may also be given before the command's name."""
 
 
 class ToolRelayGroup(TyperGroup):
     """The root command group: turns every failure below it into one line on stderr."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        """Parse ``args`` after :func:`arrange_options` put the global options first."""
+        return super().parse_args(ctx, arrange_options(self, args))
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # always typer's Context
         """Run the chosen command, reporting its failure as ``error: ...``."""
@@ -56,6 +68,45 @@ def _describe(exc: Exception) -> tuple[int, str]:
     )
 
 
+def arrange_options(group: Any, args: list[str]) -> list[str]:
+    """``args`` with the group's own flags first and the command flags after the command.
+
+    ``tools x.jsonl --debug`` becomes ``--debug tools x.jsonl`` (the group's options that are
+    not eager: ``--help`` and ``--version`` after a command keep their meaning there), and
+    ``--json search x q`` becomes ``search x q --json``. Nothing after ``--`` is touched.
+    """
+    end = args.index("--") if "--" in args else len(args)
+    head, tail = args[:end], args[end:]
+    own = {
+        name
+        for param in group.params
+        if getattr(param, "is_flag", False) and not param.is_eager
+        for name in (*param.opts, *param.secondary_opts)
+    }
+    leading = [a for a in head if a in own]
+    rest = [a for a in head if a not in own]
+    command = _command_position(group, rest)
+    if command is None:
+        return leading + rest + tail
+    early = [a for a in rest[:command] if a in _COMMAND_FLAGS]
+    rest = [a for i, a in enumerate(rest) if i >= command or a not in _COMMAND_FLAGS]
+    return leading + rest + early + tail
+
+
+def _command_position(group: Any, args: list[str]) -> int | None:
+    """Where the name of the command that will run is in ``args`` (through nested groups)."""
+    for position, arg in enumerate(args):
+        if arg.startswith("-"):
+            continue  # the groups' own options are flags, which take no value
+        command = group.commands.get(arg)
+        if command is None:
+            return None
+        if not hasattr(command, "commands"):  # a command, not a group of them
+            return position
+        group = command
+    return None
+
+
 def _one_line(message: str) -> str:
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     return "; ".join(lines) or "failed"
@@ -78,11 +129,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    # Rich markup would eat "[names]"; Markdown also joins a docstring's wrapped lines.
+    rich_markup_mode="markdown",
 )
 
 eval_app = typer.Typer(
     help="Measure retrieval quality and token costs.",
     context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode="markdown",
 )
 
 
@@ -95,11 +149,22 @@ def _root(
             "--debug", envvar="TOOLRELAY_DEBUG", help="Show the traceback of any failure."
         ),
     ] = False,
+    show_progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress",
+            envvar="TOOLRELAY_PROGRESS",
+            help="Draw progress bars on stderr even when it is not a terminal or with "
+            "--json, or never. Default: on a terminal, without --json.",
+            show_default=False,
+        ),
+    ] = None,
     show_version: Annotated[
         bool,
         typer.Option("--version", is_eager=True, callback=_show_version, help="Print the version."),
     ] = False,
 ) -> None:
+    start_invocation(show_progress)
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
 

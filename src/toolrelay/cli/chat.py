@@ -18,8 +18,10 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
+from toolrelay._plural import plural
 from toolrelay.cli.catalog_modules import load_module_tools
 from toolrelay.cli.chat_models import (
+    MODEL_HELP,
     BaseUrlOption,
     GgufOption,
     ModelSpec,
@@ -29,14 +31,13 @@ from toolrelay.cli.chat_models import (
 )
 from toolrelay.cli.demo import DEMO_TOOL_CONTEXT, MaxResultsOption
 from toolrelay.cli.demo_catalog import load_demo_catalog, locate_demo_catalog, shown_path
-from toolrelay.cli.indexes import IndexType
+from toolrelay.cli.indexes import IndexType, build_index
 from toolrelay.cli.live_view import LiveView, TokenTotals
 from toolrelay.cli.output import stdout_console
 from toolrelay.cli.pipeline import (
     Pipeline,
     RoundRecord,
     build_pipeline,
-    prepare_index,
     quiet_library_logs,
 )
 from toolrelay.cli.replay import REPLAY_NAME, triage_plan
@@ -96,8 +97,8 @@ def chat_command(
             "--model",
             "-m",
             parser=parse_model_spec,
-            metavar="local|openai:NAME|anthropic:NAME",
-            help="The model: local (llama.cpp), openai:NAME or anthropic:NAME.",
+            metavar="MODEL",
+            help=MODEL_HELP,
             show_default=False,
         ),
     ],
@@ -154,7 +155,7 @@ def chat_command(
     catalog, source, tool_context, chat_model = _setup(model, tools, gguf, base_url)
     console = stdout_console()
     definitions = catalog.definitions()
-    built = prepare_index(index, definitions)
+    built = build_index(index, definitions)
     view = LiveView(
         console, speaker=REPLAY_NAME if replay else "model", catalog_size=len(definitions)
     )
@@ -170,7 +171,8 @@ def chat_command(
     )
     console.print(
         Text(
-            f"toolrelay chat: {len(catalog)} tools from {source} behind {TOOL_SEARCH_NAME} "
+            f"toolrelay chat: {plural(len(catalog), 'tool')} from {source} behind "
+            f"{TOOL_SEARCH_NAME} "
             f"({built.index.search_type} index); model {model}"
             + (" (a replay of the refund-triage decisions, whatever you type)" if replay else "")
             + '. One message per line; "exit" or end of input quits.',
@@ -191,9 +193,8 @@ def chat_command(
             if _turn(runner, pipeline, console, text):
                 everything.extend(pipeline.recorder.rounds)
     if everything:
-        plural = "s" if turns != 1 else ""
         console.print(
-            Text(f"{turns} turn{plural}, {TokenTotals.of(everything).line()}"), style="dim"
+            Text(f"{plural(turns, 'turn')}, {TokenTotals.of(everything).line()}"), style="dim"
         )
 
 

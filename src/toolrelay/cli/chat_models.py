@@ -26,10 +26,12 @@ from typing import Annotated, Any, cast
 
 import typer
 
+from toolrelay.cli.output import missing_extra
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.models.base import ChatModel
 
 __all__ = [
+    "MODEL_HELP",
     "BaseUrlOption",
     "GgufOption",
     "ModelSpec",
@@ -39,6 +41,13 @@ __all__ = [
 ]
 
 _FORMS = "replay, local, openai:NAME or anthropic:NAME"
+
+MODEL_HELP = (
+    "The model: replay (the refund triage's decisions replayed; no key or server needed), "
+    "local (a GGUF model in process with llama.cpp), openai:NAME (or any compatible server "
+    "with --base-url) or anthropic:NAME."
+)
+"""The help of ``--model``: every form it accepts."""
 
 # Context for the local model: the tool search shows few tools, but their schemas are long.
 _LOCAL_CONTEXT = 8192
@@ -136,10 +145,7 @@ def make_chat_model(
 def _require(package: str, extra: str, spec: str) -> None:
     """Fail with one line naming the extra when ``package`` is not installed."""
     if importlib.util.find_spec(package) is None:
-        raise ConfigurationError(
-            f"--model {spec} needs the {package!r} package, which is not installed; "
-            f'install the {extra} extra: pip install "toolrelay[{extra}]"'
-        )
+        raise missing_extra(f"--model {spec}", extra)
 
 
 def _adapter(module: str, name: str) -> Any:

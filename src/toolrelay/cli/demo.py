@@ -26,8 +26,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from toolrelay._plural import plural
 from toolrelay._sync import run_sync
 from toolrelay.cli.chat_models import (
+    MODEL_HELP,
     BaseUrlOption,
     GgufOption,
     ModelSpec,
@@ -42,10 +44,10 @@ from toolrelay.cli.demo_catalog import (
     shown_path,
 )
 from toolrelay.cli.demo_language import DEMO_LANGUAGES, ENGLISH_DEMO, parse_demo_language
-from toolrelay.cli.indexes import IndexType
+from toolrelay.cli.indexes import BuiltIndex, IndexType, build_index
 from toolrelay.cli.live_view import LiveView, TokenTotals, rounds_json, token_table
 from toolrelay.cli.output import JsonOption, emit_json, stdout_console
-from toolrelay.cli.pipeline import RoundRecord, build_pipeline, prepare_index, quiet_library_logs
+from toolrelay.cli.pipeline import RoundRecord, build_pipeline, quiet_library_logs
 from toolrelay.cli.replay import REPLAY_NAME, triage_plan
 from toolrelay.cli.search import IndexOption
 from toolrelay.client import TOOL_SEARCH_NAME
@@ -77,9 +79,8 @@ ModelOption = Annotated[
         "--model",
         "-m",
         parser=parse_model_spec,
-        metavar="replay|local|openai:NAME|anthropic:NAME",
-        help="The model: replay (the task's decisions replayed, no key or server needed), "
-        "local (llama.cpp), openai:NAME or anthropic:NAME.",
+        metavar="MODEL",
+        help=MODEL_HELP,
     ),
 ]
 
@@ -195,17 +196,9 @@ def demo_command(
     replay = model.provider is Provider.REPLAY
     console = stdout_console()
     definitions = demo.catalog.definitions()
-    built = prepare_index(index, definitions)
+    built = build_index(index, definitions)
     if not as_json:
-        _header(
-            console,
-            demo,
-            model,
-            built.index.search_type,
-            built.seconds,
-            replay=replay,
-            name=model_name(chat_model).strip("'"),
-        )
+        _header(console, demo, model, built, replay=replay, name=model_name(chat_model).strip("'"))
     speaker = REPLAY_NAME if replay else "model"
     view = None if as_json else LiveView(console, speaker=speaker, catalog_size=len(definitions))
     pipeline = build_pipeline(
@@ -224,10 +217,7 @@ def demo_command(
     checks = check_required(rounds, demo.required_tools)
     completed = _completed(checks)
     if as_json:
-        emit_json(
-            _as_json(demo, model, built.index.search_type, built.seconds, rounds, answer, checks)
-            | {"completed": completed}
-        )
+        emit_json(_as_json(demo, model, built, rounds, answer, checks) | {"completed": completed})
     else:
         _footer(console, answer, rounds, checks, len(definitions), replay=replay)
     if not completed:
@@ -251,8 +241,7 @@ def _header(
     console: Console,
     demo: DemoCatalog,
     model: ModelSpec,
-    search_type: str,
-    seconds: float,
+    built: BuiltIndex,
     *,
     replay: bool,
     name: str,
@@ -261,9 +250,9 @@ def _header(
         Text(f"toolrelay demo: {demo.task}", style="bold"),
     )
     console.print(
-        f"Catalog: {len(demo.catalog)} tools from {shown_path(demo.path)}"
+        f"Catalog: {plural(len(demo.catalog), 'tool')} from {shown_path(demo.path)}"
         f"{'' if demo.language == 'en' else f' (texts in {demo.language})'}; the model first "
-        f"sees only {TOOL_SEARCH_NAME}. Index: {search_type} (built in {seconds:.2f} s).",
+        f"sees only {TOOL_SEARCH_NAME}. Index: {built.index.search_type} ({built.timings()}).",
         markup=False,
     )
     if replay:
@@ -311,7 +300,8 @@ def _footer(
     if _completed(checks):
         console.print(
             Text(
-                f"All {len(checks)} required tools were found by search and called in order.",
+                f"All {plural(len(checks), 'required tool')} were found by search and called "
+                "in order.",
                 style="green",
             )
         )
@@ -320,8 +310,7 @@ def _footer(
 def _as_json(
     demo: DemoCatalog,
     model: ModelSpec,
-    search_type: str,
-    seconds: float,
+    built: BuiltIndex,
     rounds: list[RoundRecord],
     answer: str,
     checks: list[RequiredTool],
@@ -332,7 +321,11 @@ def _as_json(
         "language": demo.language,
         "catalog": {"path": str(demo.path), "tools": len(demo.catalog)},
         "model": {"spec": str(model), "replay": model.provider is Provider.REPLAY},
-        "index": {"type": search_type, "seconds": round(seconds, 4)},
+        "index": {
+            "type": built.index.search_type,
+            "seconds": round(built.seconds, 4),
+            "load_seconds": None if built.load_seconds is None else round(built.load_seconds, 4),
+        },
         "rounds": rounds_json(rounds),
         "answer": answer,
         "required_tools": [

@@ -17,6 +17,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from toolrelay._plural import plural
 from toolrelay.cli.catalogs import load_catalog, read_json, read_jsonl
 from toolrelay.cli.indexes import IndexType, build_index
 from toolrelay.cli.output import JsonOption, emit_json, progress, stdout_console, write_json
@@ -87,8 +88,8 @@ def retrieval_command(
     query_list = load_queries(queries)
     mapping = load_name_map(name_map) if name_map is not None else None
     built = build_index(index, definitions)
-    with progress(f"Running {len(query_list):,} queries", total=len(query_list)) as advance:
-        report = evaluate(_Counting(built.index, advance), definitions, query_list, mapping)
+    with progress("Searching", total=len(query_list), unit="queries") as bar:
+        report = evaluate(_Counting(built.index, bar.advance), definitions, query_list, mapping)
     result = {
         "dataset": folder.name if folder is not None else None,
         "catalog": catalog,
@@ -97,6 +98,7 @@ def retrieval_command(
         "index": built.index.search_type,
         "tools": len(definitions),
         "index_seconds": built.seconds,
+        "load_seconds": built.load_seconds,
         **_report_json(report, sorted(set(cutoffs or ())), subsets or []),
     }
     if output is not None:
@@ -104,7 +106,7 @@ def retrieval_command(
     if as_json:
         emit_json(result)
     else:
-        _print(result)
+        _print(result, built.timings())
     if output is not None:
         typer.echo(f"wrote {output}", err=True)
 
@@ -231,12 +233,13 @@ def _report_json(report: EvalReport, cutoffs: list[int], subsets: list[str]) -> 
     }
 
 
-def _print(result: dict[str, Any]) -> None:
+def _print(result: dict[str, Any], timings: str) -> None:
     console = stdout_console()
     scoring = "lenient (name map)" if result["lenient"] else "strict"
     source = result["dataset"] or result["catalog"]
     console.print(
-        f"{source}: {result['tools']:,} tools, {result['queries']:,} queries, "
+        f"{source}: {plural(result['tools'], 'tool')}, "
+        f"{plural(result['queries'], 'query', 'queries')}, "
         f"index {result['index']}, {scoring} scoring",
         markup=False,
     )
@@ -252,7 +255,7 @@ def _print(result: dict[str, Any]) -> None:
         table.add_row(name, *cells)
     console.print(table)
     console.print(
-        f"search {result['search_ms']:.2f} ms/query, indexing {result['index_seconds']:.2f} s",
+        f"search {result['search_ms']:.2f} ms/query; {timings}",
         markup=False,
         style="dim",
     )

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from toolrelay._plural import plural
 from toolrelay.cli.catalogs import load_catalog
 from toolrelay.cli.output import JsonOption, emit_json, stdout_console
 from toolrelay.cli.tokens import (
@@ -49,7 +50,10 @@ def cost_rows(sizes: TokenSummary, search_tokens: int, retrieved: list[int]) -> 
     count = len(sizes.sizes)
     rows = [
         CostRow(
-            label=f"all {count:,} tools", kind="all", tools_sent=count, per_request=sizes.total
+            label=f"all {plural(count, 'tool')}",
+            kind="all",
+            tools_sent=count,
+            per_request=sizes.total,
         ),
         CostRow(label="search tool only", kind="search", tools_sent=1, per_request=search_tokens),
     ]
@@ -57,7 +61,7 @@ def cost_rows(sizes: TokenSummary, search_tokens: int, retrieved: list[int]) -> 
         k = min(wanted, count)
         rows.append(
             CostRow(
-                label=f"search tool + {k} tools of mean size",
+                label=f"search tool + {plural(k, 'tool')} of mean size",
                 kind="search+mean",
                 tools_sent=1 + k,
                 per_request=search_tokens + round(k * sizes.mean),
@@ -65,7 +69,9 @@ def cost_rows(sizes: TokenSummary, search_tokens: int, retrieved: list[int]) -> 
         )
         rows.append(
             CostRow(
-                label=f"search tool + the {k} largest tools",
+                label="search tool + the largest tool"
+                if k == 1
+                else f"search tool + the {k:,} largest tools",
                 kind="search+largest",
                 tools_sent=1 + k,
                 per_request=search_tokens + sizes.largest_k(k),
@@ -114,7 +120,7 @@ def tokens_command(
     table.add_column("Sent with each request")
     table.add_column("Tools", justify="right")
     table.add_column("Per request", justify="right")
-    table.add_column(f"{rounds} request{'s' if rounds != 1 else ''}", justify="right")
+    table.add_column(plural(rounds, "request"), justify="right")
     table.add_column("Saved", justify="right")
     for row in rows:
         table.add_row(

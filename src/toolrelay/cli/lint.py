@@ -25,8 +25,16 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from toolrelay._plural import plural
 from toolrelay.cli.catalogs import LoadedCatalog, load_catalog, read_json, read_jsonl
-from toolrelay.cli.output import JsonOption, emit_json, progress, stdout_console
+from toolrelay.cli.output import (
+    JsonOption,
+    ProgressBar,
+    emit_json,
+    missing_extra,
+    progress,
+    stdout_console,
+)
 from toolrelay.cli.tools import CatalogArgument
 from toolrelay.exceptions import LoadError
 from toolrelay.lint import (
@@ -41,6 +49,7 @@ from toolrelay.lint import (
     load_config,
     metadata_from_annotations,
 )
+from toolrelay.search.embedders import embeddings_available
 from toolrelay.tools.base import ToolMetadata
 
 __all__ = ["lint_command", "lint_targets"]
@@ -95,7 +104,7 @@ def lint_command(
         typer.Option(
             "--config",
             metavar="PATH",
-            help=r"Read \[tool.toolrelay.lint] from this file, not the nearest pyproject.toml.",
+            help="Read [tool.toolrelay.lint] from this file, not the nearest pyproject.toml.",
             show_default=False,
         ),
     ] = None,
@@ -109,16 +118,39 @@ def lint_command(
     config = load_config(config_file) if config_file is not None else find_config()
     config = _override(config, index=index, fail_on=fail_on, disable=disable or [])
     shown = _severity(show, "--show")
+    if config.index == "hybrid" and not embeddings_available():
+        subject = "--index hybrid" if index else "[tool.toolrelay.lint] index = 'hybrid'"
+        raise missing_extra(subject, "embeddings")
     loaded = load_catalog(catalog)
     targets = lint_targets(loaded)
-    with progress(f"Linting {len(targets):,} tools"):
-        report = lint(targets, config=config, catalog=catalog)
+    label = f"Linting {plural(len(targets), 'tool')}"
+    with progress(label) as bar:
+        report = lint(targets, config=config, catalog=catalog, progress=_Embedding(bar, label))
     if as_json:
         emit_json({**report.to_dict(), "fail_on": _fail_on_name(config.fail_on)})
     else:
         _print(report, shown=shown, limit=limit)
     if report.failed(config.fail_on):
         raise typer.Exit(1)
+
+
+class _Embedding:
+    """Shows the embedding of the catalog as its own stage of the lint's progress bar."""
+
+    def __init__(self, bar: ProgressBar, label: str) -> None:
+        self.bar = bar
+        self.label = label
+        self.counting = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if done < total and not self.counting:
+            self.counting = True
+            self.bar.stage("Embedding", total, unit="tools")
+        if self.counting:
+            self.bar(done, total)
+            if done >= total:
+                self.counting = False
+                self.bar.stage(self.label)
 
 
 def lint_targets(loaded: LoadedCatalog) -> list[LintTarget]:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from toolrelay._plural import plural
 from toolrelay.cli.pipeline import RoundRecord
 from toolrelay.client import TOOL_SEARCH_NAME
 from toolrelay.execution import ToolCallOutcome
@@ -56,9 +57,9 @@ class LiveView:
         shown = len(record.shown)
         tokens = record.tokens
         heading = (
-            f"Round {record.model_call} · {shown} tool{'s' if shown != 1 else ''} shown · "
-            f"request {tokens.sent:,} tokens (with all {self.catalog_size} tools: "
-            f"{tokens.without_search:,})"
+            f"Round {record.model_call} · {plural(shown, 'tool')} shown · "
+            f"request {plural(tokens.sent, 'token')} "
+            f"(with all {plural(self.catalog_size, 'tool')}: {tokens.without_search:,})"
         )
         self.console.rule(Text(heading, style="bold"), align="left")
         if record.calls and record.text:
@@ -87,8 +88,8 @@ class LiveView:
             return
         self.console.print(
             Text(
-                f"    {response.search_type} matched {response.total} of {self.catalog_size} "
-                f"tools in {response.time_ms:.1f} ms; returned:",
+                f"    {response.search_type} matched {response.total:,} of "
+                f"{plural(self.catalog_size, 'tool')} in {response.time_ms:.1f} ms; returned:",
                 style="dim",
             )
         )
@@ -117,7 +118,7 @@ def _result_text(outcome: ToolCallOutcome) -> Text:
     except json.JSONDecodeError:
         decoded = None
     if isinstance(decoded, list):
-        count = f"{len(decoded)} item{'s' if len(decoded) != 1 else ''}: "
+        count = f"{plural(len(decoded), 'item')}: "
     return Text(f"    → {count}{shorten(data, _RESULT_CHARS)}")
 
 
@@ -160,8 +161,8 @@ class TokenTotals:
     def line(self) -> str:
         """One line: requests, tokens sent, with every tool, saved."""
         return (
-            f"{self.requests} request{'s' if self.requests != 1 else ''}: {self.sent:,} tokens "
-            f"sent; {self.without_search:,} with every tool; {self.saved_percent:.1f}% saved"
+            f"{plural(self.requests, 'request')}: {plural(self.sent, 'token')} sent; "
+            f"{self.without_search:,} with every tool; {self.saved_percent:.1f}% saved"
         )
 
 
@@ -172,7 +173,7 @@ def token_table(rounds: Sequence[RoundRecord], catalog_size: int) -> Table:
         title_justify="left",
         caption=(
             f"Progressive disclosure sends tool_search and the tools found so far; the "
-            f"comparison sends the same messages with all {catalog_size} catalog tools."
+            f"comparison sends the same messages with all {plural(catalog_size, 'catalog tool')}."
         ),
         caption_justify="left",
     )
@@ -181,7 +182,7 @@ def token_table(rounds: Sequence[RoundRecord], catalog_size: int) -> Table:
     table.add_column("Messages", justify="right")
     table.add_column("Tools", justify="right")
     table.add_column("Request", justify="right", style="bold")
-    table.add_column(f"With all {catalog_size} tools", justify="right")
+    table.add_column(f"With all {plural(catalog_size, 'tool')}", justify="right")
     table.add_column("Saved", justify="right")
     for record in rounds:
         tokens = record.tokens

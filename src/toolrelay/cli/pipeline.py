@@ -25,7 +25,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from toolrelay.cli.indexes import BuiltIndex, IndexType, build_index
 from toolrelay.cli.output import progress
 from toolrelay.cli.tokens import count_tokens, tool_payload
 from toolrelay.client import (
@@ -59,7 +58,6 @@ __all__ = [
     "RoundRecord",
     "TurnRecorder",
     "build_pipeline",
-    "prepare_index",
     "quiet_library_logs",
     "tools_tokens",
 ]
@@ -344,18 +342,6 @@ def build_pipeline(
     if options is not None:
         builder = builder.default_options(options)
     return Pipeline(client=builder.build(), recorder=recorder, catalog=catalog)
-
-
-def prepare_index(kind: IndexType, definitions: Sequence[ToolDefinition]) -> BuiltIndex:
-    """Build the index under a progress bar, then search it once under a spinner.
-
-    Indexes that embed load their model on the first query; doing that here keeps the wait
-    out of the first round (and its search time honest).
-    """
-    built = build_index(kind, definitions)
-    with progress(f"Loading the {built.index.search_type} index"):
-        built.index.search(SearchRequest(query="warm up", max_results=1))
-    return built
 
 
 @contextmanager

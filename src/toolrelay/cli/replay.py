@@ -26,6 +26,7 @@ from collections.abc import AsyncIterator, Callable, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
+from toolrelay._plural import plural
 from toolrelay.cli.demo_language import ENGLISH_DEMO, DemoWords, ReplayWords
 from toolrelay.client.search_tool import TOOL_SEARCH_NAME
 from toolrelay.exceptions import ConfigurationError
@@ -230,7 +231,7 @@ def triage_plan(required_tools: Sequence[str], *, words: DemoWords = ENGLISH_DEM
     if len(required_tools) != 4:
         raise ConfigurationError(
             f"the replay knows the four-step refund triage; the catalog names "
-            f"{len(required_tools)} required tools"
+            f"{plural(len(required_tools), 'required tool')}"
         )
     find, retry, incident, notify = required_tools
     says = words.triage

@@ -8,11 +8,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from toolrelay._plural import plural
 from toolrelay.cli.catalogs import load_catalog
-from toolrelay.cli.indexes import IndexType, build_index, parse_index_type
+from toolrelay.cli.indexes import BuiltIndex, IndexType, build_index, parse_index_type
 from toolrelay.cli.output import JsonOption, emit_json, stdout_console
 from toolrelay.cli.tools import CatalogArgument
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.base import MAX_RESULTS_LIMIT, SearchRequest, SearchResponse
+from toolrelay.search.documents import dotted_categories
+from toolrelay.tools.base import ToolDefinition
 
 __all__ = ["IndexOption", "search_command"]
 
@@ -22,7 +26,7 @@ IndexOption = Annotated[
         "--index",
         "-i",
         parser=parse_index_type,
-        metavar="regex|bm25|vector|hybrid|auto",
+        metavar="KIND",
         help=(
             "Kind of index: regex (pattern), bm25 (keywords), vector (embeddings), hybrid "
             "(both), auto (hybrid when the embeddings extra is installed, else bm25)."
@@ -61,14 +65,18 @@ def search_command(
     as_json: JsonOption = False,
 ) -> None:
     """Rank the tools of a catalog for a query, best first, with their scores."""
+    if category is not None and not category.strip():
+        raise typer.BadParameter("give a category name", param_hint="'--category'")
     loaded = load_catalog(catalog)
     definitions = loaded.unique_definitions()
+    if category is not None:
+        _check_category(category, definitions)
     built = build_index(index, definitions)
     response = built.index.search(
         SearchRequest(query=query, max_results=k, min_score=min_score, category=category)
     )
     if as_json:
-        emit_json(_as_json(catalog, len(definitions), built.seconds, response))
+        emit_json(_as_json(catalog, len(definitions), built, response))
         return
     console = stdout_console()
     if not response.hits:
@@ -83,15 +91,29 @@ def search_command(
         table.add_row(str(rank), Text(hit.name), f"{hit.score:.4g}", Text(hit.summary))
     console.print(table)
     console.print(
-        f"{response.total:,} of {len(definitions):,} tools matched; searched in "
-        f"{response.time_ms:.1f} ms, indexed in {built.seconds:.2f} s",
+        f"{response.total:,} of {plural(len(definitions), 'tool')} matched in "
+        f"{response.time_ms:.1f} ms; {built.timings()}",
         markup=False,
         style="dim",
     )
 
 
+def _check_category(category: str, definitions: list[ToolDefinition]) -> None:
+    """Fail, listing the catalog's categories, when no tool is in ``category``.
+
+    Raises:
+        ConfigurationError: No tool's dotted name starts with ``category.``.
+    """
+    categories = {c for d in definitions for c in dotted_categories(d.name)}
+    if category in categories:
+        return
+    top = sorted({c for c in categories if "." not in c})
+    known = f"its categories are {', '.join(top)}" if top else "it has no dotted tool names"
+    raise ConfigurationError(f"no tool is in category {category!r}; {known}")
+
+
 def _as_json(
-    catalog: str, tools: int, index_seconds: float, response: SearchResponse
+    catalog: str, tools: int, built: BuiltIndex, response: SearchResponse
 ) -> dict[str, Any]:
     return {
         "catalog": catalog,
@@ -100,7 +122,8 @@ def _as_json(
         "tools": tools,
         "total": response.total,
         "time_ms": response.time_ms,
-        "index_seconds": index_seconds,
+        "index_seconds": built.seconds,
+        "load_seconds": built.load_seconds,
         "hits": [
             {"rank": rank, "name": hit.name, "score": hit.score, "summary": hit.summary}
             for rank, hit in enumerate(response.hits, start=1)

@@ -16,6 +16,7 @@ from rich.json import JSON
 from rich.table import Table
 from rich.text import Text
 
+from toolrelay._plural import plural
 from toolrelay.cli.catalogs import CatalogEntry, Finding, LoadedCatalog, load_catalog
 from toolrelay.cli.output import JsonOption, emit_json, stdout_console
 from toolrelay.cli.tokens import TokenSummary, summarize_tokens
@@ -76,9 +77,9 @@ def tools_command(
     else:
         _print(loaded, rows, sizes, findings, schemas=schemas)
     if findings:
-        noun = "finding" if len(findings) == 1 else "findings"
         typer.echo(
-            f"error: {len(findings)} {noun} in {catalog} (invalid or duplicate tool names)",
+            f"error: {plural(len(findings), 'finding')} in {catalog} "
+            "(invalid or duplicate tool names)",
             err=True,
         )
         raise typer.Exit(1)
@@ -94,7 +95,7 @@ def _print(
 ) -> None:
     console = stdout_console()
     with_flags = any(e.metadata is not None and _flags(e.metadata) for e, _ in rows)
-    table = Table(title=f"{len(rows):,} tools in {loaded.source}", title_justify="left")
+    table = Table(title=f"{plural(len(rows), 'tool')} in {loaded.source}", title_justify="left")
     table.add_column("#", justify="right", style="dim")
     table.add_column("Name", style="bold", overflow="fold")
     table.add_column("Parameters", overflow="fold")
@@ -117,7 +118,7 @@ def _print(
     console.print(table)
     largest = max(rows, key=lambda row: row[1])[0].definition.name
     console.print(
-        f"Total: {len(rows):,} tools, {sizes.total:,} tokens (cl100k_base); "
+        f"Total: {plural(len(rows), 'tool')}, {plural(sizes.total, 'token')} (cl100k_base); "
         f"mean {sizes.mean:,.0f}, largest {sizes.largest:,} ({largest})",
         markup=False,
     )

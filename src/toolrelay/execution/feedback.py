@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from toolrelay._plural import plural
 from toolrelay.exceptions import ArgumentProblem
 from toolrelay.tools.names import provider_safe_name
 
@@ -96,14 +97,16 @@ def denied(tool_name: str) -> str:
 def per_tool_limit(tool_name: str, limit: int) -> str:
     """The tool was called more often in this turn than its limit allows."""
     return (
-        f"Tool call limit reached: {_shown(tool_name)} may be called at most {limit} times "
-        "per turn. Do not call it again; answer with the information you have."
+        f"Tool call limit reached: {_shown(tool_name)} may be called at most "
+        f"{plural(limit, 'time')} per turn. Do not call it again; answer with the information "
+        "you have."
     )
 
 
 def total_limit(limit: int) -> str:
     """The turn made more tool calls than the total limit allows."""
     return (
-        f"Tool call limit reached: at most {limit} tool calls are allowed per turn. "
-        "Do not call more tools; answer with the information you have."
+        f"Tool call limit reached: at most {plural(limit, 'tool call')} "
+        f"{'is' if limit == 1 else 'are'} allowed per turn. Do not call more tools; answer "
+        "with the information you have."
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from toolrelay._plural import plural
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import feedback
 from toolrelay.messages import Message, ToolResponseMessage, UserMessage
@@ -85,8 +86,12 @@ class LimitBreach:
     def describe(self) -> str:
         """The breach in words for developers (the text of a raised limit error)."""
         if self.scope == "tool":
-            return f"{self.tool_name!r} went over its limit of {self.limit} calls per turn"
-        return f"the turn went over its limit of {self.limit} tool calls (at {self.tool_name!r})"
+            limit = plural(self.limit, "call")
+            return f"{self.tool_name!r} went over its limit of {limit} per turn"
+        return (
+            f"the turn went over its limit of {plural(self.limit, 'tool call')} "
+            f"(at {self.tool_name!r})"
+        )
 
     @property
     def message(self) -> str:

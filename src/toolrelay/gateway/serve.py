@@ -16,11 +16,13 @@ are loaded; the catalog is indexed once before the first client arrives.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Sequence
+import socket
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+import uvicorn
 from mcp.server import Server
 
 from toolrelay.client.tool_search_access import Authorizer, ToolFilter
@@ -179,6 +181,7 @@ async def aserve(
     host: str = "127.0.0.1",
     port: int = 8000,
     path: str = "/mcp",
+    on_listening: Callable[[str], None] | None = None,
     **options: Any,
 ) -> None:
     """Serve a gateway until the client leaves (stdio) or the task is cancelled (HTTP).
@@ -187,8 +190,10 @@ async def aserve(
         config: A gateway file, or a config.
         transport: ``"stdio"`` or ``"http"`` (streamable HTTP at ``http://host:port/path``).
         host: The HTTP server's address.
-        port: Its port.
+        port: Its port (``0``: any free port; ``on_listening`` is told which).
         path: The MCP endpoint's path.
+        on_listening: Called with the endpoint's URL once the HTTP server accepts
+            connections (not for stdio).
         **options: Passed to :func:`open_gateway` (``tool_filter``, ``authorize``,
             ``index``, ``tool_calling_manager``, ``guards``, ``module_loader``,
             ``approval``, ``idempotency_store``, ``audit_sink``).
@@ -205,11 +210,35 @@ async def aserve(
         if transport == "stdio":
             await run_stdio(server)
             return
-        import uvicorn
-
         app = server.streamable_http_app(streamable_http_path=path, host=host)
-        http = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
-        await http.serve()
+        http = uvicorn.Config(app, host=host, port=port, log_level="warning")
+        await _Server(http, path=path, on_listening=on_listening).serve()
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, telling ``on_listening`` its URL once its sockets listen."""
+
+    def __init__(
+        self, config: uvicorn.Config, *, path: str, on_listening: Callable[[str], None] | None
+    ) -> None:
+        super().__init__(config)
+        self.path = path
+        self.on_listening = on_listening
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        if self.started and self.on_listening is not None:
+            self.on_listening(_endpoint(self, self.config.host, self.config.port, self.path))
+
+
+def _endpoint(http: Any, host: str, port: int, path: str) -> str:
+    """The URL clients reach the server at, with the port it bound (``port`` may be 0)."""
+    for listening in getattr(http, "servers", ()):
+        for sock in getattr(listening, "sockets", ()):
+            port = int(sock.getsockname()[1])
+            break
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}{path}"
 
 
 def serve(

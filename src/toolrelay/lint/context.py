@@ -15,6 +15,7 @@ from toolrelay.lint.findings import Finding, Rule, Severity
 from toolrelay.lint.indexes import LintIndex
 from toolrelay.lint.self_search import SelfSearch, search_self
 from toolrelay.lint.targets import LintTarget
+from toolrelay.search.base import IndexProgress
 from toolrelay.search.documents import dotted_categories
 from toolrelay.tools.tokens import TokenSummary, summarize_tokens
 
@@ -31,6 +32,7 @@ class LintContext:
         targets: The tools, in catalog order (duplicate names included).
         config: The settings.
         make_index: Makes the index for the self-search, when a rule first needs it.
+        progress: Told how far indexing the catalog for the self-search is.
     """
 
     def __init__(
@@ -38,10 +40,13 @@ class LintContext:
         targets: Sequence[LintTarget],
         config: LintConfig,
         make_index: Callable[[], LintIndex],
+        *,
+        progress: IndexProgress | None = None,
     ) -> None:
         self.targets = tuple(targets)
         self.config = config
         self._make_index = make_index
+        self._progress = progress
 
     @property
     def thresholds(self) -> Thresholds:
@@ -73,6 +78,7 @@ class LintContext:
             made.index,
             margin=self.thresholds.confusable_margin,
             prime=made.prime,
+            progress=self._progress,
         )
 
     @property

@@ -14,6 +14,7 @@ from toolrelay.lint.indexes import LintIndex, lint_index
 from toolrelay.lint.report import CostSummary, LintReport, RetrievalSummary
 from toolrelay.lint.rules import CHECKS, RULES
 from toolrelay.lint.targets import LintTarget, as_targets
+from toolrelay.search.base import IndexProgress
 from toolrelay.search.cache import EmbeddingCache
 from toolrelay.search.embedders import Embedder
 from toolrelay.search.scoring import ScoringToolIndex
@@ -32,6 +33,7 @@ def lint(
     embedder: Embedder | None = None,
     cache: EmbeddingCache | bool = True,
     catalog: str | None = None,
+    progress: IndexProgress | None = None,
 ) -> LintReport:
     """Lint a tool catalog: find the tools a model will miss, confuse or misuse.
 
@@ -46,6 +48,9 @@ def lint(
         embedder: The embedder of the hybrid index (the bundled MiniLM by default).
         cache: The embedding cache (``True``: the default file; ``False``: none).
         catalog: A label for the report (a path or module name).
+        progress: Told how far indexing the catalog for the retrieval rules is (see
+            :data:`~toolrelay.search.base.IndexProgress`); embedding a large catalog the
+            first time takes minutes.
 
     Returns:
         The report; ``report.failed(config.fail_on)`` says whether the run should fail.
@@ -68,7 +73,7 @@ def lint(
     def make_index() -> LintIndex:
         return lint_index(chosen, embedder=embedder, cache=cache)
 
-    ctx = LintContext(targets, config, make_index)
+    ctx = LintContext(targets, config, make_index, progress=progress)
     findings: list[Finding] = []
     for rules, check in CHECKS:
         if any(config.is_enabled(rule.id) for rule in rules):

@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from toolrelay._plural import plural
 from toolrelay.lint.findings import Finding, Severity
 from toolrelay.lint.self_search import SelfSearch
 from toolrelay.tools.tokens import ENCODING_NAME, TokenSummary
@@ -153,11 +154,14 @@ class LintReport:
 
     def summary(self) -> str:
         """One line: tools, findings per severity, tokens and time."""
-        parts = [_plural(self.count(s), s.value) for s in Severity]
+        parts = [
+            plural(self.count(s), s.value, "info" if s is Severity.INFO else None) for s in Severity
+        ]
         where = f"{self.catalog}: " if self.catalog else ""
         return (
-            f"{where}{self.tools:,} tools, {', '.join(parts)}; {self.cost.total:,} tokens to "
-            f"send all tools with each request; linted in {self.seconds:.2f} s"
+            f"{where}{plural(self.tools, 'tool')}, {', '.join(parts)}; "
+            f"{self.cost.total:,} tokens to send all tools with each request; "
+            f"linted in {self.seconds:.2f} s"
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -211,9 +215,3 @@ def _retrieval_json(retrieval: RetrievalSummary) -> dict[str, Any]:
             for t in retrieval.tools
         },
     }
-
-
-def _plural(count: int, noun: str) -> str:
-    if noun == "info":
-        return f"{count:,} info"
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"

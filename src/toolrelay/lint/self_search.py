@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.search.base import IndexProgress
 from toolrelay.search.scoring import ScoringToolIndex
 from toolrelay.tools.base import ToolDefinition
 from toolrelay.tools.names import split_name_words
@@ -95,6 +96,7 @@ def search_self(
     *,
     margin: float,
     prime: Callable[[Sequence[str]], None] | None = None,
+    progress: IndexProgress | None = None,
 ) -> SelfSearch:
     """Index ``definitions`` and search them with each tool's description and name words.
 
@@ -103,12 +105,13 @@ def search_self(
         index: An index to (re)build with the catalog.
         margin: Rivals within this fraction of a tool's own score are kept in ``close``.
         prime: Given all queries before searching (to embed them in batches).
+        progress: Told how far indexing is (see :data:`~toolrelay.search.base.IndexProgress`).
 
     Raises:
         ConfigurationError: The index does not score every tool of the catalog.
     """
     started = time.perf_counter()
-    index.index(definitions)
+    index.index(definitions, progress=progress)
     descriptions = [d.description.strip() for d in definitions]
     name_queries = [" ".join(split_name_words(d.name)) for d in definitions]
     if prime is not None:

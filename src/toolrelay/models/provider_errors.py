@@ -4,7 +4,8 @@ The ``openai`` and ``anthropic`` SDKs share one error layout: ``APIStatusError``
 ``status_code``) for error answers, ``APIConnectionError`` (and its ``APITimeoutError``) when
 no answer came, ``APIError`` for an error reported inside a stream. :func:`translate_sdk_error`
 maps them, by that layout, onto :class:`~toolrelay.exceptions.ModelAPIError` and its
-subclasses and :class:`~toolrelay.exceptions.ModelConnectionError`; adapters raise the result
+subclasses and :class:`~toolrelay.exceptions.ModelConnectionError` (naming the URL that could
+not be reached); adapters raise the result
 ``from`` the SDK's exception so the original stays reachable as ``__cause__``.
 
 The SDKs retry connection errors, 408, 409, 429 and 5xx answers themselves (``max_retries``
@@ -56,7 +57,9 @@ def translate_sdk_error(provider: str, sdk: ModuleType, exc: Exception) -> Model
     if connection_type is not None and isinstance(exc, connection_type):
         timeout_type = getattr(sdk, "APITimeoutError", None)
         what = "timed out" if timeout_type and isinstance(exc, timeout_type) else "failed"
-        return ModelConnectionError(provider, f"connection to {provider} {what}: {message}")
+        url = getattr(getattr(exc, "request", None), "url", None)
+        where = f"{provider} at {url}" if url is not None else provider
+        return ModelConnectionError(provider, f"connection to {where} {what}: {message}")
     if api_type is not None and isinstance(exc, api_type):
         return status_error(provider, None, message)
     return None

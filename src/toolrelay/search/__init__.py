@@ -14,6 +14,10 @@ Indexes: :class:`RegexToolIndex` (patterns or keywords over names and descriptio
 :class:`BM25ToolIndex` (keywords, no model), :class:`VectorToolIndex` (embeddings, any
 :class:`Embedder`), :class:`HybridToolIndex` (BM25 and embeddings fused; the default when
 ``toolrelay[embeddings]`` is installed). :mod:`toolrelay.search.evaluation` measures them.
+
+Building an index that embeds takes a while on a large catalog: ``index.load_models(catalog)``
+loads its model ahead, and ``index.index(catalog, progress=report)`` calls
+``report(done, total)`` as it goes (:data:`IndexProgress`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from toolrelay.search.base import (
     DEFAULT_MAX_RESULTS,
     MAX_RESULTS_LIMIT,
     AllowedTools,
+    IndexProgress,
     SearchHit,
     SearchRequest,
     SearchResponse,
@@ -34,6 +39,7 @@ from toolrelay.search.embedders import (
     Embedder,
     SentenceTransformerEmbedder,
     embeddings_available,
+    load_embedder,
     minilm_embedder,
 )
 from toolrelay.search.factory import default_index
@@ -51,6 +57,7 @@ __all__ = [
     "Embedder",
     "EmbeddingCache",
     "HybridToolIndex",
+    "IndexProgress",
     "RegexToolIndex",
     "ScoringToolIndex",
     "SearchHit",
@@ -64,6 +71,7 @@ __all__ = [
     "catalog_fingerprint",
     "default_index",
     "embeddings_available",
+    "load_embedder",
     "minilm_embedder",
     "summarize",
     "tool_text",

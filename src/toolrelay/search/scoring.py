@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse
+from toolrelay.search.base import IndexProgress, SearchHit, SearchRequest, SearchResponse
 from toolrelay.search.documents import (
     ToolText,
     catalog_fingerprint,
@@ -70,7 +70,9 @@ class ScoringToolIndex(ABC):
     """Base class of the indexes that score every tool of a catalog for a query.
 
     Subclasses set :attr:`search_type` and implement :meth:`_build` and :meth:`_score`;
-    :meth:`_matches` says which scores count as a match (positive ones, by default).
+    :meth:`_matches` says which scores count as a match (positive ones, by default). A
+    backend whose build takes long overrides :meth:`_build_reporting` to report its progress,
+    and one that loads a model overrides :meth:`load_models`.
 
     Args:
         prerequisite_lift: When set, a tool that finds what another tool requires (a
@@ -104,7 +106,11 @@ class ScoringToolIndex(ABC):
         return len(self.names)
 
     def index(
-        self, definitions: Sequence[ToolDefinition], *, categories: Categories | None = None
+        self,
+        definitions: Sequence[ToolDefinition],
+        *,
+        categories: Categories | None = None,
+        progress: IndexProgress | None = None,
     ) -> bool:
         """Index a catalog unless it is the one already indexed.
 
@@ -112,6 +118,9 @@ class ScoringToolIndex(ABC):
             definitions: The catalog. Names must be unique.
             categories: Extra categories per tool name (a name or several), searchable with
                 ``SearchRequest.category`` besides the prefixes of dotted names.
+            progress: Told how far the build is, as ``progress(done, total)`` (see
+                :data:`~toolrelay.search.base.IndexProgress`); not called when nothing is
+                rebuilt.
 
         Returns:
             ``True`` when the index was rebuilt, ``False`` when the catalog was unchanged.
@@ -133,7 +142,13 @@ class ScoringToolIndex(ABC):
             ):
                 return False
             texts = [tool_text(d) for d in definitions]
-            payload = self._build(definitions, texts) if definitions else None
+            payload = None
+            if definitions:
+                payload = (
+                    self._build(definitions, texts)
+                    if progress is None
+                    else self._build_reporting(definitions, texts, progress)
+                )
             names = tuple(d.name for d in definitions)
             # Assigning one attribute is atomic: searches see the old or the new catalog.
             self._catalog = _Catalog(
@@ -147,6 +162,14 @@ class ScoringToolIndex(ABC):
                 payload=payload,
             )
         return True
+
+    def load_models(self, definitions: Sequence[ToolDefinition]) -> None:  # noqa: B027 - no model
+        """Load the models that indexing and searching ``definitions`` will use, now.
+
+        Indexes that embed load their model on first use, which takes seconds: calling this
+        first keeps that wait out of :meth:`index` and the first search, and lets a caller
+        time it apart. Indexes without a model do nothing.
+        """
 
     def clear(self) -> None:
         """Forget the catalog; searches return nothing until :meth:`index` is called."""
@@ -215,6 +238,17 @@ class ScoringToolIndex(ABC):
     @abstractmethod
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
         """Build the search structures of a non-empty catalog (returned, not stored)."""
+
+    def _build_reporting(
+        self,
+        definitions: Sequence[ToolDefinition],
+        texts: Sequence[ToolText],
+        progress: IndexProgress,
+    ) -> Any:
+        """:meth:`_build`, telling ``progress`` how far it is; by default once, when done."""
+        payload = self._build(definitions, texts)
+        progress(len(definitions), len(definitions))
+        return payload
 
     @abstractmethod
     def _score(self, payload: Any, query: str) -> Scores:

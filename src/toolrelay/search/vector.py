@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -33,10 +33,11 @@ from toolrelay.search.auto_embedder import (
     any_embedder_available,
     catalog_embedder,
 )
+from toolrelay.search.base import IndexProgress
 from toolrelay.search.cache import EmbeddingCache, embedding_key
 from toolrelay.search.cjk import CJK_RUN
 from toolrelay.search.documents import ToolText
-from toolrelay.search.embedders import Embedder
+from toolrelay.search.embedders import Embedder, load_embedder
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.tools.base import ToolDefinition
 
@@ -44,7 +45,9 @@ __all__ = ["VectorToolIndex"]
 
 logger = logging.getLogger(__name__)
 
-_EMBED_CHUNK = 256  # documents per embedder call; each chunk is cached as soon as it is done
+# Documents per embedder call: each chunk is cached and reported as soon as it is done. As
+# large as sentence-transformers' batch, so that progress costs no throughput.
+_EMBED_CHUNK = 64
 _QUERY_MEMO = 256  # recent query vectors kept in memory
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 _MIN_SENTENCE_WORDS = 3  # shorter pieces ("Thanks!", "谢谢！") carry no intent of their own
@@ -105,23 +108,57 @@ class VectorToolIndex(ScoringToolIndex):
         return self._model_id or getattr(self.embedder, "model_id", None)
 
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
-        passages = [t.passage() for t in texts]
+        return self._embed_catalog(definitions, texts, None)
+
+    def _build_reporting(
+        self,
+        definitions: Sequence[ToolDefinition],
+        texts: Sequence[ToolText],
+        progress: IndexProgress,
+    ) -> Any:
+        return self._embed_catalog(definitions, texts, progress)
+
+    def load_models(self, definitions: Sequence[ToolDefinition]) -> None:
+        """Load the embedding models for ``definitions`` now (see the base class).
+
+        The models :meth:`index` will choose for this catalog (both, for a mixed-language
+        one), or the given embedder. An embedder loads ahead only if it has a ``load()``
+        method (the bundled ones do); others are left to load on first use.
+        """
+        embedders, _ = self._choose(definitions)
+        for embedder in embedders:
+            load_embedder(embedder)
+
+    def _choose(
+        self, definitions: Sequence[ToolDefinition]
+    ) -> tuple[tuple[Embedder, ...], LanguageRoute | None]:
+        """The embedders of this catalog (the route's pair, first the English one)."""
         if not self.automatic:
-            embedder = self._embedder()
-            return _Vectors(
-                embedder=embedder,
-                route=None,
-                matrices={_model_key(embedder): self.embed_documents(passages)},
-            )
+            return (self._embedder(),), None
         chosen = catalog_embedder(definitions)
         if isinstance(chosen, LanguageRoute):
-            embedders: tuple[Embedder, ...] = (chosen.english, chosen.multilingual)
-            self.route, self.embedder = chosen, chosen.english
-        else:
-            embedders = (chosen,)
-            self.route, self.embedder = None, chosen
-        matrices = {_model_key(e): self.embed_documents(passages, embedder=e) for e in embedders}
-        return _Vectors(embedder=embedders[0], route=self.route, matrices=matrices)
+            return (chosen.english, chosen.multilingual), chosen
+        return (chosen,), None
+
+    def _embed_catalog(
+        self,
+        definitions: Sequence[ToolDefinition],
+        texts: Sequence[ToolText],
+        progress: IndexProgress | None,
+    ) -> Any:
+        passages = [t.passage() for t in texts]
+        embedders, route = self._choose(definitions)
+        if self.automatic:
+            self.route, self.embedder = route, embedders[0]
+        total = len(passages) * len(embedders)
+        matrices = {}
+        for position, embedder in enumerate(embedders):
+            offset = position * len(passages)
+            report = None if progress is None else _shifted(progress, offset, total)
+            matrices[_model_key(embedder)] = self.embed_documents(
+                passages, embedder=embedder, progress=report
+            )
+        return _Vectors(embedder=embedders[0], route=route, matrices=matrices)
 
     def _score(self, payload: Any, query: str) -> Scores:
         vectors: _Vectors = payload  # what was built together, even if a rebuild is under way
@@ -170,11 +207,17 @@ class VectorToolIndex(ScoringToolIndex):
         return sentences[:_MAX_SENTENCES]
 
     def embed_documents(
-        self, passages: Sequence[str], *, embedder: Embedder | None = None
+        self,
+        passages: Sequence[str],
+        *,
+        embedder: Embedder | None = None,
+        progress: IndexProgress | None = None,
     ) -> npt.NDArray[np.float32]:
         """Normalised embeddings of ``passages``, from the disk cache where possible.
 
         ``embedder`` defaults to the index's; another one is cached under its own model id.
+        ``progress`` is told how many passages have their vector: once after the cache was
+        read, then after each batch embedded.
         """
         if embedder is None or embedder is self.embedder:
             embedder, model_id = self._embedder(), self.model_id
@@ -194,12 +237,19 @@ class VectorToolIndex(ScoringToolIndex):
         for key, passage in zip(keys, passages, strict=True):
             if key not in found:
                 missing.setdefault(key, passage)
+        uses = Counter(keys)  # a text shared by several tools is embedded once for all
+        done = len(keys) - sum(uses[key] for key in missing)
+        if progress is not None:
+            progress(done, len(keys))
         pending = list(missing.items())
         for start in range(0, len(pending), _EMBED_CHUNK):
             chunk = pending[start : start + _EMBED_CHUNK]
             vectors = _normalized(embedder.embed([p for _, p in chunk], kind="document"))
             fresh = {key: vectors[i] for i, (key, _) in enumerate(chunk)}
             found.update(fresh)
+            done += sum(uses[key] for key in fresh)
+            if progress is not None:
+                progress(done, len(keys))
             if cache is not None and model_id is not None:
                 try:
                     cache.put_many(model_id, fresh)
@@ -227,6 +277,15 @@ class _Vectors:
     embedder: Embedder
     route: LanguageRoute | None
     matrices: dict[str, npt.NDArray[np.float32]]
+
+
+def _shifted(progress: IndexProgress, offset: int, total: int) -> IndexProgress:
+    """``progress`` for one model's share of a build that embeds with several."""
+
+    def report(done: int, _: int) -> None:
+        progress(offset + done, total)
+
+    return report
 
 
 def _model_key(embedder: Embedder) -> str:
