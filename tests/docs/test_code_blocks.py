@@ -16,13 +16,14 @@ of its fence; selecting one block runs the blocks of its page before it first):
   session, however many pages show it. Other commands are an error: a command to copy, not
   to check, goes in a ```bash block, which never runs.
 
-How output is compared (what :func:`page_view` decides):
+How output is compared (:func:`mask_durations`, :func:`page_view`):
 
 - trailing spaces and leading or trailing blank lines do not count;
 - **durations** in what a console command printed: a number followed by a unit of time
-  (``0.3 ms``, ``1.25 s``, ``0.11 ms/query``) is shown as ``…`` (``… ms``), and the page shows
-  it so. Nothing else is masked: tokens, scores and counts are compared as printed, and so is
-  everything a python block prints (a timeout it sets is a figure like any other);
+  (``0.3 ms``, ``1.25 s``, ``0.11 ms/query``) or a clock-style time (``0:00:31 remaining``) is
+  shown as ``…`` (``… ms``, ``… remaining``), and the page shows it so. Nothing else is
+  masked: tokens, scores and counts are compared as printed, and so is everything a python
+  block prints (a timeout it sets is a figure like any other);
 - **elision**: one line ``...`` in an output stands for the lines the page leaves out; the
   lines before it must be the first lines printed and the lines after it the last ones.
 
@@ -82,9 +83,11 @@ _SKIP = re.compile(r"^#\s*docs:\s*skip-test\b\s*(?P<reason>.*)$")
 _REQUIRES = re.compile(r"^#\s*docs:\s*requires\s+(?P<names>[\w.,$\s]+)$")
 _FILE = re.compile(r"^(#|//|--)\s*file:\s*(?P<name>[\w.\-/]+)\s*$")
 _PROMPT = "$ "
-# A number with a unit of time right after it; not preceded by a letter, digit or dot, so
-# "R@5", "v2.5s" or "1.2.3 s" stay as they are.
-_DURATION = re.compile(r"(?<![\w.@])\d[\d,]*(?:\.\d+)?(?=\s?(?:ms|µs|us|s|min)\b)")
+# A number with a unit of time right after it, not preceded by a letter, digit or dot (so
+# "R@5", "v2.5s" or "1.2.3 s" stay as they are); or a clock-style elapsed time or ETA.
+_DURATION = re.compile(
+    r"(?<![\w.@])\d[\d,]*(?:\.\d+)?(?=\s?(?:ms|µs|us|s|min)\b)|(?<![\w:])\d+:\d\d:\d\d\b"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -579,12 +582,12 @@ def test_durations_are_masked_and_nothing_else() -> None:
     printed = (
         "62 of 78 tools matched; searched in 0.2 ms, indexed in 0.31 s\n"
         "search 0.11 ms/query, indexing 1,250 s; 5 requests: 33,373 tokens, 76.7% saved\n"
-        "R@5 83.8, score 2.513, 3 searches in 12 µs, v2.5s"
+        "R@5 83.8, score 2.513, 3 searches in 12 µs, v2.5s; 1,200/2,574 tools 0:00:31 remaining"
     )
     assert mask_durations(printed) == (
         "62 of 78 tools matched; searched in … ms, indexed in … s\n"
         "search … ms/query, indexing … s; 5 requests: 33,373 tokens, 76.7% saved\n"
-        "R@5 83.8, score 2.513, 3 searches in … µs, v2.5s"
+        "R@5 83.8, score 2.513, 3 searches in … µs, v2.5s; 1,200/2,574 tools … remaining"
     )
 
 
