@@ -62,7 +62,7 @@ TARGET_RATIO = 0.5
 Run = Callable[[], Awaitable[str]]
 
 sys.path.insert(0, str(HERE))
-from docs_section import write_section  # noqa: E402
+from docs_section import DOCS, Section, write_sections  # noqa: E402
 
 # --- the shared decision and tool ---------------------------------------------------------
 
@@ -442,6 +442,13 @@ def markdown(meta: Mapping[str, Any], rows: Sequence[Mapping[str, Any]], extra: 
     return "\n".join(lines) + "\n"
 
 
+def docs_sections(data: Mapping[str, Any] | None = None) -> list[Section]:
+    """The section of docs/benchmarks.md, from ``data`` (default: the committed results)."""
+    if data is None:
+        data = json.loads((RESULTS / "loop_overhead.json").read_text(encoding="utf-8"))
+    return [Section.from_marked(DOCS, docs_section(data["meta"], data["results"]))]
+
+
 def docs_section(meta: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(
         [
@@ -508,7 +515,7 @@ async def main_async(args: argparse.Namespace) -> int:
     )
     (out / "loop_overhead.md").write_text(markdown(meta, rows, extra), encoding="utf-8")
     if not args.quick:
-        write_section(docs_section(meta, rows), SECTION_START, SECTION_END)
+        write_sections(docs_sections({"meta": meta, "results": rows}))
     print("\n".join(table(rows) + extra))
     print(f"\nwrote {out / 'loop_overhead.json'} and {out / 'loop_overhead.md'}")
     return 0

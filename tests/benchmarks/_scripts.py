@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
-RETRIEVAL = Path(__file__).resolve().parents[2] / "benchmarks" / "retrieval"
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+RETRIEVAL = BENCHMARKS / "retrieval"
 
+if str(BENCHMARKS) not in sys.path:
+    sys.path.insert(0, str(BENCHMARKS))
 
-def load_script(path: Path, name: str) -> ModuleType:
-    """Import the script at ``path`` as the module ``name``."""
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+import docs_section  # noqa: E402  (a script of benchmarks/, found through the path above)
+
+load_script = docs_section.load_script
+"""Import the script at ``path`` as the module ``name`` (see ``benchmarks/docs_section.py``)."""

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,14 @@ def test_stdio_and_http_servers() -> None:
     assert stdio.tool_prefix == "files"
     assert http.transport == "http"
     assert http.tool_prefix == ""
+
+
+def test_a_bare_python_command_is_the_running_interpreter() -> None:
+    for command in ("python", "python3"):
+        assert McpServerConfig(name="s", command=command).program == sys.executable
+    assert McpServerConfig(name="s", command="/usr/bin/python3").program == "/usr/bin/python3"
+    assert McpServerConfig(name="s", command="mcp-files").program == "mcp-files"
+    assert McpServerConfig(name="s", url="http://127.0.0.1:9/mcp").program is None
 
 
 @pytest.mark.parametrize(

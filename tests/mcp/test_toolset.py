@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -167,6 +170,20 @@ def test_a_missing_command_fails_to_start() -> None:
     with pytest.raises(McpServerError, match=r"'ghost' .* could not be started") as caught:
         McpToolset(config).open()
     assert caught.value.server == "ghost"
+
+
+def test_a_python_command_is_this_interpreter_whatever_path_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A `python` first on PATH that is not this interpreter (no virtual environment active).
+    impostor = tmp_path / "python"
+    impostor.write_text("#!/bin/sh\nexit 3\n")
+    impostor.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+    config = dataclasses.replace(demo_stdio("bare"), command="python")
+    assert config.program == sys.executable
+    with McpToolset(config) as toolset:
+        assert "bare.add" in toolset.catalog.names()
 
 
 def test_a_server_that_exits_at_once_fails_to_start() -> None:

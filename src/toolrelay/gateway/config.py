@@ -37,6 +37,8 @@
 
 Relative paths (a server's ``cwd``, a module's ``path``, the approval handler's file, the
 idempotency and audit files) are relative to the file's folder, and stdio servers run there.
+A server's ``command = "python"`` is the interpreter running the gateway
+(:attr:`~toolrelay.mcp.McpServerConfig.program`).
 """
 
 from __future__ import annotations

@@ -6,12 +6,15 @@
     McpServerConfig(name="tickets", url="http://127.0.0.1:8000/mcp", prefix="")
 
 The same fields read from a TOML table (``[[servers]]`` of a gateway file) with
-:meth:`McpServerConfig.from_mapping`.
+:meth:`McpServerConfig.from_mapping`. A bare ``python`` (or ``python3``) command is the
+interpreter running toolrelay, so a server written in Python finds the packages toolrelay runs
+with, from a virtual environment that was never activated too; give a path to run another one.
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,13 +24,17 @@ from typing import Any, Literal
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.mcp.names import validate_prefix
 
-__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "McpServerConfig"]
+__all__ = ["DEFAULT_CALL_TIMEOUT", "DEFAULT_CONNECT_TIMEOUT", "PYTHON_COMMANDS", "McpServerConfig"]
 
 DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds a tool call may take before the server counts as not answering."""
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 """Seconds to start or reach a server and list its tools."""
+
+PYTHON_COMMANDS = frozenset({"python", "python3"})
+"""Commands that start the interpreter running toolrelay (``sys.executable``), not whichever
+``python`` comes first on ``PATH``."""
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
 _FIELDS = (
@@ -51,7 +58,9 @@ class McpServerConfig:
 
     Attributes:
         name: Names the server in errors and tool metadata; letters, digits, ``_``, ``-``.
-        command: The program that runs a stdio server (with ``args``, ``env``, ``cwd``).
+        command: The program that runs a stdio server (with ``args``, ``env``, ``cwd``);
+            ``python`` or ``python3`` is the interpreter running toolrelay (see
+            :attr:`program`).
         args: Its arguments.
         env: Extra environment variables; the server also inherits the SDK's safe defaults
             (``PATH``, ``HOME``, ...), never the whole environment.
@@ -114,6 +123,18 @@ class McpServerConfig:
     def transport(self) -> Literal["stdio", "http"]:
         """``"stdio"`` for a command, ``"http"`` for a URL."""
         return "stdio" if self.command is not None else "http"
+
+    @property
+    def program(self) -> str | None:
+        """The program a stdio server is started with (``None`` for a URL).
+
+        ``command``, except that a bare ``python`` or ``python3`` is ``sys.executable``: the
+        server then has the packages toolrelay has, whether or not its virtual environment
+        is activated (``PATH`` need not lead to it).
+        """
+        if self.command in PYTHON_COMMANDS and sys.executable:
+            return sys.executable
+        return self.command
 
     @property
     def tool_prefix(self) -> str:

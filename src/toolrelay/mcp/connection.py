@@ -217,13 +217,13 @@ class McpConnection:
         config = self.config
         async with AsyncExitStack() as stack:
             transport: Any
-            if config.command is not None:
+            if config.program is not None:
                 errlog: TextIO = sys.stderr
                 if config.stderr == "discard":
                     # Opening the null device never blocks.
                     errlog = stack.enter_context(open(os.devnull, "w"))  # noqa: ASYNC230, SIM115
                 parameters = StdioServerParameters(
-                    command=config.command,
+                    command=config.program,
                     args=list(config.args),
                     env=dict(config.env) or None,
                     cwd=config.cwd,
