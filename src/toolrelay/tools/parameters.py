@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import typing_extensions
 from pydantic import BaseModel, RootModel
 
 from toolrelay.exceptions import ToolDefinitionError
@@ -154,14 +155,14 @@ def is_receiver_parameter(fn: Callable[..., Any]) -> bool:
 
 
 def is_model_type(hint: Any) -> bool:
-    """Whether ``hint`` is a pydantic model class (not a root model) or a dataclass."""
+    """Whether ``hint`` is a pydantic model class (not a root model), a dataclass or a TypedDict."""
     hint = strip_annotated(hint)
     if not isinstance(hint, type):
         return False
     if issubclass(hint, BaseModel):
         # A RootModel's schema is whatever its root is, not an object with properties.
         return not issubclass(hint, RootModel)
-    return dataclasses.is_dataclass(hint)
+    return dataclasses.is_dataclass(hint) or typing_extensions.is_typeddict(hint)
 
 
 def type_name(hint: Any) -> str:
