@@ -119,3 +119,13 @@ def test_parameters_mapping_is_read_only() -> None:
     info = parse_docstring(GOOGLE)
     with pytest.raises(TypeError):
         info.parameters["x"] = "y"  # type: ignore[index]
+
+
+def test_a_function_whose_docstring_starts_with_args() -> None:
+    def f(customer: str) -> None:
+        """
+        Args:
+            customer: The customer id.
+        """
+
+    assert parse_docstring(f) == DocstringInfo(parameters={"customer": "The customer id."})

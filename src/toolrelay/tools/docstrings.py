@@ -61,10 +61,14 @@ def parse_docstring(source: str | Callable[..., Any] | None) -> DocstringInfo:
     Returns:
         The parsed information; empty when there is no docstring or it cannot be parsed.
     """
-    text = source if isinstance(source, str) or source is None else inspect.getdoc(source)
+    if source is None or isinstance(source, str):
+        text = inspect.cleandoc(source) if source else None
+    else:
+        # Already cleaned; cleaning twice would flatten an Args section on the first line.
+        text = inspect.getdoc(source)
     if not text or not text.strip():
         return DocstringInfo()
-    cleaned = inspect.cleandoc(text)
+    cleaned = text.strip("\n")
     try:
         # The leading newline says "no summary here": without it, a docstring whose first
         # line is a section title (``Args:``) has that title read as its summary.
