@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import threading
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Protocol
@@ -83,6 +84,11 @@ _CACHE_ATTRIBUTE = "_toolrelay_schemas"
 # Unknown argument names are errors; TypedDicts and stdlib dataclasses without a config of
 # their own inherit this one, so their attribute docstrings describe their fields.
 _ARGUMENTS_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+# Schemas are built one at a time: reading attribute docstrings parses source with ``ast``,
+# which CPython 3.11 cannot do in two threads at once (its recursion bookkeeping is shared:
+# "AST constructor recursion depth mismatch"). Each function's schema is built once and cached.
+_BUILD_LOCK = threading.Lock()
 
 
 class InputBinding(Protocol):
@@ -401,8 +407,9 @@ def _adapter_and_schema(
     tool_name: str, input_type: Callable[[], Any]
 ) -> tuple[TypeAdapter[Any], dict[str, Any]]:
     try:
-        adapter: TypeAdapter[Any] = TypeAdapter(input_type())
-        return adapter, adapter.json_schema()
+        with _BUILD_LOCK:
+            adapter: TypeAdapter[Any] = TypeAdapter(input_type())
+            return adapter, adapter.json_schema()
     except Exception as exc:  # pydantic raises several types for unsupported annotations
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ToolDefinitionError(
