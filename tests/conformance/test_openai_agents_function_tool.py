@@ -198,6 +198,13 @@ def test_manual_function_tool_normalizes_typeless_object_schemas() -> None:
     }
 
 
+def test_manual_function_tool_rejects_root_union() -> None:
+    # ports test_manual_function_tool_rejects_root_union (strict form)
+    schema = {"anyOf": [{"properties": {"value": {"type": "string"}}}, {"type": "null"}]}
+    with pytest.raises(ConfigurationError, match="root of a strict JSON schema"):
+        to_strict_schema(schema)
+
+
 def test_manual_function_tool_rejects_nested_typeless_open_map() -> None:
     # ports test_manual_function_tool_rejects_nested_typeless_open_map (strict form)
     schema = {

@@ -40,10 +40,17 @@ def to_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A copy of ``schema`` that OpenAI's strict mode accepts (see the module docs).
 
     Raises:
-        ConfigurationError: The schema holds a free-form map, or nests deeper than
-            :data:`MAX_DEPTH`; the message names the place (``properties.tags``).
+        ConfigurationError: The schema's top level is a union, it holds a free-form map, or
+            it nests deeper than :data:`MAX_DEPTH`; the message names the place
+            (``properties.tags``).
     """
-    return _strict({k: v for k, v in schema.items() if k != "$schema"}, ())
+    root = {k: v for k, v in schema.items() if k != "$schema"}
+    if {"anyOf", "oneOf", "allOf"} & root.keys() and "properties" not in root:
+        raise ConfigurationError(
+            "the root of a strict JSON schema must be an object with properties, not a "
+            "union; give the tool one object of arguments, or send it without strict_tools"
+        )
+    return _strict(root, ())
 
 
 def _strict(schema: Mapping[str, Any], path: tuple[str, ...], depth: int = 0) -> dict[str, Any]:
