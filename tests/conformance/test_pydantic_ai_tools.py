@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import logging
 import warnings
@@ -707,3 +708,97 @@ def test_single_base_model_arg_wrapped_input_is_feedback() -> None:
         "x: Field required",
         "argument: Extra inputs are not permitted",
     ]
+
+
+# --- tests/test_function_schema.py: where the context parameter is found -------------------
+
+
+def _ctx_first(context: ToolContext, x: int, y: str = "") -> str:
+    return f"{context['k']} {x} {y}"
+
+
+def _no_ctx(x: int, y: str = "", z: float = 0.0) -> str:
+    return f"{x} {y} {z}"
+
+
+class _CallableWithCtx:
+    def __call__(self, context: ToolContext, x: int) -> str:
+        return f"{context['k']} {x}"
+
+
+class _CallableWithout:
+    def __call__(self, x: int) -> str:
+        return str(x)
+
+
+class _Methods:
+    def with_ctx(self, context: ToolContext, x: int) -> str:
+        return f"{context['k']} {x}"
+
+    def without_ctx(self, x: int) -> str:
+        return str(x)
+
+    @staticmethod
+    def static_with_ctx(context: ToolContext, x: int) -> str:
+        return f"{context['k']} {x}"
+
+    @classmethod
+    def class_with_ctx(cls, context: ToolContext, x: int) -> str:
+        return f"{context['k']} {x}"
+
+
+@pytest.mark.parametrize(
+    ("fn", "takes_context"),
+    [
+        (_ctx_first, True),
+        (_no_ctx, False),
+        (functools.partial(_ctx_first, y="bound"), True),
+        (functools.partial(_no_ctx, z=3.14), False),
+        (_CallableWithCtx(), True),
+        (_CallableWithout(), False),
+        (_Methods().with_ctx, True),
+        (_Methods().without_ctx, False),
+        (_Methods.static_with_ctx, True),
+        (_Methods.class_with_ctx, True),
+    ],
+)
+def test_takes_ctx(fn: Any, takes_context: bool) -> None:
+    # ports tests/test_function_schema.py: test_regular_function_with_ctx,
+    # test_regular_function_without_ctx, test_regular_function_no_params,
+    # test_regular_function_ctx_not_first, test_partial_function_with_ctx,
+    # test_partial_function_without_ctx, test_callable_class_with_ctx,
+    # test_callable_class_without_ctx, test_callable_class_ctx_not_first, test_method_with_ctx,
+    # test_method_without_ctx, test_static_method_with_ctx, test_static_method_without_ctx,
+    # test_class_method_with_ctx and test_class_method_without_ctx
+    made = FunctionTool.from_function(fn, name="t")
+    assert "x" in made.definition.input_schema["properties"]
+    assert "context" not in made.definition.input_schema["properties"]
+    expected = "v 1" if takes_context else "1"
+    assert made.call_sync('{"x": 1}', {"k": "v"}).startswith(expected)
+
+
+def test_partial_function_ctx_bound() -> None:
+    # ports tests/test_function_schema.py::test_partial_function_ctx_bound: a context bound
+    # by the partial is the partial's business; the tool then takes none
+    made = FunctionTool.from_function(
+        functools.partial(_ctx_first, context=ToolContext(k="bound")), name="t"
+    )
+    assert made.call_sync('{"x": 1}') == "bound 1 "
+
+
+@pytest.mark.parametrize("fn", [lambda ctx, x: x, min])
+def test_functions_without_annotations(fn: Any) -> None:
+    # ports tests/test_function_schema.py: test_function_no_annotations, test_lambda_with_ctx
+    # and test_builtin_function: parameters must be annotated (a documented difference from
+    # guessing); a builtin has no readable signature
+    with pytest.raises(ToolDefinitionError):
+        FunctionTool.from_function(fn, name="t")
+
+
+def test_function_wrong_annotation_type() -> None:
+    # ports tests/test_function_schema.py::test_function_wrong_annotation_type
+    def func_wrong_annotation(ctx: str, x: int) -> str:
+        return f"{ctx} {x}"
+
+    made = FunctionTool.from_function(func_wrong_annotation)
+    assert list(made.definition.input_schema["properties"]) == ["ctx", "x"]

@@ -1,6 +1,7 @@
 """Golden JSON Schemas: the full schema of each signature is compared to an exact dict."""
 
 import enum
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -867,3 +868,14 @@ def test_returns_section_ends_the_description() -> None:
 
     made = FunctionTool.from_function(total)
     assert made.definition.description == "Add up an order.\n\nReturns: The total in cents."
+
+
+def test_keywords_a_partial_binds_are_not_arguments() -> None:
+    def refund(order_id: str, tenant_id: str = "", note: str = "") -> str:
+        return f"{tenant_id}:{order_id}"
+
+    made = FunctionTool.from_function(functools.partial(refund, tenant_id="acme"), name="refund")
+    assert list(made.definition.input_schema["properties"]) == ["order_id", "note"]
+    assert made.call_sync('{"order_id": "A-1"}') == "acme:A-1"
+    with pytest.raises(ToolArgumentError, match="tenant_id: Extra inputs are not permitted"):
+        made.call_sync('{"order_id": "A-1", "tenant_id": "globex"}')

@@ -1,5 +1,8 @@
 """Reading a callable's parameters: which are inputs, which receives the ``ToolContext``.
 
+Keywords bound by ``functools.partial`` are neither: the partial supplies them, and the model
+never sees them (so it cannot override them).
+
 Every problem of a declaration is collected (``*args``, ``**kwargs``, missing annotations, two
 context parameters) so one error can list them all.
 """
@@ -76,6 +79,10 @@ def read_parameters(
         raise ToolDefinitionError(tool_name, [f"cannot read the signature: {exc}"]) from exc
     if skip_receiver and params:
         params = params[1:]
+    # A keyword a partial binds is the developer's choice, not the model's: inspect keeps it
+    # as an optional parameter, which would let a call override it.
+    bound = _partial_keywords(fn)
+    params = [p for p in params if p.name not in bound]
     problems: list[str] = []
     contexts: list[inspect.Parameter] = []
     inputs: list[inspect.Parameter] = []
@@ -115,6 +122,15 @@ def read_parameters(
         ),
         problems=tuple(problems),
     )
+
+
+def _partial_keywords(fn: Callable[..., Any]) -> frozenset[str]:
+    """The keyword arguments bound by ``functools.partial`` wrappers around ``fn``."""
+    names: set[str] = set()
+    while isinstance(fn, functools.partial):
+        names.update(fn.keywords)
+        fn = fn.func
+    return frozenset(names)
 
 
 def resolve_type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
