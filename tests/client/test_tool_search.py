@@ -274,6 +274,19 @@ async def test_last_search_only_keeps_just_the_latest_results(desk: Desk) -> Non
     assert await advisor.session_store.get("c1") == ()
 
 
+async def test_last_search_only_keeps_every_search_of_the_last_round(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), last_search_only=True)
+    parallel = tool_call_response(
+        (TOOL_SEARCH_NAME, {"query": "refund payment", "max_results": 1}),
+        (TOOL_SEARCH_NAME, {"query": "weather forecast", "max_results": 1}),
+    )
+    model = ScriptedModel([search("send email", max_results=1), parallel, "done"])
+    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert shown(model)[1] == [TOOL_SEARCH_NAME, EMAIL]
+    assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND, FORECAST]
+    assert await advisor.session_store.get("c1") == (REFUND, FORECAST)
+
+
 async def test_request_tools_are_always_shown_and_never_searched(
     advisor: ToolSearchAdvisor,
 ) -> None:

@@ -293,6 +293,19 @@ async def test_strict_mode_requires_every_property_and_drops_the_nulls_it_added(
     assert json.loads(result) == {"city": "Oslo", "temperature": 21, "unit": "c"}
 
 
+async def test_strict_mode_refuses_a_tool_it_cannot_express_before_sending() -> None:
+    @tool
+    def tag(labels: dict[str, int]) -> str:
+        """Tag an order."""
+        return ""
+
+    server = MockServer(json_reply(completion("ok")))
+    model = make_model(server, strict_tools=True)
+    with pytest.raises(ConfigurationError, match=r"tool 'tag': strict mode cannot express"):
+        await model.call(prompt(tools=(FunctionTool.from_function(tag),)))
+    assert server.attempts == 0
+
+
 async def test_custom_base_url_gets_max_tokens_and_no_key_is_needed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
+import pytest
 from pydantic import BaseModel
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.models.strict_schema import drop_added_nulls, to_strict_schema
 from toolrelay.tools import FunctionTool, tool
 
@@ -121,3 +123,68 @@ async def test_a_cleaned_call_passes_the_tools_own_validation() -> None:
     cleaned = drop_added_nulls('{"value": 3.5, "unit": null}', tool_.definition.input_schema)
     assert json.loads(cleaned) == {"value": 3.5}
     assert json.loads(await tool_.call(cleaned, None)) == 3.5
+
+
+def test_a_free_form_map_cannot_be_strict_and_says_where() -> None:
+    def tag(labels: dict[str, int], note: str = "") -> None: ...
+
+    schema = FunctionTool.from_function(tag).definition.input_schema
+    with pytest.raises(ConfigurationError, match=r"free-form map at properties\.labels"):
+        to_strict_schema(schema)
+    nested = {
+        "type": "object",
+        "properties": {"metadata": {"additionalProperties": {"type": "string"}}},
+    }
+    with pytest.raises(ConfigurationError, match=r"at properties\.metadata"):
+        to_strict_schema(nested)
+
+
+def test_a_tool_without_arguments_and_closed_empty_objects_stay_strict() -> None:
+    assert to_strict_schema({"type": "object"}) == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
+    closed = {
+        "type": "object",
+        "properties": {"empty": {"type": "object", "properties": {}}},
+        "required": ["empty"],
+    }
+    assert to_strict_schema(closed)["properties"]["empty"] == {
+        "type": "object",
+        "properties": {},
+        "required": [],
+        "additionalProperties": False,
+    }
+
+
+def test_an_object_without_type_gets_one() -> None:
+    strict = to_strict_schema(
+        {"properties": {"config": {"properties": {"key": {"type": "string"}}}}}
+    )
+    assert strict["type"] == "object"
+    assert strict["properties"]["config"] == {
+        "type": ["object", "null"],
+        "properties": {"key": {"type": ["string", "null"]}},
+        "required": ["key"],
+        "additionalProperties": False,
+    }
+
+
+def test_a_schema_nested_too_deeply_is_refused_instead_of_overflowing() -> None:
+    root: dict[str, Any] = {"type": "object", "properties": {}}
+    current = root
+    for _ in range(1_000):
+        child: dict[str, Any] = {"type": "object", "properties": {}}
+        current["properties"]["child"] = child
+        current = child
+    with pytest.raises(ConfigurationError, match="nested too deeply"):
+        to_strict_schema(root)
+
+
+def test_the_input_schema_is_not_changed() -> None:
+    schema = {"type": "object", "properties": {"x": {"type": "string"}}}
+    before = json.dumps(schema)
+    assert to_strict_schema(schema)["required"] == ["x"]
+    assert json.dumps(schema) == before

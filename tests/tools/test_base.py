@@ -5,7 +5,9 @@ import threading
 
 import pytest
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, call_sync
+from toolrelay.tools.base import check_timeout
 
 
 class Recorder:
@@ -54,3 +56,23 @@ async def test_call_sync_inside_a_running_loop_uses_another_thread() -> None:
     recorder = Recorder()
     assert call_sync(recorder, "{}") == "{}|None"
     assert recorder.threads[0] != threading.get_ident()
+
+
+@pytest.mark.parametrize("seconds", [float("inf"), float("-inf"), float("nan"), 0, -1.5])
+def test_metadata_refuses_a_timeout_that_cannot_fire(seconds: float) -> None:
+    with pytest.raises(ConfigurationError, match="finite positive number of seconds"):
+        ToolMetadata(timeout=seconds)
+
+
+@pytest.mark.parametrize("seconds", [True, "30"])
+def test_metadata_refuses_a_timeout_that_is_not_a_number(seconds: object) -> None:
+    with pytest.raises(ConfigurationError, match="must be a number of seconds or None"):
+        ToolMetadata(timeout=seconds)  # type: ignore[arg-type]
+
+
+def test_check_timeout_accepts_none_and_positive_seconds_and_names_the_option() -> None:
+    assert ToolMetadata(timeout=0.01).timeout == 0.01
+    assert ToolMetadata(timeout=None).timeout is None
+    check_timeout(30)
+    with pytest.raises(ConfigurationError, match=r"^default_timeout must be"):
+        check_timeout(float("nan"), name="default_timeout")

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from toolrelay.exceptions import InvalidToolNameError, ToolDefinitionError
+from toolrelay.exceptions import ConfigurationError, InvalidToolNameError, ToolDefinitionError
 from toolrelay.tools import (
     FunctionTool,
     ToolMetadata,
@@ -268,14 +268,13 @@ def test_unannotated_parameter_is_rejected() -> None:
 def test_all_problems_of_a_declaration_are_collected() -> None:
     with pytest.raises(ToolDefinitionError) as caught:
 
-        @tool(name="bad name", required=["missing"], timeout=0)
+        @tool(name="bad name", required=["missing"])
         def f(a, *rest, **options) -> None: ...  # type: ignore[no-untyped-def]
 
     assert type(caught.value) is ToolDefinitionError
     assert caught.value.tool == "bad name"
     assert caught.value.problems == (
         "characters ' ' are not allowed; use letters, digits, '_', '-' (and '.' between segments)",
-        "timeout must be a positive number of seconds, got 0",
         "parameter 'a' has no type annotation; annotate it (for example 'a: str')",
         "parameter 'rest': *rest is not supported; declare each argument explicitly",
         "parameter 'options': **options is not supported; declare each argument explicitly",
@@ -296,3 +295,11 @@ def test_non_callable_result_converter() -> None:
     with pytest.raises(ToolDefinitionError) as caught:
         tool(result_converter="json")(get_weather)  # type: ignore[arg-type]
     assert caught.value.problems == ("result_converter must be callable",)
+
+
+@pytest.mark.parametrize("seconds", [float("inf"), float("nan"), 0, -1])
+def test_a_timeout_that_cannot_fire_is_refused_by_the_decorator(seconds: float) -> None:
+    with pytest.raises(ConfigurationError, match="timeout must be a finite positive number"):
+
+        @tool(timeout=seconds)
+        def slow() -> None: ...

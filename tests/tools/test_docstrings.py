@@ -12,6 +12,9 @@ GOOGLE = """Find orders.
         customer: The customer id.
         status: Order status,
             one of open or closed.
+
+    Returns:
+        list[str]: Matching orders.
     """
 
 NUMPY = """Find orders.
@@ -25,6 +28,11 @@ customer : str
 status : str
     Order status,
     one of open or closed.
+
+Returns
+-------
+list[str]
+    Matching orders.
 """
 
 SPHINX = """Find orders.
@@ -35,6 +43,7 @@ Searches the order database.
 :param status: Order status,
     one of open or closed.
 :returns: Matching orders.
+:rtype: list[str]
 """
 
 
@@ -46,6 +55,44 @@ def test_styles(text: str) -> None:
             "customer": "The customer id.",
             "status": "Order status, one of open or closed.",
         },
+        returns="Matching orders.",
+    )
+    assert parse_docstring(text).tool_description == (
+        "Find orders.\n\nSearches the order database.\n\nReturns: Matching orders."
+    )
+
+
+def test_a_docstring_may_start_with_its_args_section() -> None:
+    info = parse_docstring(
+        """
+        Args:
+            customer: The customer id.
+        """
+    )
+    assert info == DocstringInfo(parameters={"customer": "The customer id."})
+    assert info.tool_description is None
+
+
+def test_a_returns_section_alone_is_the_description() -> None:
+    info = parse_docstring(
+        """
+        Returns:
+            str: Matching orders.
+        """
+    )
+    assert info == DocstringInfo(returns="Matching orders.")
+    assert info.tool_description == "Returns: Matching orders."
+
+
+def test_a_section_title_without_a_blank_line_is_still_a_section() -> None:
+    info = parse_docstring(
+        """Find orders.
+        Args:
+            customer: The customer id.
+        """
+    )
+    assert info == DocstringInfo(
+        description="Find orders.", parameters={"customer": "The customer id."}
     )
 
 
@@ -72,3 +119,13 @@ def test_parameters_mapping_is_read_only() -> None:
     info = parse_docstring(GOOGLE)
     with pytest.raises(TypeError):
         info.parameters["x"] = "y"  # type: ignore[index]
+
+
+def test_a_function_whose_docstring_starts_with_args() -> None:
+    def f(customer: str) -> None:
+        """
+        Args:
+            customer: The customer id.
+        """
+
+    assert parse_docstring(f) == DocstringInfo(parameters={"customer": "The customer id."})

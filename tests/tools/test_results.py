@@ -12,7 +12,7 @@ from enum import Enum
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from toolrelay.tools import FunctionTool, convert_result, tool
 from toolrelay.tools.results import DONE, PNG_SIGNATURE
@@ -157,3 +157,14 @@ async def test_custom_result_converter_overrides_the_default() -> None:
     assert await FunctionTool.from_function(points).call("") == "1,2\n3,4"
     override = FunctionTool.from_function(points_async, result_converter=as_csv)
     assert await override.call("") == "5,6"
+
+
+def test_models_are_written_with_their_aliases() -> None:
+    class Wire(BaseModel):
+        value: int = Field(serialization_alias="wireOut")
+        user_name: str = Field(alias="userName")
+
+    assert json.loads(convert_result(Wire(value=1, userName="ada"))) == {
+        "wireOut": 1,
+        "userName": "ada",
+    }

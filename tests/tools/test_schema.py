@@ -1,14 +1,16 @@
 """Golden JSON Schemas: the full schema of each signature is compared to an exact dict."""
 
 import enum
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
-from toolrelay.exceptions import ToolDefinitionError
+from toolrelay.exceptions import ToolArgumentError, ToolDefinitionError
 from toolrelay.tools import FunctionTool, ToolContext, tool, tools_from
 from toolrelay.tools.schema import (
     JSON_SCHEMA_DIALECT,
@@ -413,10 +415,14 @@ def test_recursive_model() -> None:
 def test_docstring_styles(fn: Any) -> None:
     made = FunctionTool.from_function(fn)
     assert made.definition.input_schema == FORECAST
-    assert made.definition.description == (
-        "Forecast for a city.\n\nUses the national weather service."
-        if fn is google_style
-        else "Forecast for a city."
+    assert (
+        made.definition.description
+        == {
+            google_style: "Forecast for a city.\n\nUses the national weather service."
+            "\n\nReturns: The forecast.",
+            numpy_style: "Forecast for a city.",
+            sphinx_style: "Forecast for a city.\n\nReturns: The forecast.",
+        }[fn]
     )
 
 
@@ -646,13 +652,14 @@ def test_model_function_rejects_two_inputs_and_non_models() -> None:
     with pytest.raises(ToolDefinitionError) as two_error:
         build_model_function_schema(two, tool_name="two")
     assert two_error.value.problems == (
-        "a model function takes one input parameter (a pydantic model or a dataclass), "
-        "found 'a', 'b'",
+        "a model function takes one input parameter (a pydantic model, a dataclass or a "
+        "TypedDict), found 'a', 'b'",
     )
     with pytest.raises(ToolDefinitionError) as scalar_error:
         build_model_function_schema(scalar, tool_name="scalar")
     assert str(scalar_error.value) == (
-        "invalid tool 'scalar': parameter 'a' must be a pydantic model or a dataclass, got int"
+        "invalid tool 'scalar': parameter 'a' must be a pydantic model, a dataclass or a "
+        "TypedDict, got int"
     )
 
 
@@ -675,3 +682,200 @@ def test_two_context_parameters() -> None:
     with pytest.raises(ToolDefinitionError) as caught:
         build_function_schema(both, tool_name="both")
     assert caught.value.problems == ("only one ToolContext parameter is allowed, found 'a', 'b'",)
+
+
+# --- Field() as a default, descriptions from Annotated strings and attribute docstrings ------
+
+
+def test_field_as_default_is_read_like_field_in_annotated() -> None:
+    def as_default(
+        score: int = Field(..., gt=10, le=100, description="From 11 to 100"),
+        factor: float = Field(default=1.0, gt=0.0),
+        tags: list[str] = Field(default_factory=list),
+    ) -> str:
+        return f"{score} {factor} {tags}"
+
+    def as_annotated(
+        score: Annotated[int, Field(..., gt=10, le=100, description="From 11 to 100")],
+        factor: Annotated[float, Field(default=1.0, gt=0.0)],
+        tags: Annotated[list[str], Field(default_factory=list)],
+    ) -> str:
+        return f"{score} {factor} {tags}"
+
+    made = FunctionTool.from_function(as_default)
+    assert made.definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "score": {
+                "description": "From 11 to 100",
+                "exclusiveMinimum": 10,
+                "maximum": 100,
+                "type": "integer",
+            },
+            "factor": {"default": 1.0, "exclusiveMinimum": 0.0, "type": "number"},
+            "tags": {"items": {"type": "string"}, "type": "array"},
+        },
+        "required": ["score"],
+        "additionalProperties": False,
+    }
+    assert made.definition.input_schema == schema_of(as_annotated)
+    # The function gets the validated value or the Field's default, never the FieldInfo.
+    assert made.call_sync('{"score": 11}') == "11 1.0 []"
+    with pytest.raises(ToolArgumentError) as caught:
+        made.call_sync('{"score": 5, "factor": 0}')
+    assert [p.location for p in caught.value.problems] == ["score", "factor"]
+    with pytest.raises(ToolArgumentError, match="score: Field required"):
+        made.call_sync("{}")
+
+
+def test_field_alias_names_the_property_in_both_spellings() -> None:
+    def as_default(user_name: str = Field(alias="userName")) -> str:
+        return user_name
+
+    def as_annotated(user_name: Annotated[str, Field(alias="userName")]) -> str:
+        return user_name
+
+    for fn in (as_default, as_annotated):
+        made = FunctionTool.from_function(fn)
+        assert made.definition.input_schema["properties"] == {"userName": {"type": "string"}}
+        assert made.definition.input_schema["required"] == ["userName"]
+        assert made.call_sync('{"userName": "ada"}') == "ada"
+
+
+def test_field_description_wins_over_the_docstring_which_wins_over_annotated_text() -> None:
+    def described(
+        a: int = Field(description="From Field"),
+        b: Annotated[int, "From Annotated"] = 0,
+        c: Annotated[int, "From Annotated"] = 0,
+    ) -> None:
+        """Describe.
+
+        Args:
+            a: From the docstring.
+            b: From the docstring.
+        """
+
+    properties = schema_of(described)["properties"]
+    assert [properties[name]["description"] for name in "abc"] == [
+        "From Field",
+        "From the docstring.",
+        "From Annotated",
+    ]
+
+
+def test_field_default_on_methods_and_async_functions() -> None:
+    class Shop:
+        @tool
+        async def find(self, query: str = Field(min_length=2, description="Words")) -> str:
+            """Find products."""
+            return query
+
+    made = tools_from(Shop())[0]
+    assert made.definition.input_schema["properties"] == {
+        "query": {"description": "Words", "minLength": 2, "type": "string"}
+    }
+    assert made.definition.input_schema["required"] == ["query"]
+    assert made.call_sync('{"query": "tea"}') == "tea"
+
+
+def test_field_default_on_a_model_parameter() -> None:
+    def refund(item: Item = Field(description="The item to refund")) -> str:
+        return item.sku
+
+    made = FunctionTool.from_function(refund)
+    assert made.definition.input_schema["properties"] == {
+        "item": {"$ref": "#/$defs/Item", "description": "The item to refund"}
+    }
+    assert made.call_sync('{"item": {"sku": "A"}}') == "A"
+
+
+def test_required_cannot_override_a_field_default() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+
+        @tool(required=["limit"])
+        def search(limit: int = Field(default=10)) -> None: ...
+
+    assert caught.value.problems == (
+        "parameter 'limit': required lists it, but its Field() declares a default; "
+        "drop the Field default or leave the parameter out of required",
+    )
+
+
+class Scores(TypedDict):
+    """Scores of a match."""
+
+    home: int
+    """Goals of the home team"""
+    away: int
+    """Goals of the away team"""
+
+
+@dataclass
+class Score:
+    home: int
+    """Goals of the home team"""
+
+
+def test_attribute_docstrings_describe_typeddict_and_dataclass_fields() -> None:
+    def record(scores: Scores, score: Score) -> None: ...
+
+    schema = schema_of(record)
+    assert list(schema) == [
+        "$schema", "type", "$defs", "properties", "required", "additionalProperties"
+    ]  # fmt: skip
+    assert schema["$defs"]["Scores"]["properties"] == {
+        "home": {"description": "Goals of the home team", "type": "integer"},
+        "away": {"description": "Goals of the away team", "type": "integer"},
+    }
+    assert schema["$defs"]["Score"]["properties"]["home"]["description"] == (
+        "Goals of the home team"
+    )
+
+
+def test_a_typeddict_is_a_whole_input_too() -> None:
+    def record(scores: Scores) -> int:
+        return scores["home"] - scores["away"]
+
+    made = FunctionTool.from_model_function(record)
+    assert made.definition.description == "Scores of a match."
+    assert made.definition.input_schema == {
+        "$schema": DIALECT,
+        "type": "object",
+        "properties": {
+            "home": {"description": "Goals of the home team", "type": "integer"},
+            "away": {"description": "Goals of the away team", "type": "integer"},
+        },
+        "required": ["home", "away"],
+        "additionalProperties": False,
+    }
+    assert made.call_sync('{"home": 3, "away": 1}') == "2"
+    with pytest.raises(ToolArgumentError, match="extra: Extra inputs are not permitted"):
+        made.call_sync('{"home": 3, "away": 1, "extra": 0}')
+
+
+def test_returns_section_ends_the_description() -> None:
+    def total(a: int) -> int:
+        """Add up an order.
+
+        Args:
+            a: The order's amount.
+
+        Returns:
+            The total in cents.
+        """
+        return a
+
+    made = FunctionTool.from_function(total)
+    assert made.definition.description == "Add up an order.\n\nReturns: The total in cents."
+
+
+def test_keywords_a_partial_binds_are_not_arguments() -> None:
+    def refund(order_id: str, tenant_id: str = "", note: str = "") -> str:
+        return f"{tenant_id}:{order_id}"
+
+    made = FunctionTool.from_function(functools.partial(refund, tenant_id="acme"), name="refund")
+    assert list(made.definition.input_schema["properties"]) == ["order_id", "note"]
+    assert made.call_sync('{"order_id": "A-1"}') == "acme:A-1"
+    with pytest.raises(ToolArgumentError, match="tenant_id: Extra inputs are not permitted"):
+        made.call_sync('{"order_id": "A-1", "tenant_id": "globex"}')

@@ -109,7 +109,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         tool_filter: Which tools a request may see and find (see the module docs).
         authorize: Whether a call may run (see the module docs); not asked for
             ``tool_search``.
-        last_search_only: Keep only the last search's results instead of accumulating.
+        last_search_only: Keep only what the last round of searches found (every search of
+            that round) instead of accumulating.
         max_results: Hits per search when the model does not say (1-10).
         min_score: Drop hits scoring below this, on the index's own scale.
         min_relative_score: Drop hits scoring below this fraction of the best hit's score
@@ -342,13 +343,15 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             searches=searches,
             unavailable=tuple(o.call.name for o in result.outcomes if o.call.name in hidden),
         )
+        found = [name for search in searches for name in search.names]
         if self.last_search_only:
+            # The last round that searched replaces what earlier rounds found; the searches
+            # of one round (a model may send several at once) all count.
             if searches:
-                names = tuple(dict.fromkeys(searches[-1].names))
+                names = tuple(dict.fromkeys(found))
                 await self.session_store.replace(turn.key, names)
                 turn.discovered = names
             return
-        found = [name for search in searches for name in search.names]
         if found:
             turn.discovered = await self.session_store.add(turn.key, found)
 

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -126,14 +127,24 @@ def messages_to_openai(
 def tools_to_openai(
     definitions: Sequence[ToolDefinition], *, strict: bool = False
 ) -> list[dict[str, Any]]:
-    """The ``tools`` of a request body."""
+    """The ``tools`` of a request body.
+
+    Raises:
+        ConfigurationError: ``strict`` and a tool's schema strict mode cannot express (see
+            :func:`~toolrelay.models.strict_schema.to_strict_schema`); the tool is named.
+    """
     tools = []
     for definition in definitions:
         schema = provider_schema(definition.input_schema)
+        if strict:
+            try:
+                schema = to_strict_schema(schema)
+            except ConfigurationError as exc:
+                raise ConfigurationError(f"tool {definition.name!r}: {exc}") from exc
         function: dict[str, Any] = {
             "name": ToolNameMap.to_provider(definition.name),
             "description": definition.description,
-            "parameters": to_strict_schema(schema) if strict else schema,
+            "parameters": schema,
         }
         if strict:
             function["strict"] = True

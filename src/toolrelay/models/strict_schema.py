@@ -9,6 +9,13 @@ by sending ``null``.
 A tool never asked for that ``null``: ``unit: Literal["c", "f"] = "c"`` rejects it.
 :func:`drop_added_nulls` removes, from the arguments of a call, every ``null`` whose property
 was optional and not nullable in the original schema, so the tool's default applies.
+
+Some schemas cannot be made strict without changing what they accept. A free-form map
+(``dict[str, int]``, ``Mapping``, an object with ``additionalProperties`` and no properties)
+would become an object that holds nothing, a tool the model could never call right; such a
+schema, and one nested deeper than :data:`MAX_DEPTH`, raises
+:class:`~toolrelay.exceptions.ConfigurationError` naming where, rather than being sent broken.
+An object schema with properties but no ``type`` gets ``"type": "object"``.
 """
 
 from __future__ import annotations
@@ -17,7 +24,12 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["drop_added_nulls", "to_strict_schema"]
+from toolrelay.exceptions import ConfigurationError
+
+__all__ = ["MAX_DEPTH", "drop_added_nulls", "to_strict_schema"]
+
+MAX_DEPTH = 64
+"""How many subschemas deep a schema made strict may nest (``$ref`` targets count apart)."""
 
 _NULL = {"type": "null"}
 _SUBSCHEMA_LISTS = ("anyOf", "allOf", "oneOf", "prefixItems")
@@ -25,11 +37,34 @@ _SUBSCHEMA_MAPS = ("$defs", "definitions")
 
 
 def to_strict_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``schema`` that OpenAI's strict mode accepts (see the module docs)."""
-    return _strict({k: v for k, v in schema.items() if k != "$schema"})
+    """A copy of ``schema`` that OpenAI's strict mode accepts (see the module docs).
+
+    Raises:
+        ConfigurationError: The schema's top level is a union, it holds a free-form map, or
+            it nests deeper than :data:`MAX_DEPTH`; the message names the place
+            (``properties.tags``).
+    """
+    root = {k: v for k, v in schema.items() if k != "$schema"}
+    if {"anyOf", "oneOf", "allOf"} & root.keys() and "properties" not in root:
+        raise ConfigurationError(
+            "the root of a strict JSON schema must be an object with properties, not a "
+            "union; give the tool one object of arguments, or send it without strict_tools"
+        )
+    return _strict(root, ())
 
 
-def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:
+def _strict(schema: Mapping[str, Any], path: tuple[str, ...], depth: int = 0) -> dict[str, Any]:
+    if depth > MAX_DEPTH:
+        raise ConfigurationError(
+            f"the schema is nested too deeply for strict mode (over {MAX_DEPTH} levels); "
+            "flatten it, or send the tools without strict_tools"
+        )
+    if _is_open_map(schema, at_root=not path):
+        raise ConfigurationError(
+            f"strict mode cannot express the free-form map at {_where(path)} (every object "
+            "must list its properties); use a model with named fields, or send the tools "
+            "without strict_tools"
+        )
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key == "default":
@@ -37,23 +72,60 @@ def _strict(schema: Mapping[str, Any]) -> dict[str, Any]:
         if key == "properties" and isinstance(value, Mapping):
             required = set(schema.get("required", ()))
             out[key] = {
-                name: _strict(sub) if name in required else _nullable(_strict(sub))
+                name: (
+                    _strict(sub, (*path, key, name), depth + 1)
+                    if name in required
+                    else _nullable(_strict(sub, (*path, key, name), depth + 1))
+                )
                 for name, sub in value.items()
             }
         elif key in _SUBSCHEMA_MAPS and isinstance(value, Mapping):
-            out[key] = {name: _strict(sub) for name, sub in value.items()}
+            out[key] = {
+                name: _strict(sub, (*path, key, name), depth + 1) for name, sub in value.items()
+            }
         elif key in _SUBSCHEMA_LISTS and isinstance(value, list):
-            out[key] = [_strict(sub) if isinstance(sub, Mapping) else sub for sub in value]
+            out[key] = [
+                _strict(sub, (*path, key, str(i)), depth + 1) if isinstance(sub, Mapping) else sub
+                for i, sub in enumerate(value)
+            ]
         elif key in ("items", "additionalProperties", "not") and isinstance(value, Mapping):
-            out[key] = _strict(value)
+            out[key] = _strict(value, (*path, key), depth + 1)
         else:
             out[key] = value
-    if out.get("type") == "object" or "properties" in out:
+    if "properties" in out and "type" not in out and not _COMBINERS & out.keys():
+        out = {"type": "object", **out}
+    if _is_object(out.get("type")) or "properties" in out:
         properties = out.get("properties", {})
         out["properties"] = properties
         out["required"] = list(properties)
         out["additionalProperties"] = False
     return out
+
+
+_COMBINERS = frozenset({"$ref", "anyOf", "oneOf", "allOf"})
+
+
+def _is_object(kind: object) -> bool:
+    return kind == "object" or (isinstance(kind, list) and "object" in kind)
+
+
+def _is_open_map(schema: Mapping[str, Any], *, at_root: bool) -> bool:
+    """An object schema that takes keys it does not name: strict mode would empty it.
+
+    A bare ``{"type": "object"}`` at the top level is a tool without arguments, not a map.
+    """
+    if schema.get("patternProperties"):
+        return True
+    if "properties" in schema:
+        return False
+    extra = schema.get("additionalProperties")
+    if extra is not None:
+        return extra is not False  # true, or a schema of the values
+    return not at_root and _is_object(schema.get("type")) and not _COMBINERS & schema.keys()
+
+
+def _where(path: tuple[str, ...]) -> str:
+    return ".".join(path) if path else "the top level"
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:

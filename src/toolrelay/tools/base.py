@@ -9,14 +9,23 @@ must never see (tenant, user, session).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from toolrelay._sync import run_sync
+from toolrelay.exceptions import ConfigurationError
 
-__all__ = ["IdempotencyKey", "Tool", "ToolContext", "ToolDefinition", "ToolMetadata"]
+__all__ = [
+    "IdempotencyKey",
+    "Tool",
+    "ToolContext",
+    "ToolDefinition",
+    "ToolMetadata",
+    "check_timeout",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,8 +53,9 @@ class ToolMetadata:
     Attributes:
         return_direct: The tool's result is the answer: the loop ends without asking the
             model again (see the execution layer for how a round with several tools decides).
-        timeout: Seconds the tool may run before its call is cancelled; ``None`` uses the
-            execution manager's default.
+        timeout: Seconds the tool may run before its call is cancelled, a finite number > 0
+            (anything else raises :class:`~toolrelay.exceptions.ConfigurationError`, see
+            :func:`check_timeout`); ``None`` uses the execution manager's default.
         read_only: The tool changes nothing outside itself.
         destructive: The tool may change or delete data irreversibly.
         requires_approval: A person or policy must approve each call before it runs.
@@ -63,6 +73,31 @@ class ToolMetadata:
     requires_approval: bool = False
     idempotency_key: IdempotencyKey | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_timeout(self.timeout)
+
+
+def check_timeout(seconds: object, *, name: str = "timeout") -> None:
+    """Refuse a timeout that cannot be honoured: only ``None`` or finite seconds > 0 can.
+
+    ``inf`` would never fire and ``nan`` compares false with everything, so both would leave
+    a hanging call running forever while looking configured.
+
+    Raises:
+        ConfigurationError: ``seconds`` is not ``None`` or a finite positive number.
+    """
+    if seconds is None:
+        return
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        raise ConfigurationError(
+            f"{name} must be a number of seconds or None, got {type(seconds).__name__} {seconds!r}"
+        )
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise ConfigurationError(
+            f"{name} must be a finite positive number of seconds (or None for no limit), "
+            f"got {seconds!r}"
+        )
 
 
 class ToolContext(Mapping[str, Any]):

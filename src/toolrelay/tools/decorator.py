@@ -74,6 +74,9 @@ class ToolSpec:
     idempotency_key: IdempotencyKey | None = None
     required: tuple[str, ...] = ()
 
+    def __post_init__(self) -> None:
+        self.metadata()  # the options a ToolMetadata refuses are refused here already
+
     def metadata(self) -> ToolMetadata:
         """The runtime metadata these options describe."""
         return ToolMetadata(
@@ -134,7 +137,8 @@ def tool(
             the name in words (``get_weather`` → ``"get weather"``).
         return_direct: The result is the final answer; the loop does not call the model again.
         result_converter: Turns the return value into the text for the model.
-        timeout: Seconds a call may run.
+        timeout: Seconds a call may run: a finite number > 0, or ``None`` for the execution
+            manager's default.
         read_only: The tool changes nothing.
         destructive: The tool may change or delete data irreversibly.
         requires_approval: Each call must be approved before it runs.
@@ -146,6 +150,8 @@ def tool(
             required exactly when it has no default.
 
     Raises:
+        ConfigurationError: ``timeout`` is not a finite positive number (``inf``, ``nan``,
+            zero or negative), raised by ``tool(...)`` itself.
         InvalidToolNameError: The name is the declaration's only problem.
         ToolDefinitionError: Every problem of the declaration (bad name, ``*args``/``**kwargs``,
             unannotated parameters, unknown ``required`` entries, types without a schema...).
@@ -207,8 +213,6 @@ def _check_declaration(function: Callable[..., Any], spec: ToolSpec, skip_receiv
     except InvalidToolNameError as exc:
         name_error = exc
         problems.extend(exc.problems)
-    if spec.timeout is not None and not spec.timeout > 0:
-        problems.append(f"timeout must be a positive number of seconds, got {spec.timeout!r}")
     if spec.result_converter is not None and not callable(spec.result_converter):
         problems.append("result_converter must be callable")
     try:

@@ -1,5 +1,8 @@
 """Reading a callable's parameters: which are inputs, which receives the ``ToolContext``.
 
+Keywords bound by ``functools.partial`` are neither: the partial supplies them, and the model
+never sees them (so it cannot override them).
+
 Every problem of a declaration is collected (``*args``, ``**kwargs``, missing annotations, two
 context parameters) so one error can list them all.
 """
@@ -15,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import typing_extensions
 from pydantic import BaseModel, RootModel
 
 from toolrelay.exceptions import ToolDefinitionError
@@ -75,6 +79,10 @@ def read_parameters(
         raise ToolDefinitionError(tool_name, [f"cannot read the signature: {exc}"]) from exc
     if skip_receiver and params:
         params = params[1:]
+    # A keyword a partial binds is the developer's choice, not the model's: inspect keeps it
+    # as an optional parameter, which would let a call override it.
+    bound = _partial_keywords(fn)
+    params = [p for p in params if p.name not in bound]
     problems: list[str] = []
     contexts: list[inspect.Parameter] = []
     inputs: list[inspect.Parameter] = []
@@ -116,6 +124,15 @@ def read_parameters(
     )
 
 
+def _partial_keywords(fn: Callable[..., Any]) -> frozenset[str]:
+    """The keyword arguments bound by ``functools.partial`` wrappers around ``fn``."""
+    names: set[str] = set()
+    while isinstance(fn, functools.partial):
+        names.update(fn.keywords)
+        fn = fn.func
+    return frozenset(names)
+
+
 def resolve_type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     """Parameter type hints of ``fn`` (``Annotated`` kept), without the return annotation.
 
@@ -154,14 +171,14 @@ def is_receiver_parameter(fn: Callable[..., Any]) -> bool:
 
 
 def is_model_type(hint: Any) -> bool:
-    """Whether ``hint`` is a pydantic model class (not a root model) or a dataclass."""
+    """Whether ``hint`` is a pydantic model class (not a root model), a dataclass or a TypedDict."""
     hint = strip_annotated(hint)
     if not isinstance(hint, type):
         return False
     if issubclass(hint, BaseModel):
         # A RootModel's schema is whatever its root is, not an object with properties.
         return not issubclass(hint, RootModel)
-    return dataclasses.is_dataclass(hint)
+    return dataclasses.is_dataclass(hint) or typing_extensions.is_typeddict(hint)
 
 
 def type_name(hint: Any) -> str:

@@ -7,11 +7,13 @@ Returned value                             Text
 ``str``                                    unchanged
 PIL image, PNG bytes                       ``{"mime_type": "image/png", "data": <base64>}``
 other ``bytes``                            ``{"mime_type": "application/octet-stream", ...}``
-models, dataclasses, dicts, lists, ...     JSON (non-ASCII kept; datetimes and enums handled)
+models, dataclasses, dicts, lists, ...     JSON (non-ASCII kept; datetimes, enums, aliases)
 anything JSON cannot represent             ``str(value)``
 =========================================  ==================================================
 
-A tool's own ``result_converter`` replaces all of this.
+Models are written with their serialization aliases (``Field(serialization_alias=...)``,
+``alias=...``): the names a model declares for the outside world, the same names the input
+schema uses. A tool's own ``result_converter`` replaces all of this.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def convert_result(value: Any) -> str:
     if png is not None:
         return _binary("image/png", png)
     try:
-        return json.dumps(to_jsonable_python(value), ensure_ascii=False)
+        return json.dumps(to_jsonable_python(value, by_alias=True), ensure_ascii=False)
     except (PydanticSerializationError, TypeError, ValueError):
         return str(value)
 

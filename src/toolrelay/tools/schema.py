@@ -4,8 +4,9 @@ Two shapes of callable become tools:
 
 - :func:`build_function_schema`: every parameter is a property (``get_weather(city, unit)``);
   a pydantic model is created from the signature with ``pydantic.create_model``.
-- :func:`build_model_function_schema`: the single input parameter is a pydantic model or a
-  dataclass, and the tool's schema *is* that type's schema, flattened to the top level.
+- :func:`build_model_function_schema`: the single input parameter is a pydantic model, a
+  dataclass or a TypedDict, and the tool's schema *is* that type's schema, flattened to the
+  top level.
 
 Both produce a :class:`FunctionSchema`: the schema shown to the model, a ``TypeAdapter`` that
 validates and coerces the decoded arguments, and an :class:`InputBinding` strategy that maps the
@@ -13,7 +14,16 @@ validated value to call arguments. Only public pydantic API is used (and, to rea
 config and fields, the ``__pydantic_config__`` and ``__pydantic_fields__`` attributes pydantic
 sets on it).
 
-Schemas follow JSON Schema draft 2020-12 with every ``$defs`` entry hoisted to the top.
+A parameter's description is its ``Field(description=...)``, else its entry in the docstring,
+else a plain string in ``Annotated`` (``Annotated[int, "How many"]``). A ``Field(...)`` given
+as a parameter's default (``limit: int = Field(10, le=50)``) is read exactly like one in
+``Annotated``: its constraints, description, alias and default (none: required) apply, and the
+function never receives the ``FieldInfo`` itself. TypedDicts and stdlib dataclasses without a
+config of their own are described by their attribute docstrings; pydantic models follow their
+own config (``use_attribute_docstrings``).
+
+Schemas follow JSON Schema draft 2020-12 with every ``$defs`` entry hoisted to the top, before
+the properties that use them.
 pydantic's automatic ``"title"`` keys are dropped: they repeat the property names and cost
 tokens on every request. A property is required when its parameter has no default (the Python
 rule); ``@tool(required=[...])`` makes parameters with defaults required as well. Parameters
@@ -33,9 +43,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import threading
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 from pydantic import (
     AliasChoices,
@@ -69,6 +80,15 @@ __all__ = [
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 _CACHE_ATTRIBUTE = "_toolrelay_schemas"
+
+# Unknown argument names are errors; TypedDicts and stdlib dataclasses without a config of
+# their own inherit this one, so their attribute docstrings describe their fields.
+_ARGUMENTS_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+# Schemas are built one at a time: reading attribute docstrings parses source with ``ast``,
+# which CPython 3.11 cannot do in two threads at once (its recursion bookkeeping is shared:
+# "AST constructor recursion depth mismatch"). Each function's schema is built once and cached.
+_BUILD_LOCK = threading.Lock()
 
 
 class InputBinding(Protocol):
@@ -160,20 +180,23 @@ def build_function_schema(
     #    name while the field name cannot clash with BaseModel attributes.
     fields: dict[str, Any] = {}
     for index, param in enumerate(params.inputs):
-        fields[f"p{index}_{param.name}"] = _field(param, params.hints[param.name], doc, required)
+        made, field_problems = _field(param, params.hints[param.name], doc, required)
+        problems.extend(field_problems)
+        if made is not None:
+            fields[f"p{index}_{param.name}"] = made
     if problems:
         raise ToolDefinitionError(tool_name, problems)
     # 5. The model and its raw JSON Schema.
     adapter, raw = _adapter_and_schema(
         tool_name,
-        lambda: create_model("ToolArguments", __config__=ConfigDict(extra="forbid"), **fields),
+        lambda: create_model("ToolArguments", __config__=_ARGUMENTS_CONFIG, **fields),
     )
     # 6. Tidy it: drop titles, hoist $defs, add the dialect and the object keywords.
     return FunctionSchema(
         json_schema=_finish(raw),
         adapter=adapter,
         binding=_SpreadFields(tuple(zip(fields, (p.name for p in params.inputs), strict=True))),
-        description=doc.description,
+        description=doc.tool_description,
         context_parameter=params.context.name if params.context else None,
         context_required=params.context_required,
         positional_only=params.positional_only,
@@ -210,7 +233,7 @@ def cached_function_schema(
 
 
 def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> FunctionSchema:
-    """Build the schema of a callable whose single input is a pydantic model or dataclass.
+    """Build the schema of a callable whose single input is a model, dataclass or TypedDict.
 
     The accepted shapes are ``f(input)``, ``f(input, context)``, ``f()`` and ``f(context)``
     (a supplier: its schema is an empty object). The schema is the input type's own schema,
@@ -229,19 +252,24 @@ def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> Fu
     if len(inputs) > 1:
         names = ", ".join(repr(p.name) for p in inputs)
         problems.append(
-            f"a model function takes one input parameter (a pydantic model or a dataclass), "
-            f"found {names}"
+            f"a model function takes one input parameter (a pydantic model, a dataclass or a "
+            f"TypedDict), found {names}"
         )
     elif inputs and not is_model_type(hints[inputs[0].name]):
         problems.append(
-            f"parameter {inputs[0].name!r} must be a pydantic model or a dataclass, "
-            f"got {type_name(hints[inputs[0].name])}"
+            f"parameter {inputs[0].name!r} must be a pydantic model, a dataclass or a "
+            f"TypedDict, got {type_name(hints[inputs[0].name])}"
         )
     if problems:
         raise ToolDefinitionError(tool_name, problems)
     # 4-5. The input type validates itself; its schema is the tool's schema.
     input_type = hints[inputs[0].name]
     adapter, raw = _adapter_and_schema(tool_name, lambda: input_type)
+    if not _is_base_model(input_type):
+        # Read through a wrapper whose config a TypedDict or stdlib dataclass inherits, so
+        # its attribute docstrings describe its fields (validation is the type's own).
+        _, raw = _adapter_and_schema(tool_name, lambda: _wrapper(input_type))
+        raw = {**raw["properties"]["value"], "$defs": raw.get("$defs", {})}
     # 6. Tidy as for plain functions; the type's own description moves to the tool. Unknown
     #    keys are an error unless the type says otherwise (see the module docstring).
     extra = _declared_extra(input_type)
@@ -251,11 +279,24 @@ def build_model_function_schema(fn: Callable[..., Any], *, tool_name: str) -> Fu
         json_schema=schema,
         adapter=adapter,
         binding=_WholeInput(inputs[0].name),
-        description=parse_docstring(fn).description or type_description,
+        description=parse_docstring(fn).tool_description or type_description,
         context_parameter=params.context.name if params.context else None,
         context_required=params.context_required,
         positional_only=params.positional_only,
         known_arguments=_known_arguments(input_type, schema) if extra is None else None,
+    )
+
+
+def _is_base_model(input_type: Any) -> bool:
+    hint = strip_annotated(input_type)
+    return isinstance(hint, type) and issubclass(hint, BaseModel)
+
+
+def _wrapper(input_type: Any) -> type[BaseModel]:
+    return create_model(
+        "ToolInput",
+        __config__=ConfigDict(use_attribute_docstrings=True),
+        value=(input_type, ...),
     )
 
 
@@ -284,10 +325,14 @@ def _known_arguments(input_type: Any, schema: Mapping[str, Any]) -> frozenset[st
         config: Mapping[str, Any] = input_type.model_config
         fields: Mapping[str, FieldInfo] = input_type.model_fields
         names: Collection[str] = fields.keys()
-    else:
+    elif dataclasses.is_dataclass(input_type):
         config = getattr(input_type, "__pydantic_config__", None) or {}
         fields = getattr(input_type, "__pydantic_fields__", None) or {}
         names = [f.name for f in dataclasses.fields(input_type)]
+    else:  # a TypedDict: its keys, and the aliases its schema already shows
+        config = getattr(input_type, "__pydantic_config__", None) or {}
+        fields = {}
+        names = list(input_type.__annotations__)
     for info in fields.values():
         known.update(_alias_keys(info.validation_alias))
     if config.get("validate_by_name") or config.get("populate_by_name"):
@@ -313,19 +358,40 @@ def _alias_keys(alias: str | AliasPath | AliasChoices | None) -> set[str]:
 
 def _field(
     param: inspect.Parameter, hint: Any, doc: DocstringInfo, required: Collection[str]
-) -> tuple[Any, FieldInfo]:
-    has_default = param.default is not inspect.Parameter.empty and param.name not in required
-    # An explicit Annotated[..., Field(description=...)] wins over the docstring.
-    described = any(
-        isinstance(m, FieldInfo) and m.description for m in getattr(hint, "__metadata__", ())
-    )
-    options: dict[str, Any] = {"alias": param.name}
-    if not described and param.name in doc.parameters:
-        # Passed only when present: an explicit description=None would erase the Annotated one.
-        options["description"] = doc.parameters[param.name]
-    if has_default:
-        options["default"] = param.default
-    return hint, Field(**options)
+) -> tuple[tuple[Any, FieldInfo] | None, list[str]]:
+    """The pydantic field of one parameter, or the problems that prevent it.
+
+    A ``Field(...)`` given as the parameter's default counts as if it were in ``Annotated``:
+    its constraints, description and alias apply, and its own ``default`` or
+    ``default_factory`` (none: required) is the default.
+    """
+    default = param.default
+    if isinstance(default, FieldInfo):
+        hint, default = Annotated[hint, default], inspect.Parameter.empty
+    infos = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, FieldInfo)]
+    if param.name in required and any(not info.is_required() for info in infos):
+        return None, [
+            f"parameter {param.name!r}: required lists it, but its Field() declares a default; "
+            "drop the Field default or leave the parameter out of required"
+        ]
+    options: dict[str, Any] = {}
+    if not any(info.alias or info.validation_alias for info in infos):
+        options["alias"] = param.name
+    # An explicit Field(description=...) wins over the docstring, which wins over a plain
+    # string in Annotated; passed only when present, as description=None would erase one.
+    if not any(info.description for info in infos):
+        text = doc.parameters.get(param.name) or _annotated_text(hint)
+        if text:
+            options["description"] = text
+    if default is not inspect.Parameter.empty and param.name not in required:
+        options["default"] = default
+    return (hint, Field(**options)), []
+
+
+def _annotated_text(hint: Any) -> str | None:
+    """The first plain string in ``Annotated[...]`` metadata (``Annotated[int, "How many"]``)."""
+    text = next((m for m in getattr(hint, "__metadata__", ()) if isinstance(m, str)), None)
+    return text.strip() or None if text else None
 
 
 # --- schema post-processing ------------------------------------------------------------------
@@ -341,8 +407,9 @@ def _adapter_and_schema(
     tool_name: str, input_type: Callable[[], Any]
 ) -> tuple[TypeAdapter[Any], dict[str, Any]]:
     try:
-        adapter: TypeAdapter[Any] = TypeAdapter(input_type())
-        return adapter, adapter.json_schema()
+        with _BUILD_LOCK:
+            adapter: TypeAdapter[Any] = TypeAdapter(input_type())
+            return adapter, adapter.json_schema()
     except Exception as exc:  # pydantic raises several types for unsupported annotations
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise ToolDefinitionError(
@@ -377,20 +444,35 @@ def _finish(raw: Mapping[str, Any], *, extra_allowed: bool = False) -> dict[str,
     body: dict[str, Any] = _tidy(dict(raw), defs)
     ref = body.get("$ref")
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
-        # A recursive model is emitted as a bare $ref; inline its definition at the top and
-        # keep the $defs entry, which the model's own fields refer to.
+        # The input type itself is a definition (a recursive model is emitted that way, and
+        # so is an input read through a wrapper): inline it at the top, and keep the $defs
+        # entry only if something still refers to it.
         body.pop("$ref")
-        body = {**defs[ref.removeprefix("#/$defs/")], **body}
-    schema: dict[str, Any] = {
-        "$schema": JSON_SCHEMA_DIALECT,
-        "type": "object",
-        "properties": body.pop("properties", {}),
-        "required": body.pop("required", []),
-        "additionalProperties": extra_allowed,
-    }
+        name = ref.removeprefix("#/$defs/")
+        body = {**defs[name], **body}
+        if not _refers_to(ref, [body, *(d for key, d in defs.items() if key != name)]):
+            del defs[name]
+    # Definitions come before the properties that use them: a model reads the schema in order.
+    schema: dict[str, Any] = {"$schema": JSON_SCHEMA_DIALECT, "type": "object"}
+    if defs:
+        schema["$defs"] = defs
+    schema["properties"] = body.pop("properties", {})
+    schema["required"] = body.pop("required", [])
+    schema["additionalProperties"] = extra_allowed
     body.pop("type", None)
     body.pop("additionalProperties", None)
     schema.update(body)
-    if defs:
-        schema["$defs"] = defs
     return schema
+
+
+def _refers_to(ref: str, nodes: list[Any]) -> bool:
+    """Whether any of ``nodes`` (schema fragments, at any depth) holds ``{"$ref": ref}``."""
+    while nodes:
+        node = nodes.pop()
+        if isinstance(node, dict):
+            if node.get("$ref") == ref:
+                return True
+            nodes.extend(node.values())
+        elif isinstance(node, list):
+            nodes.extend(node)
+    return False
