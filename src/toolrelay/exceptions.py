@@ -4,7 +4,7 @@ Every error toolrelay raises derives from :class:`ToolRelayError`; foreign error
 provider SDKs, databases) are translated at the boundary with ``raise ... from``::
 
     ToolRelayError
-    ├── ToolDefinitionError          a tool was declared wrongly (all problems listed at once)
+    ├── ToolDefinitionError          a tool or its input schema is invalid (all problems listed)
     │   ├── InvalidToolNameError     a name providers would reject
     │   └── DuplicateToolError       two tools share a name (both sources named)
     ├── ToolArgumentError            a call's arguments are unusable (one entry per problem)

@@ -1,10 +1,12 @@
 """The tool contract's value types: ToolContext, ToolDefinition, ToolMetadata, call_sync."""
 
 import asyncio
+import dataclasses
 import threading
 
 import pytest
 
+from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, call_sync
 
 
@@ -54,3 +56,13 @@ async def test_call_sync_inside_a_running_loop_uses_another_thread() -> None:
     recorder = Recorder()
     assert call_sync(recorder, "{}") == "{}|None"
     assert recorder.threads[0] != threading.get_ident()
+
+
+def test_a_definition_with_an_invalid_input_schema_is_refused() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        ToolDefinition(name="get_weather", description="d", input_schema={"type": "string"})
+    assert caught.value.tool == "get_weather"
+    assert caught.value.problems[0].startswith("input schema at /type: the top level must be ")
+    valid = ToolDefinition(name="n", description="d", input_schema={"type": "object"})
+    with pytest.raises(ToolDefinitionError, match=r"at /required: \"required\" must be an array"):
+        dataclasses.replace(valid, input_schema={"type": "object", "required": "city"})

@@ -1,0 +1,531 @@
+"""Checking input schemas: valid JSON Schema (draft 2020-12) with an object at the top.
+
+Every :class:`~toolrelay.tools.ToolDefinition` checks its ``input_schema`` when it is built,
+so a catalog with a broken schema is refused where it is declared or loaded, not by a
+provider in the middle of a conversation. A schema is checked as the JSON the model receives
+(a tuple is an array) against the 2020-12 meta-schema, and its top level must be
+``{"type": "object", ...}``: a tool's arguments are one JSON object. Each problem names its
+place as a JSON pointer and says how to fix it::
+
+    >>> for problem in input_schema_problems(
+    ...     {"type": "object", "properties": {"city": {"type": "objekt"}}, "required": "city"}
+    ... ):
+    ...     print(problem)
+    at /properties/city/type: "objekt" is not a JSON Schema type; did you mean "object"? \
+(the types are array, boolean, integer, null, number, object, string)
+    at /required: "required" must be an array of property names, not "city"; \
+write "required": ["city"]
+
+Definitions are built by the thousand (a catalog) and on every request (function tools), so
+the check is fast where it can be. Nearly every schema uses a small part of the vocabulary
+(``type``, ``properties``, ``required``, ``items``, ``enum``, ``$ref``...): a first pass proves
+such a schema valid by checking each keyword's value against exactly what the meta-schema
+demands of it, in microseconds. A schema it cannot prove valid, because it is invalid or uses
+a keyword the pass leaves alone (``$id``, ``$schema``, ``$anchor``, ``$vocabulary``,
+``dependencies``...), goes to ``jsonschema``'s validator of the meta-schema (built once);
+its verdict is kept per canonical JSON text of the schema, and its errors are the problems
+reported. ``tests/tools/test_meta_schema.py`` holds the first pass to the validator's verdicts.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from toolrelay.exceptions import ToolDefinitionError
+
+if TYPE_CHECKING:
+    from jsonschema import ValidationError
+    from jsonschema.protocols import Validator
+
+__all__ = ["SchemaProblem", "check_input_schema", "input_schema_problems"]
+
+SIMPLE_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
+_SIMPLE_TYPES = frozenset(SIMPLE_TYPES)
+_SHOWN_VALUE = 60
+_VERDICTS = 1024
+
+
+@dataclass(frozen=True, kw_only=True)
+class SchemaProblem:
+    """One thing wrong with an input schema.
+
+    Attributes:
+        pointer: Where, as a JSON pointer into the schema (``"/properties/city/type"``);
+            ``""`` for the schema as a whole.
+        message: What is wrong and how to fix it.
+    """
+
+    pointer: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"at {self.pointer}: {self.message}" if self.pointer else self.message
+
+
+def check_input_schema(tool: str, schema: object) -> None:
+    """Raise when ``schema`` cannot be a tool's input schema.
+
+    Args:
+        tool: The tool's name, for the error.
+        schema: The input schema.
+
+    Raises:
+        ToolDefinitionError: Every problem, each as ``input schema at <pointer>: <fix>``.
+    """
+    problems = input_schema_problems(schema)
+    if problems:
+        raise ToolDefinitionError(tool, [f"input schema {p}" for p in problems])
+
+
+def input_schema_problems(schema: object) -> tuple[SchemaProblem, ...]:
+    """Everything wrong with ``schema`` as a tool's input schema, in pointer order.
+
+    Empty when the schema is valid JSON Schema (2020-12) whose top level is an object schema.
+    """
+    if not isinstance(schema, Mapping):
+        return (
+            SchemaProblem(
+                pointer="",
+                message=f'must be a JSON object such as {{"type": "object", '
+                f'"properties": {{...}}}}, not {_kind(schema)}',
+            ),
+        )
+    document = schema if type(schema) is dict else dict(schema)
+    top = _top_level_problems(document)
+    if _is_schema(document):
+        return top
+    return (*top, *_validator_problems(document))
+
+
+# --- the top level -----------------------------------------------------------------------------
+
+
+def _top_level_problems(schema: dict[Any, Any]) -> tuple[SchemaProblem, ...]:
+    kind = schema.get("type")
+    if kind == "object" or (isinstance(kind, str) and kind not in _SIMPLE_TYPES):
+        return ()  # the object schema, or no type at all, which the meta-schema check reports
+    if "type" not in schema:
+        return (
+            SchemaProblem(
+                pointer="",
+                message='the top level needs "type": "object" (a tool\'s arguments are one '
+                "JSON object); add it",
+            ),
+        )
+    return (
+        SchemaProblem(
+            pointer="/type",
+            message=f"the top level must be an object schema, not {_json(kind)}: a tool's "
+            'arguments are one JSON object; write {"type": "object", "properties": '
+            '{"<name>": <this schema>}}',
+        ),
+    )
+
+
+# --- the first pass: proving a schema valid ----------------------------------------------------
+#
+# Each check below accepts a keyword's value only when the meta-schema would accept it; when
+# in doubt it answers False, and the validator decides. Objects must be dicts and arrays lists
+# or tuples with string keys and finite numbers: the JSON a schema becomes.
+
+
+def _is_schema(node: object) -> bool:
+    if type(node) is dict:
+        for key, value in node.items():
+            check = _KEYWORDS.get(key)
+            if check is not None:
+                if not check(value):
+                    return False
+            elif key in LEFT_TO_VALIDATOR or type(key) is not str or not _is_json(value):
+                return False
+        return True
+    return node is True or node is False
+
+
+def _is_json(value: object) -> bool:
+    if type(value) is str or type(value) is bool or type(value) is int or value is None:
+        return True
+    if type(value) is float:
+        return math.isfinite(value)
+    if type(value) is list or type(value) is tuple:
+        return all(map(_is_json, value))
+    if type(value) is dict:
+        return all(type(k) is str and _is_json(v) for k, v in value.items())
+    return False
+
+
+def _is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
+    return type(value) is list or type(value) is tuple
+
+
+def _schemas(value: object) -> bool:
+    if type(value) is not dict:
+        return False
+    for key, schema in value.items():
+        if type(key) is not str or not _is_schema(schema):
+            return False
+    return True
+
+
+def _schema_array(value: object) -> bool:
+    return _is_array(value) and len(value) > 0 and all(map(_is_schema, value))
+
+
+def _type(value: object) -> bool:
+    if type(value) is str:
+        return value in _SIMPLE_TYPES
+    return (
+        _is_array(value)
+        and len(value) > 0
+        and all(type(t) is str and t in _SIMPLE_TYPES for t in value)
+        and len(set(value)) == len(value)
+    )
+
+
+def _string_array(value: object) -> bool:
+    if not _is_array(value):
+        return False
+    for item in value:
+        if type(item) is not str:
+            return False
+    return len(set(value)) == len(value)
+
+
+def _dependent_required(value: object) -> bool:
+    return type(value) is dict and all(
+        type(k) is str and _string_array(v) for k, v in value.items()
+    )
+
+
+def _number(value: object) -> TypeGuard[int | float]:
+    return type(value) is int or (type(value) is float and math.isfinite(value))
+
+
+def _positive(value: object) -> bool:
+    return _number(value) and value > 0
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and value >= 0
+
+
+def _boolean(value: object) -> bool:
+    return type(value) is bool
+
+
+def _string(value: object) -> bool:
+    return type(value) is str
+
+
+def _json_array(value: object) -> bool:
+    return _is_array(value) and all(map(_is_json, value))
+
+
+def _regex(value: object) -> bool:
+    return type(value) is str and _compiles(value)
+
+
+def _pattern_properties(value: object) -> bool:
+    return type(value) is dict and _schemas(value) and all(map(_compiles, value))
+
+
+def _reference(value: object) -> bool:
+    return type(value) is str and _format_checker().conforms(value, "uri-reference")
+
+
+@functools.lru_cache(maxsize=_VERDICTS)
+def _compiles(pattern: str) -> bool:
+    # The meta-schema's "regex" format, as jsonschema checks it: Python's re accepts it.
+    try:
+        re.compile(pattern)
+    except Exception:
+        return False
+    return True
+
+
+_KEYWORDS: dict[str, Callable[[object], bool]] = {
+    # core
+    "$ref": _reference,
+    "$dynamicRef": _reference,
+    "$recursiveRef": _reference,
+    "$comment": _string,
+    "$defs": _schemas,
+    "definitions": _schemas,
+    # applicator
+    "prefixItems": _schema_array,
+    "items": _is_schema,
+    "contains": _is_schema,
+    "additionalProperties": _is_schema,
+    "properties": _schemas,
+    "patternProperties": _pattern_properties,
+    "dependentSchemas": _schemas,
+    "propertyNames": _is_schema,
+    "if": _is_schema,
+    "then": _is_schema,
+    "else": _is_schema,
+    "allOf": _schema_array,
+    "anyOf": _schema_array,
+    "oneOf": _schema_array,
+    "not": _is_schema,
+    # unevaluated
+    "unevaluatedItems": _is_schema,
+    "unevaluatedProperties": _is_schema,
+    # validation
+    "type": _type,
+    "const": _is_json,
+    "enum": _json_array,
+    "multipleOf": _positive,
+    "maximum": _number,
+    "exclusiveMaximum": _number,
+    "minimum": _number,
+    "exclusiveMinimum": _number,
+    "maxLength": _count,
+    "minLength": _count,
+    "pattern": _regex,
+    "maxItems": _count,
+    "minItems": _count,
+    "uniqueItems": _boolean,
+    "maxContains": _count,
+    "minContains": _count,
+    "maxProperties": _count,
+    "minProperties": _count,
+    "required": _string_array,
+    "dependentRequired": _dependent_required,
+    # meta-data
+    "title": _string,
+    "description": _string,
+    "default": _is_json,
+    "deprecated": _boolean,
+    "readOnly": _boolean,
+    "writeOnly": _boolean,
+    "examples": _json_array,
+    # format-annotation and content
+    "format": _string,
+    "contentEncoding": _string,
+    "contentMediaType": _string,
+    "contentSchema": _is_schema,
+}
+
+LEFT_TO_VALIDATOR = frozenset(
+    {
+        "$id",
+        "$schema",
+        "$anchor",
+        "$dynamicAnchor",
+        "$recursiveAnchor",
+        "$vocabulary",
+        "dependencies",
+    }
+)
+"""Keywords the meta-schema constrains that the first pass leaves to the validator."""
+
+
+# --- the validator: deciding, and saying what is wrong -----------------------------------------
+
+
+@functools.cache
+def _meta_validator() -> Validator:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(
+        Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
+    )
+
+
+@functools.cache
+def _format_checker() -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator.FORMAT_CHECKER
+
+
+def _validator_problems(schema: dict[Any, Any]) -> tuple[SchemaProblem, ...]:
+    try:
+        text = json.dumps(schema, sort_keys=True, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        return (_not_json(schema, exc),)
+    return _problems_of_text(text)
+
+
+@functools.lru_cache(maxsize=_VERDICTS)
+def _problems_of_text(text: str) -> tuple[SchemaProblem, ...]:
+    schema = json.loads(text)
+    try:
+        errors = list(_meta_validator().iter_errors(schema))
+    except Exception as exc:  # a pattern re cannot even parse without raising re.error
+        return (SchemaProblem(pointer="", message=f"cannot be checked: {exc}"),)
+    problems = {str(p): p for p in map(_problem, errors)}
+    return tuple(sorted(problems.values(), key=lambda p: (p.pointer, p.message)))
+
+
+def _problem(error: ValidationError) -> SchemaProblem:
+    path = list(error.absolute_path)
+    keyword = _failed_keyword(list(error.absolute_schema_path))
+    if keyword is None:
+        message = _not_a_schema(path, error.instance)
+    else:
+        message = _keyword_problem(keyword, bool(path) and path[-1] == keyword, error)
+    return SchemaProblem(pointer=_pointer(path), message=message)
+
+
+def _failed_keyword(schema_path: list[Any]) -> str | None:
+    """The keyword of the checked schema whose value broke the meta-schema, if one did.
+
+    The meta-schema's path ends with ``properties/<keyword>/...`` after its last
+    ``$dynamicRef`` (the descent into a subschema) when a keyword's value is wrong, and
+    without one when the value is not a schema at all.
+    """
+    tail = schema_path
+    if "$dynamicRef" in schema_path:
+        tail = schema_path[len(schema_path) - schema_path[::-1].index("$dynamicRef") :]
+    for i, part in enumerate(tail[:-1]):
+        if part == "properties":
+            keyword = tail[i + 1]
+            return keyword if isinstance(keyword, str) else None
+    return None
+
+
+def _not_a_schema(path: list[Any], value: object) -> str:
+    message = (
+        f'must be a schema (an object such as {{"type": "string"}}, or true or false), '
+        f"not {_json(value)}"
+    )
+    if isinstance(value, str) and value in _SIMPLE_TYPES:
+        return f'{message}; write {{"type": {_json(value)}}}'
+    if path and path[-1] == "items" and _is_array(value):
+        return f'{message}; for one schema per position use "prefixItems"'
+    return message
+
+
+def _keyword_problem(keyword: str, at_keyword: bool, error: ValidationError) -> str:
+    """The problem with ``keyword``'s value (``at_keyword``) or with an item of it."""
+    value = error.instance
+    if keyword == "type":
+        return _type_problem(value)
+    if keyword == "required":
+        if at_keyword and not isinstance(value, list):
+            fix = f'; write "required": [{_json(value)}]' if isinstance(value, str) else ""
+            return f'"required" must be an array of property names, not {_json(value)}{fix}'
+        if error.validator == "uniqueItems":
+            return '"required" names a property twice; list each once'
+        return f'"required" lists property names (strings), not {_json(value)}'
+    if keyword in _SCHEMA_MAPS and at_keyword and not isinstance(value, dict):
+        return (
+            f'"{keyword}" must be an object mapping each {_SCHEMA_MAPS[keyword]} to its '
+            f'schema, not {_kind(value)}; write {{"<{_SCHEMA_MAPS[keyword]}>": '
+            '{"type": ...}, ...}'
+        )
+    if error.validator == "format" and error.validator_value == "regex":
+        return f'"{keyword}" must be a valid regular expression, not {_json(value)}'
+    return f'"{keyword}" {_expectation(error)}'
+
+
+_SCHEMA_MAPS = {
+    "properties": "property name",
+    "patternProperties": "pattern",
+    "dependentSchemas": "property name",
+    "$defs": "name",
+    "definitions": "name",
+}
+
+
+def _type_problem(value: object) -> str:
+    listed = ", ".join(SIMPLE_TYPES)
+    if isinstance(value, str):
+        close = difflib.get_close_matches(value.lower(), SIMPLE_TYPES, n=1)
+        hint = f'did you mean "{close[0]}"? ' if close else ""
+        return f"{_json(value)} is not a JSON Schema type; {hint}(the types are {listed})"
+    if _is_array(value):
+        if not value:
+            return f'"type" must name at least one type (the types are {listed})'
+        unknown = [t for t in value if not (isinstance(t, str) and t in _SIMPLE_TYPES)]
+        if unknown:
+            shown = ", ".join(_json(t) for t in unknown)
+            return f'{shown} in "type" is not a JSON Schema type (the types are {listed})'
+        return '"type" names a type twice; list each once'
+    return (
+        f'"type" must be a type name or an array of them, not {_json(value)} '
+        f"(the types are {listed})"
+    )
+
+
+def _expectation(error: ValidationError) -> str:
+    """What the meta-schema asked of the value, in words."""
+    kind, expected, value = error.validator, error.validator_value, error.instance
+    if kind == "type":
+        wanted = expected if isinstance(expected, list) else [expected]
+        return f"must be {' or '.join(_article(w) for w in wanted)}, not {_json(value)}"
+    if kind == "minimum":
+        return f"must be at least {expected}, not {_json(value)}"
+    if kind == "exclusiveMinimum":
+        return f"must be greater than {expected}, not {_json(value)}"
+    if kind == "minItems":
+        return "must not be empty"
+    if kind == "uniqueItems":
+        return "must not list an item twice"
+    if kind == "format":
+        return f"must be a valid {expected}, not {_json(value)}"
+    if kind == "pattern":
+        return f"must match {expected}, not {_json(value)}"
+    return f"is invalid: {error.message}"
+
+
+def _article(kind: object) -> str:
+    name = {"object": "an object", "array": "an array", "integer": "an integer"}.get(str(kind))
+    return name or f"a {kind}"
+
+
+def _not_json(schema: object, exc: Exception) -> SchemaProblem:
+    pointer = _first_non_json(schema, [])
+    where = _pointer(pointer) if pointer is not None else ""
+    return SchemaProblem(pointer=where, message=f"is not JSON: {exc}")
+
+
+def _first_non_json(value: object, path: list[Any]) -> list[Any] | None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return path
+            found = _first_non_json(item, [*path, key])
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _first_non_json(item, [*path, i])
+            if found is not None:
+                return found
+        return None
+    return None if _is_json(value) else path
+
+
+def _pointer(path: list[Any]) -> str:
+    """A JSON pointer (RFC 6901): ``~`` and ``/`` in names are escaped."""
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def _json(value: object) -> str:
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= _SHOWN_VALUE else text[: _SHOWN_VALUE - 3] + "..."
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, list | tuple):
+        return "an array"
+    if isinstance(value, str):
+        return f"a string ({_json(value)})"
+    if value is None:
+        return "null"
+    if isinstance(value, bool | int | float):
+        return f"a {'boolean' if isinstance(value, bool) else 'number'} ({_json(value)})"
+    return f"a {type(value).__name__}"
