@@ -153,6 +153,12 @@ def test_check_input_schema_raises_with_every_problem() -> None:
         'write "required": ["a"]',
     )
     check_input_schema("t", {"type": "object"})  # nothing to report
+    with pytest.raises(ToolDefinitionError) as whole:
+        check_input_schema("t", {"properties": {}})
+    assert whole.value.problems == (
+        'input schema: the top level needs "type": "object" (a tool\'s arguments are one JSON '
+        "object); add it",
+    )
 
 
 def test_a_problem_prints_its_pointer() -> None:
@@ -184,8 +190,11 @@ def test_generated_schemas_with_defs_and_refs_pass() -> None:
         return order.sku
 
     for tool in (FunctionTool.from_function(place), FunctionTool.from_model_function(place_model)):
-        assert "$defs" in tool.definition.input_schema
-        assert input_schema_problems(tool.definition.input_schema) == ()
+        schema = tool.definition.input_schema
+        assert "$defs" in schema
+        assert "$schema" in schema
+        assert meta_schema._is_schema(schema)  # no validator needed: the first pass proves it
+        assert input_schema_problems(schema) == ()
 
 
 @pytest.mark.parametrize("dataset", ["bfcl", "stabletoolbench", "restbench", "acebench_zh"])
@@ -300,6 +309,10 @@ def _keyword_values(
         meta_schema._number: (st.integers(-2, 3) | st.floats(-2, 3), st.booleans() | st.just("1")),
         meta_schema._boolean: (st.booleans(), st.integers(0, 1)),
         meta_schema._string: (st.sampled_from(["", "text"]), st.integers(0, 1)),
+        meta_schema._uri: (
+            st.sampled_from(["https://json-schema.org/draft/2020-12/schema", "urn:x"]),
+            st.just("not a uri") | st.integers(0, 1),
+        ),
         meta_schema._reference: (
             st.sampled_from(["#/$defs/a", "#", "other.json"]),
             st.just("a b") | st.integers(0, 1),

@@ -21,10 +21,10 @@ the check is fast where it can be. Nearly every schema uses a small part of the 
 (``type``, ``properties``, ``required``, ``items``, ``enum``, ``$ref``...): a first pass proves
 such a schema valid by checking each keyword's value against exactly what the meta-schema
 demands of it, in microseconds. A schema it cannot prove valid, because it is invalid or uses
-a keyword the pass leaves alone (``$id``, ``$schema``, ``$anchor``, ``$vocabulary``,
-``dependencies``...), goes to ``jsonschema``'s validator of the meta-schema (built once);
-its verdict is kept per canonical JSON text of the schema, and its errors are the problems
-reported. ``tests/tools/test_meta_schema.py`` holds the first pass to the validator's verdicts.
+a keyword the pass leaves alone (``$id``, ``$anchor``, ``$vocabulary``, ``dependencies``...),
+goes to ``jsonschema``'s validator of the meta-schema (built once); its verdict is kept per
+canonical JSON text of the schema, and its errors are the problems reported.
+``tests/tools/test_meta_schema.py`` holds the first pass to the validator's verdicts.
 """
 
 from __future__ import annotations
@@ -77,11 +77,14 @@ def check_input_schema(tool: str, schema: object) -> None:
         schema: The input schema.
 
     Raises:
-        ToolDefinitionError: Every problem, each as ``input schema at <pointer>: <fix>``.
+        ToolDefinitionError: Every problem, each as ``input schema at <pointer>: <fix>``
+            (``input schema: <fix>`` for the schema as a whole).
     """
     problems = input_schema_problems(schema)
     if problems:
-        raise ToolDefinitionError(tool, [f"input schema {p}" for p in problems])
+        raise ToolDefinitionError(
+            tool, [f"input schema {p}" if p.pointer else f"input schema: {p}" for p in problems]
+        )
 
 
 def input_schema_problems(schema: object) -> tuple[SchemaProblem, ...]:
@@ -237,7 +240,18 @@ def _pattern_properties(value: object) -> bool:
 
 
 def _reference(value: object) -> bool:
-    return type(value) is str and _format_checker().conforms(value, "uri-reference")
+    return type(value) is str and _conforms(value, "uri-reference")
+
+
+def _uri(value: object) -> bool:
+    return type(value) is str and _conforms(value, "uri")
+
+
+@functools.lru_cache(maxsize=_VERDICTS)
+def _conforms(value: str, format_name: str) -> bool:
+    # The meta-schema's URI formats, checked by jsonschema's own format checker (which checks
+    # them only when a URI library is installed, exactly as its validator would).
+    return bool(_format_checker().conforms(value, format_name))
 
 
 @functools.lru_cache(maxsize=_VERDICTS)
@@ -252,6 +266,7 @@ def _compiles(pattern: str) -> bool:
 
 _KEYWORDS: dict[str, Callable[[object], bool]] = {
     # core
+    "$schema": _uri,
     "$ref": _reference,
     "$dynamicRef": _reference,
     "$recursiveRef": _reference,
@@ -316,7 +331,6 @@ _KEYWORDS: dict[str, Callable[[object], bool]] = {
 LEFT_TO_VALIDATOR = frozenset(
     {
         "$id",
-        "$schema",
         "$anchor",
         "$dynamicAnchor",
         "$recursiveAnchor",
