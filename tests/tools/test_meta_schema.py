@@ -1,5 +1,6 @@
 """Input schemas are checked against the JSON Schema 2020-12 meta-schema, object at the top."""
 
+import doctest
 import json
 from pathlib import Path
 from typing import Any
@@ -9,11 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from jsonschema.validators import validator_for
 from pydantic import BaseModel
 
 from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools import FunctionTool, ToolDefinition, meta_schema
 from toolrelay.tools.meta_schema import (
+    JSON_SCHEMA_DIALECT,
     LEFT_TO_VALIDATOR,
     SIMPLE_TYPES,
     SchemaProblem,
@@ -161,6 +164,12 @@ def test_check_input_schema_raises_with_every_problem() -> None:
     )
 
 
+def test_the_module_examples_hold() -> None:
+    results = doctest.testmod(meta_schema)
+    assert results.attempted > 0
+    assert results.failed == 0
+
+
 def test_a_problem_prints_its_pointer() -> None:
     assert str(SchemaProblem(pointer="/type", message="m")) == "at /type: m"
     assert str(SchemaProblem(pointer="", message="m")) == "m"
@@ -215,16 +224,41 @@ def test_rarer_keywords_go_to_the_validator() -> None:
     ]
 
 
+def test_a_schema_declaring_another_dialect_is_checked_against_that_dialect() -> None:
+    pair = {"type": "array", "items": [{"type": "string"}, {"type": "number"}]}  # draft 7 tuple
+    draft7 = {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "type": "object",
+        "properties": {"pair": pair},
+    }
+    assert messages(draft7) == []
+    assert messages({"type": "object", "properties": {"pair": pair}}) == [
+        'at /properties/pair/items: must be a schema (an object such as {"type": "string"}, '
+        'or true or false), not [{"type": "string"}, {"type": "number"}]; for one schema per '
+        'position use "prefixItems"'
+    ]
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "type": "object",
+        "properties": {"n": {"type": "number", "exclusiveMinimum": 3}},
+    }
+    assert messages(draft4) == [
+        "at /properties/n: the schema here is invalid: 'minimum' is a dependency of "
+        "'exclusiveMinimum'",
+        'at /properties/n/exclusiveMinimum: "exclusiveMinimum" must be a boolean, not 3',
+    ]
+
+
 def test_the_validator_decides_each_distinct_schema_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[object] = []
-    real = meta_schema._meta_validator()
+    real = meta_schema._meta_validator(None)
 
     class Counting:
         def iter_errors(self, instance: object) -> Any:
             calls.append(instance)
             return real.iter_errors(instance)
 
-    monkeypatch.setattr(meta_schema, "_meta_validator", lambda: Counting())
+    monkeypatch.setattr(meta_schema, "_meta_validator", lambda dialect: Counting())
     meta_schema._problems_of_text.cache_clear()
     first = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1, "x": 1}}}
     first["properties"]["n"]["$comment"] = 5  # invalid: the first pass cannot prove it
@@ -309,9 +343,9 @@ def _keyword_values(
         meta_schema._number: (st.integers(-2, 3) | st.floats(-2, 3), st.booleans() | st.just("1")),
         meta_schema._boolean: (st.booleans(), st.integers(0, 1)),
         meta_schema._string: (st.sampled_from(["", "text"]), st.integers(0, 1)),
-        meta_schema._uri: (
-            st.sampled_from(["https://json-schema.org/draft/2020-12/schema", "urn:x"]),
-            st.just("not a uri") | st.integers(0, 1),
+        meta_schema._dialect: (
+            st.just(JSON_SCHEMA_DIALECT),
+            st.sampled_from(["http://json-schema.org/draft-07/schema#", "urn:x"]) | st.just(1),
         ),
         meta_schema._reference: (
             st.sampled_from(["#/$defs/a", "#", "other.json"]),
@@ -342,7 +376,10 @@ SCHEMAS = st.recursive(
 def test_the_first_pass_proves_only_what_the_meta_schema_accepts(schema: Any) -> None:
     body = {k: v for k, v in schema.items() if k != "type"} if isinstance(schema, dict) else {}
     top = {"type": "object", **body}  # tuples stay tuples: the first pass sees them as arrays
-    valid = ORACLE.is_valid(json.loads(json.dumps(top)))
+    as_json = json.loads(json.dumps(top))
+    declared = as_json if isinstance(as_json.get("$schema"), str) else {}  # as $schema says
+    dialect = validator_for(declared, default=Draft202012Validator)
+    valid = dialect(dialect.META_SCHEMA, format_checker=dialect.FORMAT_CHECKER).is_valid(as_json)
     if meta_schema._is_schema(top):
         assert valid
     assert (input_schema_problems(top) == ()) == valid

@@ -28,8 +28,8 @@ class ToolDefinition:
         name: The canonical name; dotted domain names (``refund.find_failed_orders``) are
             allowed and sent to providers in their provider-safe form.
         description: What the tool does and when to use it; this is also retrieval text.
-        input_schema: A JSON Schema (draft 2020-12) whose top level is an object schema
-            (``{"type": "object", ...}``).
+        input_schema: A JSON Schema (draft 2020-12 unless its ``$schema`` names another)
+            whose top level is an object schema (``{"type": "object", ...}``).
 
     Raises:
         ToolDefinitionError: ``input_schema`` is not valid JSON Schema, or its top level is

@@ -1,29 +1,30 @@
-"""Checking input schemas: valid JSON Schema (draft 2020-12) with an object at the top.
+"""Checking input schemas: valid JSON Schema with an object schema at the top.
 
 Every :class:`~toolrelay.tools.ToolDefinition` checks its ``input_schema`` when it is built,
 so a catalog with a broken schema is refused where it is declared or loaded, not by a
 provider in the middle of a conversation. A schema is checked as the JSON the model receives
-(a tuple is an array) against the 2020-12 meta-schema, and its top level must be
+(a tuple is an array) against the meta-schema of its dialect: draft 2020-12, or the draft its
+``$schema`` names (a server's draft-07 schema is checked as draft 7). Its top level must be
 ``{"type": "object", ...}``: a tool's arguments are one JSON object. Each problem names its
-place as a JSON pointer and says how to fix it::
+place as a JSON pointer and says how to fix it:
 
-    >>> for problem in input_schema_problems(
+    >>> problems = input_schema_problems(
     ...     {"type": "object", "properties": {"city": {"type": "objekt"}}, "required": "city"}
-    ... ):
-    ...     print(problem)
-    at /properties/city/type: "objekt" is not a JSON Schema type; did you mean "object"? \
-(the types are array, boolean, integer, null, number, object, string)
-    at /required: "required" must be an array of property names, not "city"; \
-write "required": ["city"]
+    ... )
+    >>> [problem.pointer for problem in problems]
+    ['/properties/city/type', '/required']
+    >>> print(problems[1].message)
+    "required" must be an array of property names, not "city"; write "required": ["city"]
 
 Definitions are built by the thousand (a catalog) and on every request (function tools), so
 the check is fast where it can be. Nearly every schema uses a small part of the vocabulary
 (``type``, ``properties``, ``required``, ``items``, ``enum``, ``$ref``...): a first pass proves
 such a schema valid by checking each keyword's value against exactly what the meta-schema
-demands of it, in microseconds. A schema it cannot prove valid, because it is invalid or uses
-a keyword the pass leaves alone (``$id``, ``$anchor``, ``$vocabulary``, ``dependencies``...),
-goes to ``jsonschema``'s validator of the meta-schema (built once); its verdict is kept per
-canonical JSON text of the schema, and its errors are the problems reported.
+demands of it, in microseconds. A schema it cannot prove valid, because it is invalid, names
+another dialect or uses a keyword the pass leaves alone (``$id``, ``$anchor``, ``$vocabulary``,
+``dependencies``...), goes to ``jsonschema``'s validator of its dialect's meta-schema (built
+once per dialect); its verdict is kept per canonical JSON text of the schema, and its errors
+are the problems reported.
 ``tests/tools/test_meta_schema.py`` holds the first pass to the validator's verdicts.
 """
 
@@ -44,10 +45,19 @@ if TYPE_CHECKING:
     from jsonschema import ValidationError
     from jsonschema.protocols import Validator
 
-__all__ = ["SchemaProblem", "check_input_schema", "input_schema_problems"]
+__all__ = [
+    "JSON_SCHEMA_DIALECT",
+    "LEFT_TO_VALIDATOR",
+    "SIMPLE_TYPES",
+    "SchemaProblem",
+    "check_input_schema",
+    "input_schema_problems",
+]
 
 SIMPLE_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
 _SIMPLE_TYPES = frozenset(SIMPLE_TYPES)
+JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+"""The dialect of the schemas toolrelay generates, and of schemas that declare none."""
 _SHOWN_VALUE = 60
 _VERDICTS = 1024
 
@@ -243,14 +253,18 @@ def _reference(value: object) -> bool:
     return type(value) is str and _conforms(value, "uri-reference")
 
 
-def _uri(value: object) -> bool:
-    return type(value) is str and _conforms(value, "uri")
+def _dialect(value: object) -> bool:
+    # Any other dialect is checked against its own meta-schema, by the validator.
+    return value in _DIALECTS
+
+
+_DIALECTS = frozenset({JSON_SCHEMA_DIALECT, JSON_SCHEMA_DIALECT + "#"})
 
 
 @functools.lru_cache(maxsize=_VERDICTS)
 def _conforms(value: str, format_name: str) -> bool:
-    # The meta-schema's URI formats, checked by jsonschema's own format checker (which checks
-    # them only when a URI library is installed, exactly as its validator would).
+    # The meta-schema's URI format, checked by jsonschema's own format checker (which checks
+    # it only when a URI library is installed, exactly as its validator would).
     return bool(_format_checker().conforms(value, format_name))
 
 
@@ -266,7 +280,7 @@ def _compiles(pattern: str) -> bool:
 
 _KEYWORDS: dict[str, Callable[[object], bool]] = {
     # core
-    "$schema": _uri,
+    "$schema": _dialect,
     "$ref": _reference,
     "$dynamicRef": _reference,
     "$recursiveRef": _reference,
@@ -344,13 +358,16 @@ LEFT_TO_VALIDATOR = frozenset(
 # --- the validator: deciding, and saying what is wrong -----------------------------------------
 
 
-@functools.cache
-def _meta_validator() -> Validator:
+@functools.lru_cache(maxsize=8)
+def _meta_validator(dialect: str | None) -> Validator:
+    """The validator of the meta-schema of ``dialect`` (a ``$schema``; 2020-12 when unknown)."""
     from jsonschema import Draft202012Validator
+    from jsonschema.validators import validator_for
 
-    return Draft202012Validator(
-        Draft202012Validator.META_SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER
-    )
+    cls: type[Validator] = Draft202012Validator
+    if dialect is not None:
+        cls = validator_for({"$schema": dialect}, default=Draft202012Validator)
+    return cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
 
 
 @functools.cache
@@ -371,8 +388,10 @@ def _validator_problems(schema: dict[Any, Any]) -> tuple[SchemaProblem, ...]:
 @functools.lru_cache(maxsize=_VERDICTS)
 def _problems_of_text(text: str) -> tuple[SchemaProblem, ...]:
     schema = json.loads(text)
+    dialect = schema.get("$schema")
     try:
-        errors = list(_meta_validator().iter_errors(schema))
+        validator = _meta_validator(dialect if isinstance(dialect, str) else None)
+        errors = list(validator.iter_errors(schema))
     except Exception as exc:  # a pattern re cannot even parse without raising re.error
         return (SchemaProblem(pointer="", message=f"cannot be checked: {exc}"),)
     problems = {str(p): p for p in map(_problem, errors)}
@@ -381,29 +400,44 @@ def _problems_of_text(text: str) -> tuple[SchemaProblem, ...]:
 
 def _problem(error: ValidationError) -> SchemaProblem:
     path = list(error.absolute_path)
-    keyword = _failed_keyword(list(error.absolute_schema_path))
-    if keyword is None:
+    keyword, at_keyword = _locate(path)
+    if keyword is not None:
+        message = _keyword_problem(keyword, at_keyword, error)
+    elif error.validator == "type":
         message = _not_a_schema(path, error.instance)
-    else:
-        message = _keyword_problem(keyword, bool(path) and path[-1] == keyword, error)
+    else:  # a rule between keywords of one schema (draft 4: exclusiveMinimum needs minimum)
+        message = f"the schema here {_expectation(error)}"
     return SchemaProblem(pointer=_pointer(path), message=message)
 
 
-def _failed_keyword(schema_path: list[Any]) -> str | None:
-    """The keyword of the checked schema whose value broke the meta-schema, if one did.
+def _locate(path: list[Any]) -> tuple[str | None, bool]:
+    """Which keyword's value a place in the schema is in, and whether it is that value itself.
 
-    The meta-schema's path ends with ``properties/<keyword>/...`` after its last
-    ``$dynamicRef`` (the descent into a subschema) when a keyword's value is wrong, and
-    without one when the value is not a schema at all.
+    ``(None, False)`` for a place that must hold a schema (the value of ``items``, one entry
+    of ``properties``...). Read from the path alone, so it holds for every dialect.
     """
-    tail = schema_path
-    if "$dynamicRef" in schema_path:
-        tail = schema_path[len(schema_path) - schema_path[::-1].index("$dynamicRef") :]
-    for i, part in enumerate(tail[:-1]):
-        if part == "properties":
-            keyword = tail[i + 1]
-            return keyword if isinstance(keyword, str) else None
-    return None
+    keyword: str | None = None
+    at_keyword = False
+    role = "schema"
+    for part in path:
+        if role == "schema":
+            keyword, at_keyword = str(part), True
+            role = _ROLES.get(keyword, "value")
+        elif role in ("map", "array"):
+            keyword, at_keyword, role = None, False, "schema"
+        else:
+            at_keyword = False
+    return (None, False) if role == "schema" else (keyword, at_keyword)
+
+
+_ROLES = {
+    **{k: "schema" for k, check in _KEYWORDS.items() if check is _is_schema},
+    **{k: "map" for k, check in _KEYWORDS.items() if check in (_schemas, _pattern_properties)},
+    **{k: "array" for k, check in _KEYWORDS.items() if check is _schema_array},
+    "additionalItems": "schema",  # draft 7 and before
+    "dependencies": "map",
+}
+"""What a keyword's value holds: a schema, schemas by name, an array of schemas, or a value."""
 
 
 def _not_a_schema(path: list[Any], value: object) -> str:
@@ -429,7 +463,8 @@ def _keyword_problem(keyword: str, at_keyword: bool, error: ValidationError) -> 
             return f'"required" must be an array of property names, not {_json(value)}{fix}'
         if error.validator == "uniqueItems":
             return '"required" names a property twice; list each once'
-        return f'"required" lists property names (strings), not {_json(value)}'
+        if error.validator == "type" and not at_keyword:
+            return f'"required" lists property names (strings), not {_json(value)}'
     if keyword in _SCHEMA_MAPS and at_keyword and not isinstance(value, dict):
         return (
             f'"{keyword}" must be an object mapping each {_SCHEMA_MAPS[keyword]} to its '
@@ -454,8 +489,12 @@ def _type_problem(value: object) -> str:
     listed = ", ".join(SIMPLE_TYPES)
     if isinstance(value, str):
         close = difflib.get_close_matches(value.lower(), SIMPLE_TYPES, n=1)
-        hint = f'did you mean "{close[0]}"? ' if close else ""
-        return f"{_json(value)} is not a JSON Schema type; {hint}(the types are {listed})"
+        if close:
+            return (
+                f'{_json(value)} is not a JSON Schema type; did you mean "{close[0]}"? '
+                f"(the types are {listed})"
+            )
+        return f"{_json(value)} is not a JSON Schema type; use one of {listed}"
     if _is_array(value):
         if not value:
             return f'"type" must name at least one type (the types are {listed})'
