@@ -345,7 +345,9 @@ def _keyword_values(
         meta_schema._string: (st.sampled_from(["", "text"]), st.integers(0, 1)),
         meta_schema._dialect: (
             st.just(JSON_SCHEMA_DIALECT),
-            st.sampled_from(["http://json-schema.org/draft-07/schema#", "urn:x"]) | st.just(1),
+            st.sampled_from(["http://json-schema.org/draft-07/schema#", "urn:x"])
+            | st.just(1)
+            | st.just(["x"]),
         ),
         meta_schema._reference: (
             st.sampled_from(["#/$defs/a", "#", "other.json"]),

@@ -100,7 +100,8 @@ def check_input_schema(tool: str, schema: object) -> None:
 def input_schema_problems(schema: object) -> tuple[SchemaProblem, ...]:
     """Everything wrong with ``schema`` as a tool's input schema, in pointer order.
 
-    Empty when the schema is valid JSON Schema (2020-12) whose top level is an object schema.
+    Empty when the schema is valid JSON Schema (of the draft its ``$schema`` names, 2020-12
+    by default) whose top level is an object schema.
     """
     if not isinstance(schema, Mapping):
         return (
@@ -114,7 +115,8 @@ def input_schema_problems(schema: object) -> tuple[SchemaProblem, ...]:
     top = _top_level_problems(document)
     if _is_schema(document):
         return top
-    return (*top, *_validator_problems(document))
+    problems = (*top, *_validator_problems(document))
+    return tuple(sorted(problems, key=lambda p: (p.pointer, p.message)))
 
 
 # --- the top level -----------------------------------------------------------------------------
@@ -123,7 +125,7 @@ def input_schema_problems(schema: object) -> tuple[SchemaProblem, ...]:
 def _top_level_problems(schema: dict[Any, Any]) -> tuple[SchemaProblem, ...]:
     kind = schema.get("type")
     if kind == "object" or (isinstance(kind, str) and kind not in _SIMPLE_TYPES):
-        return ()  # the object schema, or no type at all, which the meta-schema check reports
+        return ()  # an object schema, or a misspelled type, which the meta-schema check reports
     if "type" not in schema:
         return (
             SchemaProblem(
@@ -255,7 +257,7 @@ def _reference(value: object) -> bool:
 
 def _dialect(value: object) -> bool:
     # Any other dialect is checked against its own meta-schema, by the validator.
-    return value in _DIALECTS
+    return type(value) is str and value in _DIALECTS
 
 
 _DIALECTS = frozenset({JSON_SCHEMA_DIALECT, JSON_SCHEMA_DIALECT + "#"})
