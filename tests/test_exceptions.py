@@ -113,7 +113,8 @@ def test_invalid_name_error() -> None:
 def test_duplicate_error_names_both_sources() -> None:
     error = DuplicateToolError("lookup", "pkg.a.lookup", "pkg.b.lookup")
     assert str(error) == (
-        "invalid tool 'lookup': duplicate tool name, defined by pkg.a.lookup and by pkg.b.lookup"
+        "invalid tool 'lookup': defined twice, by pkg.a.lookup and by pkg.b.lookup; give each "
+        "tool its own name"
     )
     assert (error.first_source, error.second_source) == ("pkg.a.lookup", "pkg.b.lookup")
 

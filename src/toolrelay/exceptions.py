@@ -4,7 +4,7 @@ Every error toolrelay raises derives from :class:`ToolRelayError`; foreign error
 provider SDKs, databases) are translated at the boundary with ``raise ... from``::
 
     ToolRelayError
-    ├── ToolDefinitionError          a tool was declared wrongly (all problems listed at once)
+    ├── ToolDefinitionError          a tool or its input schema is invalid (all problems listed)
     │   ├── InvalidToolNameError     a name providers would reject
     │   └── DuplicateToolError       two tools share a name (both sources named)
     ├── ToolArgumentError            a call's arguments are unusable (one entry per problem)
@@ -140,15 +140,36 @@ class InvalidToolNameError(ToolDefinitionError):
 
 
 class DuplicateToolError(ToolDefinitionError):
-    """Two tools claim the same name (or the same provider-safe name)."""
+    """Two tools claim the same name (or the same provider-safe name).
 
-    def __init__(self, name: str, first_source: str, second_source: str) -> None:
+    Attributes:
+        name: The name claimed twice (the provider-safe form, for a clash of two names).
+        first_source: Where the first tool comes from.
+        second_source: Where the second one comes from.
+        names: The two tools' own names when they differ and are sent to providers as the
+            same ``name`` (``refund.find`` and ``refund__find``); ``None`` when they are equal.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        first_source: str,
+        second_source: str,
+        *,
+        names: tuple[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.first_source = first_source
         self.second_source = second_source
-        super().__init__(
-            name, [f"duplicate tool name, defined by {first_source} and by {second_source}"]
-        )
+        self.names = names
+        if names is None:
+            problem = f"defined twice, by {first_source} and by {second_source}"
+        else:
+            problem = (
+                f"{names[0]!r} (defined by {first_source}) and {names[1]!r} (defined by "
+                f"{second_source}) are both sent to providers as {name!r}"
+            )
+        super().__init__(name, [f"{problem}; give each tool its own name"])
 
 
 # --- calling tools ---------------------------------------------------------------------------

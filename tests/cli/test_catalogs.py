@@ -12,6 +12,7 @@ from toolrelay.cli.catalogs import load_catalog, read_jsonl
 from toolrelay.exceptions import DuplicateToolError, LoadError
 
 from ._helpers import REFUND_DESK, ROOT, WEATHER_TOOLS, write_jsonl
+from .conftest import Invoke
 
 TOOL_MODULE = '''
 from toolrelay.tools import ToolCatalog, as_tools, tool
@@ -125,6 +126,54 @@ def test_malformed_definitions_are_load_errors(tmp_path: Path, row: object, mess
     assert caught.value.line == 2
 
 
+BAD_SCHEMA = {
+    "name": "get_weather",
+    "description": "Weather.",
+    "parameters": {"type": "object", "properties": {"city": {"type": "objekt"}}},
+}
+TYPE_FIX = (
+    'input schema at /properties/city/type: "objekt" is not a JSON Schema type; did you mean '
+    '"object"? (the types are array, boolean, integer, null, number, object, string)'
+)
+
+
+def test_an_invalid_input_schema_names_the_line_the_tool_the_pointer_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    path = write_jsonl(tmp_path / "tools.jsonl", [{"name": "ok"}, BAD_SCHEMA])
+    with pytest.raises(LoadError) as caught:
+        load_catalog(str(path))
+    assert str(caught.value) == f"{path}:2: tool 'get_weather': {TYPE_FIX}"
+    assert caught.value.line == 2
+
+
+def test_every_tool_with_an_invalid_schema_is_named_at_once(tmp_path: Path) -> None:
+    clock = {"name": "clock", "parameters": {"type": "string"}}
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([BAD_SCHEMA, {"name": "ok"}, clock]), encoding="utf-8")
+    with pytest.raises(LoadError) as caught:
+        load_catalog(str(path))
+    assert str(caught.value) == (
+        f"{path}: 2 tools are invalid\n"
+        f"item 1, tool 'get_weather': {TYPE_FIX}\n"
+        "item 3, tool 'clock': input schema at /type: the top level must be an object schema, "
+        'not "string": a tool\'s arguments are one JSON object; write {"type": "object", '
+        '"properties": {"<name>": <this schema>}}'
+    )
+
+
+@pytest.mark.parametrize("command", [["tools"], ["lint", "--index", "bm25"], ["search"]])
+def test_tools_lint_and_search_refuse_an_invalid_schema(
+    cli: Invoke, tmp_path: Path, command: list[str]
+) -> None:
+    path = write_jsonl(tmp_path / "tools.jsonl", [BAD_SCHEMA])
+    query = ["weather"] if command == ["search"] else []
+    result = cli(*command, str(path), *query)
+    assert result.exit_code == 1
+    assert result.stdout == ""
+    assert result.stderr == f"error: {path}:1: tool 'get_weather': {TYPE_FIX}\n"
+
+
 def test_missing_and_empty_files(tmp_path: Path) -> None:
     with pytest.raises(LoadError, match="no such file"):
         load_catalog(str(tmp_path / "missing.jsonl"))
@@ -165,6 +214,16 @@ def test_findings_report_invalid_and_duplicate_names(tmp_path: Path) -> None:
     assert "t.jsonl:1" in findings[1].message
     assert "t.jsonl:2" in findings[1].message
     assert "'x__y'" in findings[2].message
+
+
+def test_a_name_defined_twice_is_reported_beside_its_provider_name_clash(tmp_path: Path) -> None:
+    rows = [{"name": "get.time"}, {"name": "get__time"}, {"name": "get.time"}]
+    path = write_jsonl(tmp_path / "t.jsonl", rows)
+    assert [f.message for f in load_catalog(str(path)).findings()] == [
+        f"'get.time' is defined twice ({path}:1, {path}:3)",
+        f"'get.time' and 'get__time' are sent to providers as the same name 'get__time' "
+        f"({path}:1, {path}:2)",
+    ]
 
 
 def test_unique_definitions_rejects_the_first_duplicate(tmp_path: Path) -> None:

@@ -93,6 +93,36 @@ def test_name_map_makes_scoring_lenient(cli: Invoke, tmp_path: Path) -> None:
     assert lenient["metrics"]["R@1"] == 100.0
 
 
+def test_a_relevant_tool_missing_from_the_catalog_is_a_warning_or_with_strict_an_error(
+    cli: Invoke, catalog_file: Path, queries_file: Path, tmp_path: Path
+) -> None:
+    queries = write_jsonl(
+        tmp_path / "q.jsonl",
+        [
+            QUERIES[0],
+            {"id": "typo", "query": "weather in Rome", "relevant": ["get_wether"]},
+            {"id": "gone", "query": "cancel it", "relevant": ["orders.cancel", "send_email"]},
+        ],
+    )
+    base = ("eval", "retrieval", "-c", str(catalog_file), "-q", str(queries))
+    message = (
+        f"{queries}: 2 queries name relevant tools that are not in the catalog, so they score "
+        "as misses whatever the index does: typo ('get_wether'); gone ('orders.cancel')"
+    )
+    warned = cli(*base, "--json")
+    assert warned.exit_code == 0, warned.output
+    assert warned.stderr == f"warning: {message} (--strict makes this an error)\n"
+    data = json.loads(warned.stdout)
+    assert data["unknown_relevant"] == {"typo": ["get_wether"], "gone": ["orders.cancel"]}
+    assert [o["hit_ranks"] for o in data["outcomes"][1:2]] == [[]]  # a miss, whatever ranks
+    refused = cli(*base, "--strict")
+    assert refused.exit_code == 1
+    assert refused.stdout == ""
+    assert refused.stderr == f"error: {message}\n"
+    clean = cli("eval", "retrieval", "-c", str(catalog_file), "-q", str(queries_file), "--strict")
+    assert (clean.exit_code, clean.stderr) == (0, "")
+
+
 def test_dataset_shortcut_uses_the_benchmark_folder(
     cli: Invoke, monkeypatch: pytest.MonkeyPatch
 ) -> None:

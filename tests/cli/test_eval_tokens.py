@@ -57,7 +57,7 @@ def test_duplicate_names_and_missing_option(cli: Invoke, tmp_path: Path) -> None
     path = write_jsonl(tmp_path / "t.jsonl", [{"name": "a"}, {"name": "a"}])
     result = cli("eval", "tokens", "-c", str(path))
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: invalid tool 'a': duplicate tool name")
+    assert result.stderr.startswith("error: invalid tool 'a': defined twice, by ")
     missing = cli("eval", "tokens")
     assert missing.exit_code == 2
     assert "--catalog" in missing.stderr

@@ -79,7 +79,8 @@ def test_duplicate_names_stop_a_search(cli: Invoke, tmp_path: Path) -> None:
     result = cli("search", str(path), "x")
     assert result.exit_code == 1
     assert result.stderr == (
-        f"error: invalid tool 'a': duplicate tool name, defined by {path}:1 and by {path}:3\n"
+        f"error: invalid tool 'a': defined twice, by {path}:1 and by {path}:3; give each tool "
+        "its own name\n"
     )
 
 

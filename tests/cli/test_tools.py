@@ -70,7 +70,7 @@ def test_duplicates_and_invalid_names_are_findings_and_exit_1(cli: Invoke, tmp_p
     # Everything is still listed, with the findings after it.
     assert "3 tools in" in result.stdout
     assert "Findings (2):" in result.stdout
-    assert "duplicate-name: 'a' is defined 2 times" in result.stdout
+    assert "duplicate-name: 'a' is defined twice" in result.stdout
     assert "invalid-name: 'no spaces please'" in result.stdout
     assert result.stderr == (f"error: 2 findings in {path} (invalid or duplicate tool names)\n")
     data = json.loads(cli("tools", str(path), "--json").stdout)

@@ -180,6 +180,38 @@ async def test_the_unavailable_answer_is_chinese_in_zh_mode() -> None:
     )
 
 
+def test_a_misspelled_shown_name_is_answered_with_it_in_each_language() -> None:
+    shown = ["tool_search", "refund.retry", "refund.find"]
+    assert ENGLISH.unavailable_answer("refund.rety", shown) == (
+        "Tool 'refund.rety' is not available; similar tools you can call: refund__retry. Call "
+        "one of them by its exact name, or search for another tool with tool_search first."
+    )
+    assert CHINESE.unavailable_answer("refund.rety", shown) == (
+        "工具 'refund.rety' 不可用；名称相近、可以调用的工具：refund__retry。请按准确名称调用"
+        "其中之一，或先用 tool_search 搜索其他工具。"
+    )
+    # Far from every shown name: the search advice; texts without the message: always it.
+    assert ENGLISH.unavailable_answer("ticket.create", shown) == (
+        DEFAULT_UNAVAILABLE_MESSAGE.format(name="'ticket.create'", search_tool=TOOL_SEARCH_NAME)
+    )
+    plain = dataclasses.replace(CHINESE, similar_names_message=None)
+    assert plain.unavailable_answer("refund.rety", shown) == (
+        "工具 'refund.rety' 不可用。请先用 tool_search 搜索它，再按搜索返回的准确名称调用。"
+    )
+
+
+async def test_the_similar_names_answer_is_chinese_in_zh_mode() -> None:
+    search = tool_call_response((TOOL_SEARCH_NAME, {"query": "重试 退款"}))
+    misspelled = tool_call_response(("refund.rety", {"order_id": "o1"}))
+    model = await first_prompt(advisor(CHINESE_TOOLS), search, misspelled)
+    assert "refund.retry" in model.tool_names_shown(2)
+    answer = model.prompts[2].messages[-1]
+    assert isinstance(answer, ToolResponseMessage)
+    assert answer.responses[0].data.startswith(
+        "工具 'refund.rety' 不可用；名称相近、可以调用的工具：refund__retry"
+    )
+
+
 async def test_auto_picks_chinese_for_the_chinese_refund_desk_and_english_for_the_english() -> None:
     chinese = await first_prompt(advisor(build_catalog(lang="zh")))
     assert_shows(chinese, CHINESE)

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from toolrelay.client import (
+    DEFAULT_SIMILAR_NAMES_MESSAGE,
     DEFAULT_UNAVAILABLE_MESSAGE,
     TOOL_SEARCH_NAME,
     ChatClient,
@@ -85,6 +86,12 @@ def unavailable(name: str) -> str:
     return DEFAULT_UNAVAILABLE_MESSAGE.format(name=repr(name), search_tool=TOOL_SEARCH_NAME)
 
 
+def similar(name: str, *shown: str) -> str:
+    return DEFAULT_SIMILAR_NAMES_MESSAGE.format(
+        name=repr(name), search_tool=TOOL_SEARCH_NAME, similar=", ".join(shown)
+    )
+
+
 def client_for(model: ScriptedModel, advisor: ToolSearchAdvisor) -> ChatClient:
     return ChatClient.builder(model).default_advisors(advisor).build()
 
@@ -139,6 +146,66 @@ async def test_a_discovered_tool_runs_once_found(shop: Shop) -> None:
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert responses(model.prompts[2])[0].data == "refunded"
     assert shop.ran == [REFUND]
+
+
+async def test_a_misspelled_name_of_a_shown_tool_is_answered_with_that_tool(shop: Shop) -> None:
+    advisor = bm25_advisor(tools_from(shop))
+    model = ScriptedModel(
+        [
+            search("refund order", max_results=1),
+            tool_call_response(("orders.refnd", {"order_id": "o1"})),
+            tool_call_response(("orders__refund", {"order_id": "o1"})),
+            "done",
+        ]
+    )
+    response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    (answer,) = responses(model.prompts[2])
+    assert answer.is_error
+    assert answer.data == (
+        "Tool 'orders.refnd' is not available; similar tools you can call: orders__refund. Call "
+        "one of them by its exact name, or search for another tool with tool_search first."
+    )
+    assert responses(model.prompts[3])[0].data == "refunded"  # no second search needed
+    assert shop.ran == [REFUND]
+    report = tool_search_report(response)
+    assert report is not None
+    assert report.rounds[1].unavailable == ("orders.refnd",)
+
+
+def shop_setup(shop: Shop, setup: str) -> ToolSearchAdvisor:
+    """The catalog where admin.delete_account is undiscovered, forbidden or not there at all."""
+    tools = tools_from(shop)
+    if setup == "forbidden":
+        return bm25_advisor(tools, tool_filter=admins_only)
+    if setup == "absent":
+        return bm25_advisor([t for t in tools if t.definition.name != WIPE])
+    return bm25_advisor(tools)
+
+
+@pytest.mark.parametrize("setup", ["undiscovered", "forbidden", "absent"])
+async def test_only_shown_names_are_suggested_so_the_answer_reveals_nothing(
+    shop: Shop, setup: str
+) -> None:
+    guesses = ["admin.delete_acount", WIPE, "orders.lookupp", "orders.refnd"]
+    model = ScriptedModel(
+        [
+            search("lookup order by id", max_results=1),
+            tool_call_response(*((g, {"user_id": "u1"}) for g in guesses)),
+            "done",
+        ]
+    )
+    client = client_for(model, shop_setup(shop, setup))
+    await client.prompt("go").conversation("c1").tool_context({"role": "clerk"}).acall()
+    assert model.tool_names_shown(1) == [TOOL_SEARCH_NAME, LOOKUP]
+    # The same answers in every setup: a misspelling of the shown tool gets it, anything
+    # else (a near miss of a hidden, forbidden or absent tool included) the search advice.
+    assert [r.data for r in responses(model.prompts[2])] == [
+        unavailable("admin.delete_acount"),
+        unavailable(WIPE),
+        similar("orders.lookupp", "orders__lookup"),
+        unavailable("orders.refnd"),
+    ]
+    assert shop.ran == []
 
 
 # --- the permission filter -----------------------------------------------------------------

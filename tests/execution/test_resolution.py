@@ -65,6 +65,12 @@ def test_closest_names_suggests_similar_and_skips_unrelated() -> None:
     assert closest_names("anything", []) == []
 
 
+def test_a_higher_cutoff_keeps_only_the_close_names() -> None:
+    names = ["get_weather", "get_time", "search_orders"]
+    assert closest_names("getWether", names, cutoff=0.7) == ["get_weather"]
+    assert closest_names("getWether", names, cutoff=1.0) == []
+
+
 def test_static_resolver_by_canonical_and_provider_safe_name() -> None:
     tool = NamedTool("refund.find_orders")
     resolver = StaticToolResolver([tool, NamedTool("get_time")])

@@ -86,4 +86,17 @@ def test_duplicates_and_provider_safe_collisions_are_errors() -> None:
     assert {(f.tool, f.related) for f in found} == {("a.b", ("a__b",)), ("twice", ())}
     assert all(f.severity is Severity.ERROR for f in found)
     assert "'a__b'" in next(f.message for f in found if f.tool == "a.b")
-    assert "defined 2 times" in next(f.message for f in found if f.tool == "twice")
+    assert "defined twice" in next(f.message for f in found if f.tool == "twice")
+
+
+def test_a_name_defined_twice_is_reported_beside_its_provider_name_clash() -> None:
+    targets = [target("get.time"), target("get__time"), target("get.time"), target("get.time")]
+    found = findings(targets, "name-duplicate")
+    assert [(f.tool, f.message, f.related) for f in found] == [
+        ("get.time", "defined 3 times; only the first is linted further", ()),
+        (
+            "get.time",
+            "'get.time' and 'get__time' are both sent to providers as 'get__time'",
+            ("get__time",),
+        ),
+    ]

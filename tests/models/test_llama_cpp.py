@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
+import jsonschema
 import pytest
 
 from toolrelay.client import ChatClient, ToolCallingAdvisor
@@ -26,7 +27,6 @@ from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, Tool, tool
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python (the local extra) is not installed")
-jsonschema = pytest.importorskip("jsonschema", reason="jsonschema (dev extra) is not installed")
 try:  # the package's own module needs the llm CLI; only its GGUF file is used here
     smollm2_path()
 except ConfigurationError:
@@ -38,7 +38,7 @@ except ConfigurationError:
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from examples.refund_desk import REQUIRED_TOOLS, build_catalog  # noqa: E402
+from examples.refund_desk import REQUIRED_TOOLS, build_catalog
 
 
 @tool(name="weather.current")

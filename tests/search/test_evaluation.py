@@ -12,6 +12,7 @@ from toolrelay.search.evaluation import (
     evaluate,
     evaluate_ranking,
     load_dataset,
+    unknown_relevant,
 )
 
 from ._catalog import CATALOG
@@ -69,6 +70,18 @@ def test_lenient_scoring_maps_variants_and_counts_an_original_once() -> None:
     assert both.outcomes[0].hit_ranks == (1,)
     assert both.outcomes[0].relevant == 1
     assert both.ndcg_at_10 == pytest.approx(100)
+
+
+def test_unknown_relevant_names_the_queries_whose_tools_are_not_in_the_catalog() -> None:
+    queries = [
+        EvalQuery(id="a", query="q", relevant=("get_weather",)),
+        EvalQuery(id="b", query="q", relevant=("get_wether", "send_email", "get_time")),
+        EvalQuery(id="c", query="q", relevant=("orig",)),  # held as a variant, via the map
+    ]
+    names = ["get_weather", "send_email", "orig__v2"]
+    found = unknown_relevant(queries, names, {"orig__v2": "orig"})
+    assert [(q.id, missing) for q, missing in found] == [("b", ("get_wether", "get_time"))]
+    assert [q.id for q, _ in unknown_relevant(queries, names)] == ["b", "c"]
 
 
 def test_rankings_are_cut_at_ten() -> None:

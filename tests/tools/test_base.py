@@ -1,11 +1,12 @@
 """The tool contract's value types: ToolContext, ToolDefinition, ToolMetadata, call_sync."""
 
 import asyncio
+import dataclasses
 import threading
 
 import pytest
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, ToolDefinitionError
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, call_sync
 from toolrelay.tools.base import check_timeout
 
@@ -76,3 +77,13 @@ def test_check_timeout_accepts_none_and_positive_seconds_and_names_the_option() 
     check_timeout(30)
     with pytest.raises(ConfigurationError, match=r"^default_timeout must be"):
         check_timeout(float("nan"), name="default_timeout")
+
+
+def test_a_definition_with_an_invalid_input_schema_is_refused() -> None:
+    with pytest.raises(ToolDefinitionError) as caught:
+        ToolDefinition(name="get_weather", description="d", input_schema={"type": "string"})
+    assert caught.value.tool == "get_weather"
+    assert caught.value.problems[0].startswith("input schema at /type: the top level must be ")
+    valid = ToolDefinition(name="n", description="d", input_schema={"type": "object"})
+    with pytest.raises(ToolDefinitionError, match=r"at /required: \"required\" must be an array"):
+        dataclasses.replace(valid, input_schema={"type": "object", "required": "city"})

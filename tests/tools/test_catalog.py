@@ -84,8 +84,8 @@ def test_duplicate_names_both_sources() -> None:
         catalog.add(EchoTool("get_weather"), source="plugins.echo")
     error = caught.value
     assert str(error) == (
-        f"invalid tool 'get_weather': duplicate tool name, defined by "
-        f"{get_weather.__module__}.get_weather and by plugins.echo"
+        f"invalid tool 'get_weather': defined twice, by {get_weather.__module__}.get_weather "
+        "and by plugins.echo; give each tool its own name"
     )
     assert error.first_source == f"{get_weather.__module__}.get_weather"
     assert error.second_source == "plugins.echo"
@@ -105,9 +105,11 @@ def test_provider_safe_collision_is_a_duplicate() -> None:
     with pytest.raises(DuplicateToolError) as caught:
         catalog.add(EchoTool("refund__find"), source="pack.b")
     assert str(caught.value) == (
-        "invalid tool 'refund__find': duplicate tool name, defined by pack.a (as 'refund.find') "
-        "and by pack.b (as 'refund__find')"
+        "invalid tool 'refund__find': 'refund.find' (defined by pack.a) and 'refund__find' "
+        "(defined by pack.b) are both sent to providers as 'refund__find'; give each tool its "
+        "own name"
     )
+    assert caught.value.names == ("refund.find", "refund__find")
 
 
 def test_source_labels() -> None:
@@ -174,8 +176,8 @@ def test_as_tools_rejects_duplicates() -> None:
     with pytest.raises(DuplicateToolError) as caught:
         as_tools(get_weather, EchoTool("get_weather"))
     assert str(caught.value) == (
-        f"invalid tool 'get_weather': duplicate tool name, defined by "
-        f"{get_weather.__module__}.get_weather and by {EchoTool.__module__}.EchoTool"
+        f"invalid tool 'get_weather': defined twice, by {get_weather.__module__}.get_weather "
+        f"and by {EchoTool.__module__}.EchoTool; give each tool its own name"
     )
 
 

@@ -120,8 +120,8 @@ def test_duplicate_names_within_one_object() -> None:
         tools_from(Twice())
     prefix = f"{Twice.__module__}.{Twice.__qualname__}"
     assert str(caught.value) == (
-        f"invalid tool 'lookup': duplicate tool name, defined by {prefix}.first "
-        f"and by {prefix}.second"
+        f"invalid tool 'lookup': defined twice, by {prefix}.first and by {prefix}.second; "
+        "give each tool its own name"
     )
 
 

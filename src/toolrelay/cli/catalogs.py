@@ -11,7 +11,9 @@
   folder), optionally with ``:attribute`` (see :mod:`toolrelay.cli.catalog_modules`).
 
 Problems a user must fix before anything can run (a missing file, a line that is not JSON, a
-tool without a name) raise :class:`~toolrelay.exceptions.LoadError` naming the file and line.
+tool without a name, an input schema that is not valid JSON Schema) raise
+:class:`~toolrelay.exceptions.LoadError` naming the file and line (every tool with an invalid
+schema at once, each with the JSON pointer of each problem and its fix).
 Problems worth reporting but not fatal to listing (names providers reject, duplicates) are
 :class:`Finding` s of the loaded catalog.
 """
@@ -26,7 +28,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolrelay.cli.catalog_modules import load_module_tools, split_attribute
-from toolrelay.exceptions import DuplicateToolError, InvalidToolNameError, LoadError
+from toolrelay.exceptions import (
+    DuplicateToolError,
+    InvalidToolNameError,
+    LoadError,
+    ToolDefinitionError,
+)
 from toolrelay.tools.base import ToolDefinition, ToolMetadata
 from toolrelay.tools.names import provider_safe_name, validate_tool_name
 
@@ -107,20 +114,36 @@ class LoadedCatalog:
                         message=f"{entry.definition.name!r} ({entry.origin}): {reason}",
                     )
                 )
-        by_safe_name: dict[str, list[CatalogEntry]] = {}
+        by_name: dict[str, list[CatalogEntry]] = {}
         for entry in self.entries:
-            by_safe_name.setdefault(provider_safe_name(entry.definition.name), []).append(entry)
-        for safe, group in by_safe_name.items():
-            if len(group) < 2:
-                continue
-            names = sorted({e.definition.name for e in group})
-            origins = ", ".join(e.origin for e in group)
-            if len(names) == 1:
-                message = f"{names[0]!r} is defined {len(group)} times ({origins})"
-            else:
+            by_name.setdefault(entry.definition.name, []).append(entry)
+        for name, group in by_name.items():
+            if len(group) > 1:
+                times = "twice" if len(group) == 2 else f"{len(group)} times"
+                origins = ", ".join(e.origin for e in group)
+                found.append(
+                    Finding(
+                        kind="duplicate-name",
+                        name=name,
+                        message=f"{name!r} is defined {times} ({origins})",
+                    )
+                )
+        # Different names sent to providers as one (a.b and a__b), each clash once.
+        by_safe_name: dict[str, list[str]] = {}
+        for name in by_name:
+            by_safe_name.setdefault(provider_safe_name(name), []).append(name)
+        for safe, names in by_safe_name.items():
+            if len(names) > 1:
                 shown = " and ".join(repr(n) for n in names)
-                message = f"{shown} are sent to providers as the same name {safe!r} ({origins})"
-            found.append(Finding(kind="duplicate-name", name=names[0], message=message))
+                origins = ", ".join(by_name[n][0].origin for n in names)
+                found.append(
+                    Finding(
+                        kind="duplicate-name",
+                        name=names[0],
+                        message=f"{shown} are sent to providers as the same name {safe!r} "
+                        f"({origins})",
+                    )
+                )
         return found
 
     def unique_definitions(self) -> list[ToolDefinition]:
@@ -204,11 +227,9 @@ def _read_text(path: Path) -> str:
 
 
 def _from_file(path: Path, spec: str) -> LoadedCatalog:
-    entries: list[CatalogEntry] = []
+    rows: list[tuple[Any, int | None, int | None, str]]  # (row, line, item, origin)
     if path.suffix in {".jsonl", ".ndjson"} or not _looks_like_json_document(path):
-        for number, row in read_jsonl(path):
-            definition = _definition(row, str(path), line=number, item=None)
-            entries.append(CatalogEntry(definition=definition, origin=f"{path}:{number}"))
+        rows = [(row, number, None, f"{path}:{number}") for number, row in read_jsonl(path)]
     else:
         data = read_json(path)
         items = data.get("tools") if isinstance(data, dict) and "tools" in data else data
@@ -216,12 +237,42 @@ def _from_file(path: Path, spec: str) -> LoadedCatalog:
             items = [items]
         if not isinstance(items, list):
             raise LoadError(str(path), "expected a list of tool definitions")
-        for number, row in enumerate(items, start=1):
-            definition = _definition(row, str(path), line=None, item=number)
-            entries.append(CatalogEntry(definition=definition, origin=f"{path} item {number}"))
+        rows = [(row, None, n, f"{path} item {n}") for n, row in enumerate(items, start=1)]
+    entries: list[CatalogEntry] = []
+    refused: list[tuple[int | None, int | None, ToolDefinitionError]] = []
+    for row, line, item, origin in rows:
+        try:
+            definition = _definition(row, str(path), line=line, item=item)
+        except ToolDefinitionError as exc:
+            refused.append((line, item, exc))
+            continue
+        entries.append(CatalogEntry(definition=definition, origin=origin))
+    if refused:
+        raise _refused(path, refused)
     if not entries:
         raise LoadError(str(path), "no tool definitions found")
     return LoadedCatalog(source=spec, kind="file", entries=tuple(entries))
+
+
+def _refused(
+    path: Path, refused: list[tuple[int | None, int | None, ToolDefinitionError]]
+) -> LoadError:
+    """One error naming every tool whose definition was refused (its line, name and fixes)."""
+
+    def what(exc: ToolDefinitionError) -> str:
+        return f"tool {exc.tool!r}: {'; '.join(exc.problems)}"
+
+    if len(refused) == 1:
+        line, item, exc = refused[0]
+        reason = what(exc) if item is None else f"item {item}: {what(exc)}"
+        error = LoadError(str(path), reason, line=line)
+        error.__cause__ = exc
+        return error
+    listed = "\n".join(
+        f"{'line ' + str(line) if line is not None else 'item ' + str(item)}, {what(exc)}"
+        for line, item, exc in refused
+    )
+    return LoadError(str(path), f"{len(refused)} tools are invalid\n{listed}")
 
 
 def _looks_like_json_document(path: Path) -> bool:

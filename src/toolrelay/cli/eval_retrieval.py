@@ -24,7 +24,13 @@ from toolrelay.cli.output import JsonOption, emit_json, progress, stdout_console
 from toolrelay.cli.search import IndexOption
 from toolrelay.exceptions import LoadError
 from toolrelay.search.base import SearchRequest, SearchResponse, ToolIndex
-from toolrelay.search.evaluation import DEPTH, EvalQuery, EvalReport, evaluate
+from toolrelay.search.evaluation import (
+    DEPTH,
+    EvalQuery,
+    EvalReport,
+    evaluate,
+    unknown_relevant,
+)
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = ["DATASETS_FOLDER", "find_dataset", "load_name_map", "load_queries", "retrieval_command"]
@@ -71,9 +77,19 @@ def retrieval_command(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Also write the report here (JSON).")
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Fail when a query names a relevant tool the catalog does not hold."
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
-    """Score an index on a benchmark: R@1/3/5/10, NDCG@10, MRR and Complete@5 (x100)."""
+    """Score an index on a benchmark: R@1/3/5/10, NDCG@10, MRR and Complete@5 (x100).
+
+    A query whose relevant tool is not in the catalog can never be found: it is named in a
+    warning (an error with --strict) before anything runs.
+    """
     folder = find_dataset(dataset) if dataset else None
     if folder is not None:
         catalog = catalog or str(folder / "tools.jsonl")
@@ -87,6 +103,7 @@ def retrieval_command(
     definitions = load_catalog(catalog).unique_definitions()
     query_list = load_queries(queries)
     mapping = load_name_map(name_map) if name_map is not None else None
+    unknown = _check_relevant(query_list, definitions, mapping, queries, strict=strict)
     built = build_index(index, definitions)
     with progress("Searching", total=len(query_list), unit="queries") as bar:
         report = evaluate(_Counting(built.index, bar.advance), definitions, query_list, mapping)
@@ -99,6 +116,7 @@ def retrieval_command(
         "tools": len(definitions),
         "index_seconds": built.seconds,
         "load_seconds": built.load_seconds,
+        "unknown_relevant": unknown,
         **_report_json(report, sorted(set(cutoffs or ())), subsets or []),
     }
     if output is not None:
@@ -170,6 +188,48 @@ def load_name_map(path: Path) -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise LoadError(str(path), "a name map must be a JSON object of name → original name")
     return {str(k): v for k, v in data.items()}
+
+
+_LISTED_QUERIES = 5
+
+
+def _check_relevant(
+    queries: Sequence[EvalQuery],
+    definitions: Sequence[ToolDefinition],
+    name_map: dict[str, str] | None,
+    source: Path,
+    *,
+    strict: bool,
+) -> dict[str, list[str]]:
+    """Warn (or, ``strict``, fail) when queries name relevant tools the catalog lacks.
+
+    Returns:
+        The names missing, by query id.
+
+    Raises:
+        LoadError: ``strict``, and a query names a relevant tool not in the catalog.
+    """
+    missing = unknown_relevant(queries, [d.name for d in definitions], name_map)
+    if not missing:
+        return {}
+    listed = "; ".join(
+        f"{query.id} ({', '.join(repr(n) for n in names)})"
+        for query, names in missing[:_LISTED_QUERIES]
+    )
+    if len(missing) > _LISTED_QUERIES:
+        listed += f"; and {len(missing) - _LISTED_QUERIES:,} more"
+    if len(missing) == 1:
+        what = "1 query names a relevant tool that is not in the catalog, so it scores as a miss"
+    else:
+        what = (
+            f"{len(missing):,} queries name relevant tools that are not in the catalog, so they "
+            "score as misses"
+        )
+    message = f"{what} whatever the index does: {listed}"
+    if strict:
+        raise LoadError(str(source), message)
+    typer.echo(f"warning: {source}: {message} (--strict makes this an error)", err=True)
+    return {query.id: list(names) for query, names in missing}
 
 
 class _Counting:

@@ -66,6 +66,7 @@ from toolrelay.client.tool_loop import (
 )
 from toolrelay.client.tool_search import ConversationKey, ToolSearchAdvisor
 from toolrelay.client.tool_search_access import (
+    DEFAULT_SIMILAR_NAMES_MESSAGE,
     DEFAULT_UNAVAILABLE_MESSAGE,
     Authorizer,
     ToolFilter,
@@ -78,6 +79,7 @@ __all__ = [
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MIN_RELATIVE_SCORE",
     "DEFAULT_SEARCH_DESCRIPTION",
+    "DEFAULT_SIMILAR_NAMES_MESSAGE",
     "DEFAULT_SYSTEM_SUFFIX",
     "DEFAULT_UNAVAILABLE_MESSAGE",
     "FINAL_RESPONSE_KEY",

@@ -1,9 +1,10 @@
 """The texts tool search shows the model, per language, and how an advisor picks them.
 
-Under tool search the model reads four texts that are not the catalog's own: the description
-of ``tool_search``, the descriptions of its parameters, the suffix of the system message and
-the answer to a call of a tool it was not shown. :class:`SearchTexts` holds them in one
-language: :data:`ENGLISH` and :data:`CHINESE`.
+Under tool search the model reads five texts that are not the catalog's own: the description
+of ``tool_search``, the descriptions of its parameters, the suffix of the system message, the
+answer to a call of a tool it was not shown, and the answer to such a call whose name is close
+to the name of a tool it was shown (a misspelling: the answer names those tools).
+:class:`SearchTexts` holds them in one language: :data:`ENGLISH` and :data:`CHINESE`.
 
 :class:`~toolrelay.client.ToolSearchAdvisor` takes ``language="auto"`` by default: the texts
 follow the catalog's language (Chinese when more than a fifth of the characters of its
@@ -32,8 +33,14 @@ from toolrelay.client.search_tool import (
     DEFAULT_SYSTEM_SUFFIX,
     TOOL_SEARCH_NAME,
 )
-from toolrelay.client.tool_search_access import DEFAULT_UNAVAILABLE_MESSAGE
+from toolrelay.client.tool_search_access import (
+    DEFAULT_SIMILAR_NAMES_MESSAGE,
+    DEFAULT_UNAVAILABLE_MESSAGE,
+    SIMILAR_NAME_CUTOFF,
+    unavailable_text,
+)
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import closest_names
 from toolrelay.tools.base import ToolDefinition
 from toolrelay.tools.language import catalog_language
 
@@ -80,6 +87,11 @@ class SearchTexts:
         system_suffix: Appended to the system message of every model call; ``None`` for none.
         unavailable_message: The answer to a call of a tool the model was not shown;
             ``{name}`` (the name as called, quoted) and ``{search_tool}`` are filled in.
+        similar_names_message: The answer instead when the name is close to names of tools
+            the model was shown (:func:`~toolrelay.execution.closest_names` at
+            :data:`~toolrelay.client.tool_search_access.SIMILAR_NAME_CUTOFF`); ``{similar}``
+            lists those, and ``{name}`` and ``{search_tool}`` are filled in as above.
+            ``None``: such a call gets ``unavailable_message`` too.
     """
 
     language: str
@@ -87,6 +99,22 @@ class SearchTexts:
     parameters: Mapping[str, str]
     system_suffix: str | None
     unavailable_message: str
+    similar_names_message: str | None = None
+
+    def unavailable_answer(self, name: str, shown: Sequence[str]) -> str:
+        """The answer to a call of ``name``, a tool the model was not shown.
+
+        Args:
+            name: The name as the model called it.
+            shown: The names of the tools the model was shown; the only names ever suggested,
+                so the answer is the same whether ``name`` belongs to an undiscovered tool, a
+                forbidden one or none.
+        """
+        if self.similar_names_message is not None:
+            similar = closest_names(name, shown, cutoff=SIMILAR_NAME_CUTOFF)
+            if similar:
+                return unavailable_text(self.similar_names_message, name, similar)
+        return unavailable_text(self.unavailable_message, name)
 
 
 ENGLISH = SearchTexts(
@@ -95,6 +123,7 @@ ENGLISH = SearchTexts(
     parameters=DEFAULT_PARAMETER_DESCRIPTIONS,
     system_suffix=DEFAULT_SYSTEM_SUFFIX,
     unavailable_message=DEFAULT_UNAVAILABLE_MESSAGE,
+    similar_names_message=DEFAULT_SIMILAR_NAMES_MESSAGE,
 )
 """The English texts (the ``DEFAULT_*`` constants)."""
 
@@ -111,6 +140,10 @@ CHINESE = SearchTexts(
     system_suffix=f"大多数工具是隐藏的，请用 {TOOL_SEARCH_NAME} 查找。",
     unavailable_message=(
         "工具 {name} 不可用。请先用 {search_tool} 搜索它，再按搜索返回的准确名称调用。"
+    ),
+    similar_names_message=(
+        "工具 {name} 不可用；名称相近、可以调用的工具：{similar}。请按准确名称调用其中之一，"
+        "或先用 {search_tool} 搜索其他工具。"
     ),
 )
 """The Chinese texts."""
@@ -194,6 +227,7 @@ class SearchTextSelector:
             parameters=texts.parameters,
             system_suffix=_chosen(self.system_suffix, texts.system_suffix),
             unavailable_message=_chosen(self.unavailable_message, texts.unavailable_message),
+            similar_names_message=texts.similar_names_message,
         )
 
     def __repr__(self) -> str:

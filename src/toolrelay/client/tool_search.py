@@ -28,7 +28,10 @@ The catalog given to the advisor is what ``tool_search`` searches; request tools
 hides tools from a request entirely (prompts and search results, even for an exact name);
 ``authorize`` is asked before each call runs. A call of a tool the model was not shown is
 answered with the unavailable text and never runs; a forbidden or unknown name gets the
-very same answer as an undiscovered one, so nothing reveals that a forbidden tool exists.
+very same answer as an undiscovered one, so nothing reveals that a forbidden tool exists. A
+name close to the names of tools the model sees (``get_wether`` beside ``get_weather``) is
+answered with those names instead, so a misspelling costs no search; only shown names are
+ever suggested.
 Each turn's searches (queries, hits, scores, timings) and the tools shown per model call are
 reported under :data:`~toolrelay.client.search_tool.TOOL_SEARCH_KEY` (:func:`tool_search_report`).
 """
@@ -68,7 +71,6 @@ from toolrelay.client.tool_search_access import (
     ToolFilter,
     authorize_guard,
     calls_to_run,
-    unavailable_text,
     visibility_guard,
 )
 from toolrelay.exceptions import ConfigurationError, ToolCallLimitError
@@ -249,8 +251,9 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
 
         Each such call gets a stand-in tool, so the manager still answers every call in
         order and counts it against the limits, and the visibility guard denies it with the
-        unavailable text (a name is never resolved anywhere else, so nothing about other
-        tools leaks into the answer).
+        unavailable text, or, for a name close to names of shown tools (a misspelling), with
+        those names (a name is never resolved anywhere else and only shown names are ever
+        suggested, so nothing about other tools leaks into the answer).
         """
         turn = _turn_of(state)
         exposed = request.prompt.options.tools
@@ -258,7 +261,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         hidden: dict[str, Tool] = {}
         for call in calls_to_run(response.chat_response):
             if call.name not in hidden and match_tool_name(call.name, names) is None:
-                text = unavailable_text(turn.texts.unavailable_message, call.name)
+                text = turn.texts.unavailable_answer(call.name, names)
                 hidden[call.name] = HiddenTool(call.name, text)
         guards = [visibility_guard(exposed, turn.texts.unavailable_message)]
         if self.authorize is not None:

@@ -6,7 +6,9 @@
   picks the tools each model call shows (:meth:`~CatalogView.shown_tools`).
 - :func:`visibility_guard` and :class:`HiddenTool`: a call of a tool the model was not shown
   gets the unavailable text (:data:`DEFAULT_UNAVAILABLE_MESSAGE` in English, the advisor's
-  language's text from :mod:`~toolrelay.client.search_texts` otherwise) and never runs.
+  language's text from :mod:`~toolrelay.client.search_texts` otherwise) and never runs; a
+  name close to one the model was shown gets those names instead
+  (:data:`DEFAULT_SIMILAR_NAMES_MESSAGE`).
 - :func:`authorize_guard`: the ``authorize`` check as an execution guard.
 """
 
@@ -24,10 +26,12 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallGuard, ToolCallRequest
 from toolrelay.messages import ChatResponse, ToolCall
 from toolrelay.search.base import AllowedTools, ToolIndex
-from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
 
 __all__ = [
+    "DEFAULT_SIMILAR_NAMES_MESSAGE",
     "DEFAULT_UNAVAILABLE_MESSAGE",
+    "SIMILAR_NAME_CUTOFF",
     "Authorizer",
     "CatalogSnapshot",
     "CatalogView",
@@ -54,16 +58,47 @@ and a name that exists nowhere, so the answer never reveals whether a forbidden 
 The Chinese text is ``search_texts.CHINESE.unavailable_message``.
 """
 
+DEFAULT_SIMILAR_NAMES_MESSAGE = (
+    "Tool {name} is not available; similar tools you can call: {similar}. Call one of them by "
+    "its exact name, or search for another tool with {search_tool} first."
+)
+"""The answer to a call of a tool the model was not shown whose name is close to shown ones.
+
+A misspelled name (``get_wether`` beside a shown ``get_weather``) is answered with the shown
+tools of similar names (``{similar}``, as the model was shown them), so the model can call
+the right one at once instead of searching again. Only names the model was shown are ever
+suggested: the answer depends on the name called and the tools shown alone, so it is the same
+whether the name belongs to an undiscovered tool, a forbidden one or none. The Chinese text
+is ``search_texts.CHINESE.similar_names_message``.
+"""
+
+SIMILAR_NAME_CUTOFF = 0.7
+"""How close (difflib's ratio on folded names, 0-1) a shown name must be to be suggested.
+
+Stricter than the manager's cutoff for unknown names: under tool search the alternative to a
+suggestion is a search, so only a likely misspelling is worth pointing to. ``get_wether`` is
+0.95 from ``get_weather``, ``ticket.create`` 0.75 from ``ticket.create_incident``, while
+``orders.cancel`` (0.58 from ``orders.status``) is left to a search.
+"""
+
 ToolFilter = Callable[[ToolContext, ToolDefinition], bool]
 """Whether the request with this tool context may see (and find) this tool at all."""
 
 _MAX_SHOWN_NAME = 80
 
 
-def unavailable_text(template: str, name: str) -> str:
-    """``template`` filled in for a call to ``name`` (quoted, shortened when very long)."""
+def unavailable_text(template: str, name: str, similar: Sequence[str] = ()) -> str:
+    """``template`` filled in for a call to ``name`` (quoted, shortened when very long).
+
+    ``similar`` fills ``{similar}``: canonical names, listed in the provider-safe form the
+    model was shown them in.
+    """
     shown = name if len(name) <= _MAX_SHOWN_NAME else name[:_MAX_SHOWN_NAME] + "..."
-    return template.format(name=repr(shown), search_tool=TOOL_SEARCH_NAME)
+    return template.format(
+        name=repr(shown),
+        search_tool=TOOL_SEARCH_NAME,
+        similar=", ".join(provider_safe_name(n) for n in similar),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -217,11 +252,14 @@ class HiddenTool:
 
     The manager resolves the call to it, never to a tool found elsewhere. ``call`` is never
     reached (the guard denies first); it answers the same text anyway.
+
+    Attributes:
+        text: The answer the call gets.
     """
 
     def __init__(self, name: str, text: str) -> None:
         self._definition = ToolDefinition(name=name, description="")
-        self._text = text
+        self.text = text
 
     @property
     def definition(self) -> ToolDefinition:
@@ -235,7 +273,7 @@ class HiddenTool:
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """The unavailable text."""
-        return self._text
+        return self.text
 
 
 def calls_to_run(response: ChatResponse) -> tuple[ToolCall, ...]:
@@ -247,12 +285,17 @@ def calls_to_run(response: ChatResponse) -> tuple[ToolCall, ...]:
 
 
 def visibility_guard(exposed: Sequence[Tool], template: str) -> ToolCallGuard:
-    """A guard denying, with the unavailable text, every call of a tool not in ``exposed``."""
+    """A guard denying every call of a tool not in ``exposed``.
+
+    A :class:`HiddenTool` is denied with its own text; any other tool with ``template``.
+    """
     shown = {id(t) for t in exposed}
 
     async def visible(request: ToolCallRequest, /) -> str | None:
         if id(request.tool) in shown:
             return None
+        if isinstance(request.tool, HiddenTool):
+            return request.tool.text
         return unavailable_text(template, request.call.name)
 
     return visible

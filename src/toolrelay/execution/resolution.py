@@ -145,12 +145,17 @@ def match_tool_name(name: str, candidates: Iterable[str]) -> str | None:
 
 
 def closest_names(
-    name: str, candidates: Iterable[str], *, limit: int = MAX_SUGGESTIONS
+    name: str,
+    candidates: Iterable[str],
+    *,
+    limit: int = MAX_SUGGESTIONS,
+    cutoff: float = SUGGESTION_CUTOFF,
 ) -> list[str]:
     """Up to ``limit`` candidates most similar to ``name``, best first.
 
     Similarity is difflib's ratio on folded names, so case and separators do not count;
-    ties are broken by name so the answer is stable.
+    candidates below ``cutoff`` (0-1) are left out, and ties are broken by name so the answer
+    is stable.
     """
     target = fold_name(name) or name.lower()
     matcher = difflib.SequenceMatcher()
@@ -158,12 +163,9 @@ def closest_names(
     scored: list[tuple[float, str]] = []
     for candidate in dict.fromkeys(candidates):
         matcher.set_seq1(fold_name(candidate) or candidate.lower())
-        if (
-            matcher.real_quick_ratio() >= SUGGESTION_CUTOFF
-            and matcher.quick_ratio() >= SUGGESTION_CUTOFF
-        ):
+        if matcher.real_quick_ratio() >= cutoff and matcher.quick_ratio() >= cutoff:
             ratio = matcher.ratio()
-            if ratio >= SUGGESTION_CUTOFF:
+            if ratio >= cutoff:
                 scored.append((ratio, candidate))
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [candidate for _, candidate in scored[:limit]]

@@ -16,7 +16,9 @@ works in synchronous code.
 
 Names are prefixed by server (``payments.get_transaction``; see
 :mod:`toolrelay.mcp.names`). Two servers offering the same name without prefixes is an
-error naming both servers (:class:`~toolrelay.exceptions.DuplicateToolError`).
+error naming both servers (:class:`~toolrelay.exceptions.DuplicateToolError`), and a tool
+whose input schema is not valid JSON Schema is refused like any other definition
+(:class:`~toolrelay.exceptions.ToolDefinitionError`, naming the tool and the problem).
 
 When a server says its tools changed, the toolset re-lists them and replaces
 :attr:`McpToolset.catalog`'s contents; unchanged tools keep their objects. A server whose
@@ -36,7 +38,7 @@ from typing import Any
 
 from mcp_types import CallToolResult
 
-from toolrelay.exceptions import ConfigurationError, DuplicateToolError
+from toolrelay.exceptions import ConfigurationError, ToolDefinitionError
 from toolrelay.mcp._loop import BackgroundLoop
 from toolrelay.mcp.config import McpServerConfig
 from toolrelay.mcp.connection import McpConnection
@@ -105,6 +107,7 @@ class McpToolset:
             McpServerError: A server could not be started, reached or listed (the others
                 are closed again).
             DuplicateToolError: Two servers offer the same tool name.
+            ToolDefinitionError: A server lists a tool whose input schema is invalid.
         """
         try:
             self._background().run_blocking(self._open())
@@ -223,7 +226,7 @@ class McpToolset:
     async def _server_changed(self, connection: McpConnection) -> None:
         try:
             await self._rebuild()
-        except DuplicateToolError as exc:
+        except ToolDefinitionError as exc:  # a duplicate name or an invalid schema
             _log.error("MCP server %r: new tools rejected, old kept: %s", connection.name, exc)
 
     async def _rebuild(self, *, announce: bool = True) -> None:
@@ -232,7 +235,8 @@ class McpToolset:
         ``announce`` calls ``on_change`` afterwards (not for the first listing).
 
         Raises:
-            DuplicateToolError: Two tools would share a name (nothing changes then).
+            ToolDefinitionError: Two tools would share a name, or a tool's input schema is
+                invalid (nothing changes then).
         """
         rebuilt: dict[str, dict[str, McpTool]] = {}
         for config in self.servers:

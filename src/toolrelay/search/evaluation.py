@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +39,7 @@ __all__ = [
     "load_name_map",
     "load_queries",
     "load_tools",
+    "unknown_relevant",
 ]
 
 DEPTH = 10
@@ -202,6 +203,35 @@ def _outcome(
     return QueryOutcome(
         id=query.id, retrieved=tuple(retrieved), hit_ranks=tuple(hit_ranks), relevant=len(relevant)
     )
+
+
+def unknown_relevant(
+    queries: Sequence[EvalQuery],
+    names: Iterable[str],
+    name_map: Mapping[str, str] | None = None,
+) -> list[tuple[EvalQuery, tuple[str, ...]]]:
+    """The queries naming relevant tools the catalog does not hold, with those names.
+
+    No index can find such a tool, so the query scores as a miss whatever the index does:
+    usually a renamed tool, or queries written for another catalog. With a name map a
+    relevant name counts as held when the catalog holds any variant of its original.
+
+    Args:
+        queries: The benchmark's queries.
+        names: The catalog's tool names.
+        name_map: Variant name → original name, as for :func:`evaluate`.
+    """
+
+    def mapped(name: str) -> str:
+        return name_map.get(name, name) if name_map else name
+
+    held = {mapped(n) for n in names}
+    found = []
+    for query in queries:
+        missing = tuple(n for n in query.relevant if mapped(n) not in held)
+        if missing:
+            found.append((query, missing))
+    return found
 
 
 def _report(outcomes: Sequence[QueryOutcome], *, lenient: bool, search_ms: float) -> EvalReport:

@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from toolrelay._sync import run_sync
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.tools.meta_schema import check_input_schema
 
 __all__ = [
     "IdempotencyKey",
@@ -36,7 +37,13 @@ class ToolDefinition:
         name: The canonical name; dotted domain names (``refund.find_failed_orders``) are
             allowed and sent to providers in their provider-safe form.
         description: What the tool does and when to use it; this is also retrieval text.
-        input_schema: A JSON Schema object (``{"type": "object", ...}``).
+        input_schema: A JSON Schema (draft 2020-12 unless its ``$schema`` names another)
+            whose top level is an object schema (``{"type": "object", ...}``).
+
+    Raises:
+        ToolDefinitionError: ``input_schema`` is not valid JSON Schema, or its top level is
+            not an object schema; every problem is named by its JSON pointer, with the fix
+            (see :mod:`toolrelay.tools.meta_schema`).
     """
 
     name: str
@@ -44,6 +51,9 @@ class ToolDefinition:
     input_schema: Mapping[str, Any] = field(
         default_factory=lambda: {"type": "object", "properties": {}}
     )
+
+    def __post_init__(self) -> None:
+        check_input_schema(self.name, self.input_schema)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -80,11 +80,7 @@ class ToolCatalog:
         safe = provider_safe_name(name)
         other = self._by_safe_name.get(safe)
         if other is not None:
-            raise DuplicateToolError(
-                safe,
-                f"{self._entries[other].source} (as {other!r})",
-                f"{origin} (as {name!r})",
-            )
+            raise DuplicateToolError(safe, self._entries[other].source, origin, names=(other, name))
         self._entries[name] = _Entry(tool=tool, source=origin)
         self._by_safe_name[safe] = name
 

@@ -61,6 +61,7 @@ from pydantic.fields import FieldInfo
 
 from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools.docstrings import DocstringInfo, parse_docstring
+from toolrelay.tools.meta_schema import JSON_SCHEMA_DIALECT
 from toolrelay.tools.parameters import (
     is_model_type,
     read_parameters,
@@ -76,8 +77,6 @@ __all__ = [
     "build_model_function_schema",
     "cached_function_schema",
 ]
-
-JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 _CACHE_ATTRIBUTE = "_toolrelay_schemas"
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from toolrelay.lint.context import LintContext
@@ -120,22 +121,27 @@ def _suggest(name: str) -> str:
 
 
 def _duplicates(ctx: LintContext) -> Iterator[Finding]:
+    counts = Counter(target.name for target in ctx.targets)
+    for name, count in counts.items():
+        if count > 1:
+            times = "twice" if count == 2 else f"{count} times"
+            yield ctx.finding(
+                DUPLICATE,
+                name,
+                f"defined {times}; only the first is linted further",
+                "give each tool its own name; a catalog rejects duplicates",
+            )
+    # Different names sent to providers as one (a.b and a__b), each clash once.
     groups: dict[str, list[str]] = {}
-    for target in ctx.targets:
-        groups.setdefault(provider_safe_name(target.name), []).append(target.name)
+    for name in counts:
+        groups.setdefault(provider_safe_name(name), []).append(name)
     for safe, names in groups.items():
-        if len(names) < 2:
-            continue
-        distinct = list(dict.fromkeys(names))
-        if len(distinct) == 1:
-            message = f"defined {len(names)} times; only the first is linted further"
-        else:
-            shown = " and ".join(repr(n) for n in distinct)
-            message = f"{shown} are both sent to providers as {safe!r}"
-        yield ctx.finding(
-            DUPLICATE,
-            distinct[0],
-            message,
-            "give each tool its own name; a catalog rejects duplicates",
-            related=distinct[1:],
-        )
+        if len(names) > 1:
+            shown = " and ".join(repr(n) for n in names)
+            yield ctx.finding(
+                DUPLICATE,
+                names[0],
+                f"{shown} are both sent to providers as {safe!r}",
+                "give each tool its own name; a catalog rejects duplicates",
+                related=names[1:],
+            )
