@@ -28,7 +28,13 @@ from toolrelay.execution import (
     ToolCallRequest,
 )
 from toolrelay.memory import MessageWindowChatMemory
-from toolrelay.messages import AssistantMessage, ToolResponseMessage, Usage, UserMessage
+from toolrelay.messages import (
+    AssistantMessage,
+    ToolCall,
+    ToolResponseMessage,
+    Usage,
+    UserMessage,
+)
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import tool, tools_from
@@ -126,6 +132,20 @@ def test_the_state_survives_a_json_round_trip() -> None:
     text = response.approval_state.to_json()
     assert json.loads(text)["format"] == "toolrelay.approval_state/1"
     assert ApprovalState.from_json(text) == response.approval_state
+
+
+def test_the_json_of_a_state_is_valid_utf8_whatever_the_model_wrote() -> None:
+    # Lone surrogates (UTF-8 cannot encode them) in the call id, the arguments and the text.
+    issue = ToolCall(
+        id="c\ud83d", name="refund.issue", arguments='{"order_id": "A\\ud83d", "amount": 5}'
+    )
+    client = client_for(ScriptedModel([tool_call_response(issue)]), Desk())
+    text = client.prompt("Refund A\udc00").call().approval_state.to_json()
+    text.encode("utf-8")  # storable anywhere text goes
+    state = ApprovalState.from_json(text)
+    assert state.pending[0].call == issue
+    assert dict(state.pending[0].arguments) == {"order_id": "A\ud83d", "amount": 5}
+    assert state.history[-1] == UserMessage(text="Refund A\udc00")
 
 
 def resume_elsewhere(decisions: dict[str, Any], *replies: Any) -> tuple[Desk, ScriptedModel, Any]:

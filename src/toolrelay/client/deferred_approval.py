@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from toolrelay._storable import json_text
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.tool_loop import APPROVAL_REQUIRED_FINISH_REASON, ToolLoopState
 from toolrelay.exceptions import ConfigurationError, LoadError
@@ -208,8 +209,8 @@ class ApprovalState:
             raise LoadError("approval state", f"malformed: {exc!r}") from exc
 
     def to_json(self) -> str:
-        """The state as JSON text."""
-        return json.dumps(self.to_dict(), ensure_ascii=False)
+        """The state as JSON text (valid UTF-8: a model's lone surrogates are escaped)."""
+        return json_text(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str) -> ApprovalState:

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+from toolrelay._storable import to_bytes
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 
 try:
@@ -106,15 +107,18 @@ class RedisConnection:
         script = scripts.get(lua)
         if script is None:
             script = scripts[lua] = client.register_script(lua)
+        # Text as UTF-8 with a model's lone surrogates passed through, read back exactly.
+        sent_keys = [to_bytes(k) for k in keys]
+        sent_args = [to_bytes(a) if isinstance(a, str) else a for a in args]
         try:
             try:
-                return await script(keys=list(keys), args=list(args))
+                return await script(keys=sent_keys, args=sent_args)
             except redis_errors.ConnectionError:
                 # Most likely a pooled connection the server closed (it restarted): drop the
                 # idle ones and send once more on a fresh connection. Every script of the
                 # stores is safe to repeat, so a command that did run is not applied twice.
                 await client.connection_pool.disconnect(inuse_connections=False)
-                return await script(keys=list(keys), args=list(args))
+                return await script(keys=sent_keys, args=sent_args)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
             raise StorageUnavailableError(
                 f"Redis {self.what} at {self.describe()} is unavailable: "
@@ -131,11 +135,6 @@ class RedisConnection:
         if client is not None:
             await client.aclose()
             await client.connection_pool.disconnect()  # built here, so closed here
-
-
-def decode(value: bytes | str) -> str:
-    """A reply as text (clients built here return bytes)."""
-    return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
 class RedisStore:

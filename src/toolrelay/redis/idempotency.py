@@ -9,9 +9,10 @@ reserving the same key at the same moment, exactly one acquires it.
 
 from __future__ import annotations
 
+from toolrelay._storable import from_store
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution.idempotency import Reservation, ReservationStatus
-from toolrelay.redis._connection import RedisStore, decode
+from toolrelay.redis._connection import RedisStore
 
 __all__ = ["RedisIdempotencyStore"]
 
@@ -78,9 +79,9 @@ class RedisIdempotencyStore(RedisStore):
         reply = await self.connection.script(
             _RESERVE, [self.key_of(key)], [owner, max(1, round(lease * 1000))]
         )
-        status = decode(reply[0])
+        status = from_store(reply[0])
         if status == "completed":
-            return Reservation(status=ReservationStatus.COMPLETED, result=decode(reply[1]))
+            return Reservation(status=ReservationStatus.COMPLETED, result=from_store(reply[1]))
         if status == "running":
             return Reservation(status=ReservationStatus.RUNNING)
         return Reservation(status=ReservationStatus.ACQUIRED)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolrelay.redis._connection import RedisStore, decode
+from toolrelay._storable import from_store
+from toolrelay.redis._connection import RedisStore
 
 __all__ = ["RedisSessionStore"]
 
@@ -87,12 +88,12 @@ class RedisSessionStore(RedisStore):
     async def get(self, key: str) -> tuple[str, ...]:
         """The names stored for ``key``, oldest first (renews the ttl)."""
         names = await self.connection.script(_GET, [self.key_of(key)], [self._ttl_ms()])
-        return tuple(decode(n) for n in names)
+        return tuple(from_store(n) for n in names)
 
     async def add(self, key: str, names: Sequence[str]) -> tuple[str, ...]:
         """Append the ``names`` not stored yet, in their order; return all names now stored."""
         stored = await self.connection.script(_ADD, [self.key_of(key)], [self._ttl_ms(), *names])
-        return tuple(decode(n) for n in stored)
+        return tuple(from_store(n) for n in stored)
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
         """Store exactly ``names`` (duplicates dropped, first kept); empty forgets ``key``."""
