@@ -98,13 +98,3 @@ class RedisIdempotencyStore(RedisStore):
     async def delete(self, key: str) -> None:
         """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
         await self.connection.script(_DELETE, [self.key_of(key)], [])
-
-    async def aclose(self) -> None:
-        """Close this event loop's connections (a given client is left open)."""
-        await self.connection.aclose()
-
-    async def __aenter__(self) -> RedisIdempotencyStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

@@ -127,9 +127,6 @@ class RedisChatMemoryRepository(RedisStore):
     def _ids_key(self) -> str:
         return f"{self.prefix}memory-ids"
 
-    def _ttl_ms(self) -> int:
-        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
-
     # --- the repository protocol ----------------------------------------------------------
 
     async def find_conversation_ids(self) -> list[str]:
@@ -205,13 +202,3 @@ class RedisChatMemoryRepository(RedisStore):
                 f"conversation {conversation_id!r} in Redis holds a message that is not "
                 f"toolrelay message JSON: {exc}"
             ) from exc
-
-    async def aclose(self) -> None:
-        """Close this event loop's connections (a given client is left open)."""
-        await self.connection.aclose()
-
-    async def __aenter__(self) -> RedisChatMemoryRepository:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

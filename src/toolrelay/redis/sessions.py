@@ -82,9 +82,6 @@ class RedisSessionStore(RedisStore):
         """The Redis key holding a conversation's names."""
         return f"{self.prefix}session:{key}"
 
-    def _ttl_ms(self) -> int:
-        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
-
     async def get(self, key: str) -> tuple[str, ...]:
         """The names stored for ``key``, oldest first (renews the ttl)."""
         names = await self.connection.script(_GET, [self.key_of(key)], [self._ttl_ms()])
@@ -103,13 +100,3 @@ class RedisSessionStore(RedisStore):
     async def delete(self, key: str) -> None:
         """Forget ``key``."""
         await self.connection.script(_DELETE, [self.key_of(key)], [])
-
-    async def aclose(self) -> None:
-        """Close this event loop's connections (a given client is left open)."""
-        await self.connection.aclose()
-
-    async def __aenter__(self) -> RedisSessionStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
