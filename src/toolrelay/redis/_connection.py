@@ -21,6 +21,7 @@ read back exactly.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -32,7 +33,7 @@ from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavai
 
 try:
     from redis import exceptions as redis_errors
-    from redis.asyncio import BlockingConnectionPool, Redis
+    from redis.asyncio import ConnectionPool, Redis
     from redis.asyncio.retry import Retry
     from redis.backoff import NoBackoff
     from redis.commands.core import AsyncScript
@@ -113,6 +114,7 @@ class RedisConnection:
         # Built and used on the process loop only; rebuilt in a forked child.
         self._own: Redis | None = None
         self._own_pid = 0
+        self._slots: asyncio.Semaphore | None = None
         self._scripts: dict[str, AsyncScript] = {}
 
     def __repr__(self) -> str:
@@ -125,13 +127,11 @@ class RedisConnection:
         scheme, _, rest = self._url.partition("://")
         return f"{scheme}://{rest.rpartition('@')[2]}"
 
-    def pool(self) -> BlockingConnectionPool | None:
+    def pool(self) -> ConnectionPool | None:
         """The store's own pool (``None`` for a given client, or before first use)."""
         if self._own is None or self._own_pid != os.getpid():
             return None
-        pool = self._own.connection_pool
-        assert isinstance(pool, BlockingConnectionPool)  # built so in _client
-        return pool
+        return self._own.connection_pool
 
     def _client(self) -> Redis:
         if self._given is not None:
@@ -140,18 +140,18 @@ class RedisConnection:
             assert self._url is not None  # either a URL or a client was given
             if self._own is not None:
                 _INHERITED.append(self._own)  # the parent's, in a forked child
-            # A blocking pool: a burst of concurrent operations waits for a free connection
-            # (up to the timeout) instead of failing with "too many connections".
-            pool = BlockingConnectionPool.from_url(
+            pool = ConnectionPool.from_url(
                 self._url,
                 max_connections=self.max_connections,
-                timeout=self.timeout,
                 socket_timeout=self.timeout,
                 socket_connect_timeout=self.timeout,
                 retry=Retry(NoBackoff(), 0),
             )
             self._own = Redis(connection_pool=pool, retry=Retry(NoBackoff(), 0))
             self._own_pid = os.getpid()
+            # One slot per connection: a burst beyond the bound waits for a free one (up to
+            # the timeout) instead of failing with "too many connections".
+            self._slots = asyncio.Semaphore(self.max_connections)
             self._scripts = {}
         return self._own
 
@@ -184,14 +184,24 @@ class RedisConnection:
 
     async def _translated(self, work: Callable[[Redis], Awaitable[T]]) -> T:
         client = self._client()
+        slots = self._slots if client is self._own else None
+        if slots is not None:
+            try:
+                async with asyncio.timeout(self.timeout):
+                    await slots.acquire()
+            except TimeoutError as exc:
+                raise StorageUnavailableError(
+                    f"Redis {self.what} at {self.describe()}: all {self.max_connections} "
+                    f"connections stayed busy for {self.timeout:g} s"
+                ) from exc
         try:
             try:
                 return await work(client)
             except redis_errors.ConnectionError:
-                # Most likely a pooled connection the server closed (it restarted): drop the
-                # idle ones and send once more on a fresh connection. Every operation of the
-                # stores is safe to repeat, so one that did run is not applied twice.
-                await client.connection_pool.disconnect(inuse_connections=False)
+                # Most likely a pooled connection the server closed (it restarted); redis-py
+                # dropped it, and the pool checks the next one before lending it. Every
+                # operation of the stores is safe to repeat: one that did run is not applied
+                # twice.
                 return await work(client)
         except (redis_errors.ConnectionError, redis_errors.TimeoutError, OSError) as exc:
             raise StorageUnavailableError(
@@ -200,6 +210,9 @@ class RedisConnection:
             ) from exc
         except redis_errors.RedisError as exc:
             raise StorageError(f"Redis {self.what} at {self.describe()} failed: {exc}") from exc
+        finally:
+            if slots is not None:
+                slots.release()
 
     async def aclose(self) -> None:
         """Close the store's own connections (a given client is left to its owner).
