@@ -67,7 +67,7 @@ async def test_redis_restarted_mid_run(redis_servers: Callable[..., RedisServer]
     # Acknowledged state survived: memory, discovered tools and recorded results. The same
     # clients reconnect by themselves.
     for turn in done:
-        messages = await repository.find_by_conversation_id(turn.conversation)
+        messages = await repository.find_by_conversation_id(turn.key)
         assert [m.text for m in messages if isinstance(m, UserMessage)] == [turn.text]
     executed = len(_workers.EXECUTIONS)
     again = await play(stack, done)
@@ -77,7 +77,7 @@ async def test_redis_restarted_mid_run(redis_servers: Callable[..., RedisServer]
     # The interrupted turns left no half-written state: each conversation holds at most
     # its question, and a retry never pays twice (the live reservation says "running").
     for turn in turns("b", 30):
-        messages = await repository.find_by_conversation_id(turn.conversation)
+        messages = await repository.find_by_conversation_id(turn.key)
         assert [type(m) for m in messages] in ([], [UserMessage]), messages
     paid = {refund for _, refund in _workers.EXECUTIONS}
     retried = await play(stack, turns("b", 30))
@@ -86,7 +86,7 @@ async def test_redis_restarted_mid_run(redis_servers: Callable[..., RedisServer]
     new_runs = [refund for _, refund in _workers.EXECUTIONS if refund.startswith("b-")]
     assert len(new_runs) == len(set(new_runs)) == 30  # each ran once, before the crash
     for turn in turns("b", 30):
-        messages = await repository.find_by_conversation_id(turn.conversation)
+        messages = await repository.find_by_conversation_id(turn.key)
         assert isinstance(messages[-1], AssistantMessage)
     await repository.aclose()
     await stack.aclose()

@@ -32,12 +32,13 @@ from typing import Any
 
 from toolrelay._sync import run_sync
 from toolrelay.client.advisor import Advisor, AdvisorChain
-from toolrelay.client.deferred_approval import RESUME_KEY, ApprovalState, Resumption
+from toolrelay.client.conversations import CONVERSATION_SCOPE, ConversationScope
+from toolrelay.client.deferred_approval import RESUME_KEY, ApprovalState, Decisions, Resumption
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.responses import CallResponse, StreamResponse, format_instructions
 from toolrelay.client.tool_calling import ToolCallingAdvisor
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ApprovalDecision, ToolCallingManager
+from toolrelay.execution import ToolCallingManager
 from toolrelay.memory.base import CONVERSATION_ID
 from toolrelay.messages import Message, SystemMessage, UserMessage
 from toolrelay.models.base import ChatModel
@@ -194,6 +195,20 @@ class ChatClientBuilder:
         """Advisor parameters of every request (e.g. ``conversation_id``)."""
         return self._set(advisor_params={**self._defaults.advisor_params, **params})
 
+    def conversation_scope(self, scope: ConversationScope) -> ChatClientBuilder:
+        """Where conversations are kept: ``scope(conversation_id, tool_context) -> key``.
+
+        Memory, discovered tools and approval states are all kept under that key (see
+        :mod:`~toolrelay.client.conversations`); the default, ``tenant_scope``, keeps each
+        tenant's conversations apart. Sets the ``conversation_scope`` advisor parameter.
+
+        Raises:
+            ConfigurationError: ``scope`` is not callable.
+        """
+        if not callable(scope):
+            raise ConfigurationError(f"conversation_scope needs a function, not {scope!r}")
+        return self.default_advisor_params(**{CONVERSATION_SCOPE: scope})
+
     def default_options(self, options: ChatOptions) -> ChatClientBuilder:
         """Options of every request, merged with what was set before."""
         return self._set(options=self._defaults.options.merged_with(options))
@@ -290,7 +305,7 @@ class ChatClientRequestSpec:
     def resume(
         self,
         state: ApprovalState | str,
-        decisions: Mapping[str, ApprovalDecision] | None = None,
+        decisions: Decisions | None = None,
     ) -> ChatClientRequestSpec:
         """Continue a turn that stopped for approval, with people's decisions.
 
@@ -299,12 +314,17 @@ class ChatClientRequestSpec:
 
         Args:
             state: The stopped turn's ``response.approval_state``, or its JSON text.
-            decisions: By call id: ``Approve()``, ``Approve(arguments={...})`` or
-                ``Deny(reason)``. A waiting call without a decision is asked about again.
+            decisions: By call id, or by the ``PendingApproval`` the person was shown (the
+                decision then applies only if the state holds that very call and
+                arguments): ``Approve()``, ``Approve(arguments={...})`` or ``Deny(reason)``.
+                A waiting call without a decision is asked about again.
 
         Raises:
-            ConfigurationError: A decision names a call that is not waiting.
-            LoadError: ``state`` is text that is not a serialised approval state.
+            ConfigurationError: A decision names a call that is not waiting, or one it was
+                not shown. When the request runs: the state belongs to another
+                conversation or tenant.
+            LoadError: ``state`` is text that is not a serialised approval state, or one
+                whose waiting calls do not match their arguments (edited).
         """
         if isinstance(state, str):
             state = ApprovalState.from_json(state)
