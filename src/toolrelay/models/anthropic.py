@@ -30,7 +30,7 @@ from toolrelay.models.anthropic_wire import (
     tool_choice_to_anthropic,
     tools_to_anthropic,
 )
-from toolrelay.models.base import ensure_tools_supported
+from toolrelay.models.base import ensure_tools_supported, model_name
 from toolrelay.models.provider_errors import translate_sdk_error
 from toolrelay.models.sdk_data import as_dict
 from toolrelay.models.tool_choice import tool_choice_settings
@@ -157,6 +157,7 @@ class AnthropicChatModel:
             default_parallel=self.parallel_tool_calls,
         )
         names = ToolNameMap.of_tools(options.tools)
+        settings.check(names, model=model_name(self))
         body: dict[str, Any] = {
             "model": options.model or self.model,
             "max_tokens": options.max_tokens or self.max_tokens,

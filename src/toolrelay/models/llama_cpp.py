@@ -42,7 +42,7 @@ from toolrelay.models.constrained import (
 )
 from toolrelay.models.llama_run import GenerationRun, TextSink
 from toolrelay.models.threaded_stream import stream_from_thread
-from toolrelay.models.tool_choice import tool_choice_settings
+from toolrelay.models.tool_choice import ToolChoiceSettings, tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 from toolrelay.tools.base import ToolDefinition
@@ -99,7 +99,9 @@ class LlamaCppChatModel:
         **llama_options: More ``llama_cpp.Llama`` arguments (``n_gpu_layers``, ...).
 
     Other ``ChatOptions.extras`` go to llama.cpp's ``create_completion`` (``top_p``,
-    ``repeat_penalty``, ``stop``...).
+    ``repeat_penalty``, ``stop``...). What it cannot honour is refused, never ignored:
+    ``ChatOptions.model`` naming another model, a provider-format ``tool_choice``. It makes at
+    most one call per answer, which ``parallel_tool_calls`` either way allows.
 
     Raises:
         ConfigurationError: Neither or both of ``model_path`` and ``llama`` are given, or
@@ -228,6 +230,7 @@ class LlamaCppChatModel:
         options = prompt.options
         settings = tool_choice_settings(options.extras, default_choice=self.tool_choice)
         names = ToolNameMap.of_tools(options.tools)
+        self._check_options(prompt, settings, names)
         definitions = names.definitions if settings.mode != "none" else ()
         sampling: dict[str, Any] = {
             "temperature": options.temperature
@@ -285,6 +288,29 @@ class LlamaCppChatModel:
             )
             finish_reason = "tool_calls" if finish == "stop" else finish
             return run.response(None, finish_reason, call), False
+
+    def _check_options(
+        self, prompt: Prompt, settings: ToolChoiceSettings, names: ToolNameMap
+    ) -> None:
+        """Refuse request options this model cannot honour, rather than ignore them.
+
+        Raises:
+            ConfigurationError: ``ChatOptions.model`` names another model (this one runs the
+                GGUF it loaded), the tool choice is in a provider's own format, or it asks
+                for a call the request's tools cannot give.
+        """
+        requested = prompt.options.model
+        if requested is not None and requested != self.name:
+            raise ConfigurationError(
+                f"{self.name} runs the one GGUF file it loaded; ChatOptions.model={requested!r} "
+                "cannot switch it: leave model unset, or use a client per model"
+            )
+        if settings.mode == "raw":
+            raise ConfigurationError(
+                f"{self.name}: a provider-format tool_choice {dict(settings.raw or {})!r} means "
+                "nothing to llama.cpp; use 'auto', 'required', 'none' or a tool's name"
+            )
+        settings.check(names, model=self.name)
 
     def _prompt_tokens(self, llm: Any, messages: Sequence[Mapping[str, str]]) -> list[int]:
         try:

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from toolrelay.exceptions import ConfigurationError, ModelError, ModelResponseError
 from toolrelay.messages import ChatResponse
-from toolrelay.models.base import ensure_tools_supported
+from toolrelay.models.base import ensure_tools_supported, model_name
 from toolrelay.models.openai_wire import (
     DEFAULT_ERROR_PREFIX,
     OpenAIStreamParser,
@@ -198,6 +198,7 @@ class OpenAIChatModel:
             default_parallel=self.parallel_tool_calls,
         )
         names = ToolNameMap.of_tools(options.tools)
+        settings.check(names, model=model_name(self))
         tools = WireTools(names=names, strict=self.strict_tools and bool(names.definitions))
         body: dict[str, Any] = {
             "model": options.model or self.model,
