@@ -7,7 +7,15 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrelay._storable import from_bytes, from_store, json_text, to_bytes, to_store
+from toolrelay._storable import (
+    from_bytes,
+    from_store,
+    json_text,
+    to_bytes,
+    to_store,
+    valid_unicode,
+    valid_unicode_data,
+)
 
 # Every code point, surrogates included (text() leaves them out by default).
 ANY_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=()))
@@ -36,3 +44,17 @@ def test_json_text_is_valid_utf8_and_gives_the_text_back(text: str) -> None:
 
 def test_json_text_keeps_non_ascii_and_escapes_only_surrogates() -> None:
     assert json_text(["退款", "a\ud83d"]) == '["退款", "a\\ud83d"]'
+
+
+@given(ANY_TEXT)
+def test_valid_unicode_is_encodable_and_keeps_text_that_needed_nothing(text: str) -> None:
+    fixed = valid_unicode(text)
+    fixed.encode("utf-8")  # never raises
+    if not any(0xD800 <= ord(c) <= 0xDFFF for c in text):
+        assert fixed == text
+
+
+def test_valid_unicode_replaces_lone_surrogates_and_joins_pairs() -> None:
+    assert valid_unicode("a\ud83d b\ud83d\ude00 c\udc00") == "a\ufffd b\U0001f600 c\ufffd"
+    data = {"k\ud83d": ["x\ud83d", ("y",), 3]}
+    assert valid_unicode_data(data) == {"k\ufffd": ["x\ufffd", ("y",), 3]}

@@ -12,6 +12,10 @@ cannot encode. SQLite, Redis and files encode text as strict UTF-8 and would rai
 - :func:`json_text`: JSON for writers that want valid UTF-8 text (an audit line, a saved
   approval state): non-ASCII kept as it is, surrogates written as ``\uXXXX`` escapes, which
   ``json.loads`` turns back into the same lone surrogate.
+
+A reader that needs valid Unicode and gives nothing back (a provider's API, a tokenizer) gets
+:func:`valid_unicode`: each lone surrogate becomes U+FFFD, so the request is sent rather than
+failing on the model's own half emoji.
 """
 
 from __future__ import annotations
@@ -20,7 +24,15 @@ import json
 import re
 from typing import Any
 
-__all__ = ["from_bytes", "from_store", "json_text", "to_bytes", "to_store"]
+__all__ = [
+    "from_bytes",
+    "from_store",
+    "json_text",
+    "to_bytes",
+    "to_store",
+    "valid_unicode",
+    "valid_unicode_data",
+]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ERRORS = "surrogatepass"
@@ -55,3 +67,21 @@ def json_text(value: Any, **options: Any) -> str:
     """
     text = json.dumps(value, ensure_ascii=False, **options)
     return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+def valid_unicode(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (a surrogate pair joined)."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16", _ERRORS).decode("utf-16", "replace")
+
+
+def valid_unicode_data(value: Any) -> Any:
+    """JSON-like ``value`` (dicts, lists, tuples, strings) with :func:`valid_unicode` text."""
+    if isinstance(value, str):
+        return valid_unicode(value)
+    if isinstance(value, dict):
+        return {valid_unicode_data(k): valid_unicode_data(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(valid_unicode_data(item) for item in value)
+    return value

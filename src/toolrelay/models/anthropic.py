@@ -20,6 +20,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ConfigurationError, ModelError
 from toolrelay.messages import ChatResponse
 from toolrelay.models.anthropic_wire import (
@@ -180,7 +181,9 @@ class AnthropicChatModel:
             body["stream"] = True
         if extra:
             body["extra_body"] = extra
-        return body, names
+        # A lone surrogate (half an emoji a model escaped) cannot be sent as UTF-8.
+        wire: dict[str, Any] = valid_unicode_data(body)
+        return wire, names
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         """Send ``prompt`` and return the complete answer.

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolrelay._storable import valid_unicode
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.models.base import ensure_tools_supported
@@ -323,7 +324,8 @@ class LlamaCppChatModel:
         bos = self._formatter.bos_token
         if bos and text.startswith(bos):
             text = text[len(bos) :]  # tokenize adds it back when the model wants one
-        tokens: list[int] = llm.tokenize(text.encode(), add_bos=True, special=True)
+        # valid_unicode: a lone surrogate (half an emoji a model escaped) has no UTF-8 form.
+        tokens: list[int] = llm.tokenize(valid_unicode(text).encode(), add_bos=True, special=True)
         return tokens
 
     def _grammar(self, llm: Any, text: str, *, gbnf: bool) -> Any:

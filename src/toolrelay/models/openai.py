@@ -22,6 +22,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
+from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ConfigurationError, ModelError, ModelResponseError
 from toolrelay.messages import ChatResponse
 from toolrelay.models.base import ensure_tools_supported, model_name
@@ -222,7 +223,9 @@ class OpenAIChatModel:
                 body["stream_options"] = {"include_usage": True}
         if settings.extras:
             body["extra_body"] = dict(settings.extras)
-        return body, tools
+        # A lone surrogate (half an emoji a model escaped) cannot be sent as UTF-8.
+        wire: dict[str, Any] = valid_unicode_data(body)
+        return wire, tools
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         """Send ``prompt`` and return the complete answer.
