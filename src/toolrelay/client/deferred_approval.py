@@ -61,6 +61,7 @@ from toolrelay.execution import (
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
+    arguments_digest,
     parse_arguments,
 )
 from toolrelay.memory import CONVERSATION_ID
@@ -131,7 +132,7 @@ class PendingApproval:
         return (
             self.call == other.call
             and self.tool_name == other.tool_name
-            and _canonical(self.arguments) == _canonical(other.arguments)
+            and arguments_digest(self.arguments) == arguments_digest(other.arguments)
         )
 
 
@@ -190,16 +191,14 @@ class ApprovalState:
                 f"{[p.call_id for p in self.pending]} against {[c.id for c in waiting]}"
             )
         for pending in self.pending:
-            shown = _canonical(pending.arguments)
             try:
-                parsed = parse_arguments(pending.call.name, pending.call.arguments)
+                actual = parse_arguments(pending.call.name, pending.call.arguments).values
             except ToolRelayError as exc:
                 raise ConfigurationError(f"pending call {pending.call_id!r}: {exc}") from exc
-            actual = _canonical(parsed.values)
-            if shown != actual:
+            if arguments_digest(pending.arguments) != arguments_digest(actual):
                 raise ConfigurationError(
-                    f"pending call {pending.call_id!r} shows arguments {shown} but would run "
-                    f"with {actual}"
+                    f"pending call {pending.call_id!r} shows arguments "
+                    f"{dict(pending.arguments)} but would run with {dict(actual)}"
                 )
 
     @classmethod
@@ -314,9 +313,15 @@ Decisions = (
 class Resumption:
     """A stopped turn and the decisions that continue it (in the request context).
 
+    Attributes:
+        state: The stopped turn.
+        decisions: As given: by call id, or by the :class:`PendingApproval` shown.
+        by_call_id: The decisions by call id, once checked.
+
     Raises:
-        ConfigurationError: A decision names a call that is not waiting, or is not
-            ``Approve``/``Deny``.
+        ConfigurationError: A decision names a call that is not waiting, names one twice,
+            is keyed by a :class:`PendingApproval` the state does not hold as it was shown,
+            or is not ``Approve``/``Deny``.
     """
 
     state: ApprovalState
@@ -410,10 +415,6 @@ def approval_state(response: ChatClientResponse) -> ApprovalState | None:
 
 
 # --- JSON of calls and outcomes --------------------------------------------------------------
-
-
-def _canonical(arguments: Mapping[str, Any]) -> str:
-    return json.dumps(dict(arguments), sort_keys=True, separators=(",", ":"), default=str)
 
 
 def _text_or_none(value: object) -> str | None:
