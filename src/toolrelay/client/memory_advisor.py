@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from toolrelay.client.advisor import MEMORY_ADVISOR_ORDER, AdvisorChain, BaseAdvisor
+from toolrelay.client.advisor import MEMORY_ADVISOR_ORDER, AdvisorChain
 from toolrelay.client.conversations import scoped_key
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.streaming import StreamAggregator
@@ -47,7 +47,7 @@ def answer_message(response: ChatResponse) -> Message | None:
     return response.generations[0].message if response.generations else None
 
 
-class MessageChatMemoryAdvisor(BaseAdvisor):
+class MessageChatMemoryAdvisor:
     """Keeps a conversation in a :class:`~toolrelay.memory.ChatMemory`.
 
     Args:
@@ -71,9 +71,13 @@ class MessageChatMemoryAdvisor(BaseAdvisor):
         conversation_id: str | None = None,
         name: str = "chat_memory",
     ) -> None:
-        super().__init__(order=order, name=name)
+        self.order = order
+        self.name = name
         self.chat_memory = chat_memory
         self.default_conversation_id = conversation_id
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, order={self.order})"
 
     def conversation_id(self, context: Mapping[str, Any]) -> str:
         """The conversation named in a request's (or response's) ``context``.
