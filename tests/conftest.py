@@ -1,17 +1,23 @@
 """Settings and server fixtures shared by the whole test suite.
 
 Tests that need Redis take the ``redis_url`` fixture (and ``prefix`` for their keys): it skips
-unless TOOLRELAY_TEST_REDIS_URL names a server (.ci/services.sh starts one).
+unless TOOLRELAY_TEST_REDIS_URL names a server (.ci/services.sh starts one). Tests that count
+a server's clients, kill or restart it take ``redis_servers`` and start servers of their own
+(TOOLRELAY_TEST_REDIS_SERVER names the binary).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import socket
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
+from tests.redis_servers import RedisServer
 
 # Property tests check behaviour, never speed: no per-example deadline, so a busy CI machine
 # cannot turn a slow example into a failure. HYPOTHESIS_PROFILE=thorough runs more examples.
@@ -45,3 +51,29 @@ async def prefix(redis_url: str) -> AsyncIterator[str]:
             await client.delete(*keys[start : start + 1000])
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+def redis_servers(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
+    """Starts private redis-servers: ``redis_servers("--appendonly", "yes")``; all are
+    killed at the end of the test."""
+    binary = os.environ.get("TOOLRELAY_TEST_REDIS_SERVER") or shutil.which("redis-server")
+    if not binary:
+        pytest.skip("needs a redis-server binary (TOOLRELAY_TEST_REDIS_SERVER or on PATH)")
+    started: list[RedisServer] = []
+
+    def start(*settings: str) -> RedisServer:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        folder = tmp_path / f"redis-{port}"
+        folder.mkdir()
+        server = RedisServer(binary=binary, folder=folder, port=port, settings=list(settings))
+        server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        if server.process is not None and server.process.poll() is None:
+            server.kill()

@@ -3,7 +3,9 @@
 Every unit of work runs in a worker thread (the event loop never blocks on the disk) under a
 lock, inside one ``BEGIN IMMEDIATE`` transaction: concurrent callers never interleave, and a
 reader never sees half of a write. SQLite and file-system failures become
-:class:`~toolrelay.exceptions.StorageError`.
+:class:`~toolrelay.exceptions.StorageError`. Stores pass text through
+:func:`~toolrelay._storable.to_store`, so text from a model is never refused; should any text
+still fail to encode, that is a ``StorageError`` too.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class SqliteStore:
                         raise
                     db.execute("COMMIT")
                     return value
-                except (sqlite3.Error, OSError) as exc:
+                except (sqlite3.Error, OSError, UnicodeError) as exc:
                     raise StorageError(
                         f"{self._label} database {str(self.path)!r} failed: {exc}"
                     ) from exc

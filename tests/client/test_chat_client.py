@@ -13,10 +13,13 @@ from toolrelay.client import (
     ChatClientResponse,
     ToolCallingAdvisor,
     ToolLoopState,
+    ToolSearchAdvisor,
 )
 from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ModelResponseError
+from toolrelay.execution import ApprovalInterceptor, ToolCallingManager
 from toolrelay.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions
+from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.testing import RecordingAdvisor, ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, tool
 
@@ -193,6 +196,115 @@ def test_without_tool_calling_tool_calls_come_back_unexecuted() -> None:
     )
     assert response.tool_loop is None
     assert model.tool_names_shown(0) == ["greet"]
+
+
+# --- no setting is silently dropped ------------------------------------------------------------
+
+
+@tool(name="refund.issue", destructive=True)
+def issue_refund(order_id: str) -> str:
+    """Refund an order in full."""
+    REFUNDS.append(order_id)
+    return f"refunded {order_id}"
+
+
+REFUNDS: list[str] = []
+
+
+def approving_manager() -> ToolCallingManager:
+    return ToolCallingManager(interceptors=[ApprovalInterceptor(destructive=True)])
+
+
+def test_a_builder_manager_next_to_a_loop_advisor_is_refused_at_build() -> None:
+    model = ScriptedModel([tool_call_response(("refund__issue", {"order_id": "A"})), "done"])
+    search = ToolSearchAdvisor([issue_refund], index=BM25ToolIndex(), always_on=["refund.issue"])
+    builder = ChatClient.builder(model).default_advisors(search)
+    with pytest.raises(
+        ConfigurationError, match=r"ToolSearchAdvisor\(\.\.\., tool_calling_manager"
+    ):
+        builder.tool_calling_manager(approving_manager()).build()
+    # Given where it is honoured, the manager's approval holds the destructive call back.
+    REFUNDS.clear()
+    search = ToolSearchAdvisor(
+        [issue_refund],
+        index=BM25ToolIndex(),
+        always_on=["refund.issue"],
+        tool_calling_manager=approving_manager(),
+    )
+    client = ChatClient.builder(model).default_advisors(search).build()
+    response = client.prompt("refund A").conversation("c1").call()
+    assert [p.tool_name for p in response.pending_approvals] == ["refund.issue"]
+    assert REFUNDS == []
+
+
+@pytest.mark.parametrize(
+    ("configure", "conflict"),
+    [
+        (
+            lambda b: b.default_advisors(ToolCallingAdvisor()).tool_calling_manager(
+                approving_manager()
+            ),
+            "runs the loop with its own manager",
+        ),
+        (
+            lambda b: b.default_advisors(ToolCallingAdvisor()).tool_calling(False),
+            "switches the tool loop off",
+        ),
+        (
+            lambda b: b.tool_calling_manager(approving_manager()).tool_calling(False),
+            "switches it off",
+        ),
+        (lambda b: b.default_advisors(ToolCallingAdvisor(), ToolCallingAdvisor()), "exactly one"),
+    ],
+)
+def test_conflicting_defaults_are_refused_at_build(configure: Any, conflict: str) -> None:
+    with pytest.raises(ConfigurationError, match=conflict):
+        configure(ChatClient.builder(ScriptedModel([]))).build()
+
+
+@pytest.mark.parametrize(
+    ("configure", "conflict"),
+    [
+        (
+            lambda b: b.tool_calling_manager(approving_manager()),
+            "runs the loop with its own manager",
+        ),
+        (lambda b: b.tool_calling(False), "switches the tool loop off"),
+    ],
+)
+def test_a_request_loop_advisor_that_would_drop_a_default_is_refused(
+    configure: Any, conflict: str
+) -> None:
+    client = configure(ChatClient.builder(ScriptedModel(["x"]))).build()
+    with pytest.raises(ConfigurationError, match=conflict):
+        client.prompt("hi").advisors(ToolCallingAdvisor()).call()
+
+
+def test_tool_names_without_a_loop_to_resolve_them_are_refused() -> None:
+    client = ChatClient.builder(ScriptedModel(["x"])).tool_calling(False).build()
+    with pytest.raises(ConfigurationError, match="tool_names"):
+        client.prompt("hi").options(ChatOptions(tool_names=("greet",))).call()
+
+
+@pytest.mark.parametrize(
+    "add",
+    [
+        lambda spec: spec.system("Be brief."),
+        lambda spec: spec.response_format(City),
+        lambda spec: spec.messages(UserMessage(text="and also")),
+    ],
+)
+def test_a_resumed_request_refuses_what_it_would_ignore(add: Any) -> None:
+    model = ScriptedModel([tool_call_response(("refund__issue", {"order_id": "A"}))])
+    client = (
+        ChatClient.builder(model)
+        .default_tools(issue_refund)
+        .tool_calling_manager(approving_manager())
+        .build()
+    )
+    state = client.prompt("refund A").call().approval_state
+    with pytest.raises(ConfigurationError, match="would be ignored"):
+        add(client.prompt().resume(state)).call()
 
 
 # --- sync and async ------------------------------------------------------------------------------

@@ -28,7 +28,13 @@ from toolrelay.execution import (
     ToolCallRequest,
 )
 from toolrelay.memory import MessageWindowChatMemory
-from toolrelay.messages import AssistantMessage, ToolResponseMessage, Usage, UserMessage
+from toolrelay.messages import (
+    AssistantMessage,
+    ToolCall,
+    ToolResponseMessage,
+    Usage,
+    UserMessage,
+)
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import tool, tools_from
@@ -124,8 +130,22 @@ def test_the_loop_stops_with_the_pending_calls() -> None:
 def test_the_state_survives_a_json_round_trip() -> None:
     _, _, response = stopped_turn()
     text = response.approval_state.to_json()
-    assert json.loads(text)["format"] == "toolrelay.approval_state/1"
+    assert json.loads(text)["format"] == "toolrelay.approval_state/2"
     assert ApprovalState.from_json(text) == response.approval_state
+
+
+def test_the_json_of_a_state_is_valid_utf8_whatever_the_model_wrote() -> None:
+    # Lone surrogates (UTF-8 cannot encode them) in the call id, the arguments and the text.
+    issue = ToolCall(
+        id="c\ud83d", name="refund.issue", arguments='{"order_id": "A\\ud83d", "amount": 5}'
+    )
+    client = client_for(ScriptedModel([tool_call_response(issue)]), Desk())
+    text = client.prompt("Refund A\udc00").call().approval_state.to_json()
+    text.encode("utf-8")  # storable anywhere text goes
+    state = ApprovalState.from_json(text)
+    assert state.pending[0].call == issue
+    assert dict(state.pending[0].arguments) == {"order_id": "A\ud83d", "amount": 5}
+    assert state.history[-1] == UserMessage(text="Refund A\udc00")
 
 
 def resume_elsewhere(decisions: dict[str, Any], *replies: Any) -> tuple[Desk, ScriptedModel, Any]:
@@ -331,4 +351,134 @@ async def test_tool_search_turns_stop_and_resume() -> None:
         client.prompt().resume(saved, {pending.call_id: Approve()}).conversation("c1").acall()
     )
     assert answer.content() == "Refunded A1."
+    assert desk.refunds == [("A1", 500)]
+
+
+# --- a decision binds to exactly one call, as it was shown ---------------------------------------
+
+
+def refund_call(call_id: str, order_id: str, amount: int) -> ToolCall:
+    arguments = json.dumps({"order_id": order_id, "amount": amount})
+    return ToolCall(id=call_id, name="refund.issue", arguments=arguments)
+
+
+def test_calls_sharing_an_id_wait_under_ids_of_their_own() -> None:
+    # Models repeat ids: approving one call must not run the other.
+    small, large = refund_call("call_1", "A", 100), refund_call("call_1", "B", 990_000)
+    stopped = client_for(ScriptedModel([tool_call_response(small, large)]), Desk())
+    response = stopped.prompt("Refund A and B").call()
+    first, second = response.pending_approvals
+    assert first.call_id != second.call_id
+    assert (dict(first.arguments)["order_id"], dict(second.arguments)["order_id"]) == ("A", "B")
+
+    desk = Desk()
+    client = client_for(ScriptedModel(["Refunded A; B waits."]), desk)
+    again = client.prompt().resume(response.approval_state, {first.call_id: Approve()}).call()
+    assert desk.refunds == [("A", 100)]
+    assert [p.call_id for p in again.pending_approvals] == [second.call_id]
+
+
+def test_ids_repeated_from_an_earlier_round_are_renamed_too() -> None:
+    model = ScriptedModel(
+        [
+            tool_call_response(
+                ToolCall(id="x", name="orders.lookup", arguments='{"order_id": "A"}')
+            ),
+            tool_call_response(refund_call("x", "A", 100)),
+        ]
+    )
+    response = client_for(model, Desk()).prompt("Refund A").call()
+    (pending,) = response.pending_approvals
+    first_round = response.approval_state.history[-2]
+    assert isinstance(first_round, AssistantMessage)
+    assert pending.call_id != first_round.tool_calls[0].id == "x"
+
+
+def edited(state_json: str, change: Any) -> str:
+    data = json.loads(state_json)
+    change(data)
+    return json.dumps(data)
+
+
+def test_a_state_edited_to_run_other_arguments_than_it_shows_is_refused() -> None:
+    _, _, stopped = stopped_turn()
+    saved = stopped.approval_state.to_json()
+
+    def run_other(data: dict[str, Any]) -> None:
+        data["assistant"]["tool_calls"][1]["arguments"] = '{"order_id": "B", "amount": 990000}'
+        data["pending"][0]["call"]["arguments"] = '{"order_id": "B", "amount": 990000}'
+
+    def show_other(data: dict[str, Any]) -> None:
+        data["pending"][0]["arguments"] = {"order_id": "A1", "amount": 5}
+
+    def repeat_ids(data: dict[str, Any]) -> None:
+        data["assistant"]["tool_calls"][0]["id"] = "call_2"
+        data["answered"][0]["call"]["id"] = "call_2"
+
+    for change in (run_other, show_other, repeat_ids):
+        with pytest.raises(LoadError, match="refused"):
+            ApprovalState.from_json(edited(saved, change))
+    desk = Desk()
+    with pytest.raises(LoadError):
+        client_for(ScriptedModel([]), desk).prompt().resume(edited(saved, show_other), {})
+    assert desk.refunds == []
+
+
+def test_a_decision_keyed_by_what_was_shown_applies_to_nothing_else() -> None:
+    _, _, stopped = stopped_turn()
+    (shown,) = stopped.pending_approvals
+    saved = stopped.approval_state.to_json()
+
+    def other_refund(data: dict[str, Any]) -> None:  # consistent: shows and runs B
+        other = '{"order_id": "B", "amount": 990000}'
+        data["assistant"]["tool_calls"][1]["arguments"] = other
+        data["pending"][0]["call"]["arguments"] = other
+        data["pending"][0]["arguments"] = json.loads(other)
+
+    desk = Desk()
+    client = client_for(ScriptedModel(["Done."]), desk)
+    with pytest.raises(ConfigurationError, match="applies only to the call it was shown"):
+        client.prompt().resume(edited(saved, other_refund), {shown: Approve()})
+    assert client.prompt().resume(saved, {shown: Approve()}).call().content() == "Done."
+    assert desk.refunds == [("A1", 500)]
+
+
+def test_a_decision_does_not_apply_to_a_call_that_now_runs_another_tool() -> None:
+    _, _, stopped = stopped_turn()
+
+    def shown_as_lookup(data: dict[str, Any]) -> None:
+        data["pending"][0]["tool_name"] = "orders.lookup"
+
+    saved = edited(stopped.approval_state.to_json(), shown_as_lookup)
+    desk = Desk()
+    again = client_for(ScriptedModel([]), desk).prompt().resume(saved, {"call_2": Approve()}).call()
+    assert desk.refunds == []  # asked about again, and deferred again
+    assert [(p.call_id, p.tool_name) for p in again.pending_approvals] == [
+        ("call_2", "refund.issue")
+    ]
+
+
+def test_a_state_resumes_only_in_its_own_tenant_and_conversation() -> None:
+    model = ScriptedModel([tool_call_response(ISSUE)])
+    stopped = (
+        client_for(model, Desk())
+        .prompt("Refund A1")
+        .conversation("c1")
+        .tool_context({"tenant_id": "acme"})
+        .call()
+    )
+    saved = stopped.approval_state.to_json()
+    assert json.loads(saved)["conversation"] == "tenant:acme:c1"
+    desk = Desk()
+    client = client_for(ScriptedModel(["Refunded."]), desk)
+    decisions = {"call_1": Approve()}
+    for conversation, tenant in [("c1", "globex"), ("c2", "acme"), ("c1", None)]:
+        spec = client.prompt().resume(saved, decisions).conversation(conversation)
+        if tenant is not None:
+            spec = spec.tool_context({"tenant_id": tenant})
+        with pytest.raises(ConfigurationError, match="belongs to another conversation"):
+            spec.call()
+    assert desk.refunds == []
+    resumed = client.prompt().resume(saved, decisions).conversation("c1")
+    assert resumed.tool_context({"tenant_id": "acme"}).call().content() == "Refunded."
     assert desk.refunds == [("A1", 500)]

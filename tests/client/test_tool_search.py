@@ -454,7 +454,8 @@ async def test_the_key_can_come_from_the_tool_context(desk: Desk) -> None:
     await client.prompt("go").tool_context({"tenant_id": "acme"}).acall()
     await client.prompt("go").tool_context({"tenant_id": "acme"}).acall()
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND]
-    assert await advisor.session_store.get("acme") == (REFUND,)
+    # Kept, like every conversation key, within the tenant (the default scope).
+    assert await advisor.session_store.get("tenant:acme:acme") == (REFUND,)
     with pytest.raises(ConfigurationError, match="conversation_key function"):
         await client.prompt("go").acall()
 

@@ -187,6 +187,16 @@ async def test_max_results_category_and_defaults_reach_the_index() -> None:
     assert [r.max_results for r in searcher.records] == [2, 3, 10]
 
 
+async def test_a_query_with_a_lone_surrogate_reaches_the_index_as_valid_unicode() -> None:
+    # Embedders and tokenizers refuse half an emoji ("\\ud83d" in the model's JSON).
+    index = RecordingIndex()
+    searcher = ToolSearcher(index=index, allowed=None, max_results=3)
+    await searcher.as_tool().call('{"query": "refund \\ud83d \\ud83d\\ude00"}')
+    assert index.requests[0].query == "refund \ufffd \U0001f600"
+    (record,) = searcher.records
+    assert record.query == "refund \ud83d \U0001f600"  # the report keeps what the model wrote
+
+
 async def test_the_permitted_view_limits_the_answer() -> None:
     searcher = ToolSearcher(
         index=bm25(), allowed=lambda name: not name.startswith("billing."), max_results=5

@@ -205,6 +205,30 @@ async def test_json_lines_sink_appends_one_object_per_record(tmp_path: Path) -> 
     assert datetime.fromisoformat(rows[0]["timestamp"]).tzinfo is not None
 
 
+async def test_text_utf8_cannot_encode_is_recorded_as_json_escapes(tmp_path: Path) -> None:
+    # A model's lone surrogates in the call id and the arguments, and one in the context.
+    path = tmp_path / "audit.jsonl"
+    sink = AuditInterceptor(JsonLinesAuditSink(path), include_arguments=True)
+    manager = ToolCallingManager(interceptors=[sink])
+    prompt = Prompt(
+        messages=(UserMessage(text="refund"),),
+        options=ChatOptions(
+            tools=(FunctionTool.from_function(refund),), tool_context={"user_id": "u\udc00"}
+        ),
+    )
+    call = ToolCall(
+        id="c\ud83d", name="payments.refund", arguments='{"payment_id": "p\\ud83d", "amount": 1}'
+    )
+    result = await manager.execute_tool_calls(prompt, tool_call_response(call))
+    assert result.outcomes[0].ok
+    line = path.read_text(encoding="utf-8")
+    assert "\\ud83d" in line  # an escape: the file is valid UTF-8
+    row = json.loads(line)
+    assert (row["call_id"], row["user_id"]) == ("c\ud83d", "u\udc00")
+    assert row["arguments"] == {"payment_id": "p\ud83d", "amount": 1}
+    assert row["arguments_sha256"] == arguments_digest({"payment_id": "p\ud83d", "amount": 1})
+
+
 async def test_logging_sink_logs_the_record(caplog: pytest.LogCaptureFixture) -> None:
     sink = LoggingAuditSink("tests.audit")
     with caplog.at_level(logging.INFO, logger="tests.audit"):

@@ -43,6 +43,19 @@ async def test_save_replaces_and_delete_forgets() -> None:
         assert await repository.find_by_conversation_id("b") == []
 
 
+async def test_conversation_ids_utf8_cannot_encode_are_kept_exactly(tmp_path: Path) -> None:
+    half, other = "c-\ud83d", "c-\ude00"  # lone surrogates: UTF-8 cannot encode them
+    with SqliteChatMemoryRepository(tmp_path / "m.db") as repository:
+        await repository.save_all(half, EVERY_KIND)
+        await repository.save_all(other, EVERY_KIND[:1])
+        await repository.save_all("plain", EVERY_KIND[:2])
+        assert await repository.find_conversation_ids() == sorted([half, other, "plain"])
+        assert await repository.find_by_conversation_id(half) == EVERY_KIND
+        await repository.delete_by_conversation_id(other)
+        assert await repository.find_by_conversation_id(other) == []
+        assert await repository.find_conversation_ids() == sorted([half, "plain"])
+
+
 async def test_concurrent_conversations_do_not_mix(tmp_path: Path) -> None:
     repository = SqliteChatMemoryRepository(tmp_path / "m.db")
     memory = MessageWindowChatMemory(repository, max_messages=50)

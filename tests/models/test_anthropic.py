@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -87,6 +88,27 @@ def prompt(*messages: Any, **options: Any) -> Prompt:
 
 
 # --- request bodies ---------------------------------------------------------------------------
+
+
+async def test_lone_surrogates_in_the_history_are_sent_as_replacement_characters() -> None:
+    # A model's half emoji ("\\ud83d" in its JSON) echoed back by a tool: UTF-8 cannot encode
+    # it, so it goes out as U+FFFD; a high and low surrogate side by side go out as their emoji.
+    server = MockServer(json_reply(message(text("ok"))))
+    model = make_model(server)
+    call = ToolCall(id="c\ud83d", name="refund.retry", arguments='{"refund_id": "\ud83d"}')
+    await model.call(
+        prompt(
+            UserMessage(text="hi \ud83d and \ud83d\ude00"),
+            AssistantMessage(tool_calls=(call,)),
+            ToolResponseMessage(
+                responses=(ToolResponse(id="c\ud83d", name="refund.retry", data="x\udc00"),)
+            ),
+        )
+    )
+    sent = json.dumps(server.body, ensure_ascii=False)
+    assert "hi \ufffd and \U0001f600" in sent
+    assert "\ud83d" not in sent
+    assert sent.count('"c_"') == 2  # Anthropic's id characters; the call and answer still pair
 
 
 async def test_request_has_system_tools_and_required_max_tokens() -> None:

@@ -41,6 +41,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples.refund_desk import REQUIRED_TOOLS, build_catalog
 
 
+async def test_options_it_cannot_honour_are_refused_not_ignored(tmp_path: Path) -> None:
+    model = LlamaCppChatModel(tmp_path / "never-loaded.gguf")
+    tools = (FunctionTool.from_function(current_weather),)
+
+    async def ask(**options: Any) -> None:
+        await model.call(Prompt(messages=(UserMessage(text="hi"),), options=ChatOptions(**options)))
+
+    with pytest.raises(ConfigurationError, match="cannot switch it"):
+        await ask(model="gpt-4.1")
+    with pytest.raises(ConfigurationError, match="means nothing to llama"):
+        await ask(tools=tools, extras={"tool_choice": {"type": "function"}})
+    with pytest.raises(ConfigurationError, match="offers no tools"):
+        await ask(extras={"tool_choice": "required"})
+    # Options it can honour pass; only then does it look for the model file.
+    with pytest.raises(ConfigurationError, match="no GGUF model at"):
+        await ask(model=model.name, tools=tools, extras={"tool_choice": "required"})
+
+
 @tool(name="weather.current")
 def current_weather(city: str, unit: Literal["c", "f"] = "c") -> dict[str, Any]:
     """Get the current weather of a city.

@@ -53,6 +53,19 @@ async def test_reserve_complete_replay(store: RedisIdempotencyStore) -> None:
     assert (await store.reserve("k", owner="c", lease=60)).result == "paid #1"
 
 
+async def test_keys_and_results_utf8_cannot_encode_are_kept_exactly(
+    store: RedisIdempotencyStore,
+) -> None:
+    # A function key built from the model's arguments, and a result echoing them.
+    key, result = "refund:\ud83d", "refunded \ud83d\ude00 and \udfff"
+    assert (await store.reserve(key, owner="a", lease=60)).status is ACQUIRED
+    assert (await store.reserve("refund:\ude00", owner="b", lease=60)).status is ACQUIRED
+    await store.complete(key, owner="a", result=result)
+    replay = await store.reserve(key, owner="c", lease=60)
+    assert replay.status is COMPLETED
+    assert replay.result == result
+
+
 async def test_release_frees_only_the_owners_reservation(store: RedisIdempotencyStore) -> None:
     await store.reserve("k", owner="a", lease=60)
     await store.release("k", owner="b")

@@ -61,6 +61,19 @@ async def test_conversation_ids_are_sorted_and_deletes_forget(
     assert await repo.find_conversation_ids() == sorted(["b", "ä", "B"])
 
 
+async def test_conversation_ids_utf8_cannot_encode_are_kept_exactly(
+    repo: RedisChatMemoryRepository,
+) -> None:
+    half, other = "c-\ud83d", "c-\ude00"  # lone surrogates: UTF-8 cannot encode them
+    await repo.save_all(half, EVERY_KIND)
+    assert await repo.append(other, EVERY_KIND[:2], keep_last=1) == 1
+    assert await repo.find_conversation_ids() == sorted([half, other])
+    assert await repo.find_by_conversation_id(half) == EVERY_KIND
+    assert await repo.find_last(other, 5) == EVERY_KIND[1:2]
+    await repo.delete_by_conversation_id(half)
+    assert await repo.find_conversation_ids() == [other]
+
+
 async def test_long_conversations_are_saved_whole(repo: RedisChatMemoryRepository) -> None:
     messages: list[Message] = [UserMessage(text=f"m{i}") for i in range(2500)]
     await repo.save_all("c1", messages)

@@ -54,6 +54,18 @@ async def test_unicode_and_many_names_round_trip(store: RedisSessionStore) -> No
     assert await store.get("c1") == tuple(names)
 
 
+async def test_keys_and_names_utf8_cannot_encode_are_kept_exactly(
+    store: RedisSessionStore,
+) -> None:
+    half, other = "c-\ud83d", "c-\ude00"  # lone surrogates: UTF-8 cannot encode them
+    assert await store.add(half, ["a\ud83d", "b", "a\ud83d"]) == ("a\ud83d", "b")
+    await store.replace(other, ["z\ude00"])
+    assert await store.get(half) == ("a\ud83d", "b")
+    assert await store.get(other) == ("z\ude00",)
+    await store.delete(half)
+    assert await store.get(half) == ()
+
+
 async def test_concurrent_adds_keep_every_name_once_in_each_adders_order(
     redis_url: str, prefix: str
 ) -> None:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
+from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor, tenant_scope
 from toolrelay.execution import IdempotencyInterceptor, ToolCallingManager
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import ChatResponse, ToolCall, ToolResponseMessage, UserMessage
@@ -184,9 +184,14 @@ class Turn:
     text: str
     tool_delay: float = 0.0
 
+    @property
+    def key(self) -> str:
+        """Where the conversation is kept: its id within its tenant (the default scope)."""
+        return tenant_scope(self.conversation, ToolContext(tenant_id=self.tenant))
+
 
 async def play(stack: Stack, turns: Sequence[Turn]) -> list[tuple[str, str]]:
-    """Run turns concurrently; (conversation, answer or "error:<ExceptionType>: ...") each."""
+    """Run turns concurrently; (turn.key, answer or "error:<ExceptionType>: ...") each."""
 
     async def one(turn: Turn) -> tuple[str, str]:
         context = {"tenant_id": turn.tenant, "role": turn.role, "tool_delay": turn.tool_delay}
@@ -198,8 +203,8 @@ async def play(stack: Stack, turns: Sequence[Turn]) -> list[tuple[str, str]]:
                 .acall()
             )
         except Exception as exc:
-            return turn.conversation, f"error:{type(exc).__name__}: {exc}"
-        return turn.conversation, response.content() or ""
+            return turn.key, f"error:{type(exc).__name__}: {exc}"
+        return turn.key, response.content() or ""
 
     return list(await asyncio.gather(*(one(t) for t in turns)))
 

@@ -1,4 +1,8 @@
-"""1,000 concurrent conversations on 4 worker processes: no leaks, no loss, no double runs."""
+"""1,000 concurrent conversations on 4 worker processes: no leaks, no loss, no double runs.
+
+The four tenants use the same conversation ids (``c0`` ... ``c249`` each): a conversation is
+told apart by its tenant, never by its id alone.
+"""
 
 from __future__ import annotations
 
@@ -23,8 +27,9 @@ def conversations() -> list[Turn]:
         role = "viewer" if n % 5 == 0 else "agent"
         # Pairs (n, n + 4) share a tenant; the first SHARED_REFUNDS of them share a refund id.
         refund = f"r-{n - 4}" if 4 <= n < 4 + SHARED_REFUNDS and (n // 4) % 2 else f"r-{n}"
+        conversation = f"c{n // len(TENANTS)}"  # each id is used by every tenant
         turns.append(
-            Turn(conversation=f"{tenant}:c{n}", tenant=tenant, role=role, text=f"refund {refund}")
+            Turn(conversation=conversation, tenant=tenant, role=role, text=f"refund {refund}")
         )
     return turns
 
@@ -62,17 +67,18 @@ async def test_many_conversations_over_four_workers(
         (f"{t.tenant}.refund_order", t.text.split()[-1]) for t in turns if t.role == "agent"
     }
     assert set(runs) == expected  # every permitted refund ran exactly once; viewers' never
-    for conversation, answer in answers:
-        tenant = conversation.split(":")[0]
-        assert tenant in answer or answer.startswith("no refund tool"), answer
+    tenant_of = {t.key: t.tenant for t in turns}
+    assert len(tenant_of) == CONVERSATIONS
+    for key, answer in answers:
+        assert tenant_of[key] in answer or answer.startswith("no refund tool"), answer
 
     repository = RedisChatMemoryRepository(redis_url, prefix=prefix)
     for turn in turns:
-        messages = await repository.find_by_conversation_id(turn.conversation)
+        messages = await repository.find_by_conversation_id(turn.key)
         questions = [m.text for m in messages if isinstance(m, UserMessage)]
         replies = [m.text for m in messages if isinstance(m, AssistantMessage) and m.text]
-        assert questions == [turn.text, turn.text], turn.conversation  # no message lost
-        assert len(replies) == 2, turn.conversation
+        assert questions == [turn.text, turn.text], turn.key  # none lost, none of another's
+        assert len(replies) == 2, turn.key
     await repository.aclose()
 
     with capsys.disabled():

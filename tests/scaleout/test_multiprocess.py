@@ -17,7 +17,7 @@ async def test_alternate_turns_see_the_same_tools_and_memory(redis_url: str, pre
 
     workers = Workers(2, redis_url=redis_url, prefix=prefix)
     try:
-        turn = Turn(conversation="acme:c1", tenant="acme", role="agent", text="refund r-1")
+        turn = Turn(conversation="c1", tenant="acme", role="agent", text="refund r-1")
         first = workers.run([[turn], []])[0]
         assert first["answers"][0][1].startswith("done r-1")
         second = workers.run([[], [turn]])[1]
@@ -36,10 +36,10 @@ async def test_alternate_turns_see_the_same_tools_and_memory(redis_url: str, pre
 
     sessions = RedisSessionStore(redis_url, prefix=prefix)
     repository = RedisChatMemoryRepository(redis_url, prefix=prefix)
-    discovered = await sessions.get("acme:c1")
+    discovered = await sessions.get(turn.key)
     assert discovered[0] == "acme.refund_order"
     assert all(name.split(".")[0] in ("acme", "shared") for name in discovered)
-    messages = await repository.find_by_conversation_id("acme:c1")
+    messages = await repository.find_by_conversation_id(turn.key)
     users = [m.text for m in messages if isinstance(m, UserMessage)]
     assert users == ["refund r-1"] * 3  # every turn's question, from both processes, in order
     await sessions.aclose()

@@ -16,6 +16,7 @@ from toolrelay.client import (
     ChatClient,
     LoopStop,
     MessageChatMemoryAdvisor,
+    tenant_scope,
 )
 from toolrelay.execution import ToolCallStatus
 from toolrelay.memory import (
@@ -244,7 +245,8 @@ def memory_advisor(inside: bool, repository: Any = None) -> MessageChatMemoryAdv
 
 
 async def stored(advisor: MessageChatMemoryAdvisor) -> list[Message]:
-    return await advisor.chat_memory.get("triage-1")
+    # Kept within the request's tenant, as every conversation is.
+    return await advisor.chat_memory.get(tenant_scope("triage-1", ToolContext(CONTEXT)))
 
 
 # --- the loop ----------------------------------------------------------------------------------

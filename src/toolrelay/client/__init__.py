@@ -9,6 +9,8 @@
   the texts it shows the model come in the catalog's language (:class:`SearchTexts`).
 - :class:`ApprovalState` — a turn stopped for a person's approval (finish reason
   ``"approvalRequired"``), resumed with ``client.prompt().resume(state, decisions)``.
+- :mod:`~toolrelay.client.conversations` — the key a conversation's memory, discovered
+  tools and approval state are kept under: the id scoped by tenant (:func:`tenant_scope`).
 """
 
 from toolrelay.client.advisor import (
@@ -24,6 +26,13 @@ from toolrelay.client.advisor import (
     StreamAdvisor,
 )
 from toolrelay.client.chat_client import ChatClient, ChatClientBuilder, ChatClientRequestSpec
+from toolrelay.client.conversations import (
+    CONVERSATION_SCOPE,
+    ConversationScope,
+    scoped_key,
+    tenant_scope,
+    unscoped,
+)
 from toolrelay.client.deferred_approval import (
     APPROVAL_STATE_KEY,
     ApprovalState,
@@ -75,6 +84,7 @@ from toolrelay.client.tool_search_access import (
 __all__ = [
     "APPROVAL_REQUIRED_FINISH_REASON",
     "APPROVAL_STATE_KEY",
+    "CONVERSATION_SCOPE",
     "DEFAULT_MAX_MODEL_CALLS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MIN_RELATIVE_SCORE",
@@ -104,6 +114,7 @@ __all__ = [
     "ChatClientRequestSpec",
     "ChatClientResponse",
     "ConversationKey",
+    "ConversationScope",
     "EligibilityChecker",
     "HistoryAdvisor",
     "InMemorySessionStore",
@@ -130,7 +141,10 @@ __all__ = [
     "approval_state",
     "has_tool_calls",
     "parse_entity",
+    "scoped_key",
+    "tenant_scope",
     "text_chunk",
     "tool_loop_report",
     "tool_search_report",
+    "unscoped",
 ]

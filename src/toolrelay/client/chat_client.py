@@ -22,6 +22,14 @@ name are an error), options, tool context and advisor parameters are merged with
 winning. Every client has exactly one tool-calling advisor: a default
 :class:`~toolrelay.client.tool_calling.ToolCallingAdvisor` unless one (or a subclass) is given
 as an advisor, or tool calling is switched off with ``.tool_calling(False)``.
+
+No setting is silently dropped: one that nothing would honour is a
+:class:`~toolrelay.exceptions.ConfigurationError` naming the conflict, raised by ``build()``
+for the client's defaults and when a request runs for its own settings. A builder's
+``tool_calling_manager`` is the default loop's, so it conflicts with a loop advisor given
+(which has a manager of its own) and with ``tool_calling(False)``; a loop advisor conflicts
+with ``tool_calling(False)``; ``tool_names`` need a loop to resolve them; a resumed request
+takes no new system text, messages or response format.
 """
 
 from __future__ import annotations
@@ -32,12 +40,13 @@ from typing import Any
 
 from toolrelay._sync import run_sync
 from toolrelay.client.advisor import Advisor, AdvisorChain
-from toolrelay.client.deferred_approval import RESUME_KEY, ApprovalState, Resumption
+from toolrelay.client.conversations import CONVERSATION_SCOPE, ConversationScope
+from toolrelay.client.deferred_approval import RESUME_KEY, ApprovalState, Decisions, Resumption
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.responses import CallResponse, StreamResponse, format_instructions
 from toolrelay.client.tool_calling import ToolCallingAdvisor
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ApprovalDecision, ToolCallingManager
+from toolrelay.execution import ToolCallingManager
 from toolrelay.memory.base import CONVERSATION_ID
 from toolrelay.messages import Message, SystemMessage, UserMessage
 from toolrelay.models.base import ChatModel
@@ -97,13 +106,7 @@ class ChatClient:
 
     def _advisors(self, extra: Sequence[Advisor]) -> list[Advisor]:
         advisors = [*self._defaults.advisors, *extra]
-        loops = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
-        if len(loops) > 1:
-            names = ", ".join(repr(a.name) for a in loops)
-            raise ConfigurationError(
-                f"a client runs exactly one tool-calling advisor, but {len(loops)} were given "
-                f"({names}); keep one"
-            )
+        loops = _check_loops(self._defaults, advisors)
         if not loops and self._defaults.tool_calling:
             advisors.append(self._default_tool_advisor)
         return advisors
@@ -111,10 +114,22 @@ class ChatClient:
     def _request(self, spec: ChatClientRequestSpec) -> tuple[ChatClientRequest, AdvisorChain]:
         defaults = self._defaults
         resume = spec._resume
-        if resume is not None and (spec._user is not None or spec._messages):
-            raise ConfigurationError(
-                "a resumed request continues the stopped turn: give it no new messages"
-            )
+        if resume is not None:
+            given = [
+                name
+                for name, value in (
+                    (".user()", spec._user),
+                    (".messages()", spec._messages or None),
+                    (".system()", spec._system),
+                    (".response_format()", spec._response_format),
+                )
+                if value is not None
+            ]
+            if given:
+                raise ConfigurationError(
+                    "a resumed request continues the stopped turn with its own messages, so "
+                    f"{', '.join(given)} would be ignored: give it no new messages"
+                )
         messages: list[Message] = []
         system = spec._system if spec._system is not None else defaults.system
         if system:
@@ -145,8 +160,15 @@ class ChatClient:
             prompt=Prompt(messages=tuple(messages), options=options), context=context
         )
         advisors = self._advisors(spec._advisors)
-        if resume is not None and not any(isinstance(a, ToolCallingAdvisor) for a in advisors):
+        has_loop = any(isinstance(a, ToolCallingAdvisor) for a in advisors)
+        if resume is not None and not has_loop:
             raise ConfigurationError("resuming a turn needs a tool-calling advisor")
+        if options.tool_names and not has_loop:
+            raise ConfigurationError(
+                f"tool_names {list(options.tool_names)} are resolved by the tool-calling "
+                "advisor, and this client has none (.tool_calling(False)): they would reach "
+                "no model; give the tools themselves with .tools(...)"
+            )
         return request, AdvisorChain.for_model(self.model, advisors)
 
     async def _call(self, spec: ChatClientRequestSpec) -> ChatClientResponse:
@@ -194,6 +216,20 @@ class ChatClientBuilder:
         """Advisor parameters of every request (e.g. ``conversation_id``)."""
         return self._set(advisor_params={**self._defaults.advisor_params, **params})
 
+    def conversation_scope(self, scope: ConversationScope) -> ChatClientBuilder:
+        """Where conversations are kept: ``scope(conversation_id, tool_context) -> key``.
+
+        Memory, discovered tools and approval states are all kept under that key (see
+        :mod:`~toolrelay.client.conversations`); the default, ``tenant_scope``, keeps each
+        tenant's conversations apart. Sets the ``conversation_scope`` advisor parameter.
+
+        Raises:
+            ConfigurationError: ``scope`` is not callable.
+        """
+        if not callable(scope):
+            raise ConfigurationError(f"conversation_scope needs a function, not {scope!r}")
+        return self.default_advisor_params(**{CONVERSATION_SCOPE: scope})
+
     def default_options(self, options: ChatOptions) -> ChatClientBuilder:
         """Options of every request, merged with what was set before."""
         return self._set(options=self._defaults.options.merged_with(options))
@@ -211,8 +247,51 @@ class ChatClientBuilder:
         return self._set(tool_calling=enabled)
 
     def build(self) -> ChatClient:
-        """The client."""
+        """The client.
+
+        Raises:
+            ConfigurationError: Settings conflict, so one would be ignored: a
+                ``tool_calling_manager`` next to a loop advisor given (it has its own
+                manager) or with ``tool_calling(False)``, a loop advisor with
+                ``tool_calling(False)``, or two loop advisors.
+        """
+        _check_loops(self._defaults, self._defaults.advisors)
         return ChatClient(self._model, self._defaults)
+
+
+def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolCallingAdvisor]:
+    """The loop advisors among ``advisors``, when the client's settings can all be honoured.
+
+    Raises:
+        ConfigurationError: Two loop advisors; a loop advisor given while tool calling is
+            off; the builder's manager given while a loop advisor (with a manager of its own)
+            runs the loop, or while tool calling is off.
+    """
+    loops = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
+    names = ", ".join(f"{type(a).__name__} {a.name!r}" for a in loops)
+    if len(loops) > 1:
+        raise ConfigurationError(
+            f"a client runs exactly one tool-calling advisor, but {len(loops)} were given "
+            f"({names}); keep one"
+        )
+    if loops and not defaults.tool_calling:
+        raise ConfigurationError(
+            f".tool_calling(False) switches the tool loop off, but {names} was given and "
+            "runs one; remove one of the two"
+        )
+    if defaults.tool_calling_manager is not None and loops:
+        raise ConfigurationError(
+            f".tool_calling_manager(...) sets the manager of the default tool loop, but "
+            f"{names} runs the loop with its own manager, so the builder's would be "
+            f"ignored; give the manager to it ({type(loops[0]).__name__}(..., "
+            "tool_calling_manager=manager)) instead"
+        )
+    if defaults.tool_calling_manager is not None and not defaults.tool_calling:
+        raise ConfigurationError(
+            ".tool_calling_manager(...) sets the manager of the default tool loop, but "
+            ".tool_calling(False) switches it off; remove one of the two"
+        )
+    return loops
 
 
 class ChatClientRequestSpec:
@@ -290,7 +369,7 @@ class ChatClientRequestSpec:
     def resume(
         self,
         state: ApprovalState | str,
-        decisions: Mapping[str, ApprovalDecision] | None = None,
+        decisions: Decisions | None = None,
     ) -> ChatClientRequestSpec:
         """Continue a turn that stopped for approval, with people's decisions.
 
@@ -299,12 +378,17 @@ class ChatClientRequestSpec:
 
         Args:
             state: The stopped turn's ``response.approval_state``, or its JSON text.
-            decisions: By call id: ``Approve()``, ``Approve(arguments={...})`` or
-                ``Deny(reason)``. A waiting call without a decision is asked about again.
+            decisions: By call id, or by the ``PendingApproval`` the person was shown (the
+                decision then applies only if the state holds that very call and
+                arguments): ``Approve()``, ``Approve(arguments={...})`` or ``Deny(reason)``.
+                A waiting call without a decision is asked about again.
 
         Raises:
-            ConfigurationError: A decision names a call that is not waiting.
-            LoadError: ``state`` is text that is not a serialised approval state.
+            ConfigurationError: A decision names a call that is not waiting, or one it was
+                not shown. When the request runs: the state belongs to another
+                conversation or tenant.
+            LoadError: ``state`` is text that is not a serialised approval state, or one
+                whose waiting calls do not match their arguments (edited).
         """
         if isinstance(state, str):
             state = ApprovalState.from_json(state)

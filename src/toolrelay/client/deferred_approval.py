@@ -24,6 +24,20 @@ and the loop goes on as usual. The waiting round's request is rebuilt with the l
 ``before_call`` hook (so a subclass shows the same tools), but the model is not called for
 it. The state carries neither tools nor the tool context: resume with the same tools and
 interceptors, the same tool context and the same advisor parameters (conversation id).
+
+A decision binds to exactly one call and to what it was shown:
+
+- call ids are unique within a turn (the loop renames ids a model repeats), so a decision
+  by id names one call;
+- a state is consistent or refused: each waiting call is the model's call in that slot, and
+  the arguments it shows are that call's arguments (a state edited to show one refund and
+  run another is a :class:`~toolrelay.exceptions.LoadError`);
+- a decision keyed by the :class:`PendingApproval` itself (``{pending: Approve()}``) applies
+  only if the state being resumed holds that very call, arguments included;
+- a decision applies only to a call that still resolves to the tool it named; otherwise the
+  call is asked about again;
+- the state belongs to its conversation, scoped by tenant
+  (:mod:`~toolrelay.client.conversations`): resuming it under another is refused.
 """
 
 from __future__ import annotations
@@ -35,9 +49,11 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from toolrelay._storable import json_text
+from toolrelay.client.conversations import scoped_key
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.tool_loop import APPROVAL_REQUIRED_FINISH_REASON, ToolLoopState
-from toolrelay.exceptions import ConfigurationError, LoadError
+from toolrelay.exceptions import ConfigurationError, LoadError, ToolRelayError
 from toolrelay.execution import (
     ApprovalDecision,
     ApprovalStatus,
@@ -45,8 +61,10 @@ from toolrelay.execution import (
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
+    arguments_digest,
     parse_arguments,
 )
+from toolrelay.memory import CONVERSATION_ID
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -64,18 +82,20 @@ __all__ = [
     "APPROVAL_STATE_KEY",
     "RESUME_KEY",
     "ApprovalState",
+    "Decisions",
     "PendingApproval",
     "Resumption",
     "approval_required",
     "approval_state",
     "resumption_of",
+    "turn_conversation",
 ]
 
 APPROVAL_STATE_KEY = "toolrelay.approval_state"
 """Response context key of the :class:`ApprovalState` of a turn waiting for approval."""
 RESUME_KEY = "toolrelay.resume"
 """Request context key of the :class:`Resumption` that continues a turn."""
-APPROVAL_STATE_FORMAT = "toolrelay.approval_state/1"
+APPROVAL_STATE_FORMAT = "toolrelay.approval_state/2"
 """The ``format`` entry of a serialised state; other formats are refused."""
 
 
@@ -99,10 +119,21 @@ class PendingApproval:
     def __post_init__(self) -> None:
         object.__setattr__(self, "arguments", MappingProxyType(dict(self.arguments)))
 
+    def __hash__(self) -> int:
+        return hash((self.call, self.tool_name))
+
     @property
     def call_id(self) -> str:
-        """The id decisions are given by."""
+        """The id decisions are given by (unique within the turn)."""
         return self.call.id
+
+    def shows(self, other: PendingApproval) -> bool:
+        """Whether ``other`` is this very call, with the same tool and arguments."""
+        return (
+            self.call == other.call
+            and self.tool_name == other.tool_name
+            and arguments_digest(self.arguments) == arguments_digest(other.arguments)
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -116,6 +147,13 @@ class ApprovalState:
         pending: The waiting calls, in call order.
         model_calls: Model calls made in the turn so far (they count towards the limit).
         usage: Usage summed over the turn so far.
+        conversation: The key of the conversation the turn belongs to, scoped by tenant
+            (:func:`~toolrelay.client.conversations.scoped_key`); a resume under another is
+            refused. ``None`` binds to none (a state built by hand).
+
+    Raises:
+        ConfigurationError: The state is inconsistent: call ids repeat, or the waiting calls
+            are not the assistant's unanswered calls with their own arguments.
     """
 
     history: tuple[Message, ...]
@@ -124,11 +162,44 @@ class ApprovalState:
     pending: tuple[PendingApproval, ...]
     model_calls: int
     usage: Usage = field(default_factory=Usage)
+    conversation: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "history", tuple(self.history))
         object.__setattr__(self, "answered", tuple(self.answered))
         object.__setattr__(self, "pending", tuple(self.pending))
+        self._check()
+
+    def _check(self) -> None:
+        """Refuse a state that would show a person one call and run another."""
+        calls = self.assistant.tool_calls
+        ids = [c.id for c in calls]
+        if len(self.answered) != len(calls):
+            raise ConfigurationError(
+                f"an approval state needs one answer slot per call: {len(calls)} calls, "
+                f"{len(self.answered)} slots"
+            )
+        if "" in ids or len(set(ids)) != len(ids):
+            raise ConfigurationError(f"the calls of an approval state repeat ids: {ids}")
+        for call, outcome in zip(calls, self.answered, strict=True):
+            if outcome is not None and outcome.call != call:
+                raise ConfigurationError(f"call {call.id!r} is answered by another call")
+        waiting = [c for c, a in zip(calls, self.answered, strict=True) if a is None]
+        if [p.call for p in self.pending] != waiting:
+            raise ConfigurationError(
+                "the pending approvals are not the calls waiting in the assistant's message: "
+                f"{[p.call_id for p in self.pending]} against {[c.id for c in waiting]}"
+            )
+        for pending in self.pending:
+            try:
+                actual = parse_arguments(pending.call.name, pending.call.arguments).values
+            except ToolRelayError as exc:
+                raise ConfigurationError(f"pending call {pending.call_id!r}: {exc}") from exc
+            if arguments_digest(pending.arguments) != arguments_digest(actual):
+                raise ConfigurationError(
+                    f"pending call {pending.call_id!r} shows arguments "
+                    f"{dict(pending.arguments)} but would run with {dict(actual)}"
+                )
 
     @classmethod
     def of(cls, state: ToolLoopState, result: ToolExecutionResult) -> ApprovalState:
@@ -151,6 +222,7 @@ class ApprovalState:
             ),
             model_calls=state.model_calls,
             usage=state.usage,
+            conversation=turn_conversation(state.request),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -171,6 +243,7 @@ class ApprovalState:
             ],
             "model_calls": self.model_calls,
             "usage": dataclasses.asdict(self.usage),
+            "conversation": self.conversation,
         }
 
     @classmethod
@@ -203,13 +276,16 @@ class ApprovalState:
                 ),
                 model_calls=int(data["model_calls"]),
                 usage=Usage(**data["usage"]),
+                conversation=_text_or_none(data["conversation"]),
             )
+        except ConfigurationError as exc:
+            raise LoadError("approval state", f"refused: {exc}") from exc
         except (KeyError, TypeError, ValueError) as exc:
             raise LoadError("approval state", f"malformed: {exc!r}") from exc
 
     def to_json(self) -> str:
-        """The state as JSON text."""
-        return json.dumps(self.to_dict(), ensure_ascii=False)
+        """The state as JSON text (valid UTF-8: a model's lone surrogates are escaped)."""
+        return json_text(self.to_dict())
 
     @classmethod
     def from_json(cls, text: str) -> ApprovalState:
@@ -225,27 +301,55 @@ class ApprovalState:
         return cls.from_dict(data)
 
 
+Decisions = (
+    Mapping[str, ApprovalDecision]
+    | Mapping[PendingApproval, ApprovalDecision]
+    | Mapping[str | PendingApproval, ApprovalDecision]
+)
+"""People's decisions, by call id or by the :class:`PendingApproval` they were shown."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class Resumption:
     """A stopped turn and the decisions that continue it (in the request context).
 
+    Attributes:
+        state: The stopped turn.
+        decisions: As given: by call id, or by the :class:`PendingApproval` shown.
+        by_call_id: The decisions by call id, once checked.
+
     Raises:
-        ConfigurationError: A decision names a call that is not waiting, or is not
-            ``Approve``/``Deny``.
+        ConfigurationError: A decision names a call that is not waiting, names one twice,
+            is keyed by a :class:`PendingApproval` the state does not hold as it was shown,
+            or is not ``Approve``/``Deny``.
     """
 
     state: ApprovalState
-    decisions: Mapping[str, ApprovalDecision] = field(default_factory=dict)
+    decisions: Decisions = field(default_factory=dict)
+    by_call_id: Mapping[str, ApprovalDecision] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        waiting = {p.call_id for p in self.state.pending}
-        unknown = sorted(set(self.decisions) - waiting)
-        if unknown:
-            raise ConfigurationError(
-                f"decisions name calls that are not waiting for approval: {unknown}; "
-                f"waiting: {sorted(waiting)}"
-            )
-        object.__setattr__(self, "decisions", MappingProxyType(dict(self.decisions)))
+        waiting = {p.call_id: p for p in self.state.pending}
+        by_id: dict[str, ApprovalDecision] = {}
+        given: list[tuple[str | PendingApproval, ApprovalDecision]] = list(self.decisions.items())
+        for key, decision in given:
+            call_id = key.call_id if isinstance(key, PendingApproval) else key
+            held = waiting.get(call_id)
+            if held is None:
+                raise ConfigurationError(
+                    f"a decision names call {call_id!r}, which is not waiting for approval; "
+                    f"waiting: {sorted(waiting)}"
+                )
+            if isinstance(key, PendingApproval) and not held.shows(key):
+                raise ConfigurationError(
+                    f"the decision for call {call_id!r} was made about {key.tool_name} with "
+                    f"{dict(key.arguments)}, but the state resumed holds {held.tool_name} with "
+                    f"{dict(held.arguments)}: a decision applies only to the call it was shown"
+                )
+            if call_id in by_id:
+                raise ConfigurationError(f"two decisions name call {call_id!r}")
+            by_id[call_id] = decision
+        object.__setattr__(self, "by_call_id", MappingProxyType(by_id))
         self.round()  # checks the decisions' types
 
     def round(self) -> ResumedRound:
@@ -253,11 +357,23 @@ class Resumption:
         return ResumedRound(
             calls=self.state.assistant.tool_calls,
             answered=self.state.answered,
-            decisions=self.decisions,
+            decisions=self.by_call_id,
+            tool_names={p.call_id: p.tool_name for p in self.state.pending},
         )
 
     def restore(self, state: ToolLoopState) -> None:
-        """Put the stopped turn's history and counters back into ``state``."""
+        """Put the stopped turn's history and counters back into ``state``.
+
+        Raises:
+            ConfigurationError: The turn belongs to another conversation (or tenant) than
+                the resuming request's.
+        """
+        expected = self.state.conversation
+        if expected is not None and turn_conversation(state.request) != expected:
+            raise ConfigurationError(
+                "this approval state belongs to another conversation: resume it with the "
+                "stopped turn's conversation id and tool context (tenant)"
+            )
         state.history = list(self.state.history)
         state.model_calls = self.state.model_calls
         state.usage = self.state.usage
@@ -268,6 +384,11 @@ class Resumption:
         return ChatClientResponse(
             chat_response=ChatResponse(generations=(generation,)), context=request.context
         )
+
+
+def turn_conversation(request: ChatClientRequest) -> str:
+    """The scoped key of the conversation ``request`` belongs to (its id may be absent)."""
+    return scoped_key(request, str(request.context.get(CONVERSATION_ID) or ""))
 
 
 def resumption_of(request: ChatClientRequest) -> Resumption | None:
@@ -294,6 +415,12 @@ def approval_state(response: ChatClientResponse) -> ApprovalState | None:
 
 
 # --- JSON of calls and outcomes --------------------------------------------------------------
+
+
+def _text_or_none(value: object) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"'conversation' must be text or null, not {value!r}")
+    return value
 
 
 def _call_to_dict(call: ToolCall) -> dict[str, Any]:

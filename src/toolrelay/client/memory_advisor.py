@@ -13,15 +13,21 @@ sees:
   the new messages (the system messages and the latest tool responses), so nothing is stored
   or sent twice; when the loop ends without another model call (return-direct, a tool-call
   limit), it hands the last tool responses and the final answer to :meth:`remember`.
+
+The conversation is kept under :func:`~toolrelay.client.conversations.scoped_key`: the
+id scoped by the tool context's tenant by default, so another tenant reusing the id starts a
+conversation of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
-from toolrelay.client.advisor import MEMORY_ADVISOR_ORDER, AdvisorChain, BaseAdvisor
+from toolrelay.client.advisor import MEMORY_ADVISOR_ORDER, AdvisorChain
+from toolrelay.client.conversations import scoped_key
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
+from toolrelay.client.streaming import StreamAggregator
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.memory.base import CONVERSATION_ID, ChatMemory
 from toolrelay.messages import ChatResponse, Message, SystemMessage
@@ -41,7 +47,7 @@ def answer_message(response: ChatResponse) -> Message | None:
     return response.generations[0].message if response.generations else None
 
 
-class MessageChatMemoryAdvisor(BaseAdvisor):
+class MessageChatMemoryAdvisor:
     """Keeps a conversation in a :class:`~toolrelay.memory.ChatMemory`.
 
     Args:
@@ -65,9 +71,13 @@ class MessageChatMemoryAdvisor(BaseAdvisor):
         conversation_id: str | None = None,
         name: str = "chat_memory",
     ) -> None:
-        super().__init__(order=order, name=name)
+        self.order = order
+        self.name = name
         self.chat_memory = chat_memory
         self.default_conversation_id = conversation_id
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, order={self.order})"
 
     def conversation_id(self, context: Mapping[str, Any]) -> str:
         """The conversation named in a request's (or response's) ``context``.
@@ -84,25 +94,49 @@ class MessageChatMemoryAdvisor(BaseAdvisor):
             )
         return str(value)
 
-    async def before(self, request: ChatClientRequest, chain: AdvisorChain) -> ChatClientRequest:
-        """Store the request's new messages and send them after the stored history."""
-        conversation = self.conversation_id(request.context)
-        history = await self.chat_memory.get(conversation)
-        messages = request.prompt.messages
-        system = [m for m in messages if isinstance(m, SystemMessage)]
-        new = [m for m in messages if not isinstance(m, SystemMessage)]
-        await self.chat_memory.add(conversation, new)
-        return request.with_messages([*system, *history, *new])
+    def conversation_key_of(self, request: ChatClientRequest) -> str:
+        """Where the conversation of ``request`` is kept: its id, scoped (module docs).
 
-    async def after(self, response: ChatClientResponse, chain: AdvisorChain) -> ChatClientResponse:
-        """Store the answer."""
-        message = answer_message(response.chat_response)
-        if message is not None:
-            conversation = self.conversation_id(response.context)
-            await self.chat_memory.add(conversation, [message])
+        Raises:
+            ConfigurationError: No conversation id was given, or the scope is unusable.
+        """
+        return scoped_key(request, self.conversation_id(request.context))
+
+    async def advise_call(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> ChatClientResponse:
+        """Add the history, run the rest of the chain, store the answer."""
+        key = self.conversation_key_of(request)
+        response = await chain.next_call(await self._recall(request, key))
+        await self._store_answer(response, key)
         return response
+
+    async def advise_stream(
+        self, request: ChatClientRequest, chain: AdvisorChain
+    ) -> AsyncIterator[ChatClientResponse]:
+        """As :meth:`advise_call`, passing the chunks on; the whole answer is stored."""
+        key = self.conversation_key_of(request)
+        aggregator = StreamAggregator()
+        async for chunk in chain.next_stream(await self._recall(request, key)):
+            aggregator.add(chunk)
+            yield chunk
+        await self._store_answer(aggregator.response(), key)
 
     async def remember(self, request: ChatClientRequest, messages: Sequence[Message]) -> None:
         """Store ``messages`` in the conversation of ``request`` (used by the tool loop)."""
         if messages:
-            await self.chat_memory.add(self.conversation_id(request.context), list(messages))
+            await self.chat_memory.add(self.conversation_key_of(request), list(messages))
+
+    async def _recall(self, request: ChatClientRequest, key: str) -> ChatClientRequest:
+        """Store the request's new messages and send them after the stored history."""
+        history = await self.chat_memory.get(key)
+        messages = request.prompt.messages
+        system = [m for m in messages if isinstance(m, SystemMessage)]
+        new = [m for m in messages if not isinstance(m, SystemMessage)]
+        await self.chat_memory.add(key, new)
+        return request.with_messages([*system, *history, *new])
+
+    async def _store_answer(self, response: ChatClientResponse, key: str) -> None:
+        message = answer_message(response.chat_response)
+        if message is not None:
+            await self.chat_memory.add(key, [message])

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from toolrelay._storable import valid_unicode
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import Message, SystemMessage
 from toolrelay.search.base import (
@@ -328,7 +329,8 @@ class ToolSearcher:
             category: Only this category, e.g. 'refund' for refund.* tools.
         """
         request = SearchRequest(
-            query=query,
+            # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
+            query=valid_unicode(query),
             max_results=max_results if max_results is not None else self.max_results,
             min_score=self.min_score,
             min_relative_score=self.min_relative_score,

@@ -22,6 +22,8 @@ The loop stops when:
 
 Before each model call, the names in ``options.tool_names`` are resolved through the
 manager's resolver into ``options.tools``: models read their tools from ``options.tools``.
+After it, tool call ids the model repeated (or left empty) are renamed, so every call of the
+turn has an id of its own: tool responses, approvals and providers all pair by id.
 
 The final response's usage is the sum over all rounds, and its context holds a
 :class:`~toolrelay.client.tool_loop.ToolLoopReport` (the whole turn's history) under
@@ -84,6 +86,7 @@ from toolrelay.messages import (
     Message,
     SystemMessage,
 )
+from toolrelay.models.call_ids import consistent_call_ids
 from toolrelay.prompt import Prompt
 
 __all__ = ["DEFAULT_MAX_MODEL_CALLS", "EligibilityChecker", "ToolCallingAdvisor", "has_tool_calls"]
@@ -314,6 +317,9 @@ class ToolCallingAdvisor:
                 else:
                     response = await state.chain.next_call(round_request)
                 response = await self.after_call(response, state)
+                response = response.with_chat_response(
+                    _unique_call_ids(response.chat_response, state.history)
+                )
                 chat_response = response.chat_response
                 state.usage = state.usage + chat_response.usage
 
@@ -379,6 +385,31 @@ class ToolCallingAdvisor:
         if state.delegate_history and kept:
             for advisor in state.history_advisors:
                 await advisor.remember(request, kept)
+
+
+def _unique_call_ids(response: ChatResponse, history: Sequence[Message]) -> ChatResponse:
+    """``response`` with every tool call id non-empty and unique within the turn.
+
+    Models repeat ids (the same one for every call, ``""``, the id of an earlier round); an
+    approval, a tool response and the provider all pair by id, so the loop renames the
+    repeats (``call_3``...) before anything runs: a decision about one call never applies to
+    another.
+    """
+    generations = []
+    for generation in response.generations:
+        message = generation.message
+        if message.tool_calls:
+            renamed = consistent_call_ids([*history, message])[-1]
+            assert isinstance(renamed, AssistantMessage)  # it rewrites ids only
+            message = renamed
+        generations.append(
+            generation
+            if message is generation.message
+            else dataclasses.replace(generation, message=message)
+        )
+    if all(a is b for a, b in zip(generations, response.generations, strict=True)):
+        return response
+    return dataclasses.replace(response, generations=tuple(generations))
 
 
 def _without_text(response: ChatResponse) -> ChatResponse:

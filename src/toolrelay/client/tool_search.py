@@ -10,7 +10,8 @@ tools); the tools a search finds are shown in full from the next model call on::
 It subclasses :class:`~toolrelay.client.ToolCallingAdvisor` (same order, same loop), so a
 client adds no default loop advisor next to it. Each turn:
 
-1. reads the conversation key (the ``conversation_id`` advisor parameter by default);
+1. reads the conversation key (the ``conversation_id`` advisor parameter by default, scoped
+   by the tool context's tenant: :mod:`~toolrelay.client.conversations`);
 2. re-indexes when the catalog's tools changed (the index itself rebuilds only on a new
    fingerprint; one index serves every conversation, each searching its own permitted view)
    and drops stored names of tools that left the catalog;
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 
 from toolrelay.client import search_texts
 from toolrelay.client.advisor import TOOL_CALLING_ADVISOR_ORDER
+from toolrelay.client.conversations import scoped_key
 from toolrelay.client.requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client.search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
@@ -301,13 +303,17 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     def conversation_key_of(self, request: ChatClientRequest) -> str:
         """The key the conversation's discovered tools are stored under.
 
+        The conversation (the advisor parameter, or what the ``conversation_key`` function
+        returns) scoped by :func:`~toolrelay.client.conversations.scoped_key`: by the
+        tool context's tenant unless the client chose another scope.
+
         Raises:
             ConfigurationError: The request names no conversation.
         """
         source = self.conversation_key
         value = request.context.get(source) if isinstance(source, str) else source(request)
         if value is not None and value != "":
-            return str(value)
+            return scoped_key(request, str(value))
         if not isinstance(source, str):
             raise ConfigurationError(f"{self.name}: the conversation_key function gave no key")
         raise ConfigurationError(

@@ -6,6 +6,8 @@ import hashlib
 import json
 from typing import Any
 
+from toolrelay._storable import to_bytes
+
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, no spaces, non-ASCII kept; values JSON lacks are written as ``str``."""
@@ -13,5 +15,5 @@ def canonical_json(value: Any) -> str:
 
 
 def sha256_hex(text: str) -> str:
-    """The SHA-256 digest of ``text`` (UTF-8) in hex."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    """The SHA-256 digest of ``text`` (UTF-8; a model's lone surrogates too) in hex."""
+    return hashlib.sha256(to_bytes(text)).hexdigest()

@@ -116,11 +116,14 @@ class ResumedRound:
             approval (these run now).
         decisions: People's decisions by call id; a pending call without one is asked about
             again.
+        tool_names: By call id, the tool each pending call was shown as; a decision does not
+            apply to a call that now resolves to another tool (it is asked about again).
     """
 
     calls: tuple[ToolCall, ...]
     answered: tuple[ToolCallOutcome | None, ...]
     decisions: Mapping[str, ApprovalDecision] = field(default_factory=dict)
+    tool_names: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.answered) != len(self.calls):
@@ -132,13 +135,22 @@ class ResumedRound:
                     f"not {decision!r}"
                 )
         object.__setattr__(self, "decisions", MappingProxyType(dict(self.decisions)))
+        object.__setattr__(self, "tool_names", MappingProxyType(dict(self.tool_names)))
 
-    def decision_for(self, call: ToolCall) -> ApprovalDecision | None:
-        """The person's decision about ``call`` when it is one of the pending calls."""
+    def decision_for(self, call: ToolCall, tool_name: str | None = None) -> ApprovalDecision | None:
+        """The person's decision about ``call`` (running ``tool_name``), if it is theirs.
+
+        Only for one of the pending calls, exactly as it waited, still resolving to the tool
+        it was shown as (when ``tool_name`` is given).
+        """
         waiting = any(
             c == call and a is None for c, a in zip(self.calls, self.answered, strict=True)
         )
-        return self.decisions.get(call.id) if waiting else None
+        if not waiting:
+            return None
+        if tool_name is not None and self.tool_names.get(call.id, tool_name) != tool_name:
+            return None
+        return self.decisions.get(call.id)
 
 
 _RESUMED: contextvars.ContextVar[ResumedRound | None] = contextvars.ContextVar(
@@ -201,7 +213,7 @@ class ApprovalInterceptor:
         round_ = _RESUMED.get()
         verdict: ApprovalVerdict | None = None
         if round_ is not None:
-            verdict = round_.decision_for(invocation.call)
+            verdict = round_.decision_for(invocation.call, invocation.tool_name)
         if verdict is None:
             verdict = Defer() if self.handler is None else await self.handler(invocation.request())
         name = invocation.tool_name

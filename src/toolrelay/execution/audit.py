@@ -36,6 +36,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
+from toolrelay._storable import json_text
 from toolrelay.execution._canonical import canonical_json, sha256_hex
 from toolrelay.execution.interception import Proceed, ToolInvocation
 from toolrelay.execution.result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
@@ -140,7 +141,8 @@ class JsonLinesAuditSink:
 
     async def write(self, record: AuditRecord) -> None:
         """Append ``record``."""
-        line = json.dumps(record.to_dict(), ensure_ascii=False, default=str) + "\n"
+        # Valid UTF-8 whatever the model wrote: a lone surrogate is written as its escape.
+        line = json_text(record.to_dict(), default=str) + "\n"
 
         def append() -> None:
             with self._lock:
@@ -168,7 +170,7 @@ class LoggingAuditSink:
     async def write(self, record: AuditRecord) -> None:
         """Log ``record``."""
         data = record.to_dict()
-        message = json.dumps(data, ensure_ascii=False, default=str)
+        message = json_text(data, default=str)
         self.logger.log(self.level, "%s", message, extra={"toolrelay_audit": data})
 
 

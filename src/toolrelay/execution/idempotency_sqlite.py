@@ -2,7 +2,8 @@
 
 Several processes on one machine may share the file: a reservation is taken inside a
 ``BEGIN IMMEDIATE`` transaction, so two processes reserving the same key at the same moment
-cannot both acquire it.
+cannot both acquire it. Keys and results UTF-8 cannot encode (a lone surrogate from a model)
+are kept as bytes and come back exactly (:mod:`toolrelay._storable`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from toolrelay._sqlite import SqliteStore
+from toolrelay._storable import from_store, to_store
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution.idempotency import Reservation, ReservationStatus
 
@@ -65,22 +67,25 @@ class SqliteIdempotencyStore(SqliteStore):
 
     async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
         """See :meth:`~toolrelay.execution.IdempotencyStore.reserve`."""
+        stored_key = to_store(key)
 
         def work(db: sqlite3.Connection) -> Reservation:
             now = self._clock()
             row = db.execute(
-                "SELECT result, since FROM idempotency WHERE key = ?", (key,)
+                "SELECT result, since FROM idempotency WHERE key = ?", (stored_key,)
             ).fetchone()
             if row is not None:
                 result, since = row
                 if result is not None and not self._expired(since, now):
-                    return Reservation(status=ReservationStatus.COMPLETED, result=result)
+                    return Reservation(
+                        status=ReservationStatus.COMPLETED, result=from_store(result)
+                    )
                 if result is None and now - since < lease:
                     return Reservation(status=ReservationStatus.RUNNING)
             db.execute(
                 "INSERT OR REPLACE INTO idempotency (key, owner, result, since) "
                 "VALUES (?, ?, NULL, ?)",
-                (key, owner, now),
+                (stored_key, to_store(owner), now),
             )
             return Reservation(status=ReservationStatus.ACQUIRED)
 
@@ -88,18 +93,19 @@ class SqliteIdempotencyStore(SqliteStore):
 
     async def complete(self, key: str, *, owner: str, result: str) -> None:
         """See :meth:`~toolrelay.execution.IdempotencyStore.complete`."""
+        stored_key = to_store(key)
 
         def work(db: sqlite3.Connection) -> None:
             now = self._clock()
             row = db.execute(
-                "SELECT result, since FROM idempotency WHERE key = ?", (key,)
+                "SELECT result, since FROM idempotency WHERE key = ?", (stored_key,)
             ).fetchone()
             if row is not None and row[0] is not None and not self._expired(row[1], now):
                 return  # the first recorded result stays
             db.execute(
                 "INSERT OR REPLACE INTO idempotency (key, owner, result, since) "
                 "VALUES (?, NULL, ?, ?)",
-                (key, result, now),
+                (stored_key, to_store(result), now),
             )
 
         await self._run(work)
@@ -110,7 +116,7 @@ class SqliteIdempotencyStore(SqliteStore):
         def work(db: sqlite3.Connection) -> None:
             db.execute(
                 "DELETE FROM idempotency WHERE key = ? AND owner = ? AND result IS NULL",
-                (key, owner),
+                (to_store(key), to_store(owner)),
             )
 
         await self._run(work)
@@ -119,6 +125,6 @@ class SqliteIdempotencyStore(SqliteStore):
         """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
 
         def work(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM idempotency WHERE key = ?", (key,))
+            db.execute("DELETE FROM idempotency WHERE key = ?", (to_store(key),))
 
         await self._run(work)

@@ -44,6 +44,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from toolrelay._storable import valid_unicode
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.search_texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
 from toolrelay.client.search_tool import TOOL_SEARCH_NAME, check_search_options
@@ -235,7 +236,8 @@ class ToolGateway:
         snapshot = await self.snapshot()
         view = CatalogView(snapshot, context or ToolContext(), self.tool_filter)
         request = SearchRequest(
-            query=query,
+            # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
+            query=valid_unicode(query),
             max_results=max_results if max_results is not None else self.max_results,
             min_score=self.min_score,
             min_relative_score=self.min_relative_score,

@@ -38,8 +38,8 @@ from typing import Any
 
 from mcp_types import CallToolResult
 
+from toolrelay._loop import BackgroundLoop
 from toolrelay.exceptions import ConfigurationError, ToolDefinitionError
-from toolrelay.mcp._loop import BackgroundLoop
 from toolrelay.mcp.config import McpServerConfig
 from toolrelay.mcp.connection import McpConnection
 from toolrelay.mcp.live_catalog import LiveToolCatalog
@@ -317,7 +317,7 @@ class McpToolset:
 
     def _background(self) -> BackgroundLoop:
         if self._loop is None:
-            self._loop = BackgroundLoop()
+            self._loop = BackgroundLoop("toolrelay-mcp")
         return self._loop
 
     def _require_open(self) -> BackgroundLoop:

@@ -2,6 +2,8 @@
 
 Each message is one row holding its JSON form (:func:`toolrelay.messages.message_to_json`),
 so every message type, tool calls and tool responses included, comes back exactly as saved.
+Text that UTF-8 cannot encode (a lone surrogate from a model) is kept as bytes and comes back
+exactly too (:mod:`toolrelay._storable`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import platformdirs
 
 from toolrelay._sqlite import SqliteStore
+from toolrelay._storable import from_store, to_store
 from toolrelay.messages import Message, message_from_json, message_to_json
 
 __all__ = ["SqliteChatMemoryRepository", "default_database_path"]
@@ -59,10 +62,8 @@ class SqliteChatMemoryRepository(SqliteStore):
         """Every conversation id that has messages, sorted."""
 
         def work(db: sqlite3.Connection) -> list[str]:
-            rows = db.execute(
-                "SELECT DISTINCT conversation_id FROM chat_memory ORDER BY conversation_id"
-            )
-            return [row[0] for row in rows]
+            rows = db.execute("SELECT DISTINCT conversation_id FROM chat_memory")
+            return sorted(from_store(row[0]) for row in rows)
 
         return await self._run(work)
 
@@ -72,19 +73,20 @@ class SqliteChatMemoryRepository(SqliteStore):
         def work(db: sqlite3.Connection) -> list[str]:
             rows = db.execute(
                 "SELECT message FROM chat_memory WHERE conversation_id = ? ORDER BY position",
-                (conversation_id,),
+                (to_store(conversation_id),),
             )
-            return [row[0] for row in rows]
+            return [from_store(row[0]) for row in rows]
 
         return [message_from_json(text) for text in await self._run(work)]
 
     async def save_all(self, conversation_id: str, messages: Sequence[Message]) -> None:
         """Replace the conversation with ``messages`` in one transaction."""
-        rows = [(conversation_id, i, message_to_json(m)) for i, m in enumerate(messages)]
+        key = to_store(conversation_id)
+        rows = [(key, i, to_store(message_to_json(m))) for i, m in enumerate(messages)]
 
         def work(db: sqlite3.Connection) -> None:
             # One unit of work is one transaction: never half a conversation.
-            db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
+            db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (key,))
             db.executemany(
                 "INSERT INTO chat_memory (conversation_id, position, message) VALUES (?, ?, ?)",
                 rows,
@@ -96,6 +98,8 @@ class SqliteChatMemoryRepository(SqliteStore):
         """Forget the conversation."""
 
         def work(db: sqlite3.Connection) -> None:
-            db.execute("DELETE FROM chat_memory WHERE conversation_id = ?", (conversation_id,))
+            db.execute(
+                "DELETE FROM chat_memory WHERE conversation_id = ?", (to_store(conversation_id),)
+            )
 
         await self._run(work)

@@ -20,6 +20,7 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ConfigurationError, ModelError
 from toolrelay.messages import ChatResponse
 from toolrelay.models.anthropic_wire import (
@@ -30,7 +31,7 @@ from toolrelay.models.anthropic_wire import (
     tool_choice_to_anthropic,
     tools_to_anthropic,
 )
-from toolrelay.models.base import ensure_tools_supported
+from toolrelay.models.base import ensure_tools_supported, model_name
 from toolrelay.models.provider_errors import translate_sdk_error
 from toolrelay.models.sdk_data import as_dict
 from toolrelay.models.tool_choice import tool_choice_settings
@@ -157,6 +158,7 @@ class AnthropicChatModel:
             default_parallel=self.parallel_tool_calls,
         )
         names = ToolNameMap.of_tools(options.tools)
+        settings.check(names, model=model_name(self))
         body: dict[str, Any] = {
             "model": options.model or self.model,
             "max_tokens": options.max_tokens or self.max_tokens,
@@ -179,7 +181,9 @@ class AnthropicChatModel:
             body["stream"] = True
         if extra:
             body["extra_body"] = extra
-        return body, names
+        # A lone surrogate (half an emoji a model escaped) cannot be sent as UTF-8.
+        wire: dict[str, Any] = valid_unicode_data(body)
+        return wire, names
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         """Send ``prompt`` and return the complete answer.

@@ -27,6 +27,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolrelay._storable import valid_unicode
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.models.base import ensure_tools_supported
@@ -42,7 +43,7 @@ from toolrelay.models.constrained import (
 )
 from toolrelay.models.llama_run import GenerationRun, TextSink
 from toolrelay.models.threaded_stream import stream_from_thread
-from toolrelay.models.tool_choice import tool_choice_settings
+from toolrelay.models.tool_choice import ToolChoiceSettings, tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 from toolrelay.tools.base import ToolDefinition
@@ -99,7 +100,9 @@ class LlamaCppChatModel:
         **llama_options: More ``llama_cpp.Llama`` arguments (``n_gpu_layers``, ...).
 
     Other ``ChatOptions.extras`` go to llama.cpp's ``create_completion`` (``top_p``,
-    ``repeat_penalty``, ``stop``...).
+    ``repeat_penalty``, ``stop``...). What it cannot honour is refused, never ignored:
+    ``ChatOptions.model`` naming another model, a provider-format ``tool_choice``. It makes at
+    most one call per answer, which ``parallel_tool_calls`` either way allows.
 
     Raises:
         ConfigurationError: Neither or both of ``model_path`` and ``llama`` are given, or
@@ -228,6 +231,7 @@ class LlamaCppChatModel:
         options = prompt.options
         settings = tool_choice_settings(options.extras, default_choice=self.tool_choice)
         names = ToolNameMap.of_tools(options.tools)
+        self._check_options(prompt, settings, names)
         definitions = names.definitions if settings.mode != "none" else ()
         sampling: dict[str, Any] = {
             "temperature": options.temperature
@@ -286,6 +290,29 @@ class LlamaCppChatModel:
             finish_reason = "tool_calls" if finish == "stop" else finish
             return run.response(None, finish_reason, call), False
 
+    def _check_options(
+        self, prompt: Prompt, settings: ToolChoiceSettings, names: ToolNameMap
+    ) -> None:
+        """Refuse request options this model cannot honour, rather than ignore them.
+
+        Raises:
+            ConfigurationError: ``ChatOptions.model`` names another model (this one runs the
+                GGUF it loaded), the tool choice is in a provider's own format, or it asks
+                for a call the request's tools cannot give.
+        """
+        requested = prompt.options.model
+        if requested is not None and requested != self.name:
+            raise ConfigurationError(
+                f"{self.name} runs the one GGUF file it loaded; ChatOptions.model={requested!r} "
+                "cannot switch it: leave model unset, or use a client per model"
+            )
+        if settings.mode == "raw":
+            raise ConfigurationError(
+                f"{self.name}: a provider-format tool_choice {dict(settings.raw or {})!r} means "
+                "nothing to llama.cpp; use 'auto', 'required', 'none' or a tool's name"
+            )
+        settings.check(names, model=self.name)
+
     def _prompt_tokens(self, llm: Any, messages: Sequence[Mapping[str, str]]) -> list[int]:
         try:
             text: str = self._formatter(messages=list(messages)).prompt
@@ -297,7 +324,8 @@ class LlamaCppChatModel:
         bos = self._formatter.bos_token
         if bos and text.startswith(bos):
             text = text[len(bos) :]  # tokenize adds it back when the model wants one
-        tokens: list[int] = llm.tokenize(text.encode(), add_bos=True, special=True)
+        # valid_unicode: a lone surrogate (half an emoji a model escaped) has no UTF-8 form.
+        tokens: list[int] = llm.tokenize(valid_unicode(text).encode(), add_bos=True, special=True)
         return tokens
 
     def _grammar(self, llm: Any, text: str, *, gbnf: bool) -> Any:

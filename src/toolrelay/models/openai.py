@@ -22,9 +22,10 @@ import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any, Literal
 
+from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ConfigurationError, ModelError, ModelResponseError
 from toolrelay.messages import ChatResponse
-from toolrelay.models.base import ensure_tools_supported
+from toolrelay.models.base import ensure_tools_supported, model_name
 from toolrelay.models.openai_wire import (
     DEFAULT_ERROR_PREFIX,
     OpenAIStreamParser,
@@ -198,6 +199,7 @@ class OpenAIChatModel:
             default_parallel=self.parallel_tool_calls,
         )
         names = ToolNameMap.of_tools(options.tools)
+        settings.check(names, model=model_name(self))
         tools = WireTools(names=names, strict=self.strict_tools and bool(names.definitions))
         body: dict[str, Any] = {
             "model": options.model or self.model,
@@ -221,7 +223,9 @@ class OpenAIChatModel:
                 body["stream_options"] = {"include_usage": True}
         if settings.extras:
             body["extra_body"] = dict(settings.extras)
-        return body, tools
+        # A lone surrogate (half an emoji a model escaped) cannot be sent as UTF-8.
+        wire: dict[str, Any] = valid_unicode_data(body)
+        return wire, tools
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         """Send ``prompt`` and return the complete answer.

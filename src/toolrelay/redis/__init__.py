@@ -16,7 +16,8 @@ Every worker points at the same Redis server and so shares the conversations' st
 - :class:`RedisChatMemoryRepository`: conversations as lists of message JSON; atomic
   :meth:`~RedisChatMemoryRepository.append` and window reads besides the repository protocol.
 - :class:`RedisIdempotencyStore`: the first reservation of a key wins; abandoned reservations
-  expire after their lease.
+  expire after their lease. It refuses a server without an append-only file, whose restart
+  would forget executed operations (:class:`RedisPersistence`, ``require_durable``).
 
 Every operation is one atomic Lua script, safe to repeat. An operation that meets a lost
 connection (Redis restarted) is sent once more on a fresh one; a Redis that cannot be reached,
@@ -26,6 +27,12 @@ or does not answer within ``timeout`` seconds, raises
 
 from toolrelay.redis.idempotency import RedisIdempotencyStore
 from toolrelay.redis.memory import RedisChatMemoryRepository
+from toolrelay.redis.persistence import RedisPersistence
 from toolrelay.redis.sessions import RedisSessionStore
 
-__all__ = ["RedisChatMemoryRepository", "RedisIdempotencyStore", "RedisSessionStore"]
+__all__ = [
+    "RedisChatMemoryRepository",
+    "RedisIdempotencyStore",
+    "RedisPersistence",
+    "RedisSessionStore",
+]

@@ -5,15 +5,28 @@ Each key is a Redis hash under ``{prefix}idempotency:{key}`` holding either a re
 lives exactly ``lease`` seconds by Redis's key expiry, so one whose owner crashed disappears
 by itself and the next caller acquires the key. Reserving is one Lua script: of two workers
 reserving the same key at the same moment, exactly one acquires it.
+
+A record is only as durable as the server: before its first reservation the store reads the
+server's persistence (:mod:`toolrelay.redis.persistence`) and refuses one that keeps no
+append-only file, where a restart would forget executed operations and retried calls would
+run again (``require_durable=False`` accepts it, with a warning).
 """
 
 from __future__ import annotations
 
+import logging
+
+from redis.asyncio import Redis
+
+from toolrelay._storable import from_store
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution.idempotency import Reservation, ReservationStatus
-from toolrelay.redis._connection import RedisStore, decode
+from toolrelay.redis._connection import DEFAULT_PREFIX, DEFAULT_TIMEOUT, MAX_CONNECTIONS, RedisStore
+from toolrelay.redis.persistence import RedisPersistence, read_persistence
 
 __all__ = ["RedisIdempotencyStore"]
+
+_log = logging.getLogger("toolrelay.redis")
 
 # KEYS[1] the hash; ARGV[1] owner, ARGV[2] lease ms. A repeat by the same owner acquires again,
 # so a reservation whose reply was lost can be retried.
@@ -54,18 +67,71 @@ class RedisIdempotencyStore(RedisStore):
         prefix: Prepended to every key.
         ttl: Seconds a recorded result is kept; ``None`` keeps it until deleted.
         timeout: Seconds to connect and to wait for each reply.
+        max_connections: Most connections the store opens, for a URL.
+        require_durable: Refuse (``True``, the default) a server that keeps no append-only
+            file, or accept it with a logged warning (``False``): there a restart forgets
+            executed operations, and a retried call runs again.
 
     Example:
         >>> store = RedisIdempotencyStore("redis://localhost:6379/0", ttl=7 * 24 * 3600)
         >>> manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
 
     Raises:
-        ConfigurationError: ``ttl`` or ``timeout`` is not positive.
+        ConfigurationError: ``ttl`` or ``timeout`` is not positive. From the first
+            :meth:`reserve`: the server keeps no append-only file (or will not say whether
+            it does) and ``require_durable`` is true.
         StorageUnavailableError: (from any method) Redis cannot be reached or timed out.
         StorageError: (from any method) Redis answered with an error.
     """
 
     _what = "idempotency store"
+
+    def __init__(
+        self,
+        redis: str | Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        ttl: float | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
+        require_durable: bool = True,
+    ) -> None:
+        super().__init__(
+            redis, prefix=prefix, ttl=ttl, timeout=timeout, max_connections=max_connections
+        )
+        self.require_durable = require_durable
+        self._durability_checked = False
+
+    async def persistence(self) -> RedisPersistence:
+        """The server's persistence, read now (see :mod:`toolrelay.redis.persistence`)."""
+        return await read_persistence(self.connection)
+
+    async def check_durability(self) -> RedisPersistence:
+        """Read the server's persistence and refuse (or warn about) one that forgets.
+
+        :meth:`reserve` calls this once, before its first reservation; call it at start-up to
+        fail before the first request instead.
+
+        Raises:
+            ConfigurationError: The server keeps no append-only file (or will not say) and
+                ``require_durable`` is true.
+            StorageUnavailableError: Redis cannot be reached.
+        """
+        persistence = await self.persistence()
+        if not persistence.keeps_acknowledged_writes:
+            problem = (
+                f"Redis at {self.connection.describe()} keeps no append-only file "
+                f"(persistence: {persistence.mode}): a restart would forget executed "
+                "operations, and a retried call would run again"
+            )
+            if self.require_durable:
+                raise ConfigurationError(
+                    f"{problem}; turn on appendonly yes (appendfsync everysec or always), or "
+                    "pass require_durable=False to accept it"
+                )
+            _log.warning("idempotency store: %s (accepted: require_durable=False)", problem)
+        self._durability_checked = True
+        return persistence
 
     def key_of(self, key: str) -> str:
         """The Redis key of an idempotency key."""
@@ -75,12 +141,14 @@ class RedisIdempotencyStore(RedisStore):
         """See :meth:`~toolrelay.execution.IdempotencyStore.reserve`."""
         if lease <= 0:
             raise ConfigurationError(f"lease must be > 0 seconds, not {lease}")
+        if not self._durability_checked:
+            await self.check_durability()
         reply = await self.connection.script(
             _RESERVE, [self.key_of(key)], [owner, max(1, round(lease * 1000))]
         )
-        status = decode(reply[0])
+        status = from_store(reply[0])
         if status == "completed":
-            return Reservation(status=ReservationStatus.COMPLETED, result=decode(reply[1]))
+            return Reservation(status=ReservationStatus.COMPLETED, result=from_store(reply[1]))
         if status == "running":
             return Reservation(status=ReservationStatus.RUNNING)
         return Reservation(status=ReservationStatus.ACQUIRED)
@@ -97,13 +165,3 @@ class RedisIdempotencyStore(RedisStore):
     async def delete(self, key: str) -> None:
         """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
         await self.connection.script(_DELETE, [self.key_of(key)], [])
-
-    async def aclose(self) -> None:
-        """Close this event loop's connections (a given client is left open)."""
-        await self.connection.aclose()
-
-    async def __aenter__(self) -> RedisIdempotencyStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

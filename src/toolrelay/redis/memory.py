@@ -17,9 +17,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Sequence
 
+from toolrelay._storable import from_store
 from toolrelay.exceptions import ConfigurationError, StorageError
 from toolrelay.messages import Message, message_from_json, message_to_json
-from toolrelay.redis._connection import RedisStore, decode
+from toolrelay.redis._connection import RedisStore
 
 __all__ = ["RedisChatMemoryRepository"]
 
@@ -126,15 +127,12 @@ class RedisChatMemoryRepository(RedisStore):
     def _ids_key(self) -> str:
         return f"{self.prefix}memory-ids"
 
-    def _ttl_ms(self) -> int:
-        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
-
     # --- the repository protocol ----------------------------------------------------------
 
     async def find_conversation_ids(self) -> list[str]:
         """Every conversation id that has messages, sorted."""
         ids = await self.connection.script(_IDS, [self._ids_key], [self.key_of("")])
-        return sorted(decode(i) for i in ids)
+        return sorted(from_store(i) for i in ids)
 
     async def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
         """The stored messages, oldest first (empty when unknown)."""
@@ -198,19 +196,9 @@ class RedisChatMemoryRepository(RedisStore):
     async def _range(self, conversation_id: str, start: int) -> list[Message]:
         rows = await self.connection.script(_RANGE, [self.key_of(conversation_id)], [start])
         try:
-            return [message_from_json(decode(row)) for row in rows]
+            return [message_from_json(from_store(row)) for row in rows]
         except (ValueError, KeyError, TypeError) as exc:
             raise StorageError(
                 f"conversation {conversation_id!r} in Redis holds a message that is not "
                 f"toolrelay message JSON: {exc}"
             ) from exc
-
-    async def aclose(self) -> None:
-        """Close this event loop's connections (a given client is left open)."""
-        await self.connection.aclose()
-
-    async def __aenter__(self) -> RedisChatMemoryRepository:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from toolrelay.redis._connection import RedisStore, decode
+from toolrelay._storable import from_store
+from toolrelay.redis._connection import RedisStore
 
 __all__ = ["RedisSessionStore"]
 
@@ -81,18 +82,15 @@ class RedisSessionStore(RedisStore):
         """The Redis key holding a conversation's names."""
         return f"{self.prefix}session:{key}"
 
-    def _ttl_ms(self) -> int:
-        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
-
     async def get(self, key: str) -> tuple[str, ...]:
         """The names stored for ``key``, oldest first (renews the ttl)."""
         names = await self.connection.script(_GET, [self.key_of(key)], [self._ttl_ms()])
-        return tuple(decode(n) for n in names)
+        return tuple(from_store(n) for n in names)
 
     async def add(self, key: str, names: Sequence[str]) -> tuple[str, ...]:
         """Append the ``names`` not stored yet, in their order; return all names now stored."""
         stored = await self.connection.script(_ADD, [self.key_of(key)], [self._ttl_ms(), *names])
-        return tuple(decode(n) for n in stored)
+        return tuple(from_store(n) for n in stored)
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
         """Store exactly ``names`` (duplicates dropped, first kept); empty forgets ``key``."""
@@ -102,13 +100,3 @@ class RedisSessionStore(RedisStore):
     async def delete(self, key: str) -> None:
         """Forget ``key``."""
         await self.connection.script(_DELETE, [self.key_of(key)], [])
-
-    async def aclose(self) -> None:
-        """Close this event loop's connections (a given client is left open)."""
-        await self.connection.aclose()
-
-    async def __aenter__(self) -> RedisSessionStore:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()

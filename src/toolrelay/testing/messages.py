@@ -20,8 +20,12 @@ def every_message_kind() -> list[Message]:
 
     System, user (with non-ASCII text), assistant with two tool calls (one without
     arguments), tool responses (one an error), an assistant message without text, another
-    whose tool call has empty arguments, and a final answer.
+    whose tool call has empty arguments, a tool exchange whose every text holds lone
+    surrogates (half an emoji, as a model's JSON can escape it; UTF-8 cannot encode them),
+    and a final answer.
     """
+    half = "\ud83d"  # a lone high surrogate
+    pair = "\ud83d\ude00"  # a high and a low surrogate as two code points
     return [
         SystemMessage(text="Be exact."),
         UserMessage(text="Retry refund R1 — 退款失败 ✓"),
@@ -40,5 +44,15 @@ def every_message_kind() -> list[Message]:
         ),
         AssistantMessage(text=None),
         AssistantMessage(text=None, tool_calls=(ToolCall(id="c3", name="x", arguments=""),)),
+        UserMessage(text=f"smile {half} and {pair}"),
+        AssistantMessage(
+            text=half,
+            tool_calls=(
+                ToolCall(id=f"c4{half}", name=f"x{half}", arguments=f'{{"q": "{pair}{half}"}}'),
+            ),
+        ),
+        ToolResponseMessage(
+            responses=(ToolResponse(id=f"c4{half}", name=f"x{half}", data=f"got {pair}"),)
+        ),
         AssistantMessage(text="Done: paid 12.50 €."),
     ]

@@ -1,10 +1,12 @@
-"""An event loop in a daemon thread that owns MCP connections.
+"""An event loop in a daemon thread that owns connections bound to one loop.
 
-The SDK's connections live in anyio task groups that must be entered and left on one loop,
-in one task. Keeping them on a loop of their own lets a toolset be opened once and its tools
-be called from any loop or thread: each pytest test's loop, a synchronous ``call_sync``, the
-gateway's server loop. A caller awaiting :meth:`BackgroundLoop.run` that is cancelled (a
-tool timeout) cancels the work on the background loop too.
+Some clients' connections belong to the loop that opened them: the MCP SDK's live in anyio
+task groups entered and left on one loop, redis-py's asyncio connections read and write
+through that loop's transports. Keeping them on a loop of their own lets them be opened once
+and used from any loop or thread: each pytest test's loop, a synchronous ``call()`` (which
+runs on a fresh loop of its own), the gateway's server loop. A caller awaiting
+:meth:`BackgroundLoop.run` that is cancelled (a tool timeout) cancels the work on the
+background loop too.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ T = TypeVar("T")
 class BackgroundLoop:
     """A started event loop in a daemon thread; :meth:`stop` ends it."""
 
-    def __init__(self, name: str = "toolrelay-mcp") -> None:
+    def __init__(self, name: str) -> None:
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
@@ -56,7 +58,7 @@ class BackgroundLoop:
         """
         if self.in_loop():
             coro.close()
-            raise RuntimeError("run_blocking called on the MCP background loop")
+            raise RuntimeError(f"run_blocking called on the background loop {self._thread.name!r}")
         return self.submit(coro).result(timeout)
 
     def stop(self) -> None:
