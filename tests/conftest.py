@@ -25,7 +25,9 @@ REDIS_URL = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
 
 @pytest.fixture
 def redis_url() -> str:
-    pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+    pytest.importorskip(
+        "redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'"
+    )
     if not REDIS_URL:
         pytest.skip("set TOOLRELAY_TEST_REDIS_URL to a Redis server (.ci/services.sh starts one)")
     return REDIS_URL

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 
 from . import _workers
 from ._workers import Turn, build_stack, play
