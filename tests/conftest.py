@@ -13,6 +13,9 @@ from collections.abc import AsyncIterator
 import pytest
 from hypothesis import settings
 
+# skip_policy: the needs_key marker and --no-skips; pytester: for the tests of skip_policy.
+pytest_plugins = ["skip_policy", "pytester"]
+
 # Property tests check behaviour, never speed: no per-example deadline, so a busy CI machine
 # cannot turn a slow example into a failure. HYPOTHESIS_PROFILE=thorough runs more examples.
 settings.register_profile("default", deadline=None)

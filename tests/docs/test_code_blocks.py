@@ -8,7 +8,10 @@ use a top-level ``await`` (they are compiled like ``python -m asyncio`` input).
 
 Markers on a block's first line:
 
-- ``# docs: skip-test (reason)``: never run (snippets that need a provider key or a server);
+- ``# docs: skip-test (reason)``: never run (snippets that need a server);
+- ``# docs: needs-key NAME``: never run, as it calls a model provider with the API key in
+  environment variable NAME; marked ``needs_key`` (tests/skip_policy.py), so its skip is
+  allowed where everything else must run;
 - ``# docs: requires module[, module]``: skipped when a module is not installed (optional
   extras); blocks that use what such a block defines carry the marker too.
   ``DOCS_WITHOUT_EXTRAS=1`` skips all of them, to check the pages run without any extra.
@@ -48,6 +51,7 @@ TIMEOUT_SECONDS = 120  # generous: model-loading blocks are slow on a busy machi
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
 _SKIP = re.compile(r"^#\s*docs:\s*skip-test\b\s*(?P<reason>.*)$")
+_NEEDS_KEY = re.compile(r"^#\s*docs:\s*needs-key\s+(?P<key>\w+)\s*$")
 _REQUIRES = re.compile(r"^#\s*docs:\s*requires\s+(?P<modules>[\w.,\s]+)$")
 _FILE = re.compile(r"^(#|//|--)\s*file:\s*(?P<name>[\w.\-/]+)\s*$")
 
@@ -149,6 +153,12 @@ def compile_block(block: Block) -> CodeType:
     )
 
 
+def needed_key(block: Block) -> str | None:
+    """The provider key a ``needs-key`` block names."""
+    found = _NEEDS_KEY.match(block.first_line)
+    return None if found is None else found["key"]
+
+
 def missing_modules(block: Block) -> list[str]:
     found = _REQUIRES.match(block.first_line)
     if found is None:
@@ -190,6 +200,9 @@ class PageRun:
         skip = _SKIP.match(block.first_line)
         if skip is not None:
             return skip["reason"].strip(" ()") or "marked skip-test"
+        key = needed_key(block)
+        if key is not None:
+            return f"needs {key} (calls a model provider)"
         saved_as = _FILE.match(block.first_line)
         if saved_as is not None:
             (self.workdir / saved_as["name"]).parent.mkdir(parents=True, exist_ok=True)
@@ -257,7 +270,13 @@ def _run_through(block: Block, runs: dict[Path, PageRun], workdir: Path) -> str 
     return reason
 
 
-@pytest.mark.parametrize("block", ALL_BLOCKS, ids=lambda b: b.label)
+def _case(block: Block) -> Any:
+    key = needed_key(block)
+    marks = () if key is None else (pytest.mark.needs_key(key),)
+    return pytest.param(block, marks=marks, id=block.label)
+
+
+@pytest.mark.parametrize("block", [_case(block) for block in ALL_BLOCKS])
 def test_code_block(
     block: Block, page_runs: dict[Path, PageRun], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -311,13 +330,18 @@ def test_markers_skip_blocks(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
         "```python\n# docs: requires no_such_module_here\nimport no_such_module_here\n```\n\n"
-        "```python\n# docs: skip-test (needs an OpenAI key)\nraise RuntimeError\n```\n",
+        "```python\n# docs: skip-test (needs a server)\nraise RuntimeError\n```\n\n"
+        "```python\n# docs: needs-key OPENAI_API_KEY\nraise RuntimeError\n```\n",
         encoding="utf-8",
     )
-    needs, skipped = read_blocks(page)
+    needs, skipped, keyed = read_blocks(page)
     run = PageRun(workdir=tmp_path)
     assert (run.run(needs) or "").startswith("needs no_such_module_here (")
-    assert run.run(skipped) == "needs an OpenAI key"
+    assert run.run(skipped) == "needs a server"
+    assert run.run(keyed) == "needs OPENAI_API_KEY (calls a model provider)"
+    # only the block that needs a key may skip where everything is installed (--no-skips)
+    assert [m.args for m in _case(keyed).marks] == [("OPENAI_API_KEY",)]
+    assert not _case(skipped).marks
 
 
 def test_a_file_block_is_saved_for_the_next_blocks(tmp_path: Path) -> None:
