@@ -19,6 +19,9 @@ import pytest
 from hypothesis import settings
 from tests.redis_servers import RedisServer
 
+# skip_policy: the needs_key marker and --no-skips; pytester: for the tests of skip_policy.
+pytest_plugins = ["skip_policy", "pytester"]
+
 # Property tests check behaviour, never speed: no per-example deadline, so a busy CI machine
 # cannot turn a slow example into a failure. HYPOTHESIS_PROFILE=thorough runs more examples.
 settings.register_profile("default", deadline=None)
@@ -31,7 +34,9 @@ REDIS_URL = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
 
 @pytest.fixture
 def redis_url() -> str:
-    pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+    pytest.importorskip(
+        "redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'"
+    )
     if not REDIS_URL:
         pytest.skip("set TOOLRELAY_TEST_REDIS_URL to a Redis server (.ci/services.sh starts one)")
     return REDIS_URL

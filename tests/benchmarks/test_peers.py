@@ -1,12 +1,13 @@
 """The peer tool-search adapters of the retrieval benchmark.
 
 The peers run only where their packages are installed (``.venv-peers``, see
-``benchmarks/requirements-peers.txt``); elsewhere their ranking tests skip and the tests check
-that a missing peer is reported clearly instead.
+``benchmarks/requirements-peers.txt``; ``.ci/run`` runs this module there); elsewhere their
+ranking tests skip. A missing peer is reported clearly wherever the tests run.
 """
 
 from __future__ import annotations
 
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import pytest
@@ -62,11 +63,21 @@ def test_every_peer_is_reported_with_a_reason_or_none() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(peers.PEERS))
-def test_unavailable_peer_fails_with_configuration_error(name: str) -> None:
-    if AVAILABLE[name] is None:
-        pytest.skip(f"{name} is installed here")
-    with pytest.raises(ConfigurationError, match="unavailable"):
+def test_unavailable_peer_fails_with_configuration_error(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def missing(module: str) -> ModuleType:
+        raise ModuleNotFoundError(f"No module named {module!r}", name=module)
+
+    # As where the peer's packages are not installed, whether or not they are here.
+    monkeypatch.setattr(peers, "importlib", SimpleNamespace(import_module=missing))
+
+    with pytest.raises(ConfigurationError, match="unavailable") as failure:
         peers.PEERS[name](CATALOG)
+    assert "requirements-peers.txt" in str(failure.value)
+    reason = peers.available_peers()[name]
+    assert reason is not None
+    assert name in reason
 
 
 _RANKERS: dict[str, Any] = {}

@@ -259,7 +259,7 @@ def test_a_missing_extra_is_named(
 
 
 def test_a_missing_key_and_misplaced_options(cli: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("openai")
+    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = cli("demo", "-i", "bm25", "--model", "openai:gpt-4o-mini")
     assert result.exit_code == 1
@@ -328,7 +328,7 @@ def test_bad_model_specs(text: str) -> None:
 
 
 def test_a_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("openai")
+    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     spec = ModelSpec(provider=Provider.OPENAI, name="qwen")
     model = make_chat_model(spec, base_url="http://127.0.0.1:9/v1")

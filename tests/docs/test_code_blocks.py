@@ -29,8 +29,10 @@ How output is compared (:func:`mask_durations`, :func:`page_view`):
 
 Markers on a block's first line (a console block's first lines, before its first command):
 
-- ``# docs: skip-test (reason)``: never run (snippets that need a provider key, a server that
-  runs until stopped);
+- ``# docs: skip-test (reason)``: never run (a server that runs until stopped);
+- ``# docs: needs-key NAME``: never run, as it calls a model provider with the API key in
+  environment variable NAME; marked ``needs_key`` (tests/skip_policy.py), so its skip is
+  allowed where everything else must run;
 - ``# docs: requires NAME[, NAME]``: skipped when a module is not installed (optional extras)
   or, for a ``$VARIABLE``, when that environment variable is not set (a server's URL); blocks
   that use what such a block defines carry the marker too. ``DOCS_WITHOUT_EXTRAS=1`` skips
@@ -80,6 +82,7 @@ REGENERATE = bool(os.environ.get("DOCS_REGENERATE"))
 
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
 _SKIP = re.compile(r"^#\s*docs:\s*skip-test\b\s*(?P<reason>.*)$")
+_NEEDS_KEY = re.compile(r"^#\s*docs:\s*needs-key\s+(?P<key>\w+)\s*$")
 _REQUIRES = re.compile(r"^#\s*docs:\s*requires\s+(?P<names>[\w.,$\s]+)$")
 _FILE = re.compile(r"^(#|//|--)\s*file:\s*(?P<name>[\w.\-/]+)\s*$")
 _PROMPT = "$ "
@@ -327,7 +330,7 @@ def missing_requirements(block: Block) -> list[str]:
         if name.startswith("$"):
             if not os.environ.get(name[1:]):
                 missing.append(f"{name} set")
-        elif os.environ.get("DOCS_WITHOUT_EXTRAS") or importlib.util.find_spec(name) is None:
+        elif os.environ.get("DOCS_WITHOUT_EXTRAS") or not installed(name):
             missing.append(name)
     return missing
 
@@ -337,6 +340,9 @@ def skip_reason(block: Block) -> str | None:
     skip = next((found for line in _marker_lines(block) if (found := _SKIP.match(line))), None)
     if skip is not None:
         return skip["reason"].strip(" ()") or "marked skip-test"
+    key = needed_key(block)
+    if key is not None:
+        return f"needs {key} (calls a model provider)"
     missing = missing_requirements(block)
     if not missing:
         return None
@@ -383,6 +389,28 @@ def run_command(command: Command) -> str:
             )
         _COMMANDS[argv] = done.stdout
     return _COMMANDS[argv]
+
+
+def needed_key(block: Block) -> str | None:
+    """The provider key a ``needs-key`` block names."""
+    found = _NEEDS_KEY.match(block.first_line)
+    return None if found is None else found["key"]
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` is importable from somewhere else than the test folders.
+
+    pytest puts tests/ on sys.path, where tests/mcp passes for an ``mcp`` namespace package
+    when the MCP SDK is not installed.
+    """
+    try:
+        spec = importlib.util.find_spec(module)
+    except ModuleNotFoundError:  # a parent package is missing
+        return False
+    if spec is None:
+        return False
+    places = [spec.origin] if spec.origin else list(spec.submodule_search_locations or ())
+    return any(not Path(place).is_relative_to(ROOT / "tests") for place in places)
 
 
 @dataclass
@@ -510,7 +538,13 @@ def _run_through(block: Block, runs: dict[Path, PageRun], workdir: Path) -> str 
     return reason
 
 
-@pytest.mark.parametrize("block", ALL_BLOCKS, ids=lambda b: b.label)
+def _case(block: Block) -> Any:
+    key = needed_key(block)
+    marks = () if key is None else (pytest.mark.needs_key(key),)
+    return pytest.param(block, marks=marks, id=block.label)
+
+
+@pytest.mark.parametrize("block", [_case(block) for block in ALL_BLOCKS])
 def test_code_block(
     block: Block, page_runs: dict[Path, PageRun], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -665,15 +699,20 @@ def test_markers_skip_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         "```python\n# docs: requires no_such_module_here\nimport no_such_module_here\n```\n\n"
         "```python\n# docs: skip-test (needs an OpenAI key)\nraise RuntimeError\n```\n\n"
         "```python\n# docs: requires sys, $NO_SUCH_SERVER_URL\nraise RuntimeError\n```\n\n"
-        "```console\n# docs: skip-test (runs until stopped)\n$ toolrelay serve x.toml\n```\n",
+        "```console\n# docs: skip-test (runs until stopped)\n$ toolrelay serve x.toml\n```\n\n"
+        "```python\n# docs: needs-key OPENAI_API_KEY\nraise RuntimeError\n```\n",
         encoding="utf-8",
     )
-    needs, skipped, server, serving = read_blocks(page)
+    needs, skipped, server, serving, keyed = read_blocks(page)
     run = PageRun(workdir=tmp_path)
     assert (run.run(needs) or "").startswith("needs no_such_module_here (")
     assert run.run(skipped) == "needs an OpenAI key"
     assert (run.run(server) or "").startswith("needs $NO_SUCH_SERVER_URL set (")
     assert run.run(serving) == "runs until stopped"
+    assert run.run(keyed) == "needs OPENAI_API_KEY (calls a model provider)"
+    # only the block that needs a key may skip where everything is installed (--no-skips)
+    assert [m.args for m in _case(keyed).marks] == [("OPENAI_API_KEY",)]
+    assert not _case(skipped).marks
 
 
 def test_a_file_block_is_saved_for_the_next_blocks(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+
 from toolrelay.client import search_texts
 from toolrelay.client.tool_search_access import unavailable_text
 from toolrelay.exceptions import ConfigurationError

@@ -1,21 +1,28 @@
-"""MCP servers for the tests: the demo server over stdio (once per module) and over HTTP."""
+"""MCP servers for the tests: the demo server over stdio (once per module) and over HTTP.
+
+Each test module skips without the MCP SDK on ``mcp_types``, not ``mcp``: pytest puts tests/
+on sys.path, where this folder itself passes for an ``mcp`` namespace package. This file loads
+without the SDK (``mcp_helpers`` needs none, and puts servers/ on sys.path); the toolset is
+imported only when a test takes it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
-
-pytest.importorskip("mcp", reason="needs the mcp extra (the MCP SDK)")
-
 from mcp_helpers import demo_stdio
 
-from toolrelay.mcp import McpToolset
+if TYPE_CHECKING:
+    from toolrelay.mcp import McpToolset
 
 
 @pytest.fixture(scope="module")
 def stdio_toolset() -> Iterator[McpToolset]:
     """An open toolset over one demo stdio server, shared by a module's tests."""
+    from toolrelay.mcp import McpToolset
+
     with McpToolset(demo_stdio()) as toolset:
         yield toolset
 

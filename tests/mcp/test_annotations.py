@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+
 from mcp_types import Tool as McpToolInfo
 from mcp_types import ToolAnnotations
 

@@ -2,6 +2,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+
 from mcp_types import (
     CallToolResult,
     EmbeddedResource,

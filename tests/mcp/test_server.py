@@ -7,6 +7,9 @@ import json
 from typing import Literal
 
 import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+
 from http_thread import serve_app
 from mcp import Client
 from mcp.shared.exceptions import MCPError

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 from demo_server import CHINESE_NAME, LONG_A, LONG_B
 from mcp_helpers import demo_stdio
 

@@ -6,6 +6,8 @@ import time
 from collections.abc import Iterator
 
 import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 from mcp_helpers import demo_stdio
 
 from toolrelay.exceptions import McpServerError

@@ -7,6 +7,8 @@ import json
 from collections.abc import Iterator
 
 import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 from demo_server import build_server
 from http_thread import serve_app
 

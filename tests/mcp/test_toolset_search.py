@@ -5,6 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+
 from mcp_helpers import demo_stdio
 
 from toolrelay.client import (

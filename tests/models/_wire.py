@@ -19,7 +19,11 @@ except ImportError:  # pragma: no cover - older SDKs
     try:
         import httpx  # type: ignore[no-redef]
     except ImportError:
-        pytest.skip("no provider SDK (and so no httpx) is installed", allow_module_level=True)
+        pytest.skip(
+            "needs the openai or anthropic extra (their SDKs bring httpx): "
+            "pip install 'toolrelay[openai]'",
+            allow_module_level=True,
+        )
 
 Reply = httpx.Response | Callable[[httpx.Request], httpx.Response] | Exception
 

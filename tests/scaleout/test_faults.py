@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 
 from tests.redis_servers import RedisServer
 

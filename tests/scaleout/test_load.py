@@ -11,9 +11,9 @@ from collections import Counter
 
 import pytest
 
-from ._workers import TENANTS, Turn, Workers
+pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 
-pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+from ._workers import TENANTS, Turn, Workers
 
 CONVERSATIONS = 1000
 WORKERS = 4

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ._workers import Turn, Workers
+pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 
-pytest.importorskip("redis", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+from ._workers import Turn, Workers
 
 
 async def test_alternate_turns_see_the_same_tools_and_memory(redis_url: str, prefix: str) -> None:

