@@ -11,6 +11,7 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import idempotency_key
 from toolrelay.gateway import PolicyTool, ToolPolicy, apply_policies
 from toolrelay.mcp import IDEMPOTENT
+from toolrelay.mcp.annotations import ANNOTATIONS, annotations_from_metadata
 from toolrelay.tools import FunctionTool, Tool, ToolContext, ToolMetadata, call_sync
 
 
@@ -35,8 +36,32 @@ def key_of(tool: Tool, **arguments: Any) -> str | None:
 
 
 def test_a_tool_no_policy_matches_is_left_alone() -> None:
-    tool = make_tool("refund.retry")
-    assert apply_policies(tool, [ToolPolicy(tools="ticket.*", destructive=True)]) is tool
+    tool = make_tool("refund.retry", ToolMetadata(destructive=True))
+    assert apply_policies(tool, [ToolPolicy(tools="ticket.*", destructive=False)]) is tool
+    reading = make_tool("refund.get", ToolMetadata(read_only=True))
+    assert apply_policies(reading, [ToolPolicy(tools="ticket.*", destructive=True)]) is reading
+
+
+def test_a_tool_that_does_not_say_it_destroys_nothing_is_destructive() -> None:
+    # MCP's reading of a tool that may change state, and the gateway's: approval with
+    # [approval] destructive = true asks about it, and clients are told it is destructive.
+    unsaid = apply_policies(make_tool("refund.retry"), [])
+    assert (unsaid.metadata.read_only, unsaid.metadata.destructive) == (False, True)
+    assert annotations_from_metadata(unsaid.metadata).destructive_hint is True
+    # A server's destructiveHint: false, or the file's destructive = false, says otherwise.
+    additive = make_tool(
+        "ticket.comment", ToolMetadata(extra={ANNOTATIONS: {"destructiveHint": False}})
+    )
+    assert apply_policies(additive, []) is additive
+    assert annotations_from_metadata(additive.metadata).destructive_hint is False
+    relaxed = apply_policies(
+        make_tool("ticket.close"), [ToolPolicy(tools="ticket.*", destructive=False)]
+    )
+    assert relaxed.metadata.destructive is False
+    assert annotations_from_metadata(relaxed.metadata).destructive_hint is False
+    # ...and the file wins over the server in both directions.
+    stricter = apply_policies(additive, [ToolPolicy(tools="ticket.*", destructive=True)])
+    assert annotations_from_metadata(stricter.metadata).destructive_hint is True
 
 
 def test_a_key_makes_the_tool_idempotent_and_calls_still_reach_it() -> None:
@@ -74,7 +99,7 @@ def test_server_hints_are_defaults_the_file_overrides() -> None:
 
 
 def test_idempotent_false_also_drops_the_tools_own_key() -> None:
-    own = make_tool("refund.retry", ToolMetadata(idempotency_key=["refund_id"]))
+    own = make_tool("refund.retry", ToolMetadata(destructive=True, idempotency_key=["refund_id"]))
     assert apply_policies(own, []) is own
     off = apply_policies(own, [ToolPolicy(tools="refund.retry", idempotent=False)])
     assert off.metadata.idempotency_key is None
