@@ -41,8 +41,11 @@ import itertools
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field, replace
+from typing import Annotated, Any
+
+from mcp_types import ToolAnnotations
+from pydantic import BeforeValidator
 
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.search_texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
@@ -56,8 +59,10 @@ from toolrelay.client.tool_search_access import (
     authorize_guard,
     unavailable_text,
 )
-from toolrelay.exceptions import ConfigurationError, ToolExecutionError
+from toolrelay.exceptions import ConfigurationError, InvalidJsonError, ToolExecutionError
 from toolrelay.execution import (
+    ApprovalInterceptor,
+    IdempotencyInterceptor,
     ToolCallGuard,
     ToolCallingManager,
     ToolCallStatus,
@@ -71,11 +76,18 @@ from toolrelay.gateway.texts import (
     GatewayTextSelector,
     described_tools,
 )
+from toolrelay.mcp.annotations import (
+    ANNOTATIONS,
+    IDEMPOTENT,
+    OPEN_WORLD,
+    annotations_from_metadata,
+)
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.tools.arguments import decode_arguments, require_object
+from toolrelay.tools.base import ToolDefinition, ToolMetadata
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
 
@@ -91,20 +103,30 @@ class FoundTool:
         description: Its whole description.
         input_schema: The JSON Schema of its arguments.
         score: Relevance on the index's own scale.
+        annotations: Its MCP annotations as the gateway runs it (``readOnlyHint``,
+            ``destructiveHint``, ``idempotentHint``, ``openWorldHint``; see
+            :meth:`ToolGateway.annotations`), for a client that decides per tool.
+        requires_approval: The gateway asks for approval before each call runs.
     """
 
     name: str
     description: str
     input_schema: Mapping[str, Any]
     score: float
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    requires_approval: bool = False
 
     def as_json(self) -> dict[str, Any]:
         """The hit as the client reads it (without the score)."""
-        return {
+        hit: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "input_schema": dict(self.input_schema),
+            "annotations": dict(self.annotations),
         }
+        if self.requires_approval:
+            hit["requires_approval"] = True
+        return hit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -202,6 +224,7 @@ class ToolGateway:
         self._texts = GatewayTextSelector(language, unavailable_message)
         self.policies = tuple(policies)
         self._snapshot: CatalogSnapshot | None = None
+        self._call_tool_metadata: tuple[tuple[Tool, ...], ToolMetadata] | None = None
         self._call_ids = itertools.count(1)
         # Never a resolved tool, so authorize is asked about every call.
         self._no_exemption = HiddenTool(TOOL_SEARCH_NAME, "")
@@ -244,11 +267,21 @@ class ToolGateway:
         )
         # Off the loop: a semantic index embeds the query.
         response = await asyncio.to_thread(self.index.search, request)
-        hits = [(snapshot.tools[hit.name].definition, hit.score) for hit in response.hits]
-        return [
-            FoundTool(name=d.name, description=d.description, input_schema=d.input_schema, score=s)
-            for d, s in hits
-        ]
+        found = []
+        for hit in response.hits:
+            tool = snapshot.tools[hit.name]
+            annotations, approval = self._published(tool)
+            found.append(
+                FoundTool(
+                    name=tool.definition.name,
+                    description=tool.definition.description,
+                    input_schema=tool.definition.input_schema,
+                    score=hit.score,
+                    annotations=annotations.model_dump(by_alias=True, exclude_none=True),
+                    requires_approval=approval,
+                )
+            )
+        return found
 
     async def call(
         self,
@@ -339,9 +372,69 @@ class ToolGateway:
         """The two tools an MCP client sees: ``tool_search`` and ``call_tool``.
 
         Their texts are in the language of the catalogs when this is called (for a served
-        gateway: once its sources are listed, before the first client arrives).
+        gateway: once its sources are listed, before the first client arrives). The metadata
+        of ``call_tool`` is :meth:`call_tool_metadata`, read whenever a client lists it.
         """
-        return described_tools(self.texts(), self._tool_search, self._call_tool)
+        search, call = described_tools(self.texts(), self._tool_search, self._call_tool)
+        return [search, _CallTool(call, self)]
+
+    def annotations(self, tool: Tool) -> ToolAnnotations:
+        """The MCP annotations of ``tool`` as this gateway runs it.
+
+        Its metadata with the policies applied (:func:`~toolrelay.gateway.policy.apply_policies`:
+        a tool that may change state is destructive unless stated otherwise), published as
+        :func:`~toolrelay.mcp.annotations.annotations_from_metadata` does. ``idempotentHint``
+        is true when the gateway records its results (it has an idempotency key and the
+        manager an :class:`~toolrelay.execution.IdempotencyInterceptor`), or when the tool
+        itself claims it (an MCP server's ``idempotentHint``).
+        """
+        return self._published(tool)[0]
+
+    def call_tool_metadata(self) -> ToolMetadata:
+        """What ``call_tool`` may do: the most any tool of the catalogs may do now.
+
+        Read-only only when every tool is; else destructive when any tool may be (a tool
+        that does not say is), idempotent only when every tool that writes is, open-world
+        when any tool is. With no tools yet, nothing is known, and ``call_tool`` counts as
+        destructive. Computed again when the catalogs' tools change.
+        """
+        tools = tuple(tool for catalog in self.catalogs for tool in catalog)
+        cached = self._call_tool_metadata
+        if cached is not None and _same_tools(cached[0], tools):
+            return cached[1]
+        hints = [self.annotations(tool) for tool in tools]
+        writing = [h for h in hints if not h.read_only_hint]
+        read_only = bool(hints) and not writing
+        destructive = not hints or any(h.destructive_hint for h in writing)
+        metadata = ToolMetadata(
+            read_only=read_only,
+            destructive=not read_only and destructive,
+            extra={
+                IDEMPOTENT: bool(writing) and all(h.idempotent_hint for h in writing),
+                OPEN_WORLD: not hints or any(h.open_world_hint is not False for h in hints),
+                ANNOTATIONS: {} if read_only else {"destructiveHint": destructive},
+            },
+        )
+        self._call_tool_metadata = (tools, metadata)
+        return metadata
+
+    def _published(self, tool: Tool) -> tuple[ToolAnnotations, bool]:
+        """``tool``'s annotations as the gateway runs it, and whether it asks for approval."""
+        try:
+            run = apply_policies(tool, self.policies)
+        except ConfigurationError:
+            run = tool  # its calls are refused until the policy is fixed (see call)
+        metadata = run.metadata
+        interceptors = self.manager.interceptors
+        recorded = metadata.idempotency_key is not None and any(
+            isinstance(i, IdempotencyInterceptor) for i in interceptors
+        )
+        claimed = tool.metadata.extra.get(IDEMPOTENT) is True  # e.g. its server's idempotentHint
+        metadata = replace(metadata, extra={**metadata.extra, IDEMPOTENT: recorded or claimed})
+        approval = any(
+            isinstance(i, ApprovalInterceptor) and i.needs_approval(run) for i in interceptors
+        )
+        return annotations_from_metadata(metadata), approval
 
     # --- the client-facing functions ------------------------------------------------------
 
@@ -368,14 +461,15 @@ class ToolGateway:
     async def _call_tool(
         self,
         name: str,
-        arguments: dict[str, Any] | None = None,
+        arguments: CallArguments = {},  # noqa: B006 - the schema's default; copied per call
         context: ToolContext | None = None,
     ) -> str:
         """Run a tool found with tool_search.
 
         Args:
             name: The tool's exact name, as tool_search returned it.
-            arguments: The tool's arguments, following its input_schema.
+            arguments: The tool's arguments, following its input_schema: an object, or a
+                JSON text of one.
             context: The caller's tool context (from the request, never in the schema).
         """
         result = await self.call(name, arguments, context=context)
@@ -396,3 +490,53 @@ class ToolGateway:
         permitted = [n for n in snapshot.names if view.permits(n)]
         matched = match_tool_name(name, permitted)
         return snapshot.tools.get(matched) if matched is not None else None
+
+
+def _same_tools(before: Sequence[Tool], now: Sequence[Tool]) -> bool:
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))
+
+
+def _object_or_json_text(value: object) -> object:
+    """``arguments`` as an object: given as one, as a JSON text of one, or left out (null).
+
+    Clients and models send a JSON text where an object is expected; anything that is not
+    an object becomes one clear problem naming what to send.
+    """
+    if value is None:
+        return {}
+    try:
+        if isinstance(value, str):
+            return decode_arguments(CALL_TOOL_NAME, value)
+        return require_object(CALL_TOOL_NAME, value)
+    except InvalidJsonError as exc:
+        problem = exc.problems[0].message
+    raise ValueError(
+        f"{problem} Send arguments as a JSON object of the tool's parameters (its "
+        f"input_schema from {TOOL_SEARCH_NAME}), or leave it out for a tool without any."
+    )
+
+
+CallArguments = Annotated[dict[str, Any], BeforeValidator(_object_or_json_text)]
+"""``call_tool``'s ``arguments``: an object, a JSON text of one, or null (no arguments)."""
+
+
+class _CallTool:
+    """``call_tool`` with the metadata of what it can run now (see ``call_tool_metadata``)."""
+
+    def __init__(self, tool: Tool, gateway: ToolGateway) -> None:
+        self._tool = tool
+        self._gateway = gateway
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self._tool.definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._gateway.call_tool_metadata()
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        return await self._tool.call(arguments_json, context)
+
+    def __repr__(self) -> str:
+        return f"_CallTool({self._gateway!r})"
