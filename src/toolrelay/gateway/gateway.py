@@ -3,9 +3,13 @@
 A client sees two tools instead of hundreds:
 
 - ``tool_search(query, max_results?, category?)``: the best permitted tools for a query, each
-  with its name, full description and input schema, best first (none scoring under
-  ``min_relative_score``, half the best one's score by default);
+  with its name, full description, input schema and MCP annotations as the gateway runs it
+  (and ``requires_approval`` when the gateway asks before running it), best first (none
+  scoring under ``min_relative_score``, half the best one's score by default);
 - ``call_tool(name, arguments)``: runs one of them; the result (or error) is the tool's.
+  ``arguments`` is an object, or a JSON text of one. Its annotations are the most any tool
+  of the catalogs may do (:meth:`ToolGateway.call_tool_metadata`): clients decide what to
+  confirm from the tools they list, and they list only these two.
 
 Both run under the same rules as the in-process
 :class:`~toolrelay.client.ToolSearchAdvisor`, with the very same hooks:
