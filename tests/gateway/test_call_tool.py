@@ -26,7 +26,15 @@ from toolrelay.gateway import (
     gateway_interceptors,
 )
 from toolrelay.mcp import LiveToolCatalog, tool_info, tools_server
-from toolrelay.tools import Tool, ToolCatalog, ToolContext, as_tools, tool
+from toolrelay.tools import (
+    FunctionTool,
+    Tool,
+    ToolCatalog,
+    ToolContext,
+    ToolMetadata,
+    as_tools,
+    tool,
+)
 
 
 @tool(name="billing.get_invoice", read_only=True)
@@ -99,18 +107,40 @@ def test_a_tool_that_does_not_say_makes_call_tool_destructive() -> None:
     }
 
 
-def test_with_no_tools_nothing_is_known_and_call_tool_is_destructive() -> None:
-    metadata = ToolGateway(LiveToolCatalog()).call_tool_metadata()
-    assert (metadata.read_only, metadata.destructive) == (False, True)
+MAY_DO_ANYTHING = {
+    "readOnlyHint": False,
+    "destructiveHint": True,
+    "idempotentHint": False,
+    "openWorldHint": True,
+}
+
+
+def test_with_no_tools_nothing_is_known_and_call_tool_may_do_anything() -> None:
+    assert hints(ToolGateway(ToolCatalog())) == MAY_DO_ANYTHING
+
+
+def test_over_mcp_servers_call_tool_may_do_anything() -> None:
+    # Their tools may change after a client listed call_tool (a server announces new ones,
+    # or comes back another version): read-only today promises nothing for tomorrow.
+    live = LiveToolCatalog()
+    live.replace_all([(t, "test") for t in as_tools(get_invoice, server_time)])
+    assert hints(ToolGateway(live)) == MAY_DO_ANYTHING
+    assert hints(ToolGateway([live, catalog(server_time)])) == MAY_DO_ANYTHING
+
+
+def test_a_tool_declared_read_only_and_destructive_counts_as_destructive() -> None:
+    both = FunctionTool.from_function(
+        add_comment, metadata=ToolMetadata(read_only=True, destructive=True)
+    )
+    assert hints(ToolGateway(ToolCatalog([both])))["destructiveHint"] is True
 
 
 async def test_a_client_listing_again_sees_what_the_catalog_holds_now() -> None:
-    live = LiveToolCatalog()
-    live.replace_all([(t, "test") for t in as_tools(get_invoice)])
-    gateway = ToolGateway(live)
+    tools = catalog(get_invoice)
+    gateway = ToolGateway(tools)
     async with Client(tools_server(gateway.tools())) as client:
         before = {t.name: t.annotations for t in (await client.list_tools()).tools}
-        live.replace_all([(t, "test") for t in as_tools(get_invoice, refund_payment)])
+        tools.add(as_tools(refund_payment)[0])
         after = {t.name: t.annotations for t in (await client.list_tools()).tools}
     assert before["call_tool"] == ToolAnnotations(read_only_hint=True, open_world_hint=True)
     assert after["call_tool"] is not None

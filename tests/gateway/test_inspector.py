@@ -40,7 +40,7 @@ RETRY = "refund.retry_failed_order"
 STARTUP = 120.0
 CALL_TOOL_ANNOTATIONS = {
     "readOnlyHint": False,
-    "destructiveHint": True,  # it runs refunds
+    "destructiveHint": True,  # it runs refunds, and its servers' tools may change
     "idempotentHint": False,
     "openWorldHint": True,
 }

@@ -86,6 +86,7 @@ from toolrelay.mcp.annotations import (
     OPEN_WORLD,
     annotations_from_metadata,
 )
+from toolrelay.mcp.live_catalog import LiveToolCatalog
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
@@ -395,13 +396,18 @@ class ToolGateway:
         return self._published(tool)[0]
 
     def call_tool_metadata(self) -> ToolMetadata:
-        """What ``call_tool`` may do: the most any tool of the catalogs may do now.
+        """What ``call_tool`` may do: the most any tool of the catalogs may do.
 
         Read-only only when every tool is; else destructive when any tool may be (a tool
         that does not say is), idempotent only when every tool that writes is, open-world
-        when any tool is. With no tools yet, nothing is known, and ``call_tool`` counts as
-        destructive. Computed again when the catalogs' tools change.
+        when any tool is. Computed again when the catalogs' tools change. Nothing is known
+        of tools to come, so ``call_tool`` may do anything (MCP's defaults: destructive, not
+        idempotent) when there are no tools, or when a catalog follows MCP servers
+        (:class:`~toolrelay.mcp.LiveToolCatalog`), whose tools may change after a client
+        listed ``call_tool``.
         """
+        if any(isinstance(catalog, LiveToolCatalog) for catalog in self.catalogs):
+            return _MAY_DO_ANYTHING
         tools = tuple(tool for catalog in self.catalogs for tool in catalog)
         cached = self._call_tool_metadata
         if cached is not None and _same_tools(cached[0], tools):
@@ -494,6 +500,11 @@ class ToolGateway:
         permitted = [n for n in snapshot.names if view.permits(n)]
         matched = match_tool_name(name, permitted)
         return snapshot.tools.get(matched) if matched is not None else None
+
+
+_MAY_DO_ANYTHING = ToolMetadata(destructive=True)
+"""What a tool that may do anything is: published as MCP's defaults (destructive, not
+idempotent, open-world)."""
 
 
 def _same_tools(before: Sequence[Tool], now: Sequence[Tool]) -> bool:

@@ -213,7 +213,8 @@ def apply_policies(tool: Tool, policies: Sequence[ToolPolicy]) -> Tool:
         elif policy.idempotent:
             fields["idempotent"] = True
     stated = dict(stated_annotations(metadata))
-    read_only = fields.get("read_only", metadata.read_only)
+    # A tool that declares itself read-only and destructive may destroy; a table decides.
+    read_only = fields.get("read_only", metadata.read_only and not metadata.destructive)
     destructive = not read_only and fields.get(
         "destructive", metadata.destructive or stated.get("destructiveHint") is not False
     )

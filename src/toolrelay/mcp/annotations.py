@@ -19,8 +19,9 @@ requirement. ``extra`` also names the server (``"mcp_server"``) and the tool's n
 Publishing a tool (:func:`annotations_from_metadata`) states every hint, leaving none to a
 client's reading of the defaults, and never claims more safety than the metadata declares.
 In MCP a tool that is not read-only may be destructive unless it says otherwise, so a tool
-whose metadata is not ``read_only`` is published ``destructiveHint: true`` unless it is known
-to destroy nothing (a stated ``destructiveHint: false`` in ``extra["annotations"]``);
+whose metadata is not ``read_only`` (or says ``destructive`` as well) is published
+``destructiveHint: true`` unless it is known to destroy nothing (a stated
+``destructiveHint: false`` in ``extra["annotations"]``);
 ``idempotentHint`` is true only when ``extra["idempotent"]`` says so, and ``openWorldHint``
 is true unless ``extra["open_world"]`` is false.
 """
@@ -109,7 +110,7 @@ def annotations_from_metadata(metadata: ToolMetadata) -> ToolAnnotations:
     stated = stated_annotations(metadata)
     title = stated.get("title")
     open_world = metadata.extra.get(OPEN_WORLD) is not False
-    if metadata.read_only:
+    if metadata.read_only and not metadata.destructive:  # declared both: it may destroy
         # destructiveHint and idempotentHint are meaningful only for tools that write.
         return ToolAnnotations(
             title=title if isinstance(title, str) else None,
