@@ -256,3 +256,31 @@ async def test_the_decoded_arguments_are_checked_like_any_others() -> None:
         await call_tool.call(
             '{"name": "billing.get_invoice", "arguments": "{\\"numbr\\": 1}"}', ToolContext()
         )
+
+
+@tool(name="http.explain_status", read_only=True)
+def explain_status(code: int) -> str:
+    """What an HTTP status such as 404 or 503 means, and what usually causes it."""
+    return f"{code}: not found"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"query": "404"},
+        {"query": 404},  # the Inspector decodes `--tool-arg query=404` into a number
+        {"query": ["http", 404]},  # models send lists of keywords
+        {"query": "404", "category": "http"},
+    ],
+    ids=["text", "number", "words", "category"],
+)
+async def test_search_takes_words_the_way_clients_decode_them(arguments: dict[str, Any]) -> None:
+    search = ToolGateway(catalog(get_invoice, explain_status)).tools()[0]
+    answer = await search.call(json.dumps(arguments))
+    assert [hit["name"] for hit in json.loads(answer)] == ["http.explain_status"]
+
+
+async def test_a_query_that_is_no_text_is_an_argument_error() -> None:
+    search = ToolGateway(catalog(get_invoice)).tools()[0]
+    with pytest.raises(Exception, match="query: Input should be a valid string"):
+        await search.call('{"query": {"words": "invoice"}}')

@@ -450,9 +450,9 @@ class ToolGateway:
 
     async def _tool_search(
         self,
-        query: str,
+        query: SearchText,
         max_results: int | None = None,
-        category: str | None = None,
+        category: SearchText | None = None,
         context: ToolContext | None = None,
     ) -> str:
         """Search the tool catalog.
@@ -509,6 +509,23 @@ idempotent, open-world)."""
 
 def _same_tools(before: Sequence[Tool], now: Sequence[Tool]) -> bool:
     return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))
+
+
+def _as_text(value: object) -> object:
+    """A number or boolean as its JSON text; a list of such words joined by spaces.
+
+    Command-line clients decode every ``key=value`` they can (the MCP Inspector sends
+    ``query=404`` as the number 404), and models send lists of keywords.
+    """
+    if isinstance(value, int | float):  # booleans too: true, false
+        return json.dumps(value)
+    if isinstance(value, list) and all(isinstance(word, str | int | float) for word in value):
+        return " ".join(str(_as_text(word)) for word in value)
+    return value
+
+
+SearchText = Annotated[str, BeforeValidator(_as_text)]
+"""A ``tool_search`` text parameter: a string, or words a client decoded into other JSON."""
 
 
 def _object_or_json_text(value: object) -> object:
