@@ -45,11 +45,10 @@ import itertools
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Annotated, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 from mcp_types import ToolAnnotations
-from pydantic import BeforeValidator
 
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.search_texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
@@ -63,15 +62,15 @@ from toolrelay.client.tool_search_access import (
     authorize_guard,
     unavailable_text,
 )
-from toolrelay.exceptions import ConfigurationError, InvalidJsonError, ToolExecutionError
+from toolrelay.exceptions import ConfigurationError, ToolExecutionError
 from toolrelay.execution import (
-    ApprovalInterceptor,
-    IdempotencyInterceptor,
     ToolCallGuard,
     ToolCallingManager,
     ToolCallStatus,
     match_tool_name,
 )
+from toolrelay.gateway.annotations import MAY_DO_ANYTHING, as_run, most_of
+from toolrelay.gateway.parameters import CallArguments, SearchText
 from toolrelay.gateway.policy import ToolPolicy, apply_policies
 from toolrelay.gateway.side_effects import PENDING_APPROVAL_TEXT, gateway_interceptors
 from toolrelay.gateway.texts import (
@@ -80,18 +79,11 @@ from toolrelay.gateway.texts import (
     GatewayTextSelector,
     described_tools,
 )
-from toolrelay.mcp.annotations import (
-    ANNOTATIONS,
-    IDEMPOTENT,
-    OPEN_WORLD,
-    annotations_from_metadata,
-)
 from toolrelay.mcp.live_catalog import LiveToolCatalog
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
-from toolrelay.tools.arguments import decode_arguments, require_object
 from toolrelay.tools.base import ToolDefinition, ToolMetadata
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
@@ -387,44 +379,27 @@ class ToolGateway:
         """The MCP annotations of ``tool`` as this gateway runs it.
 
         Its metadata with the policies applied (:func:`~toolrelay.gateway.policy.apply_policies`:
-        a tool that may change state is destructive unless stated otherwise), published as
-        :func:`~toolrelay.mcp.annotations.annotations_from_metadata` does. ``idempotentHint``
-        is true when the gateway records its results (it has an idempotency key and the
-        manager an :class:`~toolrelay.execution.IdempotencyInterceptor`), or when the tool
-        itself claims it (an MCP server's ``idempotentHint``).
+        a tool that may change state is destructive unless stated otherwise), with
+        ``idempotentHint`` as :func:`~toolrelay.gateway.annotations.as_run` gives it.
         """
         return self._published(tool)[0]
 
     def call_tool_metadata(self) -> ToolMetadata:
         """What ``call_tool`` may do: the most any tool of the catalogs may do.
 
-        Read-only only when every tool is; else destructive when any tool may be (a tool
-        that does not say is), idempotent only when every tool that writes is, open-world
-        when any tool is. Computed again when the catalogs' tools change. Nothing is known
-        of tools to come, so ``call_tool`` may do anything (MCP's defaults: destructive, not
-        idempotent) when there are no tools, or when a catalog follows MCP servers
+        See :func:`~toolrelay.gateway.annotations.most_of`; computed again when the catalogs'
+        tools change. Nothing is known of tools to come, so ``call_tool`` may do anything
+        (MCP's defaults: destructive, not idempotent) when a catalog follows MCP servers
         (:class:`~toolrelay.mcp.LiveToolCatalog`), whose tools may change after a client
         listed ``call_tool``.
         """
         if any(isinstance(catalog, LiveToolCatalog) for catalog in self.catalogs):
-            return _MAY_DO_ANYTHING
+            return MAY_DO_ANYTHING
         tools = tuple(tool for catalog in self.catalogs for tool in catalog)
         cached = self._call_tool_metadata
         if cached is not None and _same_tools(cached[0], tools):
             return cached[1]
-        hints = [self.annotations(tool) for tool in tools]
-        writing = [h for h in hints if not h.read_only_hint]
-        read_only = bool(hints) and not writing
-        destructive = not hints or any(h.destructive_hint for h in writing)
-        metadata = ToolMetadata(
-            read_only=read_only,
-            destructive=not read_only and destructive,
-            extra={
-                IDEMPOTENT: bool(writing) and all(h.idempotent_hint for h in writing),
-                OPEN_WORLD: not hints or any(h.open_world_hint is not False for h in hints),
-                ANNOTATIONS: {} if read_only else {"destructiveHint": destructive},
-            },
-        )
+        metadata = most_of([self.annotations(tool) for tool in tools])
         self._call_tool_metadata = (tools, metadata)
         return metadata
 
@@ -434,17 +409,7 @@ class ToolGateway:
             run = apply_policies(tool, self.policies)
         except ConfigurationError:
             run = tool  # its calls are refused until the policy is fixed (see call)
-        metadata = run.metadata
-        interceptors = self.manager.interceptors
-        recorded = metadata.idempotency_key is not None and any(
-            isinstance(i, IdempotencyInterceptor) for i in interceptors
-        )
-        claimed = tool.metadata.extra.get(IDEMPOTENT) is True  # e.g. its server's idempotentHint
-        metadata = replace(metadata, extra={**metadata.extra, IDEMPOTENT: recorded or claimed})
-        approval = any(
-            isinstance(i, ApprovalInterceptor) and i.needs_approval(run) for i in interceptors
-        )
-        return annotations_from_metadata(metadata), approval
+        return as_run(tool, run, self.manager)
 
     # --- the client-facing functions ------------------------------------------------------
 
@@ -502,54 +467,8 @@ class ToolGateway:
         return snapshot.tools.get(matched) if matched is not None else None
 
 
-_MAY_DO_ANYTHING = ToolMetadata(destructive=True)
-"""What a tool that may do anything is: published as MCP's defaults (destructive, not
-idempotent, open-world)."""
-
-
 def _same_tools(before: Sequence[Tool], now: Sequence[Tool]) -> bool:
     return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))
-
-
-def _as_text(value: object) -> object:
-    """A number or boolean as its JSON text; a list of such words joined by spaces.
-
-    Command-line clients decode every ``key=value`` they can (the MCP Inspector sends
-    ``query=404`` as the number 404), and models send lists of keywords.
-    """
-    if isinstance(value, int | float):  # booleans too: true, false
-        return json.dumps(value)
-    if isinstance(value, list) and all(isinstance(word, str | int | float) for word in value):
-        return " ".join(str(_as_text(word)) for word in value)
-    return value
-
-
-SearchText = Annotated[str, BeforeValidator(_as_text)]
-"""A ``tool_search`` text parameter: a string, or words a client decoded into other JSON."""
-
-
-def _object_or_json_text(value: object) -> object:
-    """``arguments`` as an object: given as one, as a JSON text of one, or left out (null).
-
-    Clients and models send a JSON text where an object is expected; anything that is not
-    an object becomes one clear problem naming what to send.
-    """
-    if value is None:
-        return {}
-    try:
-        if isinstance(value, str):
-            return decode_arguments(CALL_TOOL_NAME, value)
-        return require_object(CALL_TOOL_NAME, value)
-    except InvalidJsonError as exc:
-        problem = exc.problems[0].message
-    raise ValueError(
-        f"{problem} Send arguments as a JSON object of the tool's parameters (its "
-        f"input_schema from {TOOL_SEARCH_NAME}), or leave it out for a tool without any."
-    )
-
-
-CallArguments = Annotated[dict[str, Any], BeforeValidator(_object_or_json_text)]
-"""``call_tool``'s ``arguments``: an object, a JSON text of one, or null (no arguments)."""
 
 
 class _CallTool:
