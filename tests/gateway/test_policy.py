@@ -164,3 +164,19 @@ def test_a_key_naming_a_missing_argument_is_refused() -> None:
 def test_invalid_policies(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         ToolPolicy(**options)
+
+
+def test_a_later_table_undoes_the_other_flag_of_an_earlier_one() -> None:
+    reading = make_tool("refund.get", ToolMetadata(read_only=True))
+    destructive = [ToolPolicy(tools="refund.*", destructive=True)]
+    metadata = apply_policies(reading, destructive).metadata
+    assert (metadata.read_only, metadata.destructive) == (False, True)
+    exempted = [*destructive, ToolPolicy(tools="refund.get", read_only=True)]
+    metadata = apply_policies(reading, exempted).metadata
+    assert (metadata.read_only, metadata.destructive) == (True, False)
+
+
+def test_a_tool_declared_read_only_and_destructive_is_destructive() -> None:
+    both = make_tool("refund.retry", ToolMetadata(read_only=True, destructive=True))
+    metadata = apply_policies(both, []).metadata
+    assert (metadata.read_only, metadata.destructive) == (False, True)

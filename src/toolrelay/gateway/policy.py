@@ -204,6 +204,11 @@ def apply_policies(tool: Tool, policies: Sequence[ToolPolicy]) -> Tool:
             value = getattr(policy, option)
             if value is not None:
                 fields[option] = value
+        # One flag set by a later table undoes the other set by an earlier one.
+        if policy.read_only:
+            fields.pop("destructive", None)
+        if policy.destructive:
+            fields["read_only"] = False
         if policy.idempotency_key is not None:
             fields["idempotency_key"] = policy.idempotency_key
             fields["idempotent"] = True
