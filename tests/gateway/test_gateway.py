@@ -78,6 +78,12 @@ async def test_search_returns_whole_definitions_best_first() -> None:
         "name": "billing.refund_payment",
         "description": definition.description,  # whole, not the first sentence
         "input_schema": dict(definition.input_schema),
+        "annotations": {
+            "readOnlyHint": False,
+            "destructiveHint": True,
+            "idempotentHint": False,
+            "openWorldHint": True,
+        },
     }
     assert [f.name for f in await gateway.search("invoice", category="billing")] == [
         "billing.get_invoice"

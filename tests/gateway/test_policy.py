@@ -13,6 +13,7 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import idempotency_key
 from toolrelay.gateway import PolicyTool, ToolPolicy, apply_policies
 from toolrelay.mcp import IDEMPOTENT
+from toolrelay.mcp.annotations import ANNOTATIONS, annotations_from_metadata
 from toolrelay.tools import FunctionTool, Tool, ToolContext, ToolMetadata, call_sync
 
 
@@ -37,8 +38,32 @@ def key_of(tool: Tool, **arguments: Any) -> str | None:
 
 
 def test_a_tool_no_policy_matches_is_left_alone() -> None:
-    tool = make_tool("refund.retry")
-    assert apply_policies(tool, [ToolPolicy(tools="ticket.*", destructive=True)]) is tool
+    tool = make_tool("refund.retry", ToolMetadata(destructive=True))
+    assert apply_policies(tool, [ToolPolicy(tools="ticket.*", destructive=False)]) is tool
+    reading = make_tool("refund.get", ToolMetadata(read_only=True))
+    assert apply_policies(reading, [ToolPolicy(tools="ticket.*", destructive=True)]) is reading
+
+
+def test_a_tool_that_does_not_say_it_destroys_nothing_is_destructive() -> None:
+    # MCP's reading of a tool that may change state, and the gateway's: approval with
+    # [approval] destructive = true asks about it, and clients are told it is destructive.
+    unsaid = apply_policies(make_tool("refund.retry"), [])
+    assert (unsaid.metadata.read_only, unsaid.metadata.destructive) == (False, True)
+    assert annotations_from_metadata(unsaid.metadata).destructive_hint is True
+    # A server's destructiveHint: false, or the file's destructive = false, says otherwise.
+    additive = make_tool(
+        "ticket.comment", ToolMetadata(extra={ANNOTATIONS: {"destructiveHint": False}})
+    )
+    assert apply_policies(additive, []) is additive
+    assert annotations_from_metadata(additive.metadata).destructive_hint is False
+    relaxed = apply_policies(
+        make_tool("ticket.close"), [ToolPolicy(tools="ticket.*", destructive=False)]
+    )
+    assert relaxed.metadata.destructive is False
+    assert annotations_from_metadata(relaxed.metadata).destructive_hint is False
+    # ...and the file wins over the server in both directions.
+    stricter = apply_policies(additive, [ToolPolicy(tools="ticket.*", destructive=True)])
+    assert annotations_from_metadata(stricter.metadata).destructive_hint is True
 
 
 def test_a_key_makes_the_tool_idempotent_and_calls_still_reach_it() -> None:
@@ -76,7 +101,7 @@ def test_server_hints_are_defaults_the_file_overrides() -> None:
 
 
 def test_idempotent_false_also_drops_the_tools_own_key() -> None:
-    own = make_tool("refund.retry", ToolMetadata(idempotency_key=["refund_id"]))
+    own = make_tool("refund.retry", ToolMetadata(destructive=True, idempotency_key=["refund_id"]))
     assert apply_policies(own, []) is own
     off = apply_policies(own, [ToolPolicy(tools="refund.retry", idempotent=False)])
     assert off.metadata.idempotency_key is None
@@ -141,3 +166,19 @@ def test_a_key_naming_a_missing_argument_is_refused() -> None:
 def test_invalid_policies(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         ToolPolicy(**options)
+
+
+def test_a_later_table_undoes_the_other_flag_of_an_earlier_one() -> None:
+    reading = make_tool("refund.get", ToolMetadata(read_only=True))
+    destructive = [ToolPolicy(tools="refund.*", destructive=True)]
+    metadata = apply_policies(reading, destructive).metadata
+    assert (metadata.read_only, metadata.destructive) == (False, True)
+    exempted = [*destructive, ToolPolicy(tools="refund.get", read_only=True)]
+    metadata = apply_policies(reading, exempted).metadata
+    assert (metadata.read_only, metadata.destructive) == (True, False)
+
+
+def test_a_tool_declared_read_only_and_destructive_is_destructive() -> None:
+    both = make_tool("refund.retry", ToolMetadata(read_only=True, destructive=True))
+    metadata = apply_policies(both, []).metadata
+    assert (metadata.read_only, metadata.destructive) == (False, True)

@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 
 from toolrelay.client import search_texts
+from toolrelay.client.search_tool import search_tool_schema
 from toolrelay.client.tool_search_access import unavailable_text
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.gateway import (
@@ -188,3 +189,26 @@ def test_the_call_tool_texts_name_the_tools() -> None:
         assert CALL_TOOL_NAME in texts.search_description
         assert "tool_search" in texts.call_description
         assert set(texts.call_parameters) == set(definitions[1].input_schema["properties"])
+
+
+def test_the_published_schemas_are_plain_and_the_arguments_an_object() -> None:
+    # Clients that build calls from a form or a command line (the MCP Inspector) convert a
+    # value to JSON only for a parameter of type object, and render no anyOf with null.
+    for texts in (ENGLISH, CHINESE):
+        search, call = ToolGateway(english(), language=texts).tools()
+        assert search.definition.input_schema == search_tool_schema(texts.search.parameters)
+        assert call.definition.input_schema == {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": texts.call_parameters["name"]},
+                "arguments": {
+                    "type": "object",
+                    "description": texts.call_parameters["arguments"],
+                    "default": {},
+                },
+            },
+            "required": ["name"],
+        }
+        assert "anyOf" not in json.dumps(
+            [search.definition.input_schema, call.definition.input_schema]
+        )

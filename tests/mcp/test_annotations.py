@@ -8,6 +8,7 @@ from mcp_types import Tool as McpToolInfo
 from mcp_types import ToolAnnotations
 
 from toolrelay.mcp.annotations import (
+    ANNOTATIONS,
     IDEMPOTENT,
     MCP_NAME,
     MCP_SERVER,
@@ -68,3 +69,45 @@ def test_metadata_round_trips_through_annotations() -> None:
     assert (back.read_only, back.destructive, back.extra[IDEMPOTENT]) == (False, True, True)
     read_only = annotations_from_metadata(ToolMetadata(read_only=True))
     assert (read_only.read_only_hint, read_only.destructive_hint) == (True, None)
+
+
+def test_every_hint_is_published_and_none_claims_more_than_declared() -> None:
+    # A tool that does not say it is read-only may change state, and may destroy: MCP's
+    # default, stated rather than left to each client's reading of the defaults.
+    unsaid = annotations_from_metadata(ToolMetadata())
+    assert unsaid == ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+    )
+    # An idempotency key alone is no idempotentHint: recording results is the job of an
+    # IdempotencyInterceptor, which a plain server does not have.
+    keyed = annotations_from_metadata(ToolMetadata(idempotency_key=["order_id"]))
+    assert keyed.idempotent_hint is False
+    reading = annotations_from_metadata(ToolMetadata(read_only=True))
+    assert reading == ToolAnnotations(read_only_hint=True, open_world_hint=True)
+
+
+def test_what_a_server_stated_survives_being_served_again() -> None:
+    stated = ToolAnnotations(
+        title="Add a comment", destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+    metadata = metadata_from_tool(info(stated), server="tickets", timeout=None)
+    assert metadata.destructive is False
+    assert metadata.extra[ANNOTATIONS] == {
+        "title": "Add a comment",
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    }
+    assert annotations_from_metadata(metadata) == ToolAnnotations(
+        title="Add a comment",
+        read_only_hint=False,
+        destructive_hint=False,
+        idempotent_hint=True,
+        open_world_hint=False,
+    )
+
+
+def test_the_stated_annotations_are_kept_where_the_linter_reads_them() -> None:
+    from toolrelay.lint.targets import ANNOTATIONS as LINT_ANNOTATIONS
+
+    assert ANNOTATIONS == LINT_ANNOTATIONS

@@ -13,6 +13,7 @@ pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolr
 from http_thread import serve_app
 from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcp_types import ToolAnnotations
 
 from toolrelay.exceptions import ToolExecutionError
 from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpToolset, tool_info, tools_server
@@ -63,6 +64,22 @@ def test_tools_are_listed_as_toolrelay_defines_them() -> None:
     assert info.annotations is not None
     assert (info.annotations.read_only_hint, info.annotations.destructive_hint) == (False, True)
     assert info.meta == {REQUIRES_APPROVAL_META: True}
+
+
+def test_no_tool_is_listed_as_safer_than_it_declares() -> None:
+    listed = {t.definition.name: tool_info(t).annotations for t in catalog()}
+    # explode declares nothing: it may change state, so it may destroy.
+    assert listed["explode"] == ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
+    )
+    assert listed["whoami"] == ToolAnnotations(read_only_hint=True, open_world_hint=True)
+    # A key is for an IdempotencyInterceptor; served as is, a repeated call runs again.
+    keyed = FunctionTool.from_function(
+        cancel_order, metadata=ToolMetadata(destructive=True, idempotency_key=["order_id"])
+    )
+    annotations = tool_info(keyed).annotations
+    assert annotations is not None
+    assert annotations.idempotent_hint is False
 
 
 async def test_list_and_call_with_the_official_client() -> None:

@@ -9,7 +9,10 @@ approval, idempotency and audit interceptors (:mod:`toolrelay.gateway.side_effec
 by each tool's metadata and the file's per-tool policies (:mod:`toolrelay.gateway.policy`:
 ``[tools."NAME"]`` with ``requires_approval``, ``idempotency_key``...). What clients read
 besides the catalog is in the catalog's language, English or Chinese
-(:mod:`toolrelay.gateway.texts`). Needs the ``mcp`` extra.
+(:mod:`toolrelay.gateway.texts`). Clients are told each tool's side effects as the gateway
+runs it, and ``call_tool``'s as the most any of them may do
+(:mod:`toolrelay.gateway.annotations`); what they may send is in
+:mod:`toolrelay.gateway.parameters`. Needs the ``mcp`` extra.
 
 Example::
 

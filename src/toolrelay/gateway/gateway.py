@@ -3,9 +3,13 @@
 A client sees two tools instead of hundreds:
 
 - ``tool_search(query, max_results?, category?)``: the best permitted tools for a query, each
-  with its name, full description and input schema, best first (none scoring under
-  ``min_relative_score``, half the best one's score by default);
+  with its name, full description, input schema and MCP annotations as the gateway runs it
+  (and ``requires_approval`` when the gateway asks before running it), best first (none
+  scoring under ``min_relative_score``, half the best one's score by default);
 - ``call_tool(name, arguments)``: runs one of them; the result (or error) is the tool's.
+  ``arguments`` is an object, or a JSON text of one. Its annotations are the most any tool
+  of the catalogs may do (:meth:`ToolGateway.call_tool_metadata`): clients decide what to
+  confirm from the tools they list, and they list only these two.
 
 Both run under the same rules as the in-process
 :class:`~toolrelay.client.ToolSearchAdvisor`, with the very same hooks:
@@ -41,8 +45,10 @@ import itertools
 import json
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from mcp_types import ToolAnnotations
 
 from toolrelay._storable import valid_unicode
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
@@ -64,6 +70,8 @@ from toolrelay.execution import (
     ToolCallStatus,
     match_tool_name,
 )
+from toolrelay.gateway.annotations import MAY_DO_ANYTHING, as_run, most_of
+from toolrelay.gateway.parameters import CallArguments, SearchText
 from toolrelay.gateway.policy import ToolPolicy, apply_policies
 from toolrelay.gateway.side_effects import PENDING_APPROVAL_TEXT, gateway_interceptors
 from toolrelay.gateway.texts import (
@@ -72,11 +80,12 @@ from toolrelay.gateway.texts import (
     GatewayTextSelector,
     described_tools,
 )
+from toolrelay.mcp.live_catalog import LiveToolCatalog
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.tools.base import ToolDefinition, ToolMetadata
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
 
@@ -92,20 +101,30 @@ class FoundTool:
         description: Its whole description.
         input_schema: The JSON Schema of its arguments.
         score: Relevance on the index's own scale.
+        annotations: Its MCP annotations as the gateway runs it (``readOnlyHint``,
+            ``destructiveHint``, ``idempotentHint``, ``openWorldHint``; see
+            :meth:`ToolGateway.annotations`), for a client that decides per tool.
+        requires_approval: The gateway asks for approval before each call runs.
     """
 
     name: str
     description: str
     input_schema: Mapping[str, Any]
     score: float
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    requires_approval: bool = False
 
     def as_json(self) -> dict[str, Any]:
         """The hit as the client reads it (without the score)."""
-        return {
+        hit: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "input_schema": dict(self.input_schema),
+            "annotations": dict(self.annotations),
         }
+        if self.requires_approval:
+            hit["requires_approval"] = True
+        return hit
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -203,6 +222,7 @@ class ToolGateway:
         self._texts = GatewayTextSelector(language, unavailable_message)
         self.policies = tuple(policies)
         self._snapshot: CatalogSnapshot | None = None
+        self._call_tool_metadata: tuple[tuple[Tool, ...], ToolMetadata] | None = None
         self._call_ids = itertools.count(1)
         # Never a resolved tool, so authorize is asked about every call.
         self._no_exemption = HiddenTool(TOOL_SEARCH_NAME, "")
@@ -246,11 +266,21 @@ class ToolGateway:
         )
         # Off the loop: a semantic index embeds the query.
         response = await asyncio.to_thread(self.index.search, request)
-        hits = [(snapshot.tools[hit.name].definition, hit.score) for hit in response.hits]
-        return [
-            FoundTool(name=d.name, description=d.description, input_schema=d.input_schema, score=s)
-            for d, s in hits
-        ]
+        found = []
+        for hit in response.hits:
+            tool = snapshot.tools[hit.name]
+            annotations, approval = self._published(tool)
+            found.append(
+                FoundTool(
+                    name=tool.definition.name,
+                    description=tool.definition.description,
+                    input_schema=tool.definition.input_schema,
+                    score=hit.score,
+                    annotations=annotations.model_dump(by_alias=True, exclude_none=True),
+                    requires_approval=approval,
+                )
+            )
+        return found
 
     async def call(
         self,
@@ -341,17 +371,55 @@ class ToolGateway:
         """The two tools an MCP client sees: ``tool_search`` and ``call_tool``.
 
         Their texts are in the language of the catalogs when this is called (for a served
-        gateway: once its sources are listed, before the first client arrives).
+        gateway: once its sources are listed, before the first client arrives). The metadata
+        of ``call_tool`` is :meth:`call_tool_metadata`, read whenever a client lists it.
         """
-        return described_tools(self.texts(), self._tool_search, self._call_tool)
+        search, call = described_tools(self.texts(), self._tool_search, self._call_tool)
+        return [search, _CallTool(call, self)]
+
+    def annotations(self, tool: Tool) -> ToolAnnotations:
+        """The MCP annotations of ``tool`` as this gateway runs it.
+
+        Its metadata with the policies applied (:func:`~toolrelay.gateway.policy.apply_policies`:
+        a tool that may change state is destructive unless stated otherwise), with
+        ``idempotentHint`` as :func:`~toolrelay.gateway.annotations.as_run` gives it.
+        """
+        return self._published(tool)[0]
+
+    def call_tool_metadata(self) -> ToolMetadata:
+        """What ``call_tool`` may do: the most any tool of the catalogs may do.
+
+        See :func:`~toolrelay.gateway.annotations.most_of`; computed again when the catalogs'
+        tools change. Nothing is known of tools to come, so ``call_tool`` may do anything
+        (MCP's defaults: destructive, not idempotent) when a catalog follows MCP servers
+        (:class:`~toolrelay.mcp.LiveToolCatalog`), whose tools may change after a client
+        listed ``call_tool``.
+        """
+        if any(isinstance(catalog, LiveToolCatalog) for catalog in self.catalogs):
+            return MAY_DO_ANYTHING
+        tools = tuple(tool for catalog in self.catalogs for tool in catalog)
+        cached = self._call_tool_metadata
+        if cached is not None and _same_tools(cached[0], tools):
+            return cached[1]
+        metadata = most_of([self.annotations(tool) for tool in tools])
+        self._call_tool_metadata = (tools, metadata)
+        return metadata
+
+    def _published(self, tool: Tool) -> tuple[ToolAnnotations, bool]:
+        """``tool``'s annotations as the gateway runs it, and whether it asks for approval."""
+        try:
+            run = apply_policies(tool, self.policies)
+        except ConfigurationError:
+            run = tool  # its calls are refused until the policy is fixed (see call)
+        return as_run(tool, run, self.manager)
 
     # --- the client-facing functions ------------------------------------------------------
 
     async def _tool_search(
         self,
-        query: str,
+        query: SearchText,
         max_results: int | None = None,
-        category: str | None = None,
+        category: SearchText | None = None,
         context: ToolContext | None = None,
     ) -> str:
         """Search the tool catalog.
@@ -370,14 +438,15 @@ class ToolGateway:
     async def _call_tool(
         self,
         name: str,
-        arguments: dict[str, Any] | None = None,
+        arguments: CallArguments = {},  # noqa: B006 - the schema's default; copied per call
         context: ToolContext | None = None,
     ) -> str:
         """Run a tool found with tool_search.
 
         Args:
             name: The tool's exact name, as tool_search returned it.
-            arguments: The tool's arguments, following its input_schema.
+            arguments: The tool's arguments, following its input_schema: an object, or a
+                JSON text of one.
             context: The caller's tool context (from the request, never in the schema).
         """
         result = await self.call(name, arguments, context=context)
@@ -398,3 +467,29 @@ class ToolGateway:
         permitted = [n for n in snapshot.names if view.permits(n)]
         matched = match_tool_name(name, permitted)
         return snapshot.tools.get(matched) if matched is not None else None
+
+
+def _same_tools(before: Sequence[Tool], now: Sequence[Tool]) -> bool:
+    return len(before) == len(now) and all(a is b for a, b in zip(before, now, strict=True))
+
+
+class _CallTool:
+    """``call_tool`` with the metadata of what it can run now (see ``call_tool_metadata``)."""
+
+    def __init__(self, tool: Tool, gateway: ToolGateway) -> None:
+        self._tool = tool
+        self._gateway = gateway
+
+    @property
+    def definition(self) -> ToolDefinition:
+        return self._tool.definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        return self._gateway.call_tool_metadata()
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        return await self._tool.call(arguments_json, context)
+
+    def __repr__(self) -> str:
+        return f"_CallTool({self._gateway!r})"

@@ -30,6 +30,12 @@ Keys (all optional; what a table leaves out keeps the tool's own value):
 
 Several tables may match one tool: patterns first, in the order given, then the table named
 exactly after the tool; each replaces what it sets.
+
+What no table sets follows MCP's reading of a tool: one that is not read-only is destructive
+unless it states it destroys nothing (``destructiveHint: false``), so an unannotated tool is
+destructive until a table says ``destructive = false``. The result is what the gateway acts
+on (approval, idempotency) and what it tells clients (each ``tool_search`` hit's
+annotations, and those of ``call_tool``): the two never differ.
 """
 
 from __future__ import annotations
@@ -40,7 +46,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.mcp.annotations import IDEMPOTENT
+from toolrelay.mcp.annotations import (
+    ANNOTATIONS,
+    IDEMPOTENT,
+    annotations_from_metadata,
+    stated_annotations,
+)
 from toolrelay.tools.base import IdempotencyKey, Tool, ToolContext, ToolDefinition, ToolMetadata
 
 __all__ = ["POLICY_KEYS", "PolicyTool", "ToolPolicy", "apply_policies", "matching_policies"]
@@ -173,24 +184,31 @@ def matching_policies(name: str, policies: Sequence[ToolPolicy]) -> list[ToolPol
 
 
 def apply_policies(tool: Tool, policies: Sequence[ToolPolicy]) -> Tool:
-    """``tool`` as the policies describe it: itself when none matches, else a :class:`PolicyTool`.
+    """``tool`` as the gateway runs it: itself when nothing changes, else a :class:`PolicyTool`.
+
+    The policies replace what they set. A tool that is not read-only counts as destructive
+    unless it says it destroys nothing (an MCP server's ``destructiveHint: false``) or a
+    policy says ``destructive = false``: that is what MCP assumes of a tool that may change
+    state, and what the gateway tells its clients (see :mod:`toolrelay.mcp.annotations`), so
+    ``[approval] destructive = true`` asks about every such tool.
 
     Raises:
         ConfigurationError: A policy's ``idempotency_key`` names an argument the tool does
             not have (every call would share one key, so different calls would be answered
             with one recorded result).
     """
-    found = matching_policies(tool.definition.name, policies)
     metadata = tool.metadata
-    hinted = metadata.extra.get(IDEMPOTENT) is True
-    if not found and not (hinted and metadata.idempotency_key is None and not metadata.read_only):
-        return tool
     fields: dict[str, Any] = {}
-    for policy in found:
+    for policy in matching_policies(tool.definition.name, policies):
         for option in ("read_only", "destructive", "requires_approval", "timeout"):
             value = getattr(policy, option)
             if value is not None:
                 fields[option] = value
+        # One flag set by a later table undoes the other set by an earlier one.
+        if policy.read_only:
+            fields.pop("destructive", None)
+        if policy.destructive:
+            fields["read_only"] = False
         if policy.idempotency_key is not None:
             fields["idempotency_key"] = policy.idempotency_key
             fields["idempotent"] = True
@@ -199,20 +217,41 @@ def apply_policies(tool: Tool, policies: Sequence[ToolPolicy]) -> Tool:
             fields.pop("idempotency_key", None)  # an earlier pattern's key no longer applies
         elif policy.idempotent:
             fields["idempotent"] = True
-    read_only = fields.get("read_only", metadata.read_only)
-    destructive = fields.get("destructive", metadata.destructive) and not read_only
-    key = _effective_key(tool, fields, hinted=hinted and not read_only)
-    return PolicyTool(
-        tool,
-        replace(
-            metadata,
-            read_only=read_only,
-            destructive=destructive,
-            requires_approval=fields.get("requires_approval", metadata.requires_approval),
-            timeout=fields.get("timeout", metadata.timeout),
-            idempotency_key=key,
-            extra={**metadata.extra, IDEMPOTENT: key is not None},
-        ),
+    stated = dict(stated_annotations(metadata))
+    # A tool that declares itself read-only and destructive may destroy; a table decides.
+    read_only = fields.get("read_only", metadata.read_only and not metadata.destructive)
+    destructive = not read_only and fields.get(
+        "destructive", metadata.destructive or stated.get("destructiveHint") is not False
+    )
+    stated["readOnlyHint"] = read_only
+    if read_only:
+        stated.pop("destructiveHint", None)
+    else:
+        stated["destructiveHint"] = destructive
+    hinted = metadata.extra.get(IDEMPOTENT) is True and not read_only
+    key = _effective_key(tool, fields, hinted=hinted)
+    effective = replace(
+        metadata,
+        read_only=read_only,
+        destructive=destructive,
+        requires_approval=fields.get("requires_approval", metadata.requires_approval),
+        timeout=fields.get("timeout", metadata.timeout),
+        idempotency_key=key,
+        extra={**metadata.extra, IDEMPOTENT: key is not None, ANNOTATIONS: stated},
+    )
+    if _same_treatment(effective, metadata):
+        return tool
+    return PolicyTool(tool, effective)
+
+
+def _same_treatment(effective: ToolMetadata, own: ToolMetadata) -> bool:
+    """Whether the gateway treats the tool, and describes it, as its own metadata does."""
+    behaviour = ("read_only", "destructive", "requires_approval", "timeout", "idempotency_key")
+    return all(getattr(effective, f) == getattr(own, f) for f in behaviour) and (
+        # A tool that says nothing and one said to destroy nothing run alike, but are
+        # described differently.
+        annotations_from_metadata(effective).destructive_hint
+        == annotations_from_metadata(own).destructive_hint
     )
 
 

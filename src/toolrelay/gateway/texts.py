@@ -35,11 +35,11 @@ from toolrelay.client.search_texts import (
     SearchTexts,
     SearchTextSelector,
 )
-from toolrelay.client.search_tool import TOOL_SEARCH_NAME
+from toolrelay.client.search_tool import TOOL_SEARCH_NAME, search_tool_schema
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.tools.base import Tool, ToolDefinition, ToolMetadata
+from toolrelay.mcp.annotations import OPEN_WORLD
+from toolrelay.tools.base import ToolDefinition, ToolMetadata
 from toolrelay.tools.function import FunctionTool
-from toolrelay.tools.language import replace_texts
 from toolrelay.tools.schema import cached_function_schema
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "GATEWAY_TEXTS",
     "GatewayTextSelector",
     "GatewayTexts",
+    "call_tool_schema",
     "described_tools",
 ]
 
@@ -198,34 +199,57 @@ def described_tools(
     texts: GatewayTexts,
     tool_search: Callable[..., Any],
     call_tool: Callable[..., Any],
-) -> list[Tool]:
-    """``tool_search`` and ``call_tool`` as the tools a client sees, described in ``texts``."""
-    search = FunctionTool.from_function(
-        tool_search,
-        name=TOOL_SEARCH_NAME,
-        description=texts.search_description,
-        metadata=ToolMetadata(read_only=True),
+) -> list[FunctionTool]:
+    """``tool_search`` and ``call_tool`` as the tools a client sees, described in ``texts``.
+
+    The input schemas clients read are plain (:func:`call_tool_schema`, and the in-process
+    ``tool_search``'s); the functions' own schemas validate the calls. ``tool_search`` is
+    read-only and stays within the gateway's catalog; ``call_tool`` gets metadata saying it
+    may change anything, which a gateway replaces with what its tools can do.
+    """
+    search = FunctionTool(
+        function=tool_search,
+        definition=ToolDefinition(
+            name=TOOL_SEARCH_NAME,
+            description=texts.search_description,
+            input_schema=search_tool_schema(texts.search.parameters),
+        ),
+        metadata=ToolMetadata(read_only=True, extra={OPEN_WORLD: False}),
+        schema=cached_function_schema(tool_search, tool_name=TOOL_SEARCH_NAME),
     )
-    call = FunctionTool.from_function(
-        call_tool, name=CALL_TOOL_NAME, description=texts.call_description
+    call = FunctionTool(
+        function=call_tool,
+        definition=ToolDefinition(
+            name=CALL_TOOL_NAME,
+            description=texts.call_description,
+            input_schema=call_tool_schema(texts.call_parameters),
+        ),
+        metadata=ToolMetadata(),
+        schema=cached_function_schema(call_tool, tool_name=CALL_TOOL_NAME),
     )
-    return [
-        _described(search, tool_search, texts.search.parameters),
-        _described(call, call_tool, texts.call_parameters),
-    ]
+    return [search, call]
 
 
-def _described(
-    tool: FunctionTool, function: Callable[..., Any], parameters: Mapping[str, str]
-) -> FunctionTool:
-    """``tool`` with ``parameters`` describing its parameters to the client."""
-    return FunctionTool(
-        function=function,
-        definition=replace_texts(tool.definition, parameters=parameters),
-        metadata=tool.metadata,
-        # The schema that validates the arguments; the texts the client reads are not in it.
-        schema=cached_function_schema(function, tool_name=tool.definition.name),
-    )
+def call_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
+    """The input schema of ``call_tool`` as clients read it.
+
+    ``arguments`` is a plain ``object`` with an empty default, not a union with ``null``:
+    clients that build the call from a form or the command line (the MCP Inspector among
+    them) turn a value into JSON only for a parameter of type ``object``.
+
+    Args:
+        parameters: The description of each parameter (``name``, ``arguments``); a
+            parameter left out keeps the English one.
+    """
+    described = {**ENGLISH.call_parameters, **parameters}
+    return {
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "description": described["name"]},
+            "arguments": {"type": "object", "description": described["arguments"], "default": {}},
+        },
+        "required": ["name"],
+    }
 
 
 def _search_language(language: object) -> SearchLanguage:

@@ -1,0 +1,132 @@
+"""``tool_search``'s and ``call_tool``'s parameters as clients send them.
+
+``arguments`` arrives as an object, as a JSON text of one, or not at all; anything else is an
+error result naming the fix. Search words arrive as text, or decoded by the client into a
+number or a list.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+
+from mcp import Client
+from mcp_types import CallToolResult, TextContent
+
+from toolrelay.gateway import ToolGateway
+from toolrelay.mcp import tools_server
+from toolrelay.tools import ToolCatalog, ToolContext, as_tools, tool
+
+
+@tool(name="billing.get_invoice", read_only=True)
+def get_invoice(number: str) -> str:
+    """Read-only lookup of one invoice by its number."""
+    return f"invoice {number}: paid"
+
+
+@tool(name="ops.server_time", read_only=True)
+def server_time() -> str:
+    """The server's clock."""
+    return "2026-11-30T12:00:00Z"
+
+
+def catalog(*functions: Any) -> ToolCatalog:
+    return ToolCatalog(as_tools(*functions))
+
+
+def text_of(result: CallToolResult) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"number": "I-7"}, '{"number": "I-7"}', ' {"number": "I-7"} '],
+    ids=["object", "json text", "json text with spaces"],
+)
+async def test_arguments_may_be_an_object_or_a_json_text_of_one(arguments: object) -> None:
+    gateway = ToolGateway(catalog(get_invoice, server_time))
+    async with Client(tools_server(gateway.tools())) as client:
+        result = await client.call_tool(
+            "call_tool", {"name": "billing.get_invoice", "arguments": arguments}
+        )
+    assert (result.is_error, text_of(result)) == (False, "invoice I-7: paid")
+
+
+@pytest.mark.parametrize("call", [{}, {"arguments": None}, {"arguments": ""}, {"arguments": {}}])
+async def test_a_tool_without_parameters_needs_no_arguments(call: dict[str, Any]) -> None:
+    gateway = ToolGateway(catalog(get_invoice, server_time))
+    async with Client(tools_server(gateway.tools())) as client:
+        result = await client.call_tool("call_tool", {"name": "ops.server_time", **call})
+    assert (result.is_error, text_of(result)) == (False, "2026-11-30T12:00:00Z")
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ("number=I-7", "Arguments are not valid JSON: Expecting value at line 1, column 1."),
+        ('{"number": "I-7"', "Arguments are not valid JSON:"),
+        ('["I-7"]', "Arguments must be a JSON object, not an array."),
+        ('"I-7"', "Arguments must be a JSON object, not a string."),
+        (["I-7"], "Arguments must be a JSON object, not an array."),
+        (7, "Arguments must be a JSON object, not a number."),
+        ("[" * 100_000, "Arguments are nested too deeply."),
+    ],
+    ids=["text", "broken json", "array text", "string text", "array", "number", "deep"],
+)
+async def test_arguments_that_are_no_object_are_an_error_result_naming_the_fix(
+    arguments: object, problem: str
+) -> None:
+    gateway = ToolGateway(catalog(get_invoice))
+    async with Client(tools_server(gateway.tools())) as client:
+        result = await client.call_tool(
+            "call_tool", {"name": "billing.get_invoice", "arguments": arguments}
+        )
+    assert result.is_error
+    text = text_of(result)
+    assert text.startswith("invalid arguments for tool 'call_tool':\n- arguments: ")
+    assert problem in text
+    assert "Send arguments as a JSON object of the tool's parameters" in text
+
+
+async def test_the_decoded_arguments_are_checked_like_any_others() -> None:
+    gateway = ToolGateway(catalog(get_invoice))
+    call_tool = gateway.tools()[1]
+    # The tool's own validation still applies once the text is decoded.
+    with pytest.raises(Exception, match="number: Field required"):
+        await call_tool.call(
+            '{"name": "billing.get_invoice", "arguments": "{\\"numbr\\": 1}"}', ToolContext()
+        )
+
+
+@tool(name="http.explain_status", read_only=True)
+def explain_status(code: int) -> str:
+    """What an HTTP status such as 404 or 503 means, and what usually causes it."""
+    return f"{code}: not found"
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"query": "404"},
+        {"query": 404},  # the Inspector decodes `--tool-arg query=404` into a number
+        {"query": ["http", 404]},  # models send lists of keywords
+        {"query": "404", "category": "http"},
+    ],
+    ids=["text", "number", "words", "category"],
+)
+async def test_search_takes_words_the_way_clients_decode_them(arguments: dict[str, Any]) -> None:
+    search = ToolGateway(catalog(get_invoice, explain_status)).tools()[0]
+    answer = await search.call(json.dumps(arguments))
+    assert [hit["name"] for hit in json.loads(answer)] == ["http.explain_status"]
+
+
+async def test_a_query_that_is_no_text_is_an_argument_error() -> None:
+    search = ToolGateway(catalog(get_invoice)).tools()[0]
+    with pytest.raises(Exception, match="query: Input should be a valid string"):
+        await search.call('{"query": {"words": "invoice"}}')
