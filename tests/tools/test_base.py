@@ -2,10 +2,19 @@
 
 import asyncio
 import threading
+from typing import Any
 
 import pytest
 
-from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, call_sync
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.tools import (
+    Tool,
+    ToolContext,
+    ToolDefinition,
+    ToolMetadata,
+    ValidatedArguments,
+    call_sync,
+)
 
 
 class Recorder:
@@ -54,3 +63,17 @@ async def test_call_sync_inside_a_running_loop_uses_another_thread() -> None:
     recorder = Recorder()
     assert call_sync(recorder, "{}") == "{}|None"
     assert recorder.threads[0] != threading.get_ident()
+
+
+@pytest.mark.parametrize("seconds", [float("nan"), float("inf"), 0, -2.0, "5"])
+def test_metadata_refuses_timeouts_that_are_not_finite_positive_seconds(seconds: Any) -> None:
+    with pytest.raises(ConfigurationError, match="timeout must be"):
+        ToolMetadata(timeout=seconds)
+
+
+def test_validated_arguments_are_read_only_and_compare_by_values() -> None:
+    first = ValidatedArguments(values={"x": 1}, text='{"x": 1}', native=object())
+    second = ValidatedArguments(values={"x": 1}, text='{"x": 1}', native=object())
+    assert first == second
+    with pytest.raises(TypeError):
+        first.values["x"] = 2  # type: ignore[index]

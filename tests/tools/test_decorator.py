@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from toolrelay.exceptions import InvalidToolNameError, ToolDefinitionError
+from toolrelay.exceptions import ConfigurationError, InvalidToolNameError, ToolDefinitionError
 from toolrelay.tools import (
     FunctionTool,
     ToolMetadata,
@@ -275,7 +275,7 @@ def test_all_problems_of_a_declaration_are_collected() -> None:
     assert caught.value.tool == "bad name"
     assert caught.value.problems == (
         "characters ' ' are not allowed; use letters, digits, '_', '-' (and '.' between segments)",
-        "timeout must be a positive number of seconds, got 0",
+        "timeout must be a finite number of seconds above 0, not 0 (None means no limit)",
         "parameter 'a' has no type annotation; annotate it (for example 'a: str')",
         "parameter 'rest': *rest is not supported; declare each argument explicitly",
         "parameter 'options': **options is not supported; declare each argument explicitly",
@@ -296,3 +296,15 @@ def test_non_callable_result_converter() -> None:
     with pytest.raises(ToolDefinitionError) as caught:
         tool(result_converter="json")(get_weather)  # type: ignore[arg-type]
     assert caught.value.problems == ("result_converter must be callable",)
+
+
+@pytest.mark.parametrize("seconds", [float("inf"), float("nan"), -1.0])
+def test_a_timeout_that_is_not_finite_and_positive_is_a_configuration_error(
+    seconds: float,
+) -> None:
+    with pytest.raises(ConfigurationError, match="timeout must be a finite number of seconds"):
+
+        @tool(timeout=seconds)
+        def slow() -> str:
+            """Slow."""
+            return "slow"

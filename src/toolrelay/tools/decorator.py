@@ -31,8 +31,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from toolrelay.exceptions import InvalidToolNameError, ToolDefinitionError
-from toolrelay.tools.base import IdempotencyKey, ToolMetadata
+from toolrelay.exceptions import ConfigurationError, InvalidToolNameError, ToolDefinitionError
+from toolrelay.tools.base import IdempotencyKey, ToolMetadata, check_seconds
 from toolrelay.tools.names import validate_tool_name
 from toolrelay.tools.parameters import is_receiver_parameter
 from toolrelay.tools.results import ResultConverter
@@ -134,7 +134,8 @@ def tool(
             the name in words (``get_weather`` → ``"get weather"``).
         return_direct: The result is the final answer; the loop does not call the model again.
         result_converter: Turns the return value into the text for the model.
-        timeout: Seconds a call may run.
+        timeout: Seconds a call may run (finite, above 0); ``None`` leaves it to the
+            execution manager's default.
         read_only: The tool changes nothing.
         destructive: The tool may change or delete data irreversibly.
         requires_approval: Each call must be approved before it runs.
@@ -147,6 +148,8 @@ def tool(
 
     Raises:
         InvalidToolNameError: The name is the declaration's only problem.
+        ConfigurationError: The timeout (zero, negative, ``nan``, infinite) is the
+            declaration's only problem.
         ToolDefinitionError: Every problem of the declaration (bad name, ``*args``/``**kwargs``,
             unannotated parameters, unknown ``required`` entries, types without a schema...).
     """
@@ -201,14 +204,17 @@ def _unwrap(target: object) -> Callable[..., Any] | None:
 def _check_declaration(function: Callable[..., Any], spec: ToolSpec, skip_receiver: bool) -> None:
     tool_name = spec.name if spec.name is not None else function.__name__
     problems: list[str] = []
-    name_error: InvalidToolNameError | None = None
+    alone: InvalidToolNameError | ConfigurationError | None = None  # raised when the only one
     try:
         validate_tool_name(tool_name)
     except InvalidToolNameError as exc:
-        name_error = exc
+        alone = exc
         problems.extend(exc.problems)
-    if spec.timeout is not None and not spec.timeout > 0:
-        problems.append(f"timeout must be a positive number of seconds, got {spec.timeout!r}")
+    try:
+        check_seconds("timeout", spec.timeout)
+    except ConfigurationError as exc:
+        alone = exc
+        problems.append(str(exc))
     if spec.result_converter is not None and not callable(spec.result_converter):
         problems.append("result_converter must be callable")
     try:
@@ -223,8 +229,8 @@ def _check_declaration(function: Callable[..., Any], spec: ToolSpec, skip_receiv
             pass
         else:
             problems.extend(exc.problems)
-    if name_error is not None and len(problems) == 1:
-        raise name_error
+    if alone is not None and len(problems) == 1:
+        raise alone
     if problems:
         raise ToolDefinitionError(tool_name, problems)
 
