@@ -17,6 +17,9 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from toolrelay.exceptions import InvalidJsonError
+from toolrelay.tools.arguments import load_json
+
 __all__ = ["drop_added_nulls", "to_strict_schema"]
 
 _NULL = {"type": "null"}
@@ -113,8 +116,8 @@ def drop_added_nulls(arguments: str, original_schema: Mapping[str, Any]) -> str:
         text is not a JSON object (the execution layer reports that).
     """
     try:
-        value = json.loads(arguments)
-    except ValueError:
+        value = load_json("", arguments)
+    except InvalidJsonError:
         return arguments
     if not isinstance(value, dict):
         return arguments
