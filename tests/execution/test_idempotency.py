@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -236,13 +237,38 @@ async def test_an_aborted_round_releases_its_reservations() -> None:
 
 
 async def test_a_key_that_cannot_be_derived_answers_without_running() -> None:
-    desk = Refunds()
+    ran: list[str] = []
+
+    @tool(idempotency_key=lambda args, ctx: f"export:{args['month'][5:7]}:{int(args['month'])}")
+    def export(month: str) -> str:
+        """Export a month."""
+        ran.append(month)
+        return month
+
     manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
-    result = await run_round(manager, desk, ("refund.retry", {"amount": 5}))
+    prompt = Prompt(
+        messages=(UserMessage(text="go"),),
+        options=ChatOptions(tools=(FunctionTool.from_function(export),)),
+    )
+    result = await manager.execute_tool_calls(
+        prompt, tool_call_response(("export", {"month": "2024-05"}))
+    )
     (outcome,) = result.outcomes
     assert outcome.status is ToolCallStatus.ERROR
     assert "idempotency key could not be derived" in outcome.response.data
-    assert isinstance(outcome.exception, KeyError)
+    assert isinstance(outcome.exception, ValueError)
+    assert ran == []
+
+
+async def test_invalid_arguments_are_answered_before_any_key_is_taken() -> None:
+    desk, store = Refunds(), InMemoryIdempotencyStore()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    result = await run_round(manager, desk, ("refund.retry", {"amount": 5}))
+    (outcome,) = result.outcomes
+    assert outcome.status is ToolCallStatus.INVALID_ARGUMENTS
+    assert "refund_id: Field required" in outcome.response.data
+    assert outcome.idempotency_key is None
+    assert len(store) == 0
     assert desk.paid == []
 
 
@@ -441,3 +467,59 @@ async def test_sqlite_failures_are_storage_errors(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="idempotency database"):
         await store.reserve("k", owner="a", lease=1)
     store.close()
+
+
+# --- keys of validated values, validated values -----------------------------------
+
+
+class Payouts:
+    """An integer-keyed refund whose body can be held up."""
+
+    def __init__(self) -> None:
+        self.paid: list[int] = []
+        self.release = threading.Event()
+        self.block = False
+        self.fail = False
+
+    @tool(name="refund.pay", destructive=True, idempotency_key=["refund_id"], timeout=0.05)
+    def pay(self, refund_id: int) -> str:
+        """Pay a refund.
+
+        Args:
+            refund_id: The refund.
+        """
+        if self.block:
+            self.release.wait(30)
+        if self.fail:
+            raise RuntimeError("the payment provider refused")
+        self.paid.append(refund_id)
+        return f"paid refund {refund_id}"
+
+
+async def pay(
+    manager: ToolCallingManager, payouts: Payouts, *arguments: str
+) -> ToolExecutionResult:
+    prompt = Prompt(
+        messages=(UserMessage(text="pay"),),
+        options=ChatOptions(tools=(FunctionTool.from_function(payouts.pay),)),
+    )
+    response = tool_call_response(
+        *(ToolCall(id=f"c{i}", name="refund.pay", arguments=a) for i, a in enumerate(arguments))
+    )
+    return await manager.execute_tool_calls(prompt, response)
+
+
+async def test_the_key_is_taken_from_validated_values_so_spellings_of_one_id_run_once() -> None:
+    payouts = Payouts()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    spellings = [
+        '{"refund_id": 5}',
+        '{"refund_id": "5"}',
+        '{"refund_id": 5.0}',
+        '{"refund_id": "05"}',
+    ]
+    result = await pay(manager, payouts, *spellings)
+    assert payouts.paid == [5]
+    assert all(o.ok for o in result.outcomes)
+    assert len({o.idempotency_key for o in result.outcomes}) == 1
+    assert sum(o.replayed for o in result.outcomes) == 3
