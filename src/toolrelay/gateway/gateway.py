@@ -46,7 +46,7 @@ from typing import Any
 
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.search_texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
-from toolrelay.client.search_tool import TOOL_SEARCH_NAME, check_search_options
+from toolrelay.client.search_tool import TOOL_SEARCH_NAME, SearchQuery, check_search_options
 from toolrelay.client.tool_search_access import (
     Authorizer,
     CatalogSnapshot,
@@ -347,7 +347,7 @@ class ToolGateway:
 
     async def _tool_search(
         self,
-        query: str,
+        query: SearchQuery,
         max_results: int | None = None,
         category: str | None = None,
         context: ToolContext | None = None,
