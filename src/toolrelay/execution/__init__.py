@@ -59,6 +59,7 @@ from toolrelay.execution.exceptions_policy import (
 )
 from toolrelay.execution.guards import ToolCallGuard, ToolCallRequest
 from toolrelay.execution.idempotency import (
+    DEFAULT_MAX_ENTRIES,
     IdempotencyInterceptor,
     IdempotencyStore,
     InMemoryIdempotencyStore,
@@ -102,6 +103,7 @@ __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
     "DEFAULT_AUDIT_TIMEOUT",
     "DEFAULT_MAX_ARGUMENTS_LENGTH",
+    "DEFAULT_MAX_ENTRIES",
     "DEFAULT_MAX_NAME_LENGTH",
     "DEFAULT_TIMEOUT",
     "MAX_TOOL_NAME_LENGTH",
