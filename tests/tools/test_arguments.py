@@ -232,3 +232,10 @@ def test_refs_resolve_only_inside_the_schema() -> None:
     assert problems(schema, {"sku": "A"}) == ["sku: 'A' is too short"]
     remote = {"type": "object", "properties": {"a": {"$ref": "https://example.test/s.json"}}}
     SchemaValidator("t", remote).validate({"a": 1})  # never fetched; not checked
+
+
+def test_a_schema_that_accepts_any_object_costs_no_check() -> None:
+    assert not SchemaValidator("t", {"type": "object", "properties": {}}).active
+    assert not SchemaValidator("t", {"type": "object", "description": "No arguments."}).active
+    assert SchemaValidator("t", {"type": "object", "required": ["a"]}).active
+    assert SchemaValidator("t", {"type": "object", "properties": {"a": {}}}).active

@@ -12,7 +12,6 @@ validated values, and the tool runs with them.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -94,7 +93,7 @@ def validates_itself(tool: Tool) -> bool:
 
 
 # A protocol check looks up every member; tools of one class answer alike.
-_SELF_VALIDATING: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+_SELF_VALIDATING: dict[type, bool] = {}
 
 # Validators are costly to build and tools are long-lived: one per schema object, the most
 # recently used kept.

@@ -73,7 +73,7 @@ def load_json(tool: str, text: str) -> Any:
     """
     error: Exception
     try:
-        return json.loads(text, parse_constant=_not_a_number, parse_float=_finite_float)
+        return _DECODER.decode(text)
     except _NonFiniteNumberError as exc:
         problem, error = (
             f"Arguments are not valid JSON: {exc.text} is not a JSON number; "
@@ -109,6 +109,9 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):  # 1e999 overflows to inf
         raise _NonFiniteNumberError(text if len(text) <= 40 else text[:40] + "...")
     return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_a_number, parse_float=_finite_float)
 
 
 def require_object(tool: str, value: Any) -> dict[str, Any]:
@@ -195,13 +198,14 @@ class SchemaValidator:
             document = dict(schema)
             cls = validator_for(document)
             cls.check_schema(document)
-            self._validator = cls(document, registry=Registry())
+            if not _accepts_any_object(document):
+                self._validator = cls(document, registry=Registry())
         except jsonschema.SchemaError as exc:
             _log.warning("tool %r: invalid input schema, not validated: %s", tool, exc.message)
 
     @property
     def active(self) -> bool:
-        """Whether arguments are checked (the schema is valid)."""
+        """Whether arguments are checked (the schema is valid and can reject an object)."""
         return self._validator is not None
 
     def validate(self, arguments: Mapping[str, Any]) -> None:
@@ -221,6 +225,20 @@ class SchemaValidator:
             return
         unique = {(p.location, p.message): p for p in map(_schema_problem, errors)}
         raise ToolArgumentError(self.tool, [unique[key] for key in sorted(unique)])
+
+
+def _accepts_any_object(schema: Mapping[str, Any]) -> bool:
+    """Whether ``schema`` is ``{"type": "object"}`` with no property it could reject.
+
+    The schema of a tool without parameters; arguments are an object already, so there is
+    nothing to check.
+    """
+    rest = {k: v for k, v in schema.items() if k not in ("$schema", "description", "title")}
+    return (
+        rest.get("type") == "object"
+        and set(rest) <= {"type", "properties"}
+        and (not rest.get("properties"))
+    )
 
 
 def _schema_problem(error: jsonschema.ValidationError) -> ArgumentProblem:
