@@ -119,9 +119,9 @@ def timed_out(tool_name: str, seconds: float) -> str:
 def timed_out_running(tool_name: str, seconds: float) -> str:
     """A synchronous tool ran past its timeout; its thread cannot be stopped.
 
-    >>> timed_out_running("export", 2.0)
-    "Tool 'export' timed out after 2 s. It could not be stopped and may still finish, but its result will not reach you."
-    """  # noqa: E501
+    The model reads that the call may still take effect, so it does not take the timeout for
+    a failure that is safe to retry.
+    """
     return (
         f"Tool {_shown(tool_name)} timed out after {seconds:g} s. It could not be stopped and "
         "may still finish, but its result will not reach you."
