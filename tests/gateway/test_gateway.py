@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.tool_search_access import DEFAULT_UNAVAILABLE_MESSAGE, unavailable_text
 from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ToolArgumentError

@@ -31,7 +31,9 @@ from toolrelay.tools import FunctionTool, tool
 
 from ._wire import MockServer, anthropic_sse, error_reply, httpx, json_reply
 
-pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+pytest.importorskip(
+    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
+)
 
 
 @tool(name="refund.find_failed_orders")
