@@ -16,6 +16,7 @@ from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG
+from ._permissions import assert_ranks_permitted_tools_alone
 
 
 def names(index: VectorToolIndex, query: str, k: int = 5) -> list[str]:
@@ -150,3 +151,18 @@ def test_embedders_returning_bad_shapes_are_reported() -> None:
 
     with pytest.raises(ConfigurationError, match="shape"):
         VectorToolIndex(Flat(), cache=False).index(CATALOG)
+
+
+def test_a_forbidden_tool_changes_no_answer() -> None:
+    assert_ranks_permitted_tools_alone(lambda: VectorToolIndex(HashingEmbedder(), cache=False))
+
+
+def test_only_permitted_tools_are_ranked() -> None:
+    index = VectorToolIndex(HashingEmbedder(), cache=False)
+    index.index(CATALOG)
+    permitted = frozenset({"get_forecast", "send_email"})
+    response = index.search(SearchRequest(query="weather in Paris", allowed=permitted))
+    assert response.names == ["get_forecast"]
+    scores = index.scores("weather in Paris", np.array([t.name in permitted for t in CATALOG]))
+    assert all(s == 0 for s, t in zip(scores, CATALOG, strict=True) if t.name not in permitted)
+    assert scores[1] > 0  # get_forecast

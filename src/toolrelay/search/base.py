@@ -16,6 +16,8 @@ from toolrelay.tools.base import ToolDefinition
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
+    "MAX_QUERY_LENGTH",
+    "MAX_QUERY_TERMS",
     "MAX_RESULTS_LIMIT",
     "AllowedTools",
     "SearchHit",
@@ -27,6 +29,20 @@ __all__ = [
 DEFAULT_MAX_RESULTS = 5
 MAX_RESULTS_LIMIT = 10
 
+MAX_QUERY_LENGTH = 8192
+"""The characters of a query a search reads; :class:`SearchRequest` cuts off the rest.
+
+Queries come from the model; whatever it writes, a search costs at most this much text to
+cut into terms, embed or match. The longest request in the retrieval benchmarks has 4,737.
+"""
+
+MAX_QUERY_TERMS = 512
+"""The distinct terms of a query a keyword index ranks by; terms first seen later are dropped.
+
+A term costs a pass over the tools it occurs in, so this bounds a keyword search at 512
+passes over the catalog. The benchmarks' requests have at most 285.
+"""
+
 AllowedTools = Callable[[str], bool] | frozenset[str] | None
 """Which tools a search may return: a predicate on names, a set of names, or all (``None``)."""
 
@@ -36,7 +52,8 @@ class SearchRequest:
     """One search over an index.
 
     Attributes:
-        query: Keywords, a natural-language request, or (for the regex index) a pattern.
+        query: Keywords, a natural-language request, or (for the regex index) a pattern;
+            cut to its first :data:`MAX_QUERY_LENGTH` characters.
         max_results: How many hits to return; clamped to 1–10.
         min_score: Drop hits scoring below this. Scores are on each index's own scale (see
             the index's documentation); ``None`` keeps every match.
@@ -60,6 +77,8 @@ class SearchRequest:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_results", max(1, min(MAX_RESULTS_LIMIT, self.max_results)))
+        if len(self.query) > MAX_QUERY_LENGTH:
+            object.__setattr__(self, "query", self.query[:MAX_QUERY_LENGTH])
         ratio = self.min_relative_score
         if ratio is not None and not 0.0 <= ratio <= 1.0:
             raise ConfigurationError(f"min_relative_score must be in [0, 1], not {ratio}")
@@ -92,7 +111,7 @@ class SearchResponse:
         hits: The best hits, best first, at most ``max_results``.
         total: How many permitted tools matched (before ``max_results`` was applied).
         search_type: The kind of index that answered (``"regex"``, ``"bm25"``, ...).
-        query: The query as given.
+        query: The query as searched (cut to :data:`MAX_QUERY_LENGTH` characters).
         time_ms: Time spent searching, in milliseconds.
     """
 
