@@ -159,7 +159,8 @@ def test_a_blocked_search_hits_the_statement_timeout(postgres_dsn: str, schema: 
         before = index.search(QUERY).names
         assert before
         with psycopg.connect(postgres_dsn) as blocker:
-            blocker.execute(f"LOCK TABLE {schema}.tools IN ACCESS EXCLUSIVE MODE")
+            # the table a keyword search reads: the terms and their postings
+            blocker.execute(f"LOCK TABLE {schema}.terms IN ACCESS EXCLUSIVE MODE")
             with pytest.raises(StorageUnavailableError, match="too slow"):
                 bounded(lambda: index.search(QUERY))
             blocker.rollback()
