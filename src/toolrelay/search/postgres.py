@@ -23,9 +23,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import psycopg  # the schema module, imported above, says which extra when it is missing
 from psycopg import sql
@@ -64,6 +64,8 @@ __all__ = ["PostgresToolIndex", "SearchMode"]
 logger = logging.getLogger(__name__)
 
 SearchMode = Literal["keyword", "vector", "hybrid"]
+
+T = TypeVar("T")
 
 _RETRY_ATTACH = 30.0  # seconds between attempts to store a catalog while the server is away
 
@@ -137,6 +139,7 @@ class PostgresToolIndex:
         self.ranking = BM25()
         self.candidates = candidates
         self.exact_below = exact_below
+        self.ef_search = max(40, candidates)
         self.prerequisite_lift = prerequisite_lift
         self.connect_timeout = connect_timeout
         self.statement_timeout = statement_timeout
@@ -153,7 +156,9 @@ class PostgresToolIndex:
                     "per model)"
                 )
         if isinstance(dsn, str):
-            self._pool = connection_pool(dsn, connect_timeout, statement_timeout, max_connections)
+            self._pool = connection_pool(
+                dsn, connect_timeout, statement_timeout, max_connections, self.ef_search
+            )
             self._own_pool = True
         else:
             self._pool, self._own_pool = dsn, False
@@ -265,8 +270,12 @@ class PostgresToolIndex:
         target = fingerprint or self._fingerprint
         if target is None:
             return 0
-        with self._connection() as conn, conn.transaction():
-            deleted = self.schema.delete_catalogs(conn, target)
+
+        def delete(conn: psycopg.Connection[Any]) -> int:
+            with conn.transaction():
+                return self.schema.delete_catalogs(conn, target)
+
+        deleted = self._using_connection(delete)
         if self._attached is not None and self._attached.fingerprint == target:
             self.clear()
         return deleted
@@ -287,46 +296,54 @@ class PostgresToolIndex:
     def _attach(
         self, definitions: list[ToolDefinition], categories: Categories | None, fingerprint: str
     ) -> None:
+        self._using_connection(
+            lambda conn: self._attach_on(conn, definitions, categories, fingerprint)
+        )
+
+    def _attach_on(
+        self,
+        conn: psycopg.Connection[Any],
+        definitions: list[ToolDefinition],
+        categories: Categories | None,
+        fingerprint: str,
+    ) -> None:
         explicit = explicit_categories(categories)
-        with self._connection() as conn:
-            # Short transactions only: readers of the tables must never wait for a build.
+        # Short transactions only: readers of the tables must never wait for a build.
+        with conn.transaction():
+            vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
+        mode = self._choose_mode(vectors_ok)
+        model = self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
+        variant = catalog_variant(self.analysis, model, categories_key(categories))
+        catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
+        if catalog_id is None:
+            # Analysed and embedded outside any transaction; two workers racing here both
+            # do the work, and the advisory lock below lets only one of them store it.
+            embeddings = None
+            if model is not None:
+                assert self._vectors is not None  # a model implies an embedder
+                passages = [tool_text(d).passage() for d in definitions]
+                embeddings = self._vectors.embed_documents(passages)
+            rows = tool_rows(definitions, explicit, embeddings)
+            postings = catalog_postings(definitions, self.analysis)
             with conn.transaction():
-                vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
-            mode = self._choose_mode(vectors_ok)
-            model = (
-                self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
-            )
-            variant = catalog_variant(self.analysis, model, categories_key(categories))
-            catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
-            if catalog_id is None:
-                # Analysed and embedded outside any transaction; two workers racing here both
-                # do the work, and the advisory lock below lets only one of them store it.
-                embeddings = None
-                if model is not None:
-                    assert self._vectors is not None  # a model implies an embedder
-                    passages = [tool_text(d).passage() for d in definitions]
-                    embeddings = self._vectors.embed_documents(passages)
-                rows = tool_rows(definitions, explicit, embeddings)
-                postings = catalog_postings(definitions, self.analysis)
-                with conn.transaction():
-                    timeout = 0 if self.build_timeout is None else round(self.build_timeout * 1000)
-                    conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(timeout))
-                    conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW in memory
-                    self.schema.lock(conn, self.schema.name, fingerprint, variant)
-                    catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
-                    if catalog_id is None:
-                        dims = None if embeddings is None else int(embeddings.shape[1])
-                        catalog_id = self.schema.store_catalog(
-                            conn,
-                            fingerprint=fingerprint,
-                            variant=variant,
-                            rows=rows,
-                            postings=postings,
-                            dims=dims,
-                        )
-                        if dims is not None:
-                            self.schema.create_vector_index(conn, dims)
-            dims, lengths = self.schema.catalog_shape(conn, catalog_id)
+                timeout = 0 if self.build_timeout is None else round(self.build_timeout * 1000)
+                conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(timeout))
+                conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW in memory
+                self.schema.lock(conn, self.schema.name, fingerprint, variant)
+                catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
+                if catalog_id is None:
+                    dims = None if embeddings is None else int(embeddings.shape[1])
+                    catalog_id = self.schema.store_catalog(
+                        conn,
+                        fingerprint=fingerprint,
+                        variant=variant,
+                        rows=rows,
+                        postings=postings,
+                        dims=dims,
+                    )
+                    if dims is not None:
+                        self.schema.create_vector_index(conn, dims)
+        dims, lengths = self.schema.catalog_shape(conn, catalog_id)
         self._mode = mode
         self._pending = None
         self._attached = AttachedCatalog.of(
@@ -382,13 +399,30 @@ class PostgresToolIndex:
             ranking=self.ranking,
             lift=self.prerequisite_lift,
         )
-        with self._connection() as conn:
-            return run_search(conn, attached, plan, request)
+        return self._using_connection(
+            lambda conn: run_search(conn, attached, plan, request, session=self._own_pool)
+        )
 
     def _query_vector(self, query: str, attached: AttachedCatalog) -> str | None:
         if self._vectors is None or attached.dims is None or not query.strip():
             return None
         return vector_literal(self._vectors.embed_query(query)[0])
+
+    def _using_connection(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``work`` on a pooled connection; run again on a fresh one if that one was dead.
+
+        Pooled connections are not checked before use (a round trip each time): one that a
+        restarted server or a dropped network closed fails at its first statement, the pool
+        drops it, and the work runs once more.
+        """
+        for attempt in range(2):
+            with self._connection() as conn:
+                try:
+                    return work(conn)
+                except psycopg.OperationalError:
+                    if attempt or not conn.broken:
+                        raise
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

@@ -394,17 +394,25 @@ def _has_vector(conn: Connection[Any]) -> bool:
 
 
 def connection_pool(
-    dsn: str, connect_timeout: float, statement_timeout: float, size: int
+    dsn: str, connect_timeout: float, statement_timeout: float, size: int, ef_search: int
 ) -> ConnectionPool[Any]:
-    """A pool of autocommit connections with connect and statement timeouts."""
-    options = f"-c statement_timeout={round(statement_timeout * 1000)}"
+    """A pool of autocommit connections with connect and statement timeouts.
+
+    The sessions are set up for filtered HNSW walks too (``ef_search``; iterative scans), so
+    a search needs no statements of its own for that. Connections are not checked before
+    use, which would cost a round trip per search: the index runs a search again on a fresh
+    connection when a pooled one turns out to be dead.
+    """
+    options = (
+        f"-c statement_timeout={round(statement_timeout * 1000)} "
+        f"-c hnsw.iterative_scan=relaxed_order -c hnsw.ef_search={ef_search}"
+    )
     return ConnectionPool(
         dsn,
         open=False,
         min_size=1,
         max_size=size,
         timeout=connect_timeout + 1,
-        check=ConnectionPool.check_connection,  # a restarted server's stale connections
         kwargs={
             "autocommit": True,
             "connect_timeout": max(2, round(connect_timeout)),

@@ -99,9 +99,18 @@ class SearchPlan:
 
 
 def run_search(
-    conn: Connection[Any], attached: AttachedCatalog, plan: SearchPlan, request: SearchRequest
+    conn: Connection[Any],
+    attached: AttachedCatalog,
+    plan: SearchPlan,
+    request: SearchRequest,
+    *,
+    session: bool,
 ) -> tuple[list[SearchHit], int]:
-    """The best permitted hits for ``request`` and how many permitted tools matched."""
+    """The best permitted hits for ``request`` and how many permitted tools matched.
+
+    ``session``: the connection's session is already set up for HNSW walks (the index's own
+    pool); otherwise each walk sets them up in a transaction of its own.
+    """
     masks = attached.masks
     permitted = masks.permitted(request.allowed)
     category = None if request.category is None else masks.category(request.category)
@@ -118,12 +127,12 @@ def run_search(
         return [], 0
     elif plan.mode == "vector":
         scores = np.zeros(len(masks), dtype=np.float32)
-        nearest, _ = _similarities(conn, attached, plan, eligible, [], plan.candidates)
+        nearest, _ = _similarities(conn, attached, plan, eligible, [], session)
         for position, similarity in nearest.items():
             scores[position] = similarity
     else:
         lexical = _keyword_scores(conn, attached, plan, permitted)
-        scores = _hybrid_scores(conn, attached, plan, lexical, permitted, eligible)
+        scores = _hybrid_scores(conn, attached, plan, lexical, permitted, eligible, session)
     return best_hits(
         scores,
         request,
@@ -165,6 +174,7 @@ def _hybrid_scores(
     lexical: Scores,
     permitted: Mask | None,
     eligible: Mask | None,
+    session: bool,
 ) -> Scores:
     """Both sides' best candidates, fused (0 for every other tool)."""
     matches = lexical > 0
@@ -173,7 +183,7 @@ def _hybrid_scores(
     keyword_best = best_positions(lexical, np.flatnonzero(matches), plan.candidates).tolist()
     sample = _sample(permitted, len(attached.masks))
     nearest, looked_up = _similarities(
-        conn, attached, plan, eligible, sorted({*keyword_best, *sample}), plan.candidates
+        conn, attached, plan, eligible, sorted({*keyword_best, *sample}), session
     )
     similarity = {**looked_up, **nearest}
     candidates = list(dict.fromkeys([*keyword_best, *nearest]))
@@ -205,15 +215,15 @@ def _similarities(
     plan: SearchPlan,
     eligible: Mask | None,
     lookup: Sequence[int],
-    limit: int,
+    session: bool,
 ) -> tuple[dict[int, float], dict[int, float]]:
-    """The ``limit`` nearest eligible tools, and the similarities of the ``lookup`` tools."""
+    """The nearest eligible tools (``plan.candidates``), and the ``lookup`` tools' similarities."""
     assert attached.dims is not None  # callers check that the catalog has embeddings
     dims = sql.Literal(attached.dims)
     params: dict[str, Any] = {
         "catalog": attached.catalog_id,
         "vector": plan.query_vector,
-        "limit": limit,
+        "limit": plan.candidates,
         "lookup": list(lookup),
     }
     exact = eligible is not None and int(np.count_nonzero(eligible)) <= plan.exact_below
@@ -227,13 +237,13 @@ def _similarities(
             params["bits"] = np.packbits(eligible, bitorder="little").tobytes()
             nearest = _FILTERED_WALK
     statement = plan.schema.compose(nearest + _LOOKUP, dims=dims)
-    if exact:
+    if exact or session:
         rows = conn.execute(statement, params).fetchall()
     else:
         # Iterative scans keep the HNSW walk going until enough rows pass the filter.
         with conn.transaction():
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            ef_search = sql.Literal(max(40, limit))
+            ef_search = sql.Literal(max(40, plan.candidates))
             conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(ef_search))
             rows = conn.execute(statement, params).fetchall()
     found: dict[int, float] = {}
