@@ -196,14 +196,13 @@ def test_a_pattern_unfinished_in_time_is_given_up_for_the_keywords() -> None:
     patient, hurried = RegexToolIndex(), RegexToolIndex(time_limit=1e-9)
     for index in (patient, hurried):
         index.index([*many, last])
-    assert names(patient, r"^zz\.weather") == ["zz.weather_report"]
-    # the pattern stops after its first piece; its keywords too ("zz", "weather")
-    assert names(hurried, r"^zz\.weather") == []
-    assert names(hurried, "do nothing", k=3) == [
-        "svc0000.do_nothing",
-        "svc0001.do_nothing",
-        "svc0002.do_nothing",
-    ]
+    pattern = r"^z{2}\.[a-z]+"  # no keywords in it
+    assert names(patient, pattern) == ["zz.weather_report"]
+    # the pattern stops after its first piece, and the query has no keywords to fall back on
+    assert names(hurried, pattern) == []
+    # keywords always finish
+    assert names(hurried, "weather report") == ["zz.weather_report"]
+    assert names(hurried, r"^zz\.weather") == ["zz.weather_report"]  # read as keywords
 
 
 def test_without_re2_every_query_is_read_as_keywords(monkeypatch: pytest.MonkeyPatch) -> None:

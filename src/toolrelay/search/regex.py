@@ -24,8 +24,8 @@ backreferences; a query using them, a pattern that compiles to more than
 :data:`MAX_PROGRAM_SIZE` instructions, or any pattern at all when RE2 is not installed, is read
 as keywords (escaped words, which the standard ``re`` module matches without backtracking too;
 without RE2, non-ASCII letters are matched case-sensitively). Texts are matched a few
-kilobytes at a time, and a pattern still unfinished after ``time_limit`` seconds is given up
-for the query's keywords.
+kilobytes at a time, and a query's own pattern still unfinished after ``time_limit`` seconds of
+CPU time is given up for its keywords (escaped words always finish: they are linear and cheap).
 
 **Permitted tools only.** A search matches the texts of the tools it may return
 (``SearchRequest.allowed``) and nothing else, one line at a time (RE2 never matches a line
@@ -68,7 +68,7 @@ __all__ = [
 ]
 
 DEFAULT_TIME_LIMIT = 0.5
-"""Seconds a search spends matching one pattern before it gives the pattern up."""
+"""Seconds of CPU time a search spends matching a query's own pattern before giving it up."""
 
 MAX_PROGRAM_SIZE = 1000
 """The largest compiled RE2 program a query may be; larger patterns are read as keywords.
@@ -223,9 +223,8 @@ class RegexToolIndex(ScoringToolIndex):
     text, plus under 1.5 for early matches).
 
     Args:
-        time_limit: Seconds a search may spend matching one pattern; a query's own pattern
-            still unfinished by then is given up for its keywords, and keywords unfinished by
-            then answer from the tools matched so far.
+        time_limit: Seconds of CPU time a search may spend matching a query's own pattern;
+            one still unfinished by then is given up for the query's keywords.
         prerequisite_lift: See :class:`~toolrelay.search.scoring.ScoringToolIndex`.
 
     Raises:
@@ -258,39 +257,43 @@ class RegexToolIndex(ScoringToolIndex):
         if _REGEX_SYNTAX.search(query):
             matcher = _user_matcher(query)
             if matcher is not None:
-                finished = self._add_matches(scores, matcher, texts, tools)
-                if finished and scores.any():
+                budget = time.thread_time() + self.time_limit
+                if _add_matches(scores, matcher, texts, tools, budget) and scores.any():
                     return scores
                 # Unfinished in time, or no match: natural language often looks like a
                 # pattern ("(in Paris)", "$100"); either way, the keywords answer instead.
                 scores[:] = 0.0
         keywords = keyword_pattern(query)
         if keywords is not None:
-            self._add_matches(scores, _keyword_matcher(keywords), texts, tools)
+            # Escaped words: linear and cheap on either engine, so they always finish.
+            _add_matches(scores, _keyword_matcher(keywords), texts, tools, None)
         return scores
 
-    def _add_matches(
-        self,
-        scores: Scores,
-        matcher: _Matcher,
-        texts: _Texts,
-        tools: npt.NDArray[np.intp] | None,
-    ) -> bool:
-        """Add the matches in names and descriptions; ``False`` if the time ran out first."""
-        deadline = time.monotonic() + self.time_limit
-        begun = False  # the first piece is always matched, however short the limit
-        for field in (texts.names, texts.descriptions):
-            chunks = field.whole if tools is None else field.chunks(tools)
-            distinct: set[tuple[int, bytes]] = set()
-            first: dict[int, int] = {}
-            for chunk in chunks:
-                if begun and time.monotonic() > deadline:
-                    _add_field(scores, field, distinct, first)
-                    return False
-                begun = True
-                _match_chunk(matcher, chunk, field, distinct, first)
-            _add_field(scores, field, distinct, first)
-        return True
+
+def _add_matches(
+    scores: Scores,
+    matcher: _Matcher,
+    texts: _Texts,
+    tools: npt.NDArray[np.intp] | None,
+    budget: float | None,
+) -> bool:
+    """Add the matches in names and descriptions; ``False`` if the budget ran out first.
+
+    ``budget`` is a ``time.thread_time()`` to stop at (CPU time, so that a busy machine does
+    not cut searches short); ``None`` matches everything.
+    """
+    begun = False  # the first piece is always matched, however small the budget
+    for field in (texts.names, texts.descriptions):
+        chunks = field.whole if tools is None else field.chunks(tools)
+        distinct: set[tuple[int, bytes]] = set()
+        first: dict[int, int] = {}
+        for chunk in chunks:
+            if begun and budget is not None and time.thread_time() > budget:
+                return False
+            begun = True
+            _match_chunk(matcher, chunk, field, distinct, first)
+        _add_field(scores, field, distinct, first)
+    return True
 
 
 def _match_chunk(
