@@ -10,11 +10,15 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.base import SearchRequest, ToolIndex
+from toolrelay.search.base import MAX_QUERY_LENGTH, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.search.documents import ToolText, catalog_fingerprint
+from toolrelay.search.hybrid import HybridToolIndex
 from toolrelay.search.masks import Mask
+from toolrelay.search.regex import RegexToolIndex
 from toolrelay.search.scoring import Scores, ScoringToolIndex
+from toolrelay.search.vector import VectorToolIndex
+from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG, NAMES
@@ -271,3 +275,39 @@ def test_min_relative_score_keeps_hits_close_to_the_best() -> None:
 def test_min_relative_score_outside_zero_to_one_is_refused(ratio: float) -> None:
     with pytest.raises(ConfigurationError, match="min_relative_score"):
         SearchRequest(query="q", min_relative_score=ratio)
+
+
+HOSTILE_QUERIES = (
+    "weather " * 2_000_000,  # 16 MB
+    " ".join(f"w{i}x" for i in range(200_000)),  # 200,000 distinct terms
+    "退款失败的订单" * 300_000,
+    r"(a+)+$",
+    r"((((.*)*)*)*)*x" * 200,
+    "(" * 5000 + "a" + ")" * 5000,
+)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        BM25ToolIndex,
+        RegexToolIndex,
+        lambda: VectorToolIndex(HashingEmbedder(), cache=False),
+        lambda: HybridToolIndex(BM25ToolIndex(), VectorToolIndex(HashingEmbedder(), cache=False)),
+    ],
+    ids=["bm25", "regex", "vector", "hybrid"],
+)
+def test_every_index_answers_hostile_queries_in_bounded_time(make: Any) -> None:
+    index = make()
+    hostile = ToolDefinition(name="x.y", description="a" * 5000 + "!")
+    index.index([*CATALOG, hostile])
+    for query in HOSTILE_QUERIES:
+        done: list[SearchResponse] = []
+        worker = threading.Thread(
+            target=lambda q=query, out=done: out.append(index.search(SearchRequest(query=q))),
+            daemon=True,
+        )
+        worker.start()
+        worker.join(20)
+        assert done, f"still searching {query[:20]!r}... after 20 s"
+        assert len(done[0].query) <= MAX_QUERY_LENGTH
