@@ -1,8 +1,9 @@
 """The tool-index contract: requests, hits, responses and the :class:`ToolIndex` protocol.
 
 An index is built once per catalog and shared: many conversations search the same index, each
-with its own permitted subset (``SearchRequest.allowed``), which the index applies while it
-ranks. Nothing is re-indexed per conversation.
+with its own permitted subset (``SearchRequest.allowed``). The index answers from the
+permitted tools alone, as an index built on only those tools would: a tool outside the subset
+changes no answer. Nothing is re-indexed per conversation.
 """
 
 from __future__ import annotations
@@ -62,8 +63,10 @@ class SearchRequest:
             catalog, where one tool clearly answers the query, it returns that tool alone
             instead of padding the answer with unrelated ones. ``None`` keeps every match.
         allowed: The caller's permitted subset: a ``frozenset`` of names (fastest; the
-            index caches a bitmap per set) or a predicate on names; ``None`` permits all.
-            Any other set or collection of names is turned into a ``frozenset``.
+            index caches a mask per set) or a predicate on names (asked about every tool of
+            the catalog on each search); ``None`` permits all. Any other set or collection of
+            names is turned into a ``frozenset``. The index ranks these tools alone: no other
+            tool changes the answer.
         category: Only tools in this category: tools whose dotted name starts with
             ``category + "."`` or that were indexed with this category.
     """
@@ -154,7 +157,7 @@ class ToolIndex(Protocol):
         ...
 
     def search(self, request: SearchRequest) -> SearchResponse:
-        """The best permitted tools for ``request``."""
+        """The best permitted tools for ``request``, ranked from the permitted tools alone."""
         ...
 
     def clear(self) -> None:
