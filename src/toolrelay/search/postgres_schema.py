@@ -297,6 +297,7 @@ class Schema:
         row = conn.execute(
             self.compose("SELECT dims, lengths FROM {schema}.catalogs WHERE id = %s"),
             (catalog_id,),
+            binary=True,
         ).fetchone()
         if row is None or row[1] is None:
             raise ConfigurationError(f"catalog {catalog_id} is not stored (or was deleted)")

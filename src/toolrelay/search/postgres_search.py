@@ -150,12 +150,14 @@ def _keyword_scores(
     """BM25 over the permitted tools, from the stored postings of the query's terms."""
     if not plan.terms:
         return np.zeros(len(attached.masks), dtype=np.float32)
+    # Binary results: postings travel as raw bytes (text would double them, as hex).
     rows = conn.execute(
         plan.schema.compose(
             "SELECT term, positions, counts FROM {schema}.terms "
             "WHERE catalog_id = %s AND term = ANY(%s)"
         ),
         (attached.catalog_id, list(dict.fromkeys(plan.terms))),
+        binary=True,
     ).fetchall()
     postings = Postings.of_terms(
         {
@@ -238,14 +240,14 @@ def _similarities(
             nearest = _FILTERED_WALK
     statement = plan.schema.compose(nearest + _LOOKUP, dims=dims)
     if exact or session:
-        rows = conn.execute(statement, params).fetchall()
+        rows = conn.execute(statement, params, binary=True).fetchall()
     else:
         # Iterative scans keep the HNSW walk going until enough rows pass the filter.
         with conn.transaction():
             conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             ef_search = sql.Literal(max(40, plan.candidates))
             conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(ef_search))
-            rows = conn.execute(statement, params).fetchall()
+            rows = conn.execute(statement, params, binary=True).fetchall()
     found: dict[int, float] = {}
     looked_up: dict[int, float] = {}
     for is_nearest, position, value in rows:
