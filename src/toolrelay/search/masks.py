@@ -9,7 +9,7 @@ presence changes no answer, not even the order or the scores of the permitted to
 :class:`CatalogMasks` holds the masks of one catalog: a ``frozenset`` of names becomes a
 mask once and is cached; a predicate is asked about every tool of the catalog on each search
 (so for large catalogs, prefer sets); categories (dotted-name prefixes and explicit ones) are
-masks built with the catalog.
+kept as lists of positions and made masks when a search first asks for them.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ __all__ = ["CatalogMasks", "Mask"]
 Mask = npt.NDArray[np.bool_]
 """One flag per tool of a catalog, in catalog order."""
 
-# One mask per distinct permitted set is kept; conversations usually share a few sets.
+# Masks kept per distinct permitted set and per category; conversations share a few of each.
 _CACHE_SIZE = 256
 
 
@@ -43,8 +43,9 @@ class CatalogMasks:
     def __init__(self, names: Sequence[str], explicit: Mapping[str, Sequence[str]]) -> None:
         self.names = tuple(names)
         self.positions: Mapping[str, int] = {name: i for i, name in enumerate(self.names)}
-        self._categories = _category_masks(self.names, explicit)
+        self._members = _category_members(self.names, explicit)
         self._sets: dict[frozenset[str], Mask | None] = {}
+        self._categories: dict[str, Mask] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -62,30 +63,41 @@ class CatalogMasks:
         with self._lock:
             if allowed in self._sets:
                 return self._sets[allowed]
-        mask = np.zeros(len(self.names), dtype=np.bool_)
-        mask[[self.positions[n] for n in allowed if n in self.positions]] = True
-        mask.flags.writeable = False  # shared by every search with this set
-        found = None if mask.all() else mask
+        found = self._mask([self.positions[n] for n in allowed if n in self.positions])
         with self._lock:
             if len(self._sets) >= _CACHE_SIZE:
                 self._sets.clear()
-            self._sets[allowed] = found
-        return found
+            self._sets[allowed] = None if found.all() else found
+            return self._sets[allowed]
 
     def category(self, category: str) -> Mask | None:
         """The tools in ``category``; ``None`` when no tool is in it."""
-        return self._categories.get(category)
+        members = self._members.get(category)
+        if members is None:
+            return None
+        with self._lock:
+            mask = self._categories.get(category)
+        if mask is None:
+            # Built when first asked for: a catalog can have tens of thousands of categories.
+            mask = self._mask(members)
+            with self._lock:
+                if len(self._categories) >= _CACHE_SIZE:
+                    self._categories.clear()
+                self._categories[category] = mask
+        return mask
+
+    def _mask(self, positions: Sequence[int] | npt.NDArray[np.int32]) -> Mask:
+        mask = np.zeros(len(self.names), dtype=np.bool_)
+        mask[positions] = True
+        mask.flags.writeable = False  # shared by every search that asks for it
+        return mask
 
 
-def _category_masks(names: Sequence[str], explicit: Mapping[str, Sequence[str]]) -> dict[str, Mask]:
+def _category_members(
+    names: Sequence[str], explicit: Mapping[str, Sequence[str]]
+) -> dict[str, npt.NDArray[np.int32]]:
     members: dict[str, list[int]] = {}
     for i, name in enumerate(names):
         for category in {*dotted_categories(name), *explicit.get(name, ())}:
             members.setdefault(category, []).append(i)
-    masks = {}
-    for category, positions in members.items():
-        mask = np.zeros(len(names), dtype=np.bool_)
-        mask[positions] = True
-        mask.flags.writeable = False
-        masks[category] = mask
-    return masks
+    return {category: np.asarray(found, dtype=np.int32) for category, found in members.items()}
