@@ -9,9 +9,10 @@ import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
 from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, VectorToolIndex
 from toolrelay.search.evaluation import load_dataset
 from toolrelay.testing.embedders import HashingEmbedder
@@ -23,6 +24,7 @@ from ._permissions import FORBIDDEN, assert_ranks_permitted_tools_alone
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
 from toolrelay.search.postgres import PostgresToolIndex
+from toolrelay.search.postgres_search import PostingsCache
 
 # The server comes from TOOLRELAY_TEST_POSTGRES_DSN (.ci/services.sh starts one); without it
 # these tests skip. Each test gets a schema of its own, dropped afterwards.
@@ -359,3 +361,34 @@ def test_a_large_permitted_subset_walks_the_graph_and_returns_permitted_tools_on
         assert set(found) <= set(NAMES)
         # a catalog this small is walked whole: the same answer as the exact scan
         assert found == search(exact, query, allowed=frozenset(NAMES), max_results=10)
+
+
+def test_cached_postings_answer_without_a_statement(postgres_dsn: str, schema: str) -> None:
+    import psycopg
+
+    with PostgresToolIndex(postgres_dsn, schema=schema, statement_timeout=0.5) as index:
+        index.index(CATALOG)
+        before = search(index, "refund an order")
+        with psycopg.connect(postgres_dsn) as blocker:
+            blocker.execute(f"LOCK TABLE {schema}.terms IN ACCESS EXCLUSIVE MODE")
+            assert search(index, "refund an order") == before  # every term is cached
+            assert search(index, "order refund") == before  # in any order
+            with pytest.raises(StorageUnavailableError):
+                search(index, "weather")  # a term not read yet
+            blocker.rollback()
+        assert search(index, "weather")
+
+
+def test_the_postings_cache_keeps_the_most_recent_terms_within_its_size() -> None:
+    row = (np.arange(100, dtype=np.int32), np.ones(100, dtype=np.float32))  # 800 bytes
+    cache = PostingsCache(capacity=2000)
+    cache.keep("a", row)
+    cache.keep("b", row)
+    cache.keep("nope", None)
+    assert cache.lookup(["a", "b", "nope", "c"])[1] == ["c"]
+    assert set(cache.lookup(["a", "b", "nope"])[0]) == {"a", "b"}  # "nope" is known: absent
+    cache.lookup(["a"])  # now the most recent
+    cache.keep("c", row)  # over 2,000 bytes: "b" goes, the least recently used
+    assert cache.lookup(["a", "b", "c"])[1] == ["b"]
+    PostingsCache(capacity=0).keep("a", row)  # keeps nothing, fails nothing
+    assert PostingsCache(capacity=0).lookup(["a"])[1] == ["a"]

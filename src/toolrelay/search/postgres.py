@@ -88,6 +88,9 @@ class PostgresToolIndex:
             vector or hybrid search.
         exact_below: A permitted subset (or category) of at most this many tools has its
             vectors scanned exactly rather than through the HNSW graph of the whole catalog.
+        postings_cache: Bytes of recently searched terms' postings kept in memory (a stored
+            catalog never changes); a keyword search whose terms are all there needs no
+            statement. 0 turns it off.
         prerequisite_lift: As in :class:`~toolrelay.search.ScoringToolIndex`, on the candidates.
         connect_timeout: Seconds to open a connection (libpq counts whole seconds, at least 2).
         statement_timeout: Seconds a search statement may run.
@@ -116,6 +119,7 @@ class PostgresToolIndex:
         tokenizer: Tokenizer | None = None,
         candidates: int = 50,
         exact_below: int = 1000,
+        postings_cache: int = 32 * 1024 * 1024,
         prerequisite_lift: float | None = 0.9,
         connect_timeout: float = 5.0,
         statement_timeout: float = 5.0,
@@ -128,8 +132,10 @@ class PostgresToolIndex:
             raise ConfigurationError(f"mode {mode!r} needs an embedder")
         if not 0.0 <= semantic_weight <= 1.0:
             raise ConfigurationError(f"semantic_weight must be in [0, 1], not {semantic_weight}")
-        if candidates < 10 or exact_below < 0:
-            raise ConfigurationError("need candidates >= 10 and exact_below >= 0")
+        if candidates < 10 or min(exact_below, postings_cache) < 0:
+            raise ConfigurationError(
+                "need candidates >= 10, and exact_below and postings_cache >= 0"
+            )
         if min(connect_timeout, statement_timeout) <= 0 or max_connections < 1:
             raise ConfigurationError("timeouts must be > 0 and max_connections >= 1")
         self.schema = Schema(schema)
@@ -139,6 +145,7 @@ class PostgresToolIndex:
         self.ranking = BM25()
         self.candidates = candidates
         self.exact_below = exact_below
+        self.postings_cache = postings_cache
         self.ef_search = max(40, candidates)
         self.prerequisite_lift = prerequisite_lift
         self.connect_timeout = connect_timeout
@@ -355,6 +362,7 @@ class PostgresToolIndex:
             dims=dims,
             lengths=lengths,
             links=self.prerequisite_lift is not None,
+            postings_cache=self.postings_cache,
         )
 
     def _choose_mode(self, vectors_ok: bool) -> SearchMode:

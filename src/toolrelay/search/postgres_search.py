@@ -5,9 +5,10 @@ predicate, made a mask over the catalog as in the in-process indexes; see
 :mod:`~toolrelay.search.masks`), and ranks nothing else:
 
 - **Keywords**: one indexed read fetches the BM25 postings of the query's terms from the
-  ``terms`` table; the search package's :class:`~toolrelay.search.bm25.BM25` ranks them with
-  statistics of the permitted tools alone. The database holds the in-process index's
-  postings, so both give the same scores and the same order.
+  ``terms`` table (those not in the worker's :class:`PostingsCache` already); the search
+  package's :class:`~toolrelay.search.bm25.BM25` ranks them with statistics of the permitted
+  tools alone. The database holds the in-process index's postings, so both give the same
+  scores and the same order.
 - **Embeddings**: with every tool permitted, an HNSW walk (pgvector, cosine). With a
   permitted subset (or a category) of at most ``exact_below`` tools, an exact scan of those
   tools' vectors, so that the graph, which the other tools shape too, plays no part; a larger
@@ -20,7 +21,9 @@ predicate, made a mask over the catalog as in the in-process indexes; see
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -39,9 +42,59 @@ from toolrelay.search.prerequisites import Links, prerequisite_links
 from toolrelay.search.scoring import Scores, best_hits, best_positions
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["AttachedCatalog", "SearchPlan", "response_of", "run_search"]
+__all__ = ["AttachedCatalog", "PostingsCache", "SearchPlan", "response_of", "run_search"]
 
 _SAMPLE = 256  # permitted tools whose similarities give the median the fusion needs
+_ENTRY = 100  # bytes a cached term costs besides its arrays (a rough share of the dict)
+
+Row = tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]
+"""One term's postings: the tools it occurs in and how often."""
+
+
+class PostingsCache:
+    """The postings of recently searched terms of one stored catalog, up to a size in bytes.
+
+    A stored catalog never changes, so a cached term is never stale; a search whose terms are
+    all cached needs no statement at all. Terms the catalog does not have are remembered too.
+
+    Args:
+        capacity: Bytes of postings to keep (0: none); the least recently used go first.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._rows: OrderedDict[str, Row | None] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def lookup(self, terms: Sequence[str]) -> tuple[dict[str, Row], list[str]]:
+        """The cached rows of ``terms`` (unknown terms left out) and the terms not cached."""
+        found: dict[str, Row] = {}
+        missing: list[str] = []
+        with self._lock:
+            for term in terms:
+                if term not in self._rows:
+                    missing.append(term)
+                    continue
+                self._rows.move_to_end(term)
+                row = self._rows[term]
+                if row is not None:
+                    found[term] = row
+        return found, missing
+
+    def keep(self, term: str, row: Row | None) -> None:
+        """Remember ``term``'s row (``None``: the catalog does not have the term)."""
+        size = _ENTRY + (0 if row is None else row[0].nbytes + row[1].nbytes)
+        if size > self.capacity:
+            return
+        with self._lock:
+            if term in self._rows:
+                return
+            self._rows[term] = row
+            self._size += size
+            while self._size > self.capacity:
+                _, old = self._rows.popitem(last=False)
+                self._size -= _ENTRY + (0 if old is None else old[0].nbytes + old[1].nbytes)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,6 +109,7 @@ class AttachedCatalog:
     links: Links | None
     lengths: npt.NDArray[np.int64]
     dims: int | None
+    postings: PostingsCache
 
     @classmethod
     def of(
@@ -69,8 +123,12 @@ class AttachedCatalog:
         dims: int | None,
         lengths: npt.NDArray[np.int64],
         links: bool,
+        postings_cache: int,
     ) -> AttachedCatalog:
-        """Derive the local part from the catalog's definitions (``links``: prerequisites)."""
+        """Derive the local part from the catalog's definitions (``links``: prerequisites).
+
+        ``postings_cache``: the bytes of postings to keep in memory (:class:`PostingsCache`).
+        """
         return cls(
             catalog_id=catalog_id,
             fingerprint=fingerprint,
@@ -80,6 +138,7 @@ class AttachedCatalog:
             links=prerequisite_links(definitions) if links and definitions else None,
             lengths=lengths,
             dims=dims,
+            postings=PostingsCache(postings_cache),
         )
 
 
@@ -150,22 +209,25 @@ def _keyword_scores(
     """BM25 over the permitted tools, from the stored postings of the query's terms."""
     if not plan.terms:
         return np.zeros(len(attached.masks), dtype=np.float32)
-    # Binary results: postings travel as raw bytes (text would double them, as hex).
-    rows = conn.execute(
-        plan.schema.compose(
-            "SELECT term, positions, counts FROM {schema}.terms "
-            "WHERE catalog_id = %s AND term = ANY(%s)"
-        ),
-        (attached.catalog_id, list(dict.fromkeys(plan.terms))),
-        binary=True,
-    ).fetchall()
-    postings = Postings.of_terms(
-        {
+    rows, missing = attached.postings.lookup(list(dict.fromkeys(plan.terms)))
+    if missing:
+        # Binary results: postings travel as raw bytes (text would double them, as hex).
+        fetched = conn.execute(
+            plan.schema.compose(
+                "SELECT term, positions, counts FROM {schema}.terms "
+                "WHERE catalog_id = %s AND term = ANY(%s)"
+            ),
+            (attached.catalog_id, missing),
+            binary=True,
+        ).fetchall()
+        new: dict[str, Row] = {
             term: (int32_array(bytes(tools)), int32_array(bytes(counts)).astype(np.float32))
-            for term, tools, counts in rows
-        },
-        attached.lengths,
-    )
+            for term, tools, counts in fetched
+        }
+        for term in missing:
+            attached.postings.keep(term, new.get(term))
+        rows.update(new)
+    postings = Postings.of_terms(rows, attached.lengths)
     return plan.ranking.scores(postings, plan.terms, permitted)
 
 
