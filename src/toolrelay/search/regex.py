@@ -73,8 +73,8 @@ DEFAULT_TIME_LIMIT = 0.5
 MAX_PROGRAM_SIZE = 1000
 """The largest compiled RE2 program a query may be; larger patterns are read as keywords.
 
-Matching time grows with the program: the most costly patterns of this size measured about
-50 ms per 16 KB of tool text, a pattern of 7,500 instructions 30 times that.
+Matching time grows with the program: the most costly patterns of this size took about 50 ms
+per 16 KB of tool text on a busy 2-core machine, one of 7,500 instructions eight times that.
 """
 
 _REGEX_SYNTAX = re.compile(r"[\\^$*+|()\[\]{}]")
