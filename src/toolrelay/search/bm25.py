@@ -34,11 +34,12 @@ Scores are BM25 sums, unbounded above; ``min_score`` on this scale depends on th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -50,12 +51,25 @@ from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.search.text import Tokenizer
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["BM25", "BM25Analysis", "BM25ToolIndex", "Postings"]
+__all__ = ["BM25", "BM25Analysis", "BM25ToolIndex", "Postings", "TermRow", "TermRows"]
 
 Positions = npt.NDArray[np.int32]
 """Tool positions in catalog order, ascending."""
 Counts = npt.NDArray[np.float32]
 """How often a term occurs in each tool (whole numbers)."""
+
+
+TermRow = tuple[Positions, Counts, Counts | None]
+"""One term's postings: its tools, how often it occurs in each, and (when computed) each
+posting's weight with every tool permitted."""
+
+
+class TermRows(Protocol):
+    """Where a search finds its terms' postings (:class:`Postings`, or a plain dict)."""
+
+    def get(self, term: str, /) -> TermRow | None:
+        """The postings of ``term``; ``None`` when no tool has it."""
+        ...
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -68,6 +82,8 @@ class Postings:
         tools: The tools of each row, ascending.
         counts: How often the row's term occurs in each of them.
         lengths: Every tool's length in terms (repeats counted), in catalog order.
+        weights: Every posting's weight with every tool permitted (:meth:`BM25.weights`), or
+            ``None`` until computed.
     """
 
     vocabulary: Mapping[str, int]
@@ -75,6 +91,7 @@ class Postings:
     tools: Positions
     counts: Counts
     lengths: npt.NDArray[np.int64]
+    weights: Counts | None = None
 
     @classmethod
     def of_corpus(cls, corpus: Sequence[Sequence[str]]) -> Postings:
@@ -101,25 +118,6 @@ class Postings:
             lengths=lengths,
         )
 
-    @classmethod
-    def of_terms(
-        cls, rows: Mapping[str, tuple[Positions, Counts]], lengths: npt.NDArray[np.int64]
-    ) -> Postings:
-        """Postings of some terms only (``rows``: each term's tools and counts)."""
-        vocabulary = {term: row for row, term in enumerate(rows)}
-        sizes = [len(tools) for tools, _ in rows.values()]
-        starts = np.zeros(len(rows) + 1, dtype=np.int64)
-        np.cumsum(sizes, out=starts[1:])
-        empty = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32))
-        parts = list(rows.values()) or [empty]
-        return cls(
-            vocabulary=vocabulary,
-            starts=starts,
-            tools=np.concatenate([t for t, _ in parts]).astype(np.int32, copy=False),
-            counts=np.concatenate([c for _, c in parts]).astype(np.float32, copy=False),
-            lengths=lengths,
-        )
-
     @property
     def size(self) -> int:
         """How many tools the postings cover."""
@@ -130,21 +128,22 @@ class Postings:
         """The sum of every tool's length."""
         return int(self.lengths.sum())
 
-    def row(self, term: str) -> tuple[Positions, Counts] | None:
-        """The tools ``term`` occurs in and how often; ``None`` for an unknown term."""
+    def get(self, term: str, /) -> TermRow | None:
+        """The postings of ``term``; ``None`` for an unknown term."""
         row = self.vocabulary.get(term)
         if row is None:
             return None
         start, end = int(self.starts[row]), int(self.starts[row + 1])
-        return self.tools[start:end], self.counts[start:end]
+        weights = None if self.weights is None else self.weights[start:end]
+        return self.tools[start:end], self.counts[start:end], weights
 
     def rows(self) -> list[tuple[str, Positions, Counts]]:
         """Every term with its tools and counts."""
         found = []
         for term in self.vocabulary:
-            row = self.row(term)
+            row = self.get(term)
             assert row is not None  # the term is in the vocabulary
-            found.append((term, *row))
+            found.append((term, row[0], row[1]))
         return found
 
 
@@ -194,26 +193,28 @@ class BM25:
 
     def scores(
         self,
-        postings: Postings,
+        rows: TermRows,
         terms: Sequence[str],
+        lengths: npt.NDArray[np.int64],
         permitted: Mask | None,
         *,
-        weights: Counts | None = None,
+        total_length: int | None = None,
     ) -> Scores:
-        """One score per tool of ``postings`` for the query ``terms``.
+        """One score per tool for the query ``terms``.
 
         Args:
-            postings: The postings of (at least) the query's terms.
+            rows: The postings of (at least) the query's terms; weights given with them are
+                read instead of computed when every tool is permitted.
             terms: The query's terms in order, repeats kept.
+            lengths: Every tool's length in terms.
             permitted: Rank these tools with statistics of these tools alone; the others
                 score 0. ``None``: every tool.
-            weights: Every posting's weight over the whole catalog (:meth:`weights`), to
-                read instead of computing them when ``permitted`` is ``None``.
+            total_length: ``lengths.sum()``, when the caller knows it already.
         """
-        scores = np.zeros(postings.size, dtype=np.float32)
-        lengths = postings.lengths
+        scores = np.zeros(lengths.size, dtype=np.float32)
         if permitted is None:
-            tools_count, total = postings.size, postings.total_length
+            tools_count = int(lengths.size)
+            total = int(lengths.sum()) if total_length is None else total_length
         else:
             tools_count = int(np.count_nonzero(permitted))
             total = int(lengths[permitted].sum())
@@ -223,7 +224,12 @@ class BM25:
         found: dict[str, tuple[Positions, Counts] | None] = {}
         for term in terms:
             if term not in found:
-                found[term] = self._term(postings, term, permitted, tools_count, average, weights)
+                row = rows.get(term)
+                found[term] = (
+                    None
+                    if row is None
+                    else self._term(row, lengths, permitted, tools_count, average)
+                )
             hit = found[term]
             if hit is not None:
                 tools, values = hit
@@ -231,41 +237,44 @@ class BM25:
         return scores
 
     def weights(self, postings: Postings) -> Counts:
-        """Every posting's weight when every tool is permitted (what :meth:`scores` reads)."""
+        """Every posting's weight with every tool permitted (what :meth:`scores` reads)."""
         size = postings.size
-        average = postings.total_length / size if size else 0.0
+        if postings.total_length == 0:
+            return np.zeros(postings.tools.size, dtype=np.float32)
         frequencies = np.diff(postings.starts)
         idf = np.array([_idf(int(df), size) for df in frequencies], dtype=np.float32).repeat(
             frequencies
         )
-        if average == 0.0:
-            return np.zeros(postings.tools.size, dtype=np.float32)
+        average = postings.total_length / size
         return self._weigh(postings.counts, postings.lengths[postings.tools], idf, average)
+
+    def term_weights(
+        self, tools: Positions, counts: Counts, lengths: npt.NDArray[np.int64], total_length: int
+    ) -> Counts:
+        """One term's weights with every tool permitted: the slice :meth:`weights` would give."""
+        if total_length == 0:
+            return np.zeros(tools.size, dtype=np.float32)
+        idf = np.float32(_idf(int(tools.size), int(lengths.size)))
+        return self._weigh(counts, lengths[tools], idf, total_length / lengths.size)
 
     def _term(
         self,
-        postings: Postings,
-        term: str,
+        row: TermRow,
+        lengths: npt.NDArray[np.int64],
         permitted: Mask | None,
         tools_count: int,
         average: float,
-        weights: Counts | None,
     ) -> tuple[Positions, Counts] | None:
-        row = postings.vocabulary.get(term)
-        if row is None:
-            return None
-        start, end = int(postings.starts[row]), int(postings.starts[row + 1])
-        tools = postings.tools[start:end]
+        tools, counts, weights = row
         if permitted is None and weights is not None:
-            return tools, weights[start:end]
-        counts = postings.counts[start:end]
+            return tools, weights
         if permitted is not None:
             inside = permitted[tools]
             tools, counts = tools[inside], counts[inside]
         if tools.size == 0:
             return None
         idf = np.float32(_idf(int(tools.size), tools_count))
-        return tools, self._weigh(counts, postings.lengths[tools], idf, average)
+        return tools, self._weigh(counts, lengths[tools], idf, average)
 
     def _weigh(
         self,
@@ -283,12 +292,6 @@ class BM25:
 
 def _idf(df: int, tools_count: int) -> float:
     return math.log(1 + (tools_count - df + 0.5) / (df + 0.5))
-
-
-@dataclass(frozen=True)
-class _Engine:
-    postings: Postings
-    weights: Counts
 
 
 class BM25ToolIndex(ScoringToolIndex):
@@ -335,13 +338,15 @@ class BM25ToolIndex(ScoringToolIndex):
 
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
         postings = Postings.of_corpus([self.analysis.terms_of(t) for t in texts])
-        return _Engine(postings=postings, weights=self.ranking.weights(postings))
+        return dataclasses.replace(postings, weights=self.ranking.weights(postings))
 
     def terms_of(self, text: ToolText) -> list[str]:
         """The terms one tool is indexed under (name terms repeated ``name_boost`` times)."""
         return self.analysis.terms_of(text)
 
     def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
-        engine: _Engine = payload
+        postings: Postings = payload
         terms = self.analysis.query_terms(query)
-        return self.ranking.scores(engine.postings, terms, permitted, weights=engine.weights)
+        return self.ranking.scores(
+            postings, terms, postings.lengths, permitted, total_length=postings.total_length
+        )

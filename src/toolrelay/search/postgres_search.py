@@ -33,7 +33,7 @@ import numpy.typing as npt
 from psycopg import Connection, sql
 
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse
-from toolrelay.search.bm25 import BM25, Postings
+from toolrelay.search.bm25 import BM25, TermRow
 from toolrelay.search.documents import summarize
 from toolrelay.search.hybrid import score_fusion
 from toolrelay.search.masks import CatalogMasks, Mask
@@ -46,9 +46,6 @@ __all__ = ["AttachedCatalog", "PostingsCache", "SearchPlan", "response_of", "run
 
 _SAMPLE = 256  # permitted tools whose similarities give the median the fusion needs
 _ENTRY = 100  # bytes a cached term costs besides its arrays (a rough share of the dict)
-
-Row = tuple[npt.NDArray[np.int32], npt.NDArray[np.float32]]
-"""One term's postings: the tools it occurs in and how often."""
 
 
 class PostingsCache:
@@ -63,13 +60,13 @@ class PostingsCache:
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
-        self._rows: OrderedDict[str, Row | None] = OrderedDict()
+        self._rows: OrderedDict[str, TermRow | None] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
-    def lookup(self, terms: Sequence[str]) -> tuple[dict[str, Row], list[str]]:
+    def lookup(self, terms: Sequence[str]) -> tuple[dict[str, TermRow], list[str]]:
         """The cached rows of ``terms`` (unknown terms left out) and the terms not cached."""
-        found: dict[str, Row] = {}
+        found: dict[str, TermRow] = {}
         missing: list[str] = []
         with self._lock:
             for term in terms:
@@ -82,9 +79,9 @@ class PostingsCache:
                     found[term] = row
         return found, missing
 
-    def keep(self, term: str, row: Row | None) -> None:
+    def keep(self, term: str, row: TermRow | None) -> None:
         """Remember ``term``'s row (``None``: the catalog does not have the term)."""
-        size = _ENTRY + (0 if row is None else row[0].nbytes + row[1].nbytes)
+        size = _size(row)
         if size > self.capacity:
             return
         with self._lock:
@@ -94,7 +91,11 @@ class PostingsCache:
             self._size += size
             while self._size > self.capacity:
                 _, old = self._rows.popitem(last=False)
-                self._size -= _ENTRY + (0 if old is None else old[0].nbytes + old[1].nbytes)
+                self._size -= _size(old)
+
+
+def _size(row: TermRow | None) -> int:
+    return _ENTRY + (0 if row is None else sum(a.nbytes for a in row if a is not None))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -108,6 +109,7 @@ class AttachedCatalog:
     summaries: tuple[str, ...]
     links: Links | None
     lengths: npt.NDArray[np.int64]
+    total_length: int
     dims: int | None
     postings: PostingsCache
 
@@ -137,6 +139,7 @@ class AttachedCatalog:
             summaries=tuple(summarize(d.description) for d in definitions),
             links=prerequisite_links(definitions) if links and definitions else None,
             lengths=lengths,
+            total_length=int(lengths.sum()),
             dims=dims,
             postings=PostingsCache(postings_cache),
         )
@@ -220,15 +223,20 @@ def _keyword_scores(
             (attached.catalog_id, missing),
             binary=True,
         ).fetchall()
-        new: dict[str, Row] = {
-            term: (int32_array(bytes(tools)), int32_array(bytes(counts)).astype(np.float32))
-            for term, tools, counts in fetched
-        }
+        new: dict[str, TermRow] = {}
+        for term, tools, counts in fetched:
+            positions = int32_array(bytes(tools))
+            frequencies = int32_array(bytes(counts)).astype(np.float32)
+            weights = plan.ranking.term_weights(
+                positions, frequencies, attached.lengths, attached.total_length
+            )
+            new[term] = (positions, frequencies, weights)
         for term in missing:
             attached.postings.keep(term, new.get(term))
         rows.update(new)
-    postings = Postings.of_terms(rows, attached.lengths)
-    return plan.ranking.scores(postings, plan.terms, permitted)
+    return plan.ranking.scores(
+        rows, plan.terms, attached.lengths, permitted, total_length=attached.total_length
+    )
 
 
 def _hybrid_scores(
