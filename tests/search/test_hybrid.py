@@ -12,7 +12,12 @@ from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG
-from ._permissions import assert_ranks_permitted_tools_alone
+from ._permissions import (
+    PERMITTED,
+    QUERIES,
+    assert_equals_an_index_of_the_subset,
+    assert_ranks_permitted_tools_alone,
+)
 
 
 def hybrid(**kwargs: object) -> HybridToolIndex:
@@ -140,3 +145,7 @@ def test_scores_are_normalised_over_the_permitted_tools() -> None:
     assert hits[0].name == "get_weather"
     assert hits[0].score == pytest.approx(1.0)  # the best permitted tool leads both sides
     assert index.search(SearchRequest(query="weather in Paris")).names[0] == "zz.weather"
+
+
+def test_random_permitted_subsets_rank_as_an_index_of_the_subset_alone() -> None:
+    assert_equals_an_index_of_the_subset(hybrid, PERMITTED, QUERIES, subsets=6)

@@ -13,7 +13,12 @@ from toolrelay.search.regex import RegexToolIndex, keyword_pattern, linear_patte
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG, CATALOG_ZH, NAMES
-from ._permissions import assert_ranks_permitted_tools_alone
+from ._permissions import (
+    PERMITTED,
+    QUERIES,
+    assert_equals_an_index_of_the_subset,
+    assert_ranks_permitted_tools_alone,
+)
 
 
 @pytest.fixture
@@ -225,3 +230,7 @@ def test_without_re2_every_query_is_read_as_keywords(monkeypatch: pytest.MonkeyP
 def test_the_time_limit_must_be_positive() -> None:
     with pytest.raises(ConfigurationError, match="time_limit"):
         RegexToolIndex(time_limit=0)
+
+
+def test_random_permitted_subsets_rank_as_an_index_of_the_subset_alone() -> None:
+    assert_equals_an_index_of_the_subset(RegexToolIndex, PERMITTED, QUERIES, subsets=6)

@@ -16,7 +16,12 @@ from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG
-from ._permissions import assert_ranks_permitted_tools_alone
+from ._permissions import (
+    PERMITTED,
+    QUERIES,
+    assert_equals_an_index_of_the_subset,
+    assert_ranks_permitted_tools_alone,
+)
 
 
 def names(index: VectorToolIndex, query: str, k: int = 5) -> list[str]:
@@ -166,3 +171,9 @@ def test_only_permitted_tools_are_ranked() -> None:
     scores = index.scores("weather in Paris", np.array([t.name in permitted for t in CATALOG]))
     assert all(s == 0 for s, t in zip(scores, CATALOG, strict=True) if t.name not in permitted)
     assert scores[1] > 0  # get_forecast
+
+
+def test_random_permitted_subsets_rank_as_an_index_of_the_subset_alone() -> None:
+    assert_equals_an_index_of_the_subset(
+        lambda: VectorToolIndex(HashingEmbedder(), cache=False), PERMITTED, QUERIES, subsets=6
+    )
