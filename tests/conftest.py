@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
 from tests.redis_servers import RedisServer
 
 # skip_policy: the needs_key marker and --no-skips; pytester: for the tests of skip_policy.
-pytest_plugins = ["skip_policy", "pytester"]
+pytest_plugins = ["tests.skip_policy", "pytester"]
 
 # Property tests check behaviour, never speed: no per-example deadline, so a busy CI machine
 # cannot turn a slow example into a failure. HYPOTHESIS_PROFILE=thorough runs more examples.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skip_policy import PROVIDER_KEYS
+from tests.skip_policy import PROVIDER_KEYS
 
 SKIPS = """
 import pytest
@@ -26,7 +26,7 @@ def test_known_bug():
 
 
 def run(pytester: pytest.Pytester, *args: str, **modules: str) -> pytest.RunResult:
-    pytester.makeconftest('pytest_plugins = ["skip_policy"]')
+    pytester.makeconftest('pytest_plugins = ["tests.skip_policy"]')
     pytester.makepyfile(**modules)
     return pytester.runpytest_inprocess("-p", "no:cacheprovider", "-p", "no:asyncio", *args)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="needs the mcp extra (the MCP SDK)")
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 
 from mcp import Client
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pytest
@@ -19,9 +19,13 @@ from toolrelay.client import (
 from toolrelay.execution import ToolCallStatus
 from toolrelay.messages import ToolResponse, ToolResponseMessage
 from toolrelay.prompt import Prompt
-from toolrelay.search.base import SearchRequest
+from toolrelay.search.base import SearchRequest, ToolIndex
 from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search.hybrid import HybridToolIndex
+from toolrelay.search.regex import RegexToolIndex
+from toolrelay.search.vector import VectorToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
+from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, tool, tools_from
 
 LOOKUP, REFUND, WIPE = "orders.lookup", "orders.refund", "admin.delete_account"
@@ -64,6 +68,10 @@ class Shop:
 
 def admins_only(context: ToolContext, definition: ToolDefinition) -> bool:
     return not definition.name.startswith("admin.") or context.get("role") == "admin"
+
+
+def hybrid_index() -> HybridToolIndex:
+    return HybridToolIndex(BM25ToolIndex(), VectorToolIndex(HashingEmbedder(), cache=False))
 
 
 def bm25_advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
@@ -280,6 +288,38 @@ async def test_request_tools_are_filtered_too(shop: Shop) -> None:
     client = ChatClient.builder(model).default_advisors(advisor).default_tools(reset_password)
     await client.build().prompt("go").conversation("c1").acall()
     assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME]
+
+
+ATTACKS = (
+    "delete account",
+    "refund order",
+    r"card\.(?=[\s\S]*admin\.d)",  # a lookahead from a permitted tool into the next one
+    r"(?s)card.*Permanently",
+    r"^admin\.",
+    "account orders user",
+)
+
+
+@pytest.mark.parametrize("make_index", [BM25ToolIndex, RegexToolIndex, hybrid_index])
+def test_a_forbidden_tool_changes_no_search_answer(
+    make_index: Callable[[], ToolIndex],
+) -> None:
+    def answers(tools: list[Tool]) -> list[str]:
+        advisor = ToolSearchAdvisor(tools, index=make_index(), tool_filter=admins_only)
+        model = ScriptedModel(
+            [
+                tool_call_response(*((TOOL_SEARCH_NAME, {"query": q}) for q in ATTACKS)),
+                "done",
+            ]
+        )
+        client = client_for(model, advisor)
+        client.prompt("go").conversation("c1").tool_context({"role": "clerk"}).call()
+        return [r.data for r in responses(model.prompts[1])]
+
+    every = tools_from(Shop())
+    with_admin = answers(every)
+    assert with_admin == answers([t for t in every if t.definition.name != WIPE])
+    assert any(json.loads(a) for a in with_admin)
 
 
 # --- authorize at execution ----------------------------------------------------------------

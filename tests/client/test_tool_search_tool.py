@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,12 +17,17 @@ from toolrelay.client import (
 from toolrelay.client.search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
     DEFAULT_PARAMETER_DESCRIPTIONS,
+    MAX_QUERY_LENGTH,
     search_tool_schema,
 )
 from toolrelay.exceptions import ConfigurationError, ToolArgumentError
+from toolrelay.execution import ToolCallingManager
+from toolrelay.messages import UserMessage
+from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.tools import ToolDefinition, validate_tool_name
+from toolrelay.testing import tool_call_response
+from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool, validate_tool_name
 
 DEFINITIONS = [
     ToolDefinition(
@@ -132,15 +138,15 @@ async def test_the_answer_is_compact_json() -> None:
     assert text == json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
 
 
-def test_answers_leave_out_shown_tools_but_the_best() -> None:
+async def test_answers_leave_out_shown_tools_but_the_best() -> None:
     hits = [SearchHit(name=d.name, score=3.0 - i, summary="s") for i, d in enumerate(DEFINITIONS)]
     searcher = ToolSearcher(
         index=RecordingIndex(hits), allowed=None, max_results=5, min_relative_score=None
     )
     names = ["billing__refund_payment", "billing__get_invoice", "mail__send_email"]
-    assert [h["name"] for h in json.loads(searcher.tool_search("q"))] == names
+    assert [h["name"] for h in json.loads(await searcher.tool_search("q"))] == names
     searcher.shown = frozenset({"billing.get_invoice", "billing.refund_payment"})
-    assert [h["name"] for h in json.loads(searcher.tool_search("q"))] == [
+    assert [h["name"] for h in json.loads(await searcher.tool_search("q"))] == [
         "billing__refund_payment",
         "mail__send_email",
     ]
@@ -213,11 +219,59 @@ async def test_bad_arguments_are_reported_with_every_problem() -> None:
     assert {"query", "max_results", "limit"} <= locations
 
 
-def test_records_are_taken_in_the_order_of_the_answers() -> None:
+async def test_records_are_taken_in_the_order_of_the_answers() -> None:
     hits = [SearchHit(name=d.name, score=1.0, summary=d.description) for d in DEFINITIONS]
     searcher = ToolSearcher(index=RecordingIndex(hits), allowed=None, max_results=1)
-    one = searcher.tool_search("a", max_results=1)
-    two = searcher.tool_search("b", max_results=2)
+    one = await searcher.tool_search("a", max_results=1)
+    two = await searcher.tool_search("b", max_results=2)
     taken = searcher.take_records([two, one, "not an answer"])
     assert [r.query for r in taken] == ["b", "a"]
     assert searcher.records == []
+
+
+async def test_a_runaway_query_is_refused_before_the_index_sees_it() -> None:
+    index = RecordingIndex()
+    tool = ToolSearcher(index=index, allowed=None, max_results=5).as_tool()
+    with pytest.raises(ToolArgumentError) as caught:
+        await tool.call(json.dumps({"query": "refund " * 1_000_000}))
+    (problem,) = caught.value.problems
+    assert problem.location == "query"
+    assert f"at most {MAX_QUERY_LENGTH} characters" in problem.message
+    assert index.requests == []
+    assert await tool.call(json.dumps({"query": "r" * MAX_QUERY_LENGTH}))  # the limit itself
+
+
+async def test_searches_run_apart_from_the_threads_of_sync_tools() -> None:
+    release = threading.Event()
+    where: list[str] = []
+
+    class Index(RecordingIndex):
+        def search(self, request: SearchRequest) -> SearchResponse:
+            where.append(threading.current_thread().name)
+            return super().search(request)
+
+    @tool(timeout=0.05)
+    def stuck() -> str:
+        """Never returns in time."""
+        release.wait(30)
+        return "late"
+
+    pool = WorkerPool(2)
+    manager = ToolCallingManager(sync_workers=pool)
+    search = ToolSearcher(index=Index(), allowed=None, max_results=5).as_tool()
+    prompt = Prompt(
+        messages=(UserMessage(text="go"),),
+        options=ChatOptions(tools=(FunctionTool.from_function(stuck), search)),
+    )
+    try:
+        stuck_round = tool_call_response(("stuck", {}), ("stuck", {}))
+        await manager.execute_tool_calls(prompt, stuck_round)
+        assert pool.status().stuck == 2  # every thread for sync tools is taken
+        searched = await manager.execute_tool_calls(
+            prompt, tool_call_response(("tool_search", {"query": "invoice"}))
+        )
+    finally:
+        release.set()
+    assert searched.outcomes[0].ok
+    assert where
+    assert not where[0].startswith("toolrelay-tool")

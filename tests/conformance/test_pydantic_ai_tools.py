@@ -670,7 +670,7 @@ async def test_tool_timeout_message_format() -> None:
 def test_tool_rejects_non_positive_timeout(seconds: float) -> None:
     # ports test_tool_rejects_non_positive_timeout, test_tool_rejects_negative_timeout and
     # test_tool_accepts_none_timeout
-    with pytest.raises(ConfigurationError, match="timeout must be a finite positive number"):
+    with pytest.raises(ConfigurationError, match="timeout must be a finite number of seconds"):
         tool(timeout=seconds)
     assert ToolMetadata(timeout=None).timeout is None
 

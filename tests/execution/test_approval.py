@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
+    DEFAULT_APPROVAL_TIMEOUT,
     ApprovalInterceptor,
     ApprovalStatus,
     ApprovalVerdict,
@@ -297,3 +299,82 @@ def test_resumed_round_checks_its_decisions_and_answers() -> None:
     )
     round_ = ResumedRound(calls=(call,), answered=(answered,), decisions={"c1": Deny()})
     assert round_.decision_for(call) is None  # answered calls take no decisions
+
+
+# --- validated arguments and silent handlers ----------------------------------------------------
+
+
+async def test_the_handler_sees_validated_values_and_invalid_calls_are_never_asked_about() -> None:
+    ledger, handler = Ledger(), Handler(Approve())
+    interceptor = ApprovalInterceptor(handler)
+    coerced = await run(ledger, interceptor, ("refund", {"order_id": "A1", "amount": "500"}))
+    assert coerced.outcomes[0].ok
+    assert dict(handler.asked[0].arguments) == {"order_id": "A1", "amount": 500}
+    invalid = await run(ledger, interceptor, ("refund", {"order_id": "A1", "amount": "lots"}))
+    assert invalid.outcomes[0].status is ToolCallStatus.INVALID_ARGUMENTS
+    assert len(handler.asked) == 1  # nobody is asked about a call that cannot run
+    nan = await run(ledger, interceptor, ("refund", {"order_id": "A1", "amount": float("nan")}))
+    assert nan.outcomes[0].status is ToolCallStatus.INVALID_ARGUMENTS
+    assert "NaN is not a JSON number" in nan.outcomes[0].response.data
+    assert len(handler.asked) == 1
+
+
+async def test_a_policy_on_amounts_never_approves_a_nan() -> None:
+    async def up_to_100(request: ToolCallRequest, /) -> ApprovalVerdict:
+        return Deny("too much") if request.arguments["amount"] > 10_000 else Approve()
+
+    ledger = Ledger()
+    for text in ('{"order_id": "A1", "amount": NaN}', '{"order_id": "A1", "amount": Infinity}'):
+        response = tool_call_response(ToolCall(id="c0", name="refund", arguments=text))
+        manager = ToolCallingManager(interceptors=[ApprovalInterceptor(up_to_100)])
+        result = await manager.execute_tool_calls(prompt_for(ledger), response)
+        assert result.outcomes[0].status is ToolCallStatus.INVALID_ARGUMENTS
+    assert ledger.ran == []
+
+
+async def test_an_edit_with_a_nan_is_refused() -> None:
+    ledger = Ledger()
+    edit = Approve(arguments={"order_id": "A1", "amount": float("inf")})
+    result = await run(ledger, ApprovalInterceptor(Handler(edit)), REFUND)
+    assert result.outcomes[0].status is ToolCallStatus.INVALID_ARGUMENTS
+    assert ledger.ran == []
+
+
+async def test_a_handler_that_never_answers_is_a_denial_after_its_timeout() -> None:
+    async def silent(request: ToolCallRequest, /) -> ApprovalVerdict:
+        await asyncio.sleep(30)
+        return Approve()
+
+    ledger = Ledger()
+    interceptor = ApprovalInterceptor(silent, timeout=0.05)
+    result = await run(ledger, interceptor, REFUND, ("lookup", {"order_id": "A1"}))
+    refused, looked_up = result.outcomes
+    assert refused.status is ToolCallStatus.DENIED
+    assert refused.approval is ApprovalStatus.DENIED
+    assert refused.response.data == (
+        "The call to tool 'refund' was not approved within 0.05 s, so it did not run. "
+        "Tell the user it needs approval."
+    )
+    assert looked_up.ok
+    assert ledger.ran == [("lookup", {"order_id": "A1"})]
+
+
+async def test_a_silent_handler_may_defer_to_a_person_instead() -> None:
+    async def silent(request: ToolCallRequest, /) -> ApprovalVerdict:
+        await asyncio.sleep(30)
+        return Approve()
+
+    ledger = Ledger()
+    interceptor = ApprovalInterceptor(silent, timeout=0.05, on_timeout="defer")
+    result = await run(ledger, interceptor, REFUND)
+    assert result.outcomes[0].status is ToolCallStatus.PENDING_APPROVAL
+    assert ledger.ran == []
+
+
+def test_the_approval_timeout_is_finite_by_default_and_checked() -> None:
+    assert ApprovalInterceptor().timeout == DEFAULT_APPROVAL_TIMEOUT == 60.0
+    assert ApprovalInterceptor(timeout=None).timeout is None
+    with pytest.raises(ConfigurationError, match="finite"):
+        ApprovalInterceptor(timeout=float("inf"))
+    with pytest.raises(ConfigurationError, match="on_timeout"):
+        ApprovalInterceptor(on_timeout="approve")  # type: ignore[arg-type]

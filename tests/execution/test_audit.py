@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -11,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
+    DEFAULT_AUDIT_TIMEOUT,
     ApprovalInterceptor,
     ApprovalStatus,
     Approve,
@@ -270,3 +273,30 @@ def test_records_are_frozen_and_serialisable() -> None:
     assert data["timestamp"] == "2025-01-02T03:04:05+00:00"
     assert (data["status"], data["approval"], data["arguments"]) == ("denied", "denied", {"a": 1})
     assert json.loads(json.dumps(data)) == data
+
+
+async def test_a_sink_that_never_answers_costs_the_call_nothing_but_its_record(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Silent:
+        async def write(self, record: AuditRecord) -> None:
+            await asyncio.sleep(30)
+
+    with caplog.at_level(logging.ERROR, logger="toolrelay.execution.audit"):
+        result = await run([AuditInterceptor(Silent(), timeout=0.05)], ("payments.refund", ARGS))
+    assert result.outcomes[0].ok
+    assert result.outcomes[0].response.data == "refunded 250 of p-1"
+    assert any("did not write the record" in r.getMessage() for r in caplog.records)
+
+
+async def test_records_hold_the_validated_arguments() -> None:
+    sink = ListSink()
+    await run([AuditInterceptor(sink)], ("payments.refund", {"payment_id": "p-1", "amount": "250"}))
+    (record,) = sink.records
+    assert record.arguments_sha256 == expected_digest(ARGS)
+
+
+def test_the_audit_timeout_is_finite_by_default_and_checked() -> None:
+    assert AuditInterceptor(ListSink()).timeout == DEFAULT_AUDIT_TIMEOUT == 10.0
+    with pytest.raises(ConfigurationError, match="finite"):
+        AuditInterceptor(ListSink(), timeout=float("nan"))

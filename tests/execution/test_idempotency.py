@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import sqlite3
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +35,8 @@ from toolrelay.execution import (
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
-from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
+from toolrelay.tools import FunctionTool, Tool, ToolContext, WorkerPool, tool
+from toolrelay.tools.base import ToolDefinition, ToolMetadata
 
 
 class Refunds:
@@ -236,13 +242,38 @@ async def test_an_aborted_round_releases_its_reservations() -> None:
 
 
 async def test_a_key_that_cannot_be_derived_answers_without_running() -> None:
-    desk = Refunds()
+    ran: list[str] = []
+
+    @tool(idempotency_key=lambda args, ctx: f"export:{args['month'][5:7]}:{int(args['month'])}")
+    def export(month: str) -> str:
+        """Export a month."""
+        ran.append(month)
+        return month
+
     manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
-    result = await run_round(manager, desk, ("refund.retry", {"amount": 5}))
+    prompt = Prompt(
+        messages=(UserMessage(text="go"),),
+        options=ChatOptions(tools=(FunctionTool.from_function(export),)),
+    )
+    result = await manager.execute_tool_calls(
+        prompt, tool_call_response(("export", {"month": "2024-05"}))
+    )
     (outcome,) = result.outcomes
     assert outcome.status is ToolCallStatus.ERROR
     assert "idempotency key could not be derived" in outcome.response.data
-    assert isinstance(outcome.exception, KeyError)
+    assert isinstance(outcome.exception, ValueError)
+    assert ran == []
+
+
+async def test_invalid_arguments_are_answered_before_any_key_is_taken() -> None:
+    desk, store = Refunds(), InMemoryIdempotencyStore()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    result = await run_round(manager, desk, ("refund.retry", {"amount": 5}))
+    (outcome,) = result.outcomes
+    assert outcome.status is ToolCallStatus.INVALID_ARGUMENTS
+    assert "refund_id: Field required" in outcome.response.data
+    assert outcome.idempotency_key is None
+    assert len(store) == 0
     assert desk.paid == []
 
 
@@ -338,14 +369,20 @@ async def test_a_call_running_elsewhere_is_waited_for_then_answered_with_an_erro
     assert desk.paid == []
 
 
-async def test_an_abandoned_reservation_is_taken_over() -> None:
+async def test_a_reservation_whose_owner_was_lost_is_unknown_never_run_again() -> None:
     now = [0.0]
     desk, store = Refunds(), InMemoryIdempotencyStore(clock=lambda: now[0])
     await store.reserve("refund-retry:r-1", owner="crashed process", lease=60)
     now[0] = 61.0
     manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store, lease=60, wait=0)])
     result = await run_round(manager, desk, RETRY)
-    assert result.outcomes[0].ok
+    (outcome,) = result.outcomes
+    assert outcome.status is ToolCallStatus.ERROR
+    assert outcome.result_unknown
+    assert "whether it took effect is unknown" in outcome.response.data
+    assert desk.paid == []
+    await store.delete("refund-retry:r-1")  # someone checked: it did not happen
+    assert (await run_round(manager, desk, RETRY)).outcomes[0].ok
     assert desk.paid == [("r-1", 100)]
 
 
@@ -400,8 +437,8 @@ async def test_store_reserve_complete_release(clock_and_store: tuple[Clock, Any]
 async def test_store_leases_and_ttl(clock_and_store: tuple[Clock, Any]) -> None:
     clock, store = clock_and_store
     await store.reserve("k", owner="a", lease=10)
-    clock.now += 11
-    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.ACQUIRED
+    clock.now += 11  # its owner is lost: whether it ran is unknown, and it is never taken over
+    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.UNKNOWN
     await store.complete("k", owner="b", result="done")
     clock.now += 99
     assert (await store.reserve("k", owner="c", lease=10)).status is ReservationStatus.COMPLETED
@@ -441,3 +478,220 @@ async def test_sqlite_failures_are_storage_errors(tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="idempotency database"):
         await store.reserve("k", owner="a", lease=1)
     store.close()
+
+
+# --- keys of validated values, unknown outcomes, late results -----------------------------------
+
+
+class Payouts:
+    """An integer-keyed refund whose body can be held up."""
+
+    def __init__(self) -> None:
+        self.paid: list[int] = []
+        self.release = threading.Event()
+        self.block = False
+        self.fail = False
+
+    @tool(name="refund.pay", destructive=True, idempotency_key=["refund_id"], timeout=0.05)
+    def pay(self, refund_id: int) -> str:
+        """Pay a refund.
+
+        Args:
+            refund_id: The refund.
+        """
+        if self.block:
+            self.release.wait(30)
+        if self.fail:
+            raise RuntimeError("the payment provider refused")
+        self.paid.append(refund_id)
+        return f"paid refund {refund_id}"
+
+
+async def pay(
+    manager: ToolCallingManager, payouts: Payouts, *arguments: str
+) -> ToolExecutionResult:
+    prompt = Prompt(
+        messages=(UserMessage(text="pay"),),
+        options=ChatOptions(tools=(FunctionTool.from_function(payouts.pay),)),
+    )
+    response = tool_call_response(
+        *(ToolCall(id=f"c{i}", name="refund.pay", arguments=a) for i, a in enumerate(arguments))
+    )
+    return await manager.execute_tool_calls(prompt, response)
+
+
+async def test_the_key_is_taken_from_validated_values_so_spellings_of_one_id_run_once() -> None:
+    payouts = Payouts()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    spellings = [
+        '{"refund_id": 5}',
+        '{"refund_id": "5"}',
+        '{"refund_id": 5.0}',
+        '{"refund_id": "05"}',
+    ]
+    result = await pay(manager, payouts, *spellings)
+    assert payouts.paid == [5]
+    assert all(o.ok for o in result.outcomes)
+    assert len({o.idempotency_key for o in result.outcomes}) == 1
+    assert sum(o.replayed for o in result.outcomes) == 3
+
+
+@pytest.fixture
+def payouts() -> Iterator[Payouts]:
+    held = Payouts()
+    yield held
+    held.release.set()
+
+
+async def test_a_timed_out_sync_call_keeps_its_key_and_its_late_result_is_recorded(
+    payouts: Payouts,
+) -> None:
+    store = InMemoryIdempotencyStore()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    payouts.block = True
+    first = (await pay(manager, payouts, '{"refund_id": 7}')).outcomes[0]
+    assert first.status is ToolCallStatus.TIMEOUT
+    assert first.result_unknown
+    assert "Whether it took effect is unknown; an identical call will not run it again." in (
+        first.response.data
+    )
+    # The retry while the body still runs: answered, never run a second time.
+    retry = (await pay(manager, payouts, '{"refund_id": "7"}')).outcomes[0]
+    assert retry.status is ToolCallStatus.ERROR
+    assert retry.result_unknown
+    assert retry.response.data.startswith("Tool 'refund.pay' did not run: an identical call")
+    assert payouts.paid == []
+    # The body finishes after all: its real result is recorded and answers the next retry.
+    payouts.release.set()
+    assert first.late_result is not None
+    await asyncio.wrap_future(first.late_result)
+    for _ in range(100):
+        if (await store.reserve(first.idempotency_key or "", owner="x", lease=1)).result:
+            break
+        await asyncio.sleep(0.01)
+    later = (await pay(manager, payouts, '{"refund_id": 7}')).outcomes[0]
+    assert later.ok
+    assert later.replayed
+    assert later.response.data == "paid refund 7"
+    assert payouts.paid == [7]
+
+
+async def test_a_timed_out_body_that_fails_later_frees_its_key(payouts: Payouts) -> None:
+    store = InMemoryIdempotencyStore()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    payouts.block = True
+    first = (await pay(manager, payouts, '{"refund_id": 8}')).outcomes[0]
+    payouts.fail = True
+    payouts.release.set()
+    assert first.late_result is not None
+    with pytest.raises(RuntimeError):
+        await asyncio.wrap_future(first.late_result)
+    for _ in range(100):
+        if len(store) == 0:
+            break
+        await asyncio.sleep(0.01)
+    assert len(store) == 0
+
+
+async def test_a_call_cancelled_while_running_stays_unknown() -> None:
+    started = asyncio.Event()
+
+    class Slow:
+        definition = ToolDefinition(name="transfer", description="Transfer money.")
+        metadata = ToolMetadata(idempotency_key=lambda args, ctx: "transfer:1")
+
+        async def call(self, arguments_json: str, context: Any = None) -> str:
+            started.set()
+            await asyncio.sleep(30)
+            return "sent"
+
+    store = InMemoryIdempotencyStore()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Slow(),)))
+    task = asyncio.ensure_future(
+        manager.execute_tool_calls(prompt, tool_call_response(("transfer", {})))
+    )
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    reservation = await store.reserve("transfer:1", owner="retry", lease=60)
+    assert reservation.status is ReservationStatus.UNKNOWN
+
+
+async def test_a_call_that_never_started_releases_its_key(payouts: Payouts) -> None:
+    store = InMemoryIdempotencyStore()
+    pool = WorkerPool(1)
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)], sync_workers=pool)
+    payouts.block = True
+    first, waiting = (await pay(manager, payouts, '{"refund_id": 1}', '{"refund_id": 2}')).outcomes
+    assert first.result_unknown
+    assert waiting.status is ToolCallStatus.TIMEOUT
+    assert not waiting.result_unknown  # it waited for the one thread and never ran
+    reservation = await store.reserve(waiting.idempotency_key or "", owner="next", lease=60)
+    assert reservation.status is ReservationStatus.ACQUIRED
+
+
+async def test_the_in_memory_store_evicts_expired_entries_nobody_touches_again() -> None:
+    clock = Clock()
+    store = InMemoryIdempotencyStore(ttl=10, clock=clock)
+    for i in range(1_000):
+        await store.reserve(f"k{i}", owner="a", lease=5)
+        await store.complete(f"k{i}", owner="a", result="r")
+    assert len(store) == 1_000
+    clock.now += 11
+    await store.reserve("fresh", owner="a", lease=5)
+    assert len(store) == 1  # the 1,000 old results are gone although never asked about again
+
+
+async def test_the_in_memory_store_is_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    store = InMemoryIdempotencyStore(max_entries=3)
+    for key in ("a", "b", "c"):
+        await store.reserve(key, owner="o", lease=60)
+        await store.complete(key, owner="o", result=key)
+    with caplog.at_level(logging.WARNING, logger="toolrelay.execution.idempotency"):
+        await store.reserve("d", owner="o", lease=60)
+    assert len(store) == 3
+    assert (await store.reserve("a", owner="p", lease=60)).status is ReservationStatus.ACQUIRED
+    assert "forgot the 1 oldest recorded results" in caplog.text
+    full = InMemoryIdempotencyStore(max_entries=2)
+    await full.reserve("x", owner="o", lease=60)
+    await full.mark_unknown("x", owner="o")
+    await full.reserve("y", owner="o", lease=60)
+    with pytest.raises(StorageError, match="full"):
+        await full.reserve("z", owner="o", lease=60)
+
+
+async def test_stores_keep_unknown_outcomes_until_a_result_or_a_delete(
+    clock_and_store: tuple[Clock, Any],
+) -> None:
+    clock, store = clock_and_store
+    await store.reserve("k", owner="a", lease=10)
+    await store.mark_unknown("k", owner="b")  # not b's: nothing happens
+    assert (await store.reserve("k", owner="c", lease=10)).status is ReservationStatus.RUNNING
+    await store.mark_unknown("k", owner="a")
+    assert (await store.reserve("k", owner="c", lease=10)).status is ReservationStatus.UNKNOWN
+    await store.complete("k", owner="a", result="late")  # the body finished after all
+    assert (await store.reserve("k", owner="c", lease=10)).result == "late"
+    await store.reserve("u", owner="a", lease=10)
+    await store.mark_unknown("u", owner="a")
+    await store.release("u", owner="a")  # it failed later: the key is free
+    assert (await store.reserve("u", owner="c", lease=10)).status is ReservationStatus.ACQUIRED
+    await store.mark_unknown("u", owner="c")
+    clock.now += 100  # unknown outcomes expire with the ttl, like results
+    assert (await store.reserve("u", owner="d", lease=10)).status is ReservationStatus.ACQUIRED
+
+
+async def test_sqlite_files_of_the_earlier_layout_are_upgraded(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE idempotency (key TEXT PRIMARY KEY, owner TEXT, result TEXT, "
+            "since REAL NOT NULL)"
+        )
+        db.execute("INSERT INTO idempotency VALUES ('old', NULL, 'kept', ?)", (time.time(),))
+    with SqliteIdempotencyStore(path) as store:
+        assert (await store.reserve("old", owner="a", lease=10)).result == "kept"
+        await store.reserve("new", owner="a", lease=10)
+        await store.mark_unknown("new", owner="a")
+        assert (await store.reserve("new", owner="b", lease=10)).status is ReservationStatus.UNKNOWN

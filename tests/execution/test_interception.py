@@ -7,7 +7,6 @@ import json
 from typing import Any
 
 from toolrelay.execution import (
-    ParsedArguments,
     Proceed,
     ToolCallingManager,
     ToolCallInterceptor,
@@ -16,6 +15,7 @@ from toolrelay.execution import (
     ToolCallStatus,
     ToolInvocation,
     proceed_with_arguments,
+    validate_call_arguments,
 )
 from toolrelay.messages import ToolCall, ToolResponse, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
@@ -107,7 +107,7 @@ async def test_changed_arguments_pass_the_outer_arguments_check_first() -> None:
         return await proceed(dataclasses.replace(invocation, arguments_check=check))
 
     async def editor(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
-        arguments = ParsedArguments(text='{"x": 5}', values={"x": 5})
+        arguments = validate_call_arguments(invocation.tool, {"x": 5})
         return await proceed_with_arguments(invocation, arguments, proceed)
 
     result = await execute([outer, editor], {"x": 1})

@@ -159,13 +159,31 @@ async def test_tools_get_an_empty_context_when_the_request_has_none() -> None:
     assert len(context) == 0
 
 
+async def test_only_offered_tools_run_unless_unoffered_ones_are_allowed() -> None:
+    offered, hidden = RecordingTool("a", result="shown"), RecordingTool("admin.purge")
+    resolver = StaticToolResolver([offered, hidden])
+    manager = ToolCallingManager(resolver=resolver)
+    result = await manager.execute_tool_calls(
+        prompt_with([offered]), calls_to("admin.purge", "admin_purge", "a")
+    )
+    assert [str(o.status) for o in result.outcomes] == ["unknown_tool", "unknown_tool", "ok"]
+    assert "No available tool has a similar name" in result.outcomes[1].response.data
+    assert hidden.calls == []
+    by_name = Prompt(messages=prompt_with([]).messages, options=ChatOptions(tool_names=("a",)))
+    named = await manager.execute_tool_calls(by_name, calls_to("a", "admin.purge"))
+    assert [str(o.status) for o in named.outcomes] == ["ok", "unknown_tool"]
+    assert hidden.calls == []
+
+
 async def test_resolver_tools_run_and_request_tools_take_precedence() -> None:
     local, shared, remote = (
         RecordingTool("a", result="local"),
         RecordingTool("a"),
         RecordingTool("crm.find", result="remote"),
     )
-    manager = ToolCallingManager(resolver=StaticToolResolver([shared, remote]))
+    manager = ToolCallingManager(
+        resolver=StaticToolResolver([shared, remote]), allow_unoffered_tools=True
+    )
     result = await manager.execute_tool_calls(prompt_with([local]), calls_to("a", "crm__find"))
     assert [(o.tool_name, o.response.data) for o in result.outcomes] == [
         ("a", "local"),

@@ -320,7 +320,7 @@ def mixed_round(n: int) -> tuple[list[tuple[str, str, str]], list[Expected]]:
 
 
 MIXED_CALLS, MIXED_EXPECT = mixed_round(200)
-LONG_NAME = "x" * 300
+LONG_NAME = "x" * 200  # longer than the feedback shows, shorter than any name limit
 
 CASES = [
     # --- arguments ---------------------------------------------------------------------------
@@ -529,6 +529,70 @@ CASES = [
         ],
     ),
     Case(
+        id="a name over the length limit is refused without being looked up",
+        calls=[("1", "get_weather" * 30, "{}"), ("2", "get_time", '{"city": "Oslo"}')],
+        expect=[
+            (
+                "1",
+                "get_weather" * 30,
+                UNKNOWN,
+                "The tool name in this call is 330 characters long; tool names have at most "
+                "256. Call one of the available tools with its exact name.",
+            ),
+            ("2", "get_time", OK, "12:00 in Oslo"),
+        ],
+    ),
+    Case(
+        id="the name limit is the manager's",
+        calls=[("1", "get_weather", '{"city": "Oslo"}')],
+        manager={"max_name_length": 5},
+        expect=[
+            (
+                "1",
+                "get_weather",
+                UNKNOWN,
+                "The tool name in this call is 11 characters long; tool names have at most "
+                "5. Call one of the available tools with its exact name.",
+            )
+        ],
+    ),
+    Case(
+        id="arguments over the length limit are refused unread",
+        calls=[("1", "get_weather", '{"city": "' + "O" * 100 + '"}')],
+        manager={"max_arguments_length": 50},
+        expect=[
+            (
+                "1",
+                "get_weather",
+                INVALID,
+                "Invalid arguments for tool 'get_weather':\n"
+                "- The arguments are 112 characters long; at most 50 are accepted. "
+                "Send shorter arguments.\n"
+                "Fix the arguments and call the tool again.",
+            )
+        ],
+    ),
+    Case(
+        id="NaN and Infinity are not JSON numbers",
+        calls=[
+            ("1", "get_weather", '{"city": NaN}'),
+            ("2", "get_weather", '{"city": -Infinity}'),
+            ("3", "get_weather", '{"city": 1e999}'),
+        ],
+        expect=[
+            (
+                str(i),
+                "get_weather",
+                INVALID,
+                "Invalid arguments for tool 'get_weather':\n"
+                f"- Arguments are not valid JSON: {number} is not a JSON number; send a finite "
+                "number or null.\n"
+                "Fix the arguments and call the tool again.",
+            )
+            for i, number in ((1, "NaN"), (2, "-Infinity"), (3, "1e999"))
+        ],
+    ),
+    Case(
         id="no tools at all",
         calls=[("1", "get_weather", "{}")],
         tools=[],
@@ -610,9 +674,17 @@ CASES = [
         raises=KeyboardInterrupt,
     ),
     Case(
-        id="CancelledError propagates",
-        calls=[("1", "cancelled_inside", "{}"), ("2", "slow_search", '{"query": "x"}')],
-        raises=asyncio.CancelledError,
+        id="a tool's own CancelledError ends only its call",
+        calls=[("1", "cancelled_inside", "{}"), ("2", "get_time", '{"city": "Oslo"}')],
+        expect=[
+            (
+                "1",
+                "cancelled_inside",
+                ERROR,
+                "Exception occurred in tool: cancelled_inside (CancelledError)",
+            ),
+            ("2", "get_time", OK, "12:00 in Oslo"),
+        ],
     ),
     Case(
         id="tool timeout from metadata",
@@ -648,30 +720,22 @@ CASES = [
     ),
     # --- context -----------------------------------------------------------------------------
     Case(
-        id="context required but missing",
+        id="context required but missing: the developer's mistake is raised",
         calls=[("1", "list_invoices", "{}")],
-        expect=[
-            (
-                "1",
-                "list_invoices",
-                ERROR,
-                "tool 'list_invoices' requires a ToolContext, but the call has none; "
-                "pass one with the request's tool context",
-            )
-        ],
+        raises=ToolContextError,
+        message=(
+            "tool 'list_invoices' requires a ToolContext, but the call has none; "
+            "pass one with the request's tool context"
+        ),
     ),
     Case(
         id="decorated tool requiring a context reports an empty one as missing",
         calls=[("1", "whoami", "{}")],
-        expect=[
-            (
-                "1",
-                "whoami",
-                ERROR,
-                "tool 'whoami' requires a ToolContext, but the call has none; "
-                "pass one with the request's tool context",
-            )
-        ],
+        raises=ToolContextError,
+        message=(
+            "tool 'whoami' requires a ToolContext, but the call has none; "
+            "pass one with the request's tool context"
+        ),
     ),
     Case(
         id="context is passed to tools",

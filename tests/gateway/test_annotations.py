@@ -10,10 +10,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
-
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from mcp import Client
 from mcp_types import ToolAnnotations
 

@@ -5,8 +5,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.gateway import (

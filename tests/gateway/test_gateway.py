@@ -11,11 +11,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.client.tool_search_access import DEFAULT_UNAVAILABLE_MESSAGE, unavailable_text
-from toolrelay.exceptions import ConfigurationError, DuplicateToolError
+from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ToolArgumentError
 from toolrelay.gateway import CALL_TOOL_NAME, ToolGateway, open_gateway, parse_gateway_config
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
@@ -147,6 +145,17 @@ async def test_tool_failures_and_bad_arguments_are_error_results() -> None:
     invalid = await gateway.call("billing.get_invoice", {"numbr": "1"})
     assert (invalid.is_error, invalid.status) == (True, "invalid_arguments")
     assert "number: Field required" in invalid.text
+
+
+async def test_runaway_names_and_queries_from_a_client_are_refused_at_once() -> None:
+    gateway = ToolGateway(catalog())
+    search_tool, _ = gateway.tools()
+    with pytest.raises(ToolArgumentError) as caught:
+        await search_tool.call(json.dumps({"query": "invoice " * 200_000}))
+    assert [p.location for p in caught.value.problems] == ["query"]
+    huge = await gateway.call("billing.getInvoice" * 100_000, {"number": "1"})
+    assert (huge.is_error, huge.status) == (True, "unavailable")
+    assert len(huge.text) < 500
 
 
 async def test_the_client_facing_tools() -> None:

@@ -32,7 +32,6 @@ if not INSPECTOR:
         "(bash .ci/services.sh inspector installs it and prints the export)",
         allow_module_level=True,
     )
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 
 EXAMPLE = ROOT / "examples" / "refund_desk_mcp" / "gateway.toml"
 RETRY = "refund.retry_failed_order"

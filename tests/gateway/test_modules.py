@@ -4,8 +4,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from toolrelay.exceptions import LoadError
 from toolrelay.gateway import load_module_tools
 

@@ -11,9 +11,6 @@ import json
 from typing import Any
 
 import pytest
-
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from mcp import Client
 from mcp_types import CallToolResult, TextContent
 

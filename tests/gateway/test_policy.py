@@ -7,8 +7,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import idempotency_key
 from toolrelay.gateway import PolicyTool, ToolPolicy, apply_policies

@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent

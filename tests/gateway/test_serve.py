@@ -11,8 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 

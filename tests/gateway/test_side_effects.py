@@ -10,8 +10,6 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution import Approve, ToolCallingManager, ToolCallRequest
 from toolrelay.gateway import (

@@ -7,8 +7,6 @@ import json
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-
 from toolrelay.client import search_texts
 from toolrelay.client.search_tool import search_tool_schema
 from toolrelay.client.tool_search_access import unavailable_text

@@ -9,6 +9,7 @@ import pytest
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.lint.self_search import search_self
 from toolrelay.search.documents import ToolText
+from toolrelay.search.masks import Mask
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.tools import ToolDefinition
 
@@ -27,7 +28,7 @@ class ScriptedIndex(ScoringToolIndex):
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
         return len(definitions) if self.size is None else self.size
 
-    def _score(self, payload: Any, query: str) -> Scores:
+    def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
         self.queries.append(query)
         return np.asarray(self.table.get(query, [0.0] * payload), dtype=np.float32)
 

@@ -1,9 +1,8 @@
 """MCP servers for the tests: the demo server over stdio (once per module) and over HTTP.
 
-Each test module skips without the MCP SDK on ``mcp_types``, not ``mcp``: pytest puts tests/
-on sys.path, where this folder itself passes for an ``mcp`` namespace package. This file loads
-without the SDK (``mcp_helpers`` needs none, and puts servers/ on sys.path); the toolset is
-imported only when a test takes it.
+Each test module that needs the MCP SDK skips without it (on ``mcp_types``); the others test
+what works without the extra. This file loads without the SDK (``mcp_helpers`` needs none,
+and puts servers/ on sys.path); the toolset is imported only when a test takes it.
 """
 
 from __future__ import annotations
@@ -12,7 +11,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import pytest
-from mcp_helpers import demo_stdio
+
+from tests.mcp.mcp_helpers import demo_stdio
 
 if TYPE_CHECKING:
     from toolrelay.mcp import McpToolset

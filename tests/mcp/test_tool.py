@@ -6,6 +6,9 @@ import asyncio
 import logging
 
 import pytest
+
+pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+
 from mcp_types import CallToolResult
 from mcp_types import Tool as McpToolInfo
 

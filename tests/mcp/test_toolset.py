@@ -14,8 +14,8 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 from demo_server import CHINESE_NAME, LONG_A, LONG_B
-from mcp_helpers import demo_stdio
 
+from tests.mcp.mcp_helpers import demo_stdio
 from toolrelay.exceptions import (
     ConfigurationError,
     McpServerError,

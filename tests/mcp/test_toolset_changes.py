@@ -7,8 +7,7 @@ import asyncio
 import pytest
 
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-from mcp_helpers import demo_stdio
-
+from tests.mcp.mcp_helpers import demo_stdio
 from toolrelay.mcp import McpToolset
 
 

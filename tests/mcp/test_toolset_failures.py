@@ -8,8 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
-from mcp_helpers import demo_stdio
-
+from tests.mcp.mcp_helpers import demo_stdio
 from toolrelay.exceptions import McpServerError
 from toolrelay.execution import ToolCallingManager, ToolCallStatus
 from toolrelay.mcp import McpToolset

@@ -9,8 +9,7 @@ import pytest
 
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 
-from mcp_helpers import demo_stdio
-
+from tests.mcp.mcp_helpers import demo_stdio
 from toolrelay.client import (
     TOOL_SEARCH_NAME,
     ChatClient,

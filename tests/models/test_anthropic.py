@@ -31,7 +31,9 @@ from toolrelay.tools import FunctionTool, tool
 
 from ._wire import MockServer, anthropic_sse, error_reply, httpx, json_reply
 
-pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
+pytest.importorskip(
+    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
+)
 
 
 @tool(name="refund.find_failed_orders")
@@ -155,12 +157,14 @@ async def test_tool_use_and_tool_result_blocks_with_is_error() -> None:
             tool_calls=(
                 ToolCall(id="toolu_1", name="refund.retry", arguments='{"refund_id": "RF-1"}'),
                 ToolCall(id="toolu_2", name="refund.retry", arguments="{not json"),
+                ToolCall(id="toolu_3", name="refund.retry", arguments='{"refund_id": NaN}'),
             ),
         ),
         ToolResponseMessage(
             responses=(
                 ToolResponse(id="toolu_1", name="refund.retry", data="RF-1 retried"),
                 ToolResponse(id="toolu_2", name="refund.retry", data="bad JSON", is_error=True),
+                ToolResponse(id="toolu_3", name="refund.retry", data="NaN", is_error=True),
             )
         ),
         UserMessage(text="And?"),
@@ -178,8 +182,10 @@ async def test_tool_use_and_tool_result_blocks_with_is_error() -> None:
                 "name": "refund__retry",
                 "input": {"refund_id": "RF-1"},
             },
-            # Unusable arguments go back as an empty object; the result says what failed.
+            # Unusable arguments go back as an empty object; the result says what failed. A
+            # NaN is not JSON either: it would make the whole request body invalid.
             {"type": "tool_use", "id": "toolu_2", "name": "refund__retry", "input": {}},
+            {"type": "tool_use", "id": "toolu_3", "name": "refund__retry", "input": {}},
         ],
     }
     # Tool results and the next user text share one user turn, results first.
@@ -193,6 +199,7 @@ async def test_tool_use_and_tool_result_blocks_with_is_error() -> None:
                 "content": "bad JSON",
                 "is_error": True,
             },
+            {"type": "tool_result", "tool_use_id": "toolu_3", "content": "NaN", "is_error": True},
             {"type": "text", "text": "And?"},
         ],
     }

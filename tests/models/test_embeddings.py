@@ -12,8 +12,10 @@ from toolrelay.exceptions import ModelResponseError, RateLimitError
 
 from ._wire import MockServer, error_reply, httpx
 
-pytest.importorskip("openai", reason="the openai extra is not installed")
-np = pytest.importorskip("numpy", reason="numpy is not installed")
+pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+np = pytest.importorskip(
+    "numpy", reason="needs numpy (the openai extra): pip install 'toolrelay[openai]'"
+)
 
 from toolrelay.models.embeddings import OpenAIEmbedder  # noqa: E402  (needs numpy)
 

@@ -26,7 +26,7 @@ from toolrelay.models.llama_cpp import LlamaCppChatModel, smollm2_path
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, Tool, tool
 
-pytest.importorskip("llama_cpp", reason="llama-cpp-python (the local extra) is not installed")
+pytest.importorskip("llama_cpp", reason="needs the local extra: pip install 'toolrelay[local]'")
 try:  # the package's own module needs the llm CLI; only its GGUF file is used here
     smollm2_path()
 except ConfigurationError:

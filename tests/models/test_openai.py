@@ -33,7 +33,7 @@ from toolrelay.tools import FunctionTool, tool
 
 from ._wire import MockServer, error_reply, httpx, json_reply, openai_sse
 
-pytest.importorskip("openai", reason="the openai extra is not installed")
+pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
 
 
 @tool(name="weather.current")

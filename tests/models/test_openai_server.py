@@ -31,8 +31,10 @@ from toolrelay.tools import tool
 
 from ._wire import httpx
 
-pytest.importorskip("openai", reason="the openai extra is not installed")
-pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is not installed")
+pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+pytest.importorskip(
+    "llama_cpp.server.app", reason="needs the server extra: pip install 'toolrelay[server]'"
+)
 try:
     GGUF = smollm2_path()
 except ConfigurationError:

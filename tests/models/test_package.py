@@ -25,7 +25,7 @@ def test_importing_the_package_imports_no_provider_sdk() -> None:
 
 
 def test_adapters_are_exported_lazily() -> None:
-    pytest.importorskip("openai", reason="the openai extra is not installed")
+    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
     from toolrelay.models import OpenAIChatModel
     from toolrelay.models.openai import OpenAIChatModel as direct
 

@@ -9,7 +9,9 @@ from toolrelay.models.tool_choice import tool_choice_settings
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.tools import ToolDefinition
 
-WEATHER = ToolDefinition(name="weather.current", description="Weather.", input_schema={})
+WEATHER = ToolDefinition(
+    name="weather.current", description="Weather.", input_schema={"type": "object"}
+)
 
 
 def test_request_extras_win_over_defaults_and_are_removed_from_the_rest() -> None:

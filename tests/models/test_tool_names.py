@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from toolrelay.models import tool_names
 from toolrelay.models.tool_names import ToolNameMap
 from toolrelay.tools.base import ToolDefinition
 
@@ -31,3 +34,14 @@ def test_made_up_names_in_the_history_are_made_acceptable() -> None:
     assert ToolNameMap.to_provider("x" * 80) == "x" * 64
     assert ToolNameMap.to_provider("") == "unnamed_tool"
     assert ToolNameMap.to_provider("a.b") == "a__b"
+
+
+def test_a_runaway_made_up_name_is_cut_before_it_is_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    mapped: list[int] = []
+    real = tool_names.provider_safe_name
+    monkeypatch.setattr(
+        tool_names, "provider_safe_name", lambda name: mapped.append(len(name)) or real(name)
+    )
+    assert ToolNameMap.to_provider("查" * 1_000_000) == ToolNameMap.to_provider("查" * 256)
+    assert ToolNameMap.to_provider("x" * 1_000_000) == "x" * 64
+    assert max(mapped) == 256

@@ -1,14 +1,13 @@
 """The tests of toolrelay.redis: the redis extra, and Redis (``redis_url`` and ``prefix`` in
-tests/conftest.py: .ci/services.sh starts a server; without one these tests skip).
-
-(This folder has no ``__init__.py`` on purpose: as a package it would be importable as
-``redis`` and hide the Redis client library. As a folder on sys.path it still passes for a
-``redis`` namespace package, so the modules skip without the extra on ``redis.asyncio``.)
+tests/conftest.py: .ci/services.sh starts a server; without one these tests skip). Without
+the redis extra the folder skips as a whole, any test module added here included.
 """
 
 from __future__ import annotations
 
 import pytest
+
+pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import multiprocessing
 from collections.abc import Callable
 
 from tests.redis_servers import RedisServer
-
 from toolrelay._sync import run_sync
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
 from toolrelay.execution import IdempotencyInterceptor, ToolCallingManager

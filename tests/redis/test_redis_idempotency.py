@@ -1,4 +1,4 @@
-"""RedisIdempotencyStore: the first reservation wins, leases expire, results are replayed."""
+"""RedisIdempotencyStore: the first reservation wins, lost owners stay unknown, results replay."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 from redis.asyncio import Redis
 
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
@@ -25,10 +23,11 @@ from toolrelay.redis import RedisIdempotencyStore
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, tool
 
-ACQUIRED, COMPLETED, RUNNING = (
+ACQUIRED, COMPLETED, RUNNING, UNKNOWN = (
     ReservationStatus.ACQUIRED,
     ReservationStatus.COMPLETED,
     ReservationStatus.RUNNING,
+    ReservationStatus.UNKNOWN,
 )
 
 
@@ -79,12 +78,31 @@ async def test_release_frees_only_the_owners_reservation(store: RedisIdempotency
     assert (await store.reserve("k", owner="c", lease=60)).status is COMPLETED
 
 
-async def test_an_abandoned_reservation_expires_with_its_lease(
+async def test_a_reservation_whose_lease_ran_out_is_unknown_never_taken_over(
     store: RedisIdempotencyStore,
 ) -> None:
     await store.reserve("k", owner="crashed", lease=0.05)
     await asyncio.sleep(0.2)
+    assert (await store.reserve("k", owner="b", lease=60)).status is UNKNOWN
+    await store.delete("k")  # someone checked what happened
     assert (await store.reserve("k", owner="b", lease=60)).status is ACQUIRED
+
+
+async def test_unknown_outcomes_stay_until_a_result_or_a_release(
+    store: RedisIdempotencyStore,
+) -> None:
+    await store.reserve("k", owner="a", lease=60)
+    await store.mark_unknown("k", owner="b")  # not b's reservation: nothing happens
+    assert (await store.reserve("k", owner="c", lease=60)).status is RUNNING
+    await store.mark_unknown("k", owner="a")
+    assert (await store.reserve("k", owner="c", lease=60)).status is UNKNOWN
+    assert (await store.reserve("k", owner="a", lease=60)).status is UNKNOWN
+    await store.complete("k", owner="a", result="late")  # the body finished after all
+    assert (await store.reserve("k", owner="c", lease=60)).result == "late"
+    await store.reserve("u", owner="a", lease=60)
+    await store.mark_unknown("u", owner="a")
+    await store.release("u", owner="a")  # it failed later: the key is free again
+    assert (await store.reserve("u", owner="c", lease=60)).status is ACQUIRED
 
 
 async def test_results_expire_after_the_ttl(redis_url: str, prefix: str) -> None:

@@ -7,8 +7,8 @@ import logging
 from collections.abc import Callable
 
 import pytest
-from tests.redis_servers import RedisServer
 
+from tests.redis_servers import RedisServer
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ReservationStatus
 from toolrelay.redis import RedisIdempotencyStore

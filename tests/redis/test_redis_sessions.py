@@ -6,8 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 from redis.asyncio import Redis
 
 from toolrelay._sync import run_sync

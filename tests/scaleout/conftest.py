@@ -1,6 +1,7 @@
 """Servers for the scale-out tests (see .ci/services.sh); without them the tests skip.
 
-Redis comes from ``redis_url`` and ``prefix`` in tests/conftest.py.
+Redis comes from ``redis_url`` and ``prefix`` in tests/conftest.py. Every test here needs the
+redis extra: without it the folder skips as a whole.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+
+pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
 
 POSTGRES_DSN = os.environ.get("TOOLRELAY_TEST_POSTGRES_DSN")
 

@@ -5,10 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-import pytest
-
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
-
 from tests.redis_servers import RedisServer
 
 from . import _workers

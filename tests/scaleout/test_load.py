@@ -11,8 +11,6 @@ from collections import Counter
 
 import pytest
 
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
-
 from ._workers import TENANTS, Turn, Workers
 
 CONVERSATIONS = 1000

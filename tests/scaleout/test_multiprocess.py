@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
-
 from ._workers import Turn, Workers
 
 

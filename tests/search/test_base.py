@@ -6,6 +6,7 @@ import pytest
 
 from toolrelay.search.base import (
     DEFAULT_MAX_RESULTS,
+    MAX_QUERY_LENGTH,
     MAX_RESULTS_LIMIT,
     SearchHit,
     SearchRequest,
@@ -56,3 +57,8 @@ def test_response_names_and_hits_tuple() -> None:
     response = SearchResponse(hits=hits, total=7, search_type="bm25", query="q", time_ms=0.1)  # type: ignore[arg-type]
     assert response.hits == tuple(hits)
     assert response.names == ["a", "b"]
+
+
+def test_a_query_is_cut_to_the_longest_a_search_reads() -> None:
+    assert SearchRequest(query="x" * (MAX_QUERY_LENGTH + 10)).query == "x" * MAX_QUERY_LENGTH
+    assert SearchRequest(query="refund").query == "refund"

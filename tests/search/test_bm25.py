@@ -1,14 +1,19 @@
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
-from toolrelay.search.base import SearchRequest
+from toolrelay.search.base import MAX_QUERY_LENGTH, MAX_QUERY_TERMS, SearchRequest
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.search.documents import tool_text
+from toolrelay.search.evaluation import load_dataset
 from toolrelay.search.text import Tokenizer
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG, CATALOG_ZH
+from ._permissions import assert_equals_an_index_of_the_subset, assert_ranks_permitted_tools_alone
 
 
 @pytest.fixture
@@ -147,3 +152,76 @@ def test_a_catalog_without_any_term_matches_nothing_and_does_not_fail() -> None:
     )
     assert index.search(SearchRequest(query="a b anything")).hits == ()
     assert len(index) == 2
+
+
+# --- permitted subsets, and the reference implementation -----------------------------------
+
+RESTBENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "restbench"
+
+
+def restbench() -> tuple[list[ToolDefinition], list[str]]:
+    dataset = load_dataset(RESTBENCH)
+    return list(dataset.tools), [q.query for q in dataset.queries[:40]]
+
+
+def test_a_forbidden_tool_changes_no_answer() -> None:
+    assert_ranks_permitted_tools_alone(BM25ToolIndex)
+    assert_ranks_permitted_tools_alone(BM25ToolIndex, category="refund")
+
+
+def test_term_statistics_come_from_the_permitted_tools() -> None:
+    # "refund" is rare among the permitted tools; forbidden tools full of it make it common
+    # (a lower idf) and the tools longer on average: over the whole catalog, scores move.
+    refunds = [
+        ToolDefinition(name=f"secret_{i}", description="refund refund refund order")
+        for i in range(30)
+    ]
+    mixed = BM25ToolIndex()
+    mixed.index([*CATALOG, *refunds])
+    alone = BM25ToolIndex()
+    alone.index(CATALOG)
+    permitted = frozenset(t.name for t in CATALOG)
+    for query in ("refund an order", "order status"):
+        got = mixed.search(SearchRequest(query=query, allowed=permitted)).hits
+        assert got == alone.search(SearchRequest(query=query)).hits
+        whole = mixed.scores(query)[: len(CATALOG)]
+        assert not np.array_equal(whole, alone.scores(query))  # what the statistics change
+
+
+def test_random_permitted_subsets_rank_as_an_index_of_the_subset_alone() -> None:
+    tools, queries = restbench()
+    assert_equals_an_index_of_the_subset(BM25ToolIndex, tools, queries)
+    zh = list(CATALOG_ZH)
+    assert_equals_an_index_of_the_subset(BM25ToolIndex, zh, ["退款失败的订单", "天气"], subsets=6)
+
+
+def test_scores_are_those_of_bm25s_lucene_to_the_bit() -> None:
+    bm25s = pytest.importorskip("bm25s", reason="needs the dev extra: pip install 'toolrelay[dev]'")
+    tools, queries = restbench()
+    for catalog, asked in ((tools, queries), (list(CATALOG_ZH), ["退款失败的订单", "refund"])):
+        index = BM25ToolIndex()
+        index.index(catalog)
+        reference = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+        reference.index([index.terms_of(tool_text(t)) for t in catalog], show_progress=False)
+        for query in asked:
+            ids = reference.get_tokens_ids(index.tokenizer.terms(query))
+            expected = reference.get_scores_from_ids(ids).astype(np.float32)
+            assert np.array_equal(index.scores(query), expected), query
+
+
+def test_a_query_is_ranked_by_its_first_distinct_terms_only() -> None:
+    index = BM25ToolIndex()
+    index.index(CATALOG)
+    filler = " ".join(f"w{i}x" for i in range(MAX_QUERY_TERMS))  # distinct terms, none known
+    assert names(index, f"{filler} weather") == []
+    assert names(index, f"weather {filler}") == ["get_weather", "get_forecast"]
+    # repeats of a term already counted are still counted
+    assert index.scores(f"weather {filler} weather")[0] > index.scores(f"weather {filler}")[0]
+
+
+def test_a_huge_query_is_cut_and_answered() -> None:
+    index = BM25ToolIndex()
+    index.index(CATALOG)
+    response = index.search(SearchRequest(query="weather " * 2_000_000))
+    assert len(response.query) == MAX_QUERY_LENGTH
+    assert response.names == ["get_weather", "get_forecast"]

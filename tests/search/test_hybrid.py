@@ -9,8 +9,15 @@ from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.search.hybrid import HybridToolIndex, _rrf, score_fusion
 from toolrelay.search.vector import VectorToolIndex
 from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG
+from ._permissions import (
+    PERMITTED,
+    QUERIES,
+    assert_equals_an_index_of_the_subset,
+    assert_ranks_permitted_tools_alone,
+)
 
 
 def hybrid(**kwargs: object) -> HybridToolIndex:
@@ -135,3 +142,25 @@ def test_progress_says_done_when_the_semantic_side_was_up_to_date() -> None:
     reports: list[tuple[int, int]] = []
     index.index(CATALOG, progress=lambda done, total: reports.append((done, total)))
     assert reports == [(len(CATALOG), len(CATALOG))]
+
+
+@pytest.mark.parametrize("fusion", ["score", "rrf"])
+def test_a_forbidden_tool_changes_no_answer(fusion: str) -> None:
+    assert_ranks_permitted_tools_alone(lambda: hybrid(fusion=fusion))
+
+
+def test_scores_are_normalised_over_the_permitted_tools() -> None:
+    # The forbidden tool is the best match on both sides: over the whole catalog it would be
+    # the 1 that every other score is divided by.
+    best = ToolDefinition(name="zz.weather", description="Weather weather weather in Paris.")
+    index = hybrid()
+    index.index([*CATALOG, best])
+    permitted = frozenset(t.name for t in CATALOG)
+    hits = index.search(SearchRequest(query="weather in Paris", allowed=permitted)).hits
+    assert hits[0].name == "get_weather"
+    assert hits[0].score == pytest.approx(1.0)  # the best permitted tool leads both sides
+    assert index.search(SearchRequest(query="weather in Paris")).names[0] == "zz.weather"
+
+
+def test_random_permitted_subsets_rank_as_an_index_of_the_subset_alone() -> None:
+    assert_equals_an_index_of_the_subset(hybrid, PERMITTED, QUERIES, subsets=6)

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 import os
+import random
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
+import numpy as np
 import pytest
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
 from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, VectorToolIndex
+from toolrelay.search.evaluation import load_dataset
 from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
-from ._catalog import CATALOG
+from ._catalog import CATALOG, CATALOG_ZH, NAMES
+from ._permissions import FORBIDDEN, assert_ranks_permitted_tools_alone
 
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
 from toolrelay.search.postgres import PostgresToolIndex
+from toolrelay.search.postgres_search import PostingsCache
 
 # The server comes from TOOLRELAY_TEST_POSTGRES_DSN (.ci/services.sh starts one); without it
 # these tests skip. Each test gets a schema of its own, dropped afterwards.
@@ -99,11 +105,55 @@ def test_keywords_find_names_descriptions_and_split_identifiers(index: PostgresT
     assert search(index, "") == []
 
 
-def test_same_top_result_as_the_in_process_bm25_index(index: PostgresToolIndex) -> None:
-    bm25 = BM25ToolIndex()
-    bm25.index(CATALOG)
-    for query in ["convert euros", "send a message", "order details", "weather in Paris"]:
-        assert search(index, query)[0] == search(bm25, query)[0], query
+def hits_of(index: ToolIndex, query: str, **options: object) -> list[tuple[str, float]]:
+    request = SearchRequest(query=query, max_results=10, **options)  # type: ignore[arg-type]
+    return [(h.name, h.score) for h in index.search(request).hits]
+
+
+def test_keyword_ranking_equals_the_in_process_bm25_index(postgres_dsn: str, schema: str) -> None:
+    dataset = load_dataset(Path(__file__).resolve().parents[2] / "benchmarks/data/restbench")
+    queries = [q.query for q in dataset.queries[:30]]
+    chinese = [t for t in CATALOG_ZH if t.name not in NAMES]
+    cases = [
+        (list(dataset.tools), queries),
+        ([*CATALOG, *chinese], ["查询退款失败的订单", "weather in Paris", "refund 订单"]),
+    ]
+    rng = random.Random(5)
+    with PostgresToolIndex(postgres_dsn, schema=schema) as index:
+        for catalog, asked in cases:
+            bm25 = BM25ToolIndex()
+            bm25.index(catalog)
+            index.index(catalog)
+            subset = frozenset(t.name for t in catalog if rng.random() < 0.4)
+            for query in asked:
+                assert hits_of(index, query) == hits_of(bm25, query), query
+                assert hits_of(index, query, allowed=subset) == hits_of(
+                    bm25, query, allowed=subset
+                ), query
+                assert index.search(SearchRequest(query=query)).total == (
+                    bm25.search(SearchRequest(query=query)).total
+                )
+
+
+@pytest.fixture
+def make_index(postgres_dsn: str, schema: str) -> Iterator[Callable[..., PostgresToolIndex]]:
+    made: list[PostgresToolIndex] = []
+
+    def make(**options: object) -> PostgresToolIndex:
+        index = PostgresToolIndex(postgres_dsn, schema=schema, cache=False, **options)  # type: ignore[arg-type]
+        made.append(index)
+        return index
+
+    yield make
+    for index in made:
+        index.close()
+
+
+def test_a_forbidden_tool_changes_no_keyword_answer(
+    make_index: Callable[..., PostgresToolIndex],
+) -> None:
+    assert_ranks_permitted_tools_alone(make_index)
+    assert_ranks_permitted_tools_alone(make_index, category="refund")
 
 
 def test_a_catalog_is_stored_once_whoever_indexes_it(postgres_dsn: str, schema: str) -> None:
@@ -141,7 +191,7 @@ def test_permitted_names_are_applied_in_the_query(index: PostgresToolIndex) -> N
     assert response.total == 1
 
 
-def test_a_predicate_fetches_deeper_until_enough_tools_pass(postgres_dsn: str, schema: str) -> None:
+def test_a_predicate_permits_tools_anywhere_in_the_catalog(postgres_dsn: str, schema: str) -> None:
     catalog = [
         ToolDefinition(name=f"svc{i:03d}.get_weather", description=f"Weather report {i}.")
         for i in range(300)
@@ -276,10 +326,69 @@ def test_workers_attach_and_search_while_another_stores_a_catalog(
             writer.execute(
                 f"WITH c AS (INSERT INTO {schema}.catalogs (fingerprint, variant, tools) "
                 "VALUES ('other', 'v', 1) RETURNING id) "
-                f"INSERT INTO {schema}.tools (catalog_id, position, name, summary, categories, "
-                "document) SELECT id, 0, 'x', '', '{}', ''::tsvector FROM c"
+                f"INSERT INTO {schema}.tools (catalog_id, position, name, summary, categories) "
+                "SELECT id, 0, 'x', '', '{}' FROM c"
             )
             with PostgresToolIndex(postgres_dsn, schema=schema, statement_timeout=1) as second:
                 assert second.index(CATALOG) is True
                 assert search(second, "weather forecast")[0] == "get_forecast"
             writer.rollback()
+
+
+@pytest.mark.usefixtures("vectors")
+@pytest.mark.parametrize("mode", ["vector", "hybrid"])
+def test_a_forbidden_tool_changes_no_answer_with_embeddings(
+    make_index: Callable[..., PostgresToolIndex], mode: str
+) -> None:
+    def make() -> PostgresToolIndex:
+        return make_index(embedder=HashingEmbedder(128), mode=mode)
+
+    assert_ranks_permitted_tools_alone(make)
+
+
+@pytest.mark.usefixtures("vectors")
+def test_a_large_permitted_subset_walks_the_graph_and_returns_permitted_tools_only(
+    make_index: Callable[..., PostgresToolIndex],
+) -> None:
+    index = make_index(embedder=HashingEmbedder(128), mode="vector", exact_below=0)
+    exact = make_index(embedder=HashingEmbedder(128), mode="vector")
+    catalog = [*CATALOG, *FORBIDDEN]
+    index.index(catalog)
+    exact.index(catalog)
+    for query in ["weather for a city", "refund the order", "send an email message"]:
+        found = search(index, query, allowed=frozenset(NAMES), max_results=10)
+        assert found
+        assert set(found) <= set(NAMES)
+        # a catalog this small is walked whole: the same answer as the exact scan
+        assert found == search(exact, query, allowed=frozenset(NAMES), max_results=10)
+
+
+def test_cached_postings_answer_without_a_statement(postgres_dsn: str, schema: str) -> None:
+    import psycopg
+
+    with PostgresToolIndex(postgres_dsn, schema=schema, statement_timeout=0.5) as index:
+        index.index(CATALOG)
+        before = search(index, "refund an order")
+        with psycopg.connect(postgres_dsn) as blocker:
+            blocker.execute(f"LOCK TABLE {schema}.terms IN ACCESS EXCLUSIVE MODE")
+            assert search(index, "refund an order") == before  # every term is cached
+            assert search(index, "order refund") == before  # in any order
+            with pytest.raises(StorageUnavailableError):
+                search(index, "weather")  # a term not read yet
+            blocker.rollback()
+        assert search(index, "weather")
+
+
+def test_the_postings_cache_keeps_the_most_recent_terms_within_its_size() -> None:
+    row = (np.arange(100, dtype=np.int32), np.ones(100, dtype=np.float32))  # 800 bytes
+    cache = PostingsCache(capacity=2000)
+    cache.keep("a", row)
+    cache.keep("b", row)
+    cache.keep("nope", None)
+    assert cache.lookup(["a", "b", "nope", "c"])[1] == ["c"]
+    assert set(cache.lookup(["a", "b", "nope"])[0]) == {"a", "b"}  # "nope" is known: absent
+    cache.lookup(["a"])  # now the most recent
+    cache.keep("c", row)  # over 2,000 bytes: "b" goes, the least recently used
+    assert cache.lookup(["a", "b", "c"])[1] == ["b"]
+    PostingsCache(capacity=0).keep("a", row)  # keeps nothing, fails nothing
+    assert PostingsCache(capacity=0).lookup(["a"])[1] == ["a"]

@@ -154,12 +154,15 @@ def test_a_server_that_never_answers_times_out() -> None:
 def test_a_blocked_search_hits_the_statement_timeout(postgres_dsn: str, schema: str) -> None:
     import psycopg
 
-    with PostgresToolIndex(postgres_dsn, schema=schema, statement_timeout=0.5) as index:
+    with PostgresToolIndex(
+        postgres_dsn, schema=schema, statement_timeout=0.5, postings_cache=0
+    ) as index:
         index.index(CATALOG)
         before = index.search(QUERY).names
         assert before
         with psycopg.connect(postgres_dsn) as blocker:
-            blocker.execute(f"LOCK TABLE {schema}.tools IN ACCESS EXCLUSIVE MODE")
+            # the table a keyword search reads: the terms and their postings
+            blocker.execute(f"LOCK TABLE {schema}.terms IN ACCESS EXCLUSIVE MODE")
             with pytest.raises(StorageUnavailableError, match="too slow"):
                 bounded(lambda: index.search(QUERY))
             blocker.rollback()
@@ -169,7 +172,10 @@ def test_a_blocked_search_hits_the_statement_timeout(postgres_dsn: str, schema: 
 def test_searches_fail_clearly_while_the_server_is_away_then_recover(
     postgres_dsn: str, schema: str, proxy: Proxy
 ) -> None:
-    with PostgresToolIndex(proxied(postgres_dsn, proxy), schema=schema, connect_timeout=2) as index:
+    # No postings cache: a search must reach the server (cached terms answer without it).
+    with PostgresToolIndex(
+        proxied(postgres_dsn, proxy), schema=schema, connect_timeout=2, postings_cache=0
+    ) as index:
         index.index(CATALOG)
         before = index.search(QUERY).names
         assert before
@@ -185,7 +191,11 @@ def test_the_fallback_answers_while_the_server_is_away(
 ) -> None:
     fallback = BM25ToolIndex()
     with PostgresToolIndex(
-        proxied(postgres_dsn, proxy), schema=schema, connect_timeout=2, fallback=fallback
+        proxied(postgres_dsn, proxy),
+        schema=schema,
+        connect_timeout=2,
+        fallback=fallback,
+        postings_cache=0,
     ) as index:
         index.index(CATALOG)
         assert index.search(QUERY).search_type == "postgres-keyword"

@@ -62,3 +62,14 @@ def test_lift_raises_providers_to_a_share_of_their_best_consumer() -> None:
     links = (np.array([0, 2, 3], dtype=np.intp), np.array([1, 1, 2], dtype=np.intp))
     lift_providers(scores, links, 0.5)
     assert np.allclose(scores, [2.0, 1.0, 1.5, 3.0])
+
+
+def test_lift_among_a_mask_uses_links_inside_it_only() -> None:
+    links = (np.array([0, 2, 3], dtype=np.intp), np.array([1, 1, 2], dtype=np.intp))
+    scores = np.array([2.0, 0.5, 1.0, 3.0], dtype=np.float32)
+    # tool 3 is outside: it lifts nobody; tool 1 is inside and lifted by 0 and 2 only
+    lift_providers(scores, links, 0.5, among=np.array([True, True, True, False]))
+    assert np.allclose(scores, [2.0, 1.0, 1.0, 3.0])
+    scores = np.array([2.0, 0.5, 1.0, 3.0], dtype=np.float32)
+    lift_providers(scores, links, 0.5, among=np.array([True, False, True, True]))
+    assert np.allclose(scores, [2.0, 0.5, 1.5, 3.0])  # tool 1 is outside: never lifted

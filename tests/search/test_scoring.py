@@ -10,10 +10,15 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.base import SearchRequest, ToolIndex
+from toolrelay.search.base import MAX_QUERY_LENGTH, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.search.documents import ToolText, catalog_fingerprint
+from toolrelay.search.hybrid import HybridToolIndex
+from toolrelay.search.masks import Mask
+from toolrelay.search.regex import RegexToolIndex
 from toolrelay.search.scoring import Scores, ScoringToolIndex
+from toolrelay.search.vector import VectorToolIndex
+from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG, NAMES
@@ -32,7 +37,7 @@ class FixedScores(ScoringToolIndex):
         self.builds += 1
         return np.array([float(d.description) for d in definitions], dtype=np.float32)
 
-    def _score(self, payload: Any, query: str) -> Scores:
+    def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
         scores: Scores = payload.copy()
         return scores
 
@@ -124,7 +129,7 @@ def test_allowed_frozenset_filters_inside_the_index() -> None:
     assert search(index, allowed=frozenset()) == []
 
 
-def test_allowed_predicate_is_asked_only_about_matching_tools() -> None:
+def test_a_predicate_is_asked_about_every_tool_once_per_search() -> None:
     index = FixedScores()
     index.index(fixed(5, 0, 3, 2, 1))
     asked: list[str] = []
@@ -136,7 +141,30 @@ def test_allowed_predicate_is_asked_only_about_matching_tools() -> None:
     response = index.search(SearchRequest(query="q", allowed=allowed, max_results=2))
     assert response.names == ["t0", "t3"]
     assert response.total == 3
-    assert "t1" not in asked  # score 0: not a match, never asked
+    # the permitted subset must be known before anything is scored
+    assert asked == ["t0", "t1", "t2", "t3", "t4"]
+    as_set = index.search(SearchRequest(query="q", allowed=frozenset({"t0", "t1", "t3", "t4"})))
+    assert as_set.names == index.search(SearchRequest(query="q", allowed=allowed)).names
+
+
+def test_the_backend_is_given_the_permitted_tools_and_the_rest_score_zero() -> None:
+    seen: list[Mask | None] = []
+
+    class Recording(FixedScores):
+        def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
+            seen.append(None if permitted is None else permitted.copy())
+            return super()._score(payload, query, permitted)
+
+    index = Recording()
+    index.index(fixed(5, 4, 3))
+    index.search(SearchRequest(query="q", allowed=frozenset({"t0", "t2"})))
+    index.search(SearchRequest(query="q", allowed=frozenset({"t0", "t1", "t2"})))
+    index.search(SearchRequest(query="q", allowed=lambda name: True))
+    first, *rest = seen
+    assert first is not None
+    assert first.tolist() == [True, False, True]
+    assert rest == [None, None]  # everything permitted: no mask at all
+    assert index.scores("q", np.array([True, False, True])).tolist() == [5.0, 0.0, 3.0]
 
 
 def test_categories_from_dotted_names_and_explicit_mapping() -> None:
@@ -259,3 +287,39 @@ def test_min_relative_score_keeps_hits_close_to_the_best() -> None:
 def test_min_relative_score_outside_zero_to_one_is_refused(ratio: float) -> None:
     with pytest.raises(ConfigurationError, match="min_relative_score"):
         SearchRequest(query="q", min_relative_score=ratio)
+
+
+HOSTILE_QUERIES = (
+    "weather " * 2_000_000,  # 16 MB
+    " ".join(f"w{i}x" for i in range(200_000)),  # 200,000 distinct terms
+    "退款失败的订单" * 300_000,
+    r"(a+)+$",
+    r"((((.*)*)*)*)*x" * 200,
+    "(" * 5000 + "a" + ")" * 5000,
+)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        BM25ToolIndex,
+        RegexToolIndex,
+        lambda: VectorToolIndex(HashingEmbedder(), cache=False),
+        lambda: HybridToolIndex(BM25ToolIndex(), VectorToolIndex(HashingEmbedder(), cache=False)),
+    ],
+    ids=["bm25", "regex", "vector", "hybrid"],
+)
+def test_every_index_answers_hostile_queries_in_bounded_time(make: Any) -> None:
+    index = make()
+    hostile = ToolDefinition(name="x.y", description="a" * 5000 + "!")
+    index.index([*CATALOG, hostile])
+    for query in HOSTILE_QUERIES:
+        done: list[SearchResponse] = []
+        worker = threading.Thread(
+            target=lambda q=query, out=done: out.append(index.search(SearchRequest(query=q))),
+            daemon=True,
+        )
+        worker.start()
+        worker.join(20)
+        assert done, f"still searching {query[:20]!r}... after 20 s"
+        assert len(done[0].query) <= MAX_QUERY_LENGTH

@@ -16,6 +16,12 @@ from toolrelay.testing.embedders import HashingEmbedder
 from toolrelay.tools.base import ToolDefinition
 
 from ._catalog import CATALOG
+from ._permissions import (
+    PERMITTED,
+    QUERIES,
+    assert_equals_an_index_of_the_subset,
+    assert_ranks_permitted_tools_alone,
+)
 
 
 def names(index: VectorToolIndex, query: str, k: int = 5) -> list[str]:
@@ -227,3 +233,24 @@ def test_load_models_leaves_an_embedder_without_load_to_load_on_use() -> None:
     embedder = HashingEmbedder()
     VectorToolIndex(embedder, cache=False).load_models(_tools(2))
     assert embedder.calls == 0
+
+
+def test_a_forbidden_tool_changes_no_answer() -> None:
+    assert_ranks_permitted_tools_alone(lambda: VectorToolIndex(HashingEmbedder(), cache=False))
+
+
+def test_only_permitted_tools_are_ranked() -> None:
+    index = VectorToolIndex(HashingEmbedder(), cache=False)
+    index.index(CATALOG)
+    permitted = frozenset({"get_forecast", "send_email"})
+    response = index.search(SearchRequest(query="weather in Paris", allowed=permitted))
+    assert response.names == ["get_forecast"]
+    scores = index.scores("weather in Paris", np.array([t.name in permitted for t in CATALOG]))
+    assert all(s == 0 for s, t in zip(scores, CATALOG, strict=True) if t.name not in permitted)
+    assert scores[1] > 0  # get_forecast
+
+
+def test_random_permitted_subsets_rank_as_an_index_of_the_subset_alone() -> None:
+    assert_equals_an_index_of_the_subset(
+        lambda: VectorToolIndex(HashingEmbedder(), cache=False), PERMITTED, QUERIES, subsets=6
+    )

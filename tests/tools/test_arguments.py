@@ -1,17 +1,50 @@
 """Decoding and validating the model's argument text."""
 
 import json
+from typing import Any
 
 import pytest
 from pydantic import BaseModel, TypeAdapter
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
-from toolrelay.tools.arguments import decode_arguments, require_object, validate_arguments
+from toolrelay.tools.arguments import (
+    SchemaValidator,
+    decode_arguments,
+    require_object,
+    validate_arguments,
+)
 
 
 class Query(BaseModel):
     text: str
     limit: int = 5
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ('{"amount": NaN}', "NaN"),
+        ('{"amount": Infinity}', "Infinity"),
+        ('{"amount": -Infinity}', "-Infinity"),
+        ('{"amount": 1e999}', "1e999"),
+        ('{"nested": [{"x": -1E400}]}', "-1E400"),
+    ],
+)
+def test_numbers_json_does_not_have_are_refused(text: str, shown: str) -> None:
+    with pytest.raises(InvalidJsonError) as caught:
+        decode_arguments("refund", text)
+    (problem,) = caught.value.problems
+    assert problem.message == (
+        f"Arguments are not valid JSON: {shown} is not a JSON number; send a finite number or null."
+    )
+
+
+def test_finite_numbers_are_kept_exactly() -> None:
+    assert decode_arguments("t", '{"a": 1.5e300, "b": -0.0, "c": 12345678901234567890}') == {
+        "a": 1.5e300,
+        "b": -0.0,
+        "c": 12345678901234567890,
+    }
 
 
 def test_decode_object() -> None:
@@ -129,3 +162,80 @@ def test_validate_without_known_names_leaves_unknown_keys_to_the_adapter() -> No
     assert validate_arguments(
         "search", TypeAdapter(Query), {"text": "x"}, known={"text", "limit"}
     ) == Query(text="x")
+
+
+# --- JSON Schema validation ------------------------------------------------------------------
+
+ORDER_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "customer": {"type": "string"},
+        "items": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"sku": {"type": "string"}, "quantity": {"type": "integer"}},
+                "required": ["sku", "quantity"],
+            },
+        },
+    },
+    "required": ["customer", "items"],
+    "additionalProperties": False,
+}
+
+
+def problems(schema: dict[str, Any], arguments: dict[str, Any]) -> list[str]:
+    with pytest.raises(ToolArgumentError) as caught:
+        SchemaValidator("orders.create", schema).validate(arguments)
+    assert caught.value.tool == "orders.create"
+    return [str(p) for p in caught.value.problems]
+
+
+def test_valid_arguments_pass() -> None:
+    SchemaValidator("t", ORDER_SCHEMA).validate(
+        {"customer": "c1", "items": [{"sku": "A", "quantity": 2}]}
+    )
+
+
+def test_every_problem_is_listed_with_its_location() -> None:
+    found = problems(
+        ORDER_SCHEMA, {"items": [{"sku": "A", "quantity": "two"}, {"quantity": 1}], "x": 1}
+    )
+    assert found == [
+        "Additional properties are not allowed ('x' was unexpected)",
+        "customer: Field required",
+        "items.0.quantity: 'two' is not of type 'integer'",
+        "items.1.sku: Field required",
+    ]
+
+
+def test_the_offending_value_is_kept() -> None:
+    with pytest.raises(ToolArgumentError) as caught:
+        SchemaValidator("t", ORDER_SCHEMA).validate({"customer": 7, "items": []})
+    (problem,) = caught.value.problems
+    assert problem.location == "customer"
+    assert problem.input == 7
+
+
+def test_an_invalid_schema_is_not_checked_against() -> None:
+    validator = SchemaValidator("t", {"type": "no-such-type"})
+    assert not validator.active
+    validator.validate({"anything": 1})  # the server still validates
+
+
+def test_refs_resolve_only_inside_the_schema() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"sku": {"type": "string", "minLength": 2}},
+        "properties": {"sku": {"$ref": "#/$defs/sku"}},
+    }
+    assert problems(schema, {"sku": "A"}) == ["sku: 'A' is too short"]
+    remote = {"type": "object", "properties": {"a": {"$ref": "https://example.test/s.json"}}}
+    SchemaValidator("t", remote).validate({"a": 1})  # never fetched; not checked
+
+
+def test_a_schema_that_accepts_any_object_costs_no_check() -> None:
+    assert not SchemaValidator("t", {"type": "object", "properties": {}}).active
+    assert not SchemaValidator("t", {"type": "object", "description": "No arguments."}).active
+    assert SchemaValidator("t", {"type": "object", "required": ["a"]}).active
+    assert SchemaValidator("t", {"type": "object", "properties": {"a": {}}}).active

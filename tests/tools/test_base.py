@@ -7,8 +7,15 @@ import threading
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, ToolDefinitionError
-from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, call_sync
-from toolrelay.tools.base import check_timeout
+from toolrelay.tools import (
+    Tool,
+    ToolContext,
+    ToolDefinition,
+    ToolMetadata,
+    ValidatedArguments,
+    call_sync,
+)
+from toolrelay.tools.base import check_seconds
 
 
 class Recorder:
@@ -61,22 +68,22 @@ async def test_call_sync_inside_a_running_loop_uses_another_thread() -> None:
 
 @pytest.mark.parametrize("seconds", [float("inf"), float("-inf"), float("nan"), 0, -1.5])
 def test_metadata_refuses_a_timeout_that_cannot_fire(seconds: float) -> None:
-    with pytest.raises(ConfigurationError, match="finite positive number of seconds"):
+    with pytest.raises(ConfigurationError, match="finite number of seconds above 0"):
         ToolMetadata(timeout=seconds)
 
 
 @pytest.mark.parametrize("seconds", [True, "30"])
 def test_metadata_refuses_a_timeout_that_is_not_a_number(seconds: object) -> None:
-    with pytest.raises(ConfigurationError, match="must be a number of seconds or None"):
+    with pytest.raises(ConfigurationError, match="must be a number of seconds"):
         ToolMetadata(timeout=seconds)  # type: ignore[arg-type]
 
 
-def test_check_timeout_accepts_none_and_positive_seconds_and_names_the_option() -> None:
+def test_check_seconds_accepts_none_and_positive_seconds_and_names_the_option() -> None:
     assert ToolMetadata(timeout=0.01).timeout == 0.01
     assert ToolMetadata(timeout=None).timeout is None
-    check_timeout(30)
+    check_seconds("timeout", 30)
     with pytest.raises(ConfigurationError, match=r"^default_timeout must be"):
-        check_timeout(float("nan"), name="default_timeout")
+        check_seconds("default_timeout", float("nan"))
 
 
 def test_a_definition_with_an_invalid_input_schema_is_refused() -> None:
@@ -87,3 +94,11 @@ def test_a_definition_with_an_invalid_input_schema_is_refused() -> None:
     valid = ToolDefinition(name="n", description="d", input_schema={"type": "object"})
     with pytest.raises(ToolDefinitionError, match=r"at /required: \"required\" must be an array"):
         dataclasses.replace(valid, input_schema={"type": "object", "required": "city"})
+
+
+def test_validated_arguments_are_read_only_and_compare_by_values() -> None:
+    first = ValidatedArguments(values={"x": 1}, text='{"x": 1}', native=object())
+    second = ValidatedArguments(values={"x": 1}, text='{"x": 1}', native=object())
+    assert first == second
+    with pytest.raises(TypeError):
+        first.values["x"] = 2  # type: ignore[index]

@@ -299,7 +299,7 @@ def test_non_callable_result_converter() -> None:
 
 @pytest.mark.parametrize("seconds", [float("inf"), float("nan"), 0, -1])
 def test_a_timeout_that_cannot_fire_is_refused_by_the_decorator(seconds: float) -> None:
-    with pytest.raises(ConfigurationError, match="timeout must be a finite positive number"):
+    with pytest.raises(ConfigurationError, match="timeout must be a finite number of seconds"):
 
         @tool(timeout=seconds)
         def slow() -> None: ...

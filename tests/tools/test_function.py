@@ -21,7 +21,17 @@ from toolrelay.exceptions import (
     ToolContextError,
     ToolDefinitionError,
 )
-from toolrelay.tools import FunctionTool, Tool, ToolContext, call_sync, tool, tools_from
+from toolrelay.tools import (
+    FunctionTool,
+    Tool,
+    ToolContext,
+    ValidatedArguments,
+    ValidatingTool,
+    WorkerPool,
+    call_sync,
+    tool,
+    tools_from,
+)
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST_ID", default="none")
 
@@ -545,3 +555,44 @@ def test_model_function_uses_the_attached_options() -> None:
     made = FunctionTool.from_model_function(quote)
     assert made.definition.name == "orders.quote"
     assert made.metadata.read_only is True
+
+
+# --- validation ahead of the call ----------------------------------------------------------------
+
+
+def test_validate_arguments_returns_coerced_json_values_with_defaults() -> None:
+    @tool
+    def refund(refund_id: int, reason: str = "duplicate") -> str:
+        """Refund."""
+        return f"{refund_id} {reason}"
+
+    made = FunctionTool.from_function(refund)
+    assert isinstance(made, ValidatingTool)
+    for given in (5, "5", 5.0, "05"):
+        validated = made.validate_arguments({"refund_id": given})
+        assert dict(validated.values) == {"refund_id": 5, "reason": "duplicate"}
+        assert validated.text == '{"refund_id": 5, "reason": "duplicate"}'
+    with pytest.raises(ToolArgumentError):
+        made.validate_arguments({"refund_id": "five"})
+
+
+async def test_call_validated_runs_with_the_validated_input_in_the_given_workers() -> None:
+    seen: list[Any] = []
+
+    @tool
+    def when(at: datetime) -> str:
+        """When."""
+        seen.append(at)
+        return threading.current_thread().name
+
+    made = FunctionTool.from_function(when)
+    validated = made.validate_arguments({"at": "2025-01-02T03:04:05Z"})
+    assert validated.values == {"at": "2025-01-02T03:04:05Z"}
+    name = await made.call_validated(validated, workers=WorkerPool(1, name="mine"))
+    assert name.startswith("mine-")
+    assert seen == [datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)]
+    # Arguments made elsewhere, without the validated input, are validated first.
+    by_hand = ValidatedArguments(values={"at": "2025-01-02T03:04:05Z"}, text="")
+    assert (await made.call_validated(by_hand)).startswith("toolrelay-tool-")
+    with pytest.raises(ToolArgumentError):
+        await made.call_validated(ValidatedArguments(values={"at": "soon"}, text=""))

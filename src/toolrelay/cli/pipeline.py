@@ -37,6 +37,7 @@ from toolrelay.client import (
 )
 from toolrelay.client.search_texts import SearchLanguage
 from toolrelay.client.tool_loop import ToolLoopState
+from toolrelay.exceptions import InvalidJsonError
 from toolrelay.execution import ToolCallOutcome, ToolExecutionResult
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse, ToolCall, Usage
@@ -46,6 +47,7 @@ from toolrelay.models.openai_wire import messages_to_openai
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search.base import SearchRequest, SearchResponse, ToolIndex
 from toolrelay.tools import ToolCatalog
+from toolrelay.tools.arguments import decode_arguments
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = [
@@ -362,8 +364,8 @@ def quiet_library_logs() -> Iterator[None]:
 
 def _query(call: ToolCall) -> str | None:
     try:
-        arguments = json.loads(call.arguments or "{}")
-    except json.JSONDecodeError:
+        arguments = decode_arguments(call.name, call.arguments)
+    except InvalidJsonError:
         return None
-    query = arguments.get("query") if isinstance(arguments, dict) else None
+    query = arguments.get("query")
     return query if isinstance(query, str) else None

@@ -19,15 +19,22 @@ accepts ``null``), the answer is compact JSON. The texts here are the English on
 A :class:`ToolSearcher` exists per turn: it searches the shared index through that turn's
 permitted view (``SearchRequest.allowed``), so a search can only ever return tools the user
 may use, and it keeps a :class:`ToolSearchRecord` of every search for the turn's report.
+Searches run in the event loop's default executor, never in the threads of synchronous tools
+(:mod:`~toolrelay.tools.workers`), so tools stuck in theirs never stop a search; a query
+longer than :data:`MAX_QUERY_LENGTH` characters is refused as an invalid argument before the
+index sees it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any, Final
+
+from pydantic import AfterValidator
 
 from toolrelay._storable import valid_unicode
 from toolrelay.exceptions import ConfigurationError
@@ -52,8 +59,10 @@ __all__ = [
     "DEFAULT_PARAMETER_DESCRIPTIONS",
     "DEFAULT_SEARCH_DESCRIPTION",
     "DEFAULT_SYSTEM_SUFFIX",
+    "MAX_QUERY_LENGTH",
     "TOOL_SEARCH_KEY",
     "TOOL_SEARCH_NAME",
+    "SearchQuery",
     "ToolSearchRecord",
     "ToolSearchReport",
     "ToolSearchRound",
@@ -84,6 +93,22 @@ DEFAULT_PARAMETER_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
     }
 )
 """What the model reads about each parameter of ``tool_search`` (as its docstring says)."""
+
+MAX_QUERY_LENGTH: Final = 1_000
+"""Characters of a ``tool_search`` query beyond which it is refused (a query is a few words;
+tokenizing or embedding a runaway one would hold up the search)."""
+
+
+def _bounded_query(query: str) -> str:
+    # A validator, not Field(max_length=...): pydantic's length constraint refuses a string
+    # holding a lone surrogate, which the search turns into U+FFFD instead.
+    if len(query) > MAX_QUERY_LENGTH:
+        raise ValueError(f"String should have at most {MAX_QUERY_LENGTH} characters")
+    return query
+
+
+SearchQuery = Annotated[str, AfterValidator(_bounded_query)]
+"""A ``tool_search`` query as its arguments are validated."""
 
 DEFAULT_SYSTEM_SUFFIX = f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}."
 """Appended to the system message of every round, telling the model how to find tools."""
@@ -315,13 +340,14 @@ class ToolSearcher:
             schema=cached_function_schema(self.tool_search, tool_name=TOOL_SEARCH_NAME),
         )
 
-    def tool_search(
-        self, query: str, max_results: int | None = None, category: str | None = None
+    async def tool_search(
+        self, query: SearchQuery, max_results: int | None = None, category: str | None = None
     ) -> str:
         """Search the tool catalog.
 
-        (Synchronous on purpose: the function tool runs it in a worker thread, so an index
-        that embeds the query never blocks the event loop.)
+        (The index searches in the event loop's default executor: an index that embeds the
+        query never blocks the loop, and synchronous tools stuck in their own threads never
+        hold up a search.)
 
         Args:
             query: The action and its object, e.g. 'cancel order'.
@@ -337,7 +363,7 @@ class ToolSearcher:
             allowed=self.allowed,
             category=category or None,
         )
-        response = self.index.search(request)
+        response = await asyncio.to_thread(self.index.search, request)
         answer = search_answer(response, shown=self.shown)
         self.records.append(
             ToolSearchRecord(

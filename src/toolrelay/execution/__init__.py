@@ -28,6 +28,7 @@ an :class:`IdempotencyStore` such as :class:`SqliteIdempotencyStore`) and
 """
 
 from toolrelay.execution.approval import (
+    DEFAULT_APPROVAL_TIMEOUT,
     ApprovalDecision,
     ApprovalHandler,
     ApprovalInterceptor,
@@ -38,8 +39,13 @@ from toolrelay.execution.approval import (
     ResumedRound,
     resumed_round,
 )
-from toolrelay.execution.arguments import ParsedArguments, parse_arguments
+from toolrelay.execution.arguments import (
+    ParsedArguments,
+    parse_arguments,
+    validate_call_arguments,
+)
 from toolrelay.execution.audit import (
+    DEFAULT_AUDIT_TIMEOUT,
     AuditInterceptor,
     AuditRecord,
     AuditSink,
@@ -53,6 +59,7 @@ from toolrelay.execution.exceptions_policy import (
 )
 from toolrelay.execution.guards import ToolCallGuard, ToolCallRequest
 from toolrelay.execution.idempotency import (
+    DEFAULT_MAX_ENTRIES,
     IdempotencyInterceptor,
     IdempotencyStore,
     InMemoryIdempotencyStore,
@@ -62,14 +69,21 @@ from toolrelay.execution.idempotency import (
 )
 from toolrelay.execution.idempotency_sqlite import SqliteIdempotencyStore
 from toolrelay.execution.interception import (
+    CallProgress,
     Proceed,
     ToolCallInterceptor,
     ToolInvocation,
     proceed_with_arguments,
 )
 from toolrelay.execution.limits import CallLimits, LimitBreach, TurnCallCounter
-from toolrelay.execution.manager import ToolCallingManager
+from toolrelay.execution.manager import (
+    DEFAULT_MAX_ARGUMENTS_LENGTH,
+    DEFAULT_MAX_NAME_LENGTH,
+    DEFAULT_TIMEOUT,
+    ToolCallingManager,
+)
 from toolrelay.execution.resolution import (
+    MAX_TOOL_NAME_LENGTH,
     DelegatingToolResolver,
     StaticToolResolver,
     ToolLookup,
@@ -86,6 +100,13 @@ from toolrelay.execution.result import (
 )
 
 __all__ = [
+    "DEFAULT_APPROVAL_TIMEOUT",
+    "DEFAULT_AUDIT_TIMEOUT",
+    "DEFAULT_MAX_ARGUMENTS_LENGTH",
+    "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_MAX_NAME_LENGTH",
+    "DEFAULT_TIMEOUT",
+    "MAX_TOOL_NAME_LENGTH",
     "RETURN_DIRECT_FINISH_REASON",
     "ApprovalDecision",
     "ApprovalHandler",
@@ -97,6 +118,7 @@ __all__ = [
     "AuditRecord",
     "AuditSink",
     "CallLimits",
+    "CallProgress",
     "DefaultToolExceptionProcessor",
     "Defer",
     "DelegatingToolResolver",
@@ -133,4 +155,5 @@ __all__ = [
     "parse_arguments",
     "proceed_with_arguments",
     "resumed_round",
+    "validate_call_arguments",
 ]

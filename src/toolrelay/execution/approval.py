@@ -5,8 +5,7 @@ whose metadata says ``requires_approval`` (and, with ``destructive=True``, every
 ``destructive`` one). The handler answers:
 
 - :class:`Approve` — run the call; ``Approve(arguments={...})`` runs it with other arguments,
-  which the tool validates exactly as it validates the model's (bad ones become the usual
-  invalid-argument feedback);
+  validated exactly as the model's are (bad ones become the usual invalid-argument feedback);
 - :class:`Deny` — do not run it; the model reads the reason (status ``denied``);
 - :class:`Defer` — a person decides later: the call is answered with status
   ``pending_approval`` and the tool loop stops with finish reason ``"approvalRequired"``.
@@ -16,6 +15,11 @@ Without a handler every such call is deferred::
 
     manager = ToolCallingManager(interceptors=[ApprovalInterceptor(destructive=True)])
 
+The handler sees the validated arguments (a call with invalid arguments is answered before
+anyone is asked). It has ``timeout`` seconds to answer (:data:`DEFAULT_APPROVAL_TIMEOUT`,
+60 s, by default); a handler that does not answer in time is taken as a denial the model can
+act on, or, with ``on_timeout="defer"``, as a deferral to a person.
+
 When a deferred round resumes, the loop runs it again inside :func:`resumed_round`: the
 calls answered the first time keep their answers (the manager never runs them twice) and
 each pending call gets the person's decision instead of the handler's.
@@ -23,24 +27,32 @@ each pending call gets the person's decision instead of the handler's.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import json
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
 
 from toolrelay.exceptions import ArgumentProblem, ConfigurationError, ToolArgumentError
 from toolrelay.execution import feedback
-from toolrelay.execution.arguments import ParsedArguments
+from toolrelay.execution.arguments import parse_arguments, validate_call_arguments
 from toolrelay.execution.guards import ToolCallRequest
 from toolrelay.execution.interception import Proceed, ToolInvocation, proceed_with_arguments
 from toolrelay.execution.result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
 from toolrelay.messages import ToolCall, ToolResponse
-from toolrelay.tools.base import Tool
+from toolrelay.tools.base import Tool, ValidatedArguments, check_seconds
+
+_log = logging.getLogger("toolrelay.execution.approval")
+
+DEFAULT_APPROVAL_TIMEOUT: Final = 60.0
+"""Seconds an approval handler has to answer before its silence counts (see ``on_timeout``)."""
 
 __all__ = [
+    "DEFAULT_APPROVAL_TIMEOUT",
     "ApprovalDecision",
     "ApprovalHandler",
     "ApprovalInterceptor",
@@ -193,13 +205,31 @@ class ApprovalInterceptor:
     Args:
         handler: Decides about each call; ``None`` defers every call to a person.
         destructive: Also ask about tools whose metadata says ``destructive``.
+        timeout: Seconds the handler has to answer (finite, above 0); ``None`` waits for
+            ever.
+        on_timeout: What a handler's silence means: ``"deny"`` (the call does not run and
+            the model is told it needs approval) or ``"defer"`` (it waits for a person, as
+            without a handler).
+
+    Raises:
+        ConfigurationError: ``timeout`` or ``on_timeout`` is out of range.
     """
 
     def __init__(
-        self, handler: ApprovalHandler | None = None, *, destructive: bool = False
+        self,
+        handler: ApprovalHandler | None = None,
+        *,
+        destructive: bool = False,
+        timeout: float | None = DEFAULT_APPROVAL_TIMEOUT,
+        on_timeout: Literal["deny", "defer"] = "deny",
     ) -> None:
+        check_seconds("timeout", timeout)
+        if on_timeout not in ("deny", "defer"):
+            raise ConfigurationError(f"on_timeout must be 'deny' or 'defer', not {on_timeout!r}")
         self.handler = handler
         self.destructive = destructive
+        self.timeout = timeout
+        self.on_timeout = on_timeout
 
     def needs_approval(self, tool: Tool) -> bool:
         """Whether calls of ``tool`` are asked about."""
@@ -215,7 +245,7 @@ class ApprovalInterceptor:
         if round_ is not None:
             verdict = round_.decision_for(invocation.call, invocation.tool_name)
         if verdict is None:
-            verdict = Defer() if self.handler is None else await self.handler(invocation.request())
+            verdict = Defer() if self.handler is None else await self._ask(invocation)
         name = invocation.tool_name
         if isinstance(verdict, Defer):
             return _answer(invocation, pending_text(name), ToolCallStatus.PENDING_APPROVAL)
@@ -230,7 +260,7 @@ class ApprovalInterceptor:
             outcome = await proceed(invocation)
             return replace(outcome, approval=ApprovalStatus.APPROVED)
         try:
-            arguments = _edited(name, verdict.arguments)
+            arguments = _edited(invocation.tool, verdict.arguments)
         except ToolArgumentError as exc:
             text = feedback.invalid_arguments(name, exc.problems)
             return replace(
@@ -240,17 +270,43 @@ class ApprovalInterceptor:
         outcome = await proceed_with_arguments(invocation, arguments, proceed)
         return replace(outcome, approval=ApprovalStatus.EDITED, edited_arguments=arguments.text)
 
+    async def _ask(self, invocation: ToolInvocation) -> ApprovalVerdict:
+        """The handler's verdict, or what its silence means after ``timeout`` seconds."""
+        assert self.handler is not None
+        if self.timeout is None:
+            return await self.handler(invocation.request())
+        scope = asyncio.timeout(self.timeout)
+        try:
+            async with scope:
+                return await self.handler(invocation.request())
+        except TimeoutError:
+            if not scope.expired():
+                raise  # the handler's own TimeoutError
+        name = invocation.tool_name
+        _log.warning(
+            "the approval handler did not answer about call %r of tool %r within %g s; the "
+            "call is %s",
+            invocation.call.id,
+            name,
+            self.timeout,
+            "denied" if self.on_timeout == "deny" else "deferred",
+        )
+        if self.on_timeout == "defer":
+            return Defer()
+        return Deny(feedback.approval_timed_out(name, self.timeout))
 
-def _edited(tool_name: str, values: Mapping[str, Any]) -> ParsedArguments:
-    """Arguments a person gave, as JSON text; the tool validates them when it runs."""
+
+def _edited(tool: Tool, values: Mapping[str, Any]) -> ValidatedArguments:
+    """Arguments a person gave, validated against the tool as the model's are."""
+    name = tool.definition.name
     try:
         if not isinstance(values, Mapping):
             raise TypeError(f"a JSON object is needed, not {type(values).__name__}")
-        text = json.dumps(dict(values), ensure_ascii=False)
+        text = json.dumps(dict(values), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
         problem = ArgumentProblem(location="", message=f"The edited arguments are unusable: {exc}")
-        raise ToolArgumentError(tool_name, [problem]) from exc
-    return ParsedArguments(text=text, values=MappingProxyType(json.loads(text)))
+        raise ToolArgumentError(name, [problem]) from exc
+    return validate_call_arguments(tool, parse_arguments(name, text).values, text)
 
 
 def _answer(

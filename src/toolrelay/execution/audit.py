@@ -19,8 +19,9 @@ once pending, once with the decision.
 
 Sinks: :class:`JsonLinesAuditSink` (one JSON object per line in a file) and
 :class:`LoggingAuditSink` (a ``logging`` logger); anything with ``async write(record)`` fits
-:class:`AuditSink`. A failing sink is logged and does not fail the call: the tool has already
-run, and losing its result would be worse than a missing record.
+:class:`AuditSink`. A failing sink, or one that does not answer within ``timeout`` seconds
+(:data:`DEFAULT_AUDIT_TIMEOUT`, 10 s, by default), is logged and does not fail or hold up the
+call: the tool has already run, and losing its result would be worse than a missing record.
 """
 
 from __future__ import annotations
@@ -34,14 +35,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 from toolrelay._storable import json_text
 from toolrelay.execution._canonical import canonical_json, sha256_hex
 from toolrelay.execution.interception import Proceed, ToolInvocation
 from toolrelay.execution.result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
+from toolrelay.tools.base import check_seconds
 
 __all__ = [
+    "DEFAULT_AUDIT_TIMEOUT",
     "AuditInterceptor",
     "AuditRecord",
     "AuditSink",
@@ -51,6 +54,9 @@ __all__ = [
 ]
 
 _log = logging.getLogger("toolrelay.execution.audit")
+
+DEFAULT_AUDIT_TIMEOUT: Final = 10.0
+"""Seconds a sink has to write a record before the call goes on without it (logged)."""
 
 
 def arguments_digest(arguments: Mapping[str, Any]) -> str:
@@ -180,20 +186,33 @@ class AuditInterceptor:
     Args:
         sink: Where records go.
         include_arguments: Put the full arguments in each record (the digest is always there).
+        timeout: Seconds the sink has to write one record (finite, above 0); ``None`` waits
+            for ever. A sink that fails or runs out of time is logged, never the call's end.
+
+    Raises:
+        ConfigurationError: ``timeout`` is not a finite number of seconds above 0.
     """
 
-    def __init__(self, sink: AuditSink, *, include_arguments: bool = False) -> None:
+    def __init__(
+        self,
+        sink: AuditSink,
+        *,
+        include_arguments: bool = False,
+        timeout: float | None = DEFAULT_AUDIT_TIMEOUT,
+    ) -> None:
+        check_seconds("timeout", timeout)
         self.sink = sink
         self.include_arguments = include_arguments
+        self.timeout = timeout
 
     async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         """Run the call, then record its outcome (also when the round is aborted)."""
         try:
             outcome = await proceed(invocation)
         except Exception as exc:  # a "raise" policy aborts the round: still on the record
-            await self._write(self.record(invocation, None, exc))
+            await self._write(invocation, None, exc)
             raise
-        await self._write(self.record(invocation, outcome, outcome.exception))
+        await self._write(invocation, outcome, outcome.exception)
         return outcome
 
     def record(
@@ -223,12 +242,33 @@ class AuditInterceptor:
             error=None if error is None else type(error).__name__,
         )
 
-    async def _write(self, record: AuditRecord) -> None:
+    async def _write(
+        self,
+        invocation: ToolInvocation,
+        outcome: ToolCallOutcome | None,
+        error: BaseException | None,
+    ) -> None:
+        call_id = invocation.call.id
         try:
-            await self.sink.write(record)
+            record = self.record(invocation, outcome, error)
+            if self.timeout is None:
+                await self.sink.write(record)
+                return
+            async with asyncio.timeout(self.timeout):
+                await self.sink.write(record)
+        except TimeoutError:
+            _log.error(
+                "audit sink %s did not write the record of call %r within %g s; the call goes "
+                "on without it",
+                type(self.sink).__name__,
+                call_id,
+                self.timeout,
+            )
         except Exception:
             _log.exception(
-                "audit sink %r failed to write the record of call %r", self.sink, record.call_id
+                "audit sink %s failed to write the record of call %r",
+                type(self.sink).__name__,
+                call_id,
             )
 
 

@@ -11,15 +11,24 @@ from collections.abc import Iterable, Sequence
 from toolrelay._plural import plural
 from toolrelay.exceptions import ArgumentProblem
 from toolrelay.tools.names import provider_safe_name
+from toolrelay.tools.workers import WorkerPoolStatus
 
 __all__ = [
+    "approval_timed_out",
+    "arguments_too_long",
     "denied",
+    "earlier_result_unknown",
     "invalid_arguments",
+    "name_too_long",
     "per_tool_limit",
+    "result_unknown",
     "timed_out",
+    "timed_out_running",
+    "timed_out_waiting",
     "tool_failed_without_message",
     "total_limit",
     "unknown_tool",
+    "unusable_result",
 ]
 
 _MAX_SHOWN_NAME = 80
@@ -58,6 +67,25 @@ def unknown_tool(name: str, suggestions: Sequence[str], *, any_tools: bool = Tru
     return f"Unknown tool {_shown(name)}. No tools are available; answer without calling tools."
 
 
+def name_too_long(length: int, limit: int) -> str:
+    """The called name is longer than any tool name can be; it was not looked up."""
+    return (
+        f"The tool name in this call is {length:,} characters long; tool names have at most "
+        f"{limit:,}. Call one of the available tools with its exact name."
+    )
+
+
+def arguments_too_long(length: int, limit: int) -> ArgumentProblem:
+    """The argument text is longer than the manager accepts; it was not parsed."""
+    return ArgumentProblem(
+        location="",
+        message=(
+            f"The arguments are {length:,} characters long; at most {limit:,} are accepted. "
+            "Send shorter arguments."
+        ),
+    )
+
+
 def invalid_arguments(tool_name: str, problems: Iterable[ArgumentProblem]) -> str:
     """The arguments were unusable; one line per problem.
 
@@ -87,6 +115,65 @@ def timed_out(tool_name: str, seconds: float) -> str:
     "Tool 'slow_search' timed out after 2 s and was cancelled."
     """
     return f"Tool {_shown(tool_name)} timed out after {seconds:g} s and was cancelled."
+
+
+def timed_out_running(tool_name: str, seconds: float) -> str:
+    """A synchronous tool ran past its timeout; its thread cannot be stopped.
+
+    The model reads that the call may still take effect, so it does not take the timeout for
+    a failure that is safe to retry.
+    """
+    return (
+        f"Tool {_shown(tool_name)} timed out after {seconds:g} s. It could not be stopped and "
+        "may still finish, but its result will not reach you."
+    )
+
+
+def timed_out_waiting(tool_name: str, seconds: float, workers: WorkerPoolStatus) -> str:
+    """A synchronous tool waited its whole timeout for a thread and never started."""
+    stuck = (
+        f", {workers.stuck:,} of them with calls that timed out and are still running"
+        if workers.stuck
+        else ""
+    )
+    return (
+        f"Tool {_shown(tool_name)} did not start within its timeout of {seconds:g} s: all "
+        f"{workers.max_workers:,} threads for synchronous tools are busy{stuck}. It did not run; "
+        "try again later or answer without it."
+    )
+
+
+def result_unknown() -> str:
+    """Appended to the timeout of an idempotent call: it is not run again by itself."""
+    return (
+        " Whether it took effect is unknown; an identical call will not run it again. "
+        "Tell the user it may or may not have happened."
+    )
+
+
+def earlier_result_unknown(tool_name: str) -> str:
+    """An identical idempotent call timed out or was interrupted while running before."""
+    return (
+        f"Tool {_shown(tool_name)} did not run: an identical call timed out or was interrupted "
+        "while running earlier, and whether it took effect is unknown. Do not call it again; "
+        "tell the user it may or may not have happened, so that someone can check."
+    )
+
+
+def unusable_result(tool_name: str, exc: BaseException) -> str:
+    """A tool returned a value that could not be turned into text."""
+    return (
+        f"Tool {_shown(tool_name)} returned a value that cannot be turned into text "
+        f"({type(exc).__name__})."
+    )
+
+
+def approval_timed_out(tool_name: str, seconds: float) -> str:
+    """Nobody approved the call in time, and the approval is configured to deny then."""
+    return (
+        f"The call to tool {_shown(tool_name)} was not approved within {seconds:g} s, so it "
+        "did not run. Tell the user it needs approval."
+    )
 
 
 def denied(tool_name: str) -> str:

@@ -1,8 +1,8 @@
 """Guards: last checks before a tool runs (gating, permissions, approval).
 
-A guard sees the resolved tool, the parsed arguments and the context, and either allows the
+A guard sees the resolved tool, the validated arguments and the context, and either allows the
 call (returns ``None``) or denies it (returns the text the model reads, status ``denied``).
-Guards run after name resolution and JSON parsing, before the tool; the first denial wins and
+Guards run after name resolution and argument validation, before the tool; the first denial wins and
 the tool does not run. A guard that raises aborts the round: denying is done by returning.
 """
 
@@ -25,7 +25,8 @@ class ToolCallRequest:
     Attributes:
         call: The call as the model wrote it.
         tool: The tool it resolved to (``tool.definition.name`` is the canonical name).
-        arguments: The parsed arguments (blank text is ``{}``), read-only.
+        arguments: The validated arguments (coerced where the tool coerces, defaults filled
+            in; blank text is ``{}``), read-only.
         context: The request's tool context (empty when it has none).
     """
 

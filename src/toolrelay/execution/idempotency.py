@@ -9,14 +9,28 @@ A tool declares how a call's key is derived (``ToolMetadata.idempotency_key``, o
   ``@tool(idempotency_key=lambda args, ctx: f"refund-retry:{args['refund_id']}")``; the key
   is exactly what it returns (add the tenant yourself when results must stay apart).
 
+The key is derived from the validated arguments (see :mod:`~toolrelay.execution.arguments`),
+so ``5``, ``"5"``, ``5.0`` and ``"05"`` for an ``int`` parameter are one operation.
+
 :class:`IdempotencyInterceptor` looks the key up in an :class:`IdempotencyStore` before the
 call runs. A recorded result answers the call (``replayed``, status ``ok``) without running
-the tool and without asking for approval again. Otherwise the key is reserved, the call runs
-and only a successful result is recorded: a failed, denied, pending or timed-out call
-releases the key, so it may be tried again. Identical calls in flight at the same time (two
-in one round, or in concurrent turns of this process) run one after the other, so the
-second finds the first one's result; a reservation held by another process is waited for
-(``wait`` seconds), and one older than ``lease`` seconds counts as abandoned.
+the tool and without asking for approval again. Otherwise the key is reserved and the call
+runs:
+
+- a successful result is recorded;
+- a failed, denied or pending call, or one that never started, releases the key, so it may
+  be tried again;
+- a call whose outcome is unknown, because it timed out or was cancelled while running,
+  keeps the key, marked unknown: an identical call is answered that the outcome is unknown
+  (``result_unknown``) and is never run again by itself. When a synchronous tool that timed
+  out finishes later, its real result is recorded under the key (or, if it failed, the key is
+  released). A reservation older than ``lease`` seconds without a result (its process was
+  lost) counts as unknown too. :meth:`InMemoryIdempotencyStore.delete` (every store has it)
+  frees such a key once someone has checked what happened.
+
+Identical calls in flight at the same time (two in one round, or in concurrent turns of this
+process) run one after the other, so the second finds the first one's outcome; a live
+reservation held by another process is waited for (``wait`` seconds).
 
 When an approval changes the arguments, the changed call is keyed again before it runs: a
 result recorded under its new key answers it, and its result is recorded under that key.
@@ -25,25 +39,31 @@ result recorded under its new key answers it, and its result is recorded under t
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import logging
+import math
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol, runtime_checkable
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay._sync import run_sync
+from toolrelay.exceptions import ConfigurationError, StorageError
+from toolrelay.execution import feedback
 from toolrelay.execution._canonical import canonical_json, sha256_hex
 from toolrelay.execution.interception import ArgumentsCheck, Proceed, ToolInvocation
 from toolrelay.execution.result import ToolCallOutcome, ToolCallStatus
 from toolrelay.messages import ToolResponse
-from toolrelay.tools.base import Tool, ToolContext
+from toolrelay.tools.base import Tool, ToolContext, check_seconds
 
 __all__ = [
     "DEFAULT_LEASE",
+    "DEFAULT_MAX_ENTRIES",
     "DEFAULT_WAIT",
     "IdempotencyInterceptor",
     "IdempotencyStore",
@@ -56,9 +76,11 @@ __all__ = [
 _log = logging.getLogger("toolrelay.execution.idempotency")
 
 DEFAULT_LEASE = 300.0
-"""Seconds after which a reservation whose result never came counts as abandoned."""
+"""Seconds after which a reservation whose result never came counts as unknown (owner lost)."""
 DEFAULT_WAIT = 30.0
 """Seconds a call waits for an identical call running in another process."""
+DEFAULT_MAX_ENTRIES = 100_000
+"""Keys an :class:`InMemoryIdempotencyStore` holds at most."""
 
 
 def idempotency_key(tool: Tool, arguments: Mapping[str, Any], context: ToolContext) -> str | None:
@@ -98,6 +120,10 @@ class ReservationStatus(StrEnum):
     """A result is recorded under the key (``Reservation.result``)."""
     RUNNING = "running"
     """Another owner holds a live reservation; its result is not recorded yet."""
+    UNKNOWN = "unknown"
+    """A run under the key may or may not have taken effect: it timed out or was cancelled
+    while running, or its owner was lost (a reservation older than its lease). The key stays
+    taken until a result is recorded, the entry expires, or it is deleted."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -122,10 +148,10 @@ class IdempotencyStore(Protocol):
     """
 
     async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
-        """Give ``owner`` the key unless a result is recorded or a reservation is live.
+        """Give ``owner`` the key unless it has a result, a live reservation or an unknown outcome.
 
-        A reservation older than ``lease`` seconds without a result is abandoned (its owner
-        crashed) and is taken over.
+        A reservation older than ``lease`` seconds without a result (its owner was lost) is
+        reported as ``UNKNOWN``, never taken over.
         """
         ...
 
@@ -134,7 +160,11 @@ class IdempotencyStore(Protocol):
         ...
 
     async def release(self, key: str, *, owner: str) -> None:
-        """Drop ``owner``'s reservation without a result (nothing if it holds none)."""
+        """Drop ``owner``'s reservation or unknown mark (nothing if it holds neither)."""
+        ...
+
+    async def mark_unknown(self, key: str, *, owner: str) -> None:
+        """Keep ``owner``'s reservation as an unknown outcome (see ``ReservationStatus``)."""
         ...
 
 
@@ -143,53 +173,121 @@ class _Entry:
     owner: str | None
     result: str | None
     since: float
+    lease: float = 0.0
+    unknown: bool = False
+
+    def status(self, now: float) -> ReservationStatus:
+        if self.result is not None:
+            return ReservationStatus.COMPLETED
+        if self.unknown or now - self.since >= self.lease:
+            return ReservationStatus.UNKNOWN
+        return ReservationStatus.RUNNING
 
 
 class InMemoryIdempotencyStore:
     """Results of one process, in a dict.
 
     Args:
-        ttl: Seconds a recorded result is kept; ``None`` keeps it for the store's life (set
-            one in long-running processes: nothing else bounds the store's size).
+        ttl: Seconds a recorded result or unknown outcome is kept; ``None`` keeps it for the
+            store's life (then ``max_entries`` alone bounds the store).
+        max_entries: Keys held at most. Expired entries are dropped as the store is used;
+            when it is full all the same, the oldest recorded results are forgotten first
+            (logged: an identical call would run again), and a new reservation is refused
+            with :class:`~toolrelay.exceptions.StorageError` when only live reservations and
+            unknown outcomes are left.
         clock: Current time in seconds (for tests).
+
+    Raises:
+        ConfigurationError: ``ttl`` or ``max_entries`` is out of range.
     """
 
-    def __init__(self, *, ttl: float | None = None, clock: Callable[[], float] = time.time) -> None:
-        if ttl is not None and ttl <= 0:
-            raise ConfigurationError(f"ttl must be > 0 or None, not {ttl}")
+    def __init__(
+        self,
+        *,
+        ttl: float | None = None,
+        max_entries: int = DEFAULT_MAX_ENTRIES,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        check_seconds("ttl", ttl)
+        if isinstance(max_entries, bool) or not isinstance(max_entries, int) or max_entries < 1:
+            raise ConfigurationError(f"max_entries must be an integer >= 1, not {max_entries!r}")
         self.ttl = ttl
+        self.max_entries = max_entries
         self._clock = clock
-        self._entries: dict[str, _Entry] = {}
+        # Oldest first: every write moves its key to the end, so expiry is a sweep from the
+        # front that stops at the first entry still kept (amortised O(1) per operation).
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()  # one store may serve several threads' event loops
 
-    def _live(self, key: str, now: float) -> _Entry | None:
+    def _expired(self, entry: _Entry, now: float) -> bool:
+        if self.ttl is None or now - entry.since < self.ttl:
+            return False
+        return entry.status(now) is not ReservationStatus.RUNNING  # a live run stays
+
+    def _get(self, key: str, now: float) -> _Entry | None:
         entry = self._entries.get(key)
-        if entry is None or entry.result is None or self.ttl is None:
-            return entry
-        if now - entry.since >= self.ttl:
+        if entry is not None and self._expired(entry, now):
             del self._entries[key]
             return None
         return entry
+
+    def _put(self, key: str, entry: _Entry) -> None:
+        self._entries.pop(key, None)
+        self._entries[key] = entry
+
+    def _sweep(self, now: float) -> None:
+        while self._entries:
+            key, entry = next(iter(self._entries.items()))
+            if not self._expired(entry, now):
+                break
+            del self._entries[key]
+
+    def _make_room(self, now: float) -> None:
+        """Below ``max_entries`` before a new key goes in: forget the oldest results."""
+        self._sweep(now)
+        if len(self._entries) < self.max_entries:
+            return
+        excess = len(self._entries) - self.max_entries + 1
+        results = [k for k, e in self._entries.items() if e.result is not None][:excess]
+        for key in results:
+            del self._entries[key]
+        if results:
+            _log.warning(
+                "the in-memory idempotency store is full (%d keys): forgot the %d oldest "
+                "recorded results before their time; identical calls would run again. Raise "
+                "max_entries or lower ttl.",
+                self.max_entries,
+                len(results),
+            )
+        if len(self._entries) >= self.max_entries:
+            raise StorageError(
+                f"the in-memory idempotency store is full: {len(self._entries)} keys are live "
+                "reservations or unknown outcomes; raise max_entries, or delete() keys whose "
+                "outcome has been checked"
+            )
 
     async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
         """See :meth:`IdempotencyStore.reserve`."""
         with self._lock:
             now = self._clock()
-            entry = self._live(key, now)
-            if entry is not None and entry.result is not None:
-                return Reservation(status=ReservationStatus.COMPLETED, result=entry.result)
-            if entry is not None and now - entry.since < lease:
-                return Reservation(status=ReservationStatus.RUNNING)
-            self._entries[key] = _Entry(owner=owner, result=None, since=now)
+            self._sweep(now)
+            entry = self._get(key, now)
+            if entry is not None:
+                status = entry.status(now)
+                return Reservation(status=status, result=entry.result)
+            self._make_room(now)
+            self._put(key, _Entry(owner=owner, result=None, since=now, lease=lease))
             return Reservation(status=ReservationStatus.ACQUIRED)
 
     async def complete(self, key: str, *, owner: str, result: str) -> None:
         """See :meth:`IdempotencyStore.complete`."""
         with self._lock:
             now = self._clock()
-            entry = self._live(key, now)
+            entry = self._get(key, now)
             if entry is None or entry.result is None:
-                self._entries[key] = _Entry(owner=None, result=result, since=now)
+                if entry is None:
+                    self._make_room(now)
+                self._put(key, _Entry(owner=None, result=result, since=now))
 
     async def release(self, key: str, *, owner: str) -> None:
         """See :meth:`IdempotencyStore.release`."""
@@ -197,9 +295,21 @@ class InMemoryIdempotencyStore:
             entry = self._entries.get(key)
             if entry is not None and entry.result is None and entry.owner == owner:
                 del self._entries[key]
+            self._sweep(self._clock())
+
+    async def mark_unknown(self, key: str, *, owner: str) -> None:
+        """See :meth:`IdempotencyStore.mark_unknown`."""
+        with self._lock:
+            now = self._clock()
+            entry = self._get(key, now)
+            if entry is not None and (entry.result is not None or entry.owner != owner):
+                return  # a result, or another owner's entry: nothing of ours to mark
+            if entry is None:
+                self._make_room(now)
+            self._put(key, _Entry(owner=owner, result=None, since=now, unknown=True))
 
     async def delete(self, key: str) -> None:
-        """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
+        """Forget ``key``: its result, reservation or unknown outcome (if it has any)."""
         with self._lock:
             self._entries.pop(key, None)
 
@@ -264,6 +374,8 @@ class IdempotencyInterceptor:
         wait: float = DEFAULT_WAIT,
         poll_interval: float = 0.05,
     ) -> None:
+        if not (math.isfinite(lease) and math.isfinite(wait) and math.isfinite(poll_interval)):
+            raise ConfigurationError("lease, wait and poll_interval must be finite numbers")
         if lease <= 0 or wait < 0 or poll_interval <= 0:
             raise ConfigurationError("lease and poll_interval must be > 0, wait >= 0")
         self.store: IdempotencyStore = store if store is not None else InMemoryIdempotencyStore()
@@ -271,6 +383,7 @@ class IdempotencyInterceptor:
         self.wait = wait
         self.poll_interval = poll_interval
         self._locks = _KeyLocks()
+        self._settling: set[asyncio.Task[None]] = set()  # late results being recorded
 
     async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         """Replay the recorded result, or run the call and record a successful result."""
@@ -316,22 +429,69 @@ class IdempotencyInterceptor:
                 return _replayed(invocation, key, reservation.result)
             if reservation.status is ReservationStatus.RUNNING:
                 return _busy(invocation, key)
+            if reservation.status is ReservationStatus.UNKNOWN:
+                return _unknown(invocation, key)
             outcome = await proceed(replace(invocation, arguments_check=check))
             if moved:
                 return outcome
             if outcome.ok:
                 await self.store.complete(key, owner=owner, result=outcome.response.data)
+            elif outcome.result_unknown:
+                await self.store.mark_unknown(key, owner=owner)
+                if outcome.late_result is not None:
+                    self._record_late(key, owner, outcome.late_result)
+                data = outcome.response.data + feedback.result_unknown()
+                outcome = replace(outcome, response=replace(outcome.response, data=data))
             else:
                 await self.store.release(key, owner=owner)
             return replace(outcome, idempotency_key=key)
         except BaseException:
             if not moved:
                 with contextlib.suppress(Exception):  # the original error matters more
-                    await self.store.release(key, owner=owner)
+                    if invocation.progress.interrupted:  # it may have taken effect
+                        await self.store.mark_unknown(key, owner=owner)
+                    else:
+                        await self.store.release(key, owner=owner)
             raise
         finally:
             if held:
                 self._locks.release(key)
+
+    def _record_late(self, key: str, owner: str, late: concurrent.futures.Future[str]) -> None:
+        """When the timed-out body ends, record its result (or release the key if it failed).
+
+        The body ends in its worker thread; the store is written from this event loop when it
+        still runs, else on a loop of the worker thread's own.
+        """
+        loop = asyncio.get_running_loop()
+
+        def settle() -> Coroutine[Any, Any, None]:
+            return self._settle(key, owner, late)
+
+        def spawn() -> None:
+            task = loop.create_task(settle())
+            self._settling.add(task)
+            task.add_done_callback(self._settling.discard)
+
+        def ended(_: concurrent.futures.Future[str]) -> None:
+            try:
+                loop.call_soon_threadsafe(spawn)
+            except RuntimeError:  # the loop is closed (a blocking call has returned)
+                run_sync(settle())
+
+        late.add_done_callback(ended)
+
+    async def _settle(self, key: str, owner: str, late: concurrent.futures.Future[str]) -> None:
+        try:
+            error = late.exception()
+            if error is None:
+                await self.store.complete(key, owner=owner, result=late.result())
+                _log.info("the late result of %r is recorded", key)
+            else:
+                await self.store.release(key, owner=owner)
+                _log.info("the timed-out run of %r failed later; the key is free", key)
+        except Exception:
+            _log.exception("could not record the late outcome of %r; it stays unknown", key)
 
     async def _reserve(self, key: str, owner: str) -> Reservation:
         """Reserve ``key``, waiting up to ``wait`` seconds while another process runs it."""
@@ -387,6 +547,11 @@ def _answer(
 def _replayed(invocation: ToolInvocation, key: str, result: str) -> ToolCallOutcome:
     _log.debug("call %r answered with the result recorded under %r", invocation.call.id, key)
     return _answer(invocation, key, result, ToolCallStatus.OK, replayed=True)
+
+
+def _unknown(invocation: ToolInvocation, key: str) -> ToolCallOutcome:
+    text = feedback.earlier_result_unknown(invocation.tool_name)
+    return _answer(invocation, key, text, ToolCallStatus.ERROR, result_unknown=True)
 
 
 def _busy(invocation: ToolInvocation, key: str) -> ToolCallOutcome:

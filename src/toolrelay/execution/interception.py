@@ -1,6 +1,6 @@
 """Interceptors: steps wrapped around each tool run (approval, idempotency, audit, ...).
 
-After a call passed resolution, limits, JSON parsing and the guards, the manager hands it to
+After a call passed resolution, limits, argument validation and the guards, the manager hands it to
 its interceptors as a :class:`ToolInvocation`. Each interceptor receives the invocation and
 ``proceed``, the rest of the chain (the next interceptors, then the tool), and returns the
 call's :class:`~toolrelay.execution.ToolCallOutcome`: it may answer without proceeding (a
@@ -18,32 +18,60 @@ The built-in ones go in this order: :class:`~toolrelay.execution.AuditIntercepto
 every outcome), :class:`~toolrelay.execution.IdempotencyInterceptor` (a recorded result
 answers before anyone is asked for approval), :class:`~toolrelay.execution.ApprovalInterceptor`.
 
-An interceptor that changes the arguments continues with :func:`proceed_with_arguments`, not
-``proceed``: outer steps whose decisions depend on the arguments (an idempotency key) then
-check the changed arguments before the tool runs.
+The invocation's arguments are validated already (:class:`~toolrelay.tools.ValidatedArguments`:
+coerced values, defaults filled in), so every interceptor decides on the values the tool will
+run with. An interceptor that changes the arguments validates the new ones with
+:func:`~toolrelay.execution.validate_call_arguments` and continues with
+:func:`proceed_with_arguments`, not ``proceed``: outer steps whose decisions depend on the
+arguments (an idempotency key) then check the changed arguments before the tool runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from toolrelay.execution.arguments import ParsedArguments
 from toolrelay.execution.guards import ToolCallRequest
 from toolrelay.execution.result import ToolCallOutcome
 from toolrelay.messages import ToolCall
-from toolrelay.tools.base import Tool, ToolContext
+from toolrelay.tools.base import Tool, ToolContext, ValidatedArguments
 
 __all__ = [
     "ArgumentsCheck",
+    "CallProgress",
     "Proceed",
     "ToolCallInterceptor",
     "ToolInvocation",
     "proceed_with_arguments",
     "run_interceptors",
 ]
+
+
+class CallProgress:
+    """How far one call's tool got; one object per call, shared by every step of it.
+
+    An interceptor that sees the call end in an exception (the round was cancelled, say) can
+    tell from it whether the tool may have done part of its work.
+
+    Attributes:
+        started: The tool's body began: an ``async`` tool was entered, or a thread took up a
+            synchronous one.
+        ended: The body ended with a result or an exception of its own (not cancelled, not
+            timed out).
+    """
+
+    __slots__ = ("ended", "started")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.ended = False
+
+    @property
+    def interrupted(self) -> bool:
+        """The body began but did not end: whether it took effect is unknown."""
+        return self.started and not self.ended
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,18 +81,20 @@ class ToolInvocation:
     Attributes:
         call: The call as the model wrote it.
         tool: The tool it resolved to.
-        arguments: The arguments the tool will run with (the model's, unless an interceptor
-            changed them).
+        arguments: The validated arguments the tool will run with (the model's, unless an
+            interceptor changed them).
         context: The request's tool context (empty when it has none).
         arguments_check: Set by an outer interceptor that must see changed arguments before
             the tool runs; see :func:`proceed_with_arguments`.
+        progress: How far the call got (see :class:`CallProgress`).
     """
 
     call: ToolCall
     tool: Tool
-    arguments: ParsedArguments
+    arguments: ValidatedArguments
     context: ToolContext
     arguments_check: ArgumentsCheck | None = None
+    progress: CallProgress = field(default_factory=CallProgress, compare=False, repr=False)
 
     @property
     def tool_name(self) -> str:
@@ -112,7 +142,7 @@ async def run_interceptors(
 
 
 async def proceed_with_arguments(
-    invocation: ToolInvocation, arguments: ParsedArguments, proceed: Proceed
+    invocation: ToolInvocation, arguments: ValidatedArguments, proceed: Proceed
 ) -> ToolCallOutcome:
     """Continue with changed arguments, through the outer interceptors' arguments check."""
     changed = dataclasses.replace(invocation, arguments=arguments)

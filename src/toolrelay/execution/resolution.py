@@ -9,6 +9,15 @@ slightly wrong, so when exact lookup fails the name is matched leniently, in ord
 
 A lenient match is accepted only when exactly one tool matches; otherwise the call stays
 unresolved and the model is shown the closest names instead (:func:`closest_names`).
+
+A name the model wrote can be any length, and folding and similarity cost time in proportion
+to it: names longer than :data:`MAX_TOOL_NAME_LENGTH` are matched only exactly and get no
+suggestions (no tool's name is that long in the form models are shown, at most 64
+characters).
+
+A round resolves only the tools its request offers (:class:`ToolLookup`); a resolver is
+consulted beyond them only when the execution manager is told to
+(``ToolCallingManager(allow_unoffered_tools=True)``).
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from toolrelay.tools.base import Tool
 from toolrelay.tools.names import fold_name, provider_safe_name
 
 __all__ = [
+    "MAX_TOOL_NAME_LENGTH",
     "DelegatingToolResolver",
     "StaticToolResolver",
     "ToolLookup",
@@ -34,6 +44,8 @@ MAX_SUGGESTIONS = 5
 # Low enough that "getWether" still suggests "get_time" next to "get_weather" (ratio 0.5 on
 # folded names), high enough that unrelated names stay out.
 SUGGESTION_CUTOFF = 0.45
+MAX_TOOL_NAME_LENGTH = 256
+"""Names longer than this (in characters) are matched only exactly and get no suggestions."""
 
 
 @runtime_checkable
@@ -127,10 +139,14 @@ def match_tool_name(name: str, candidates: Iterable[str]) -> str | None:
     'refund.find'
     >>> match_tool_name("getweather", ["get_weather", "getWeather"]) is None
     True
+
+    A name longer than :data:`MAX_TOOL_NAME_LENGTH` is matched exactly only.
     """
     names = list(dict.fromkeys(candidates))
     if name in names:
         return name
+    if len(name) > MAX_TOOL_NAME_LENGTH:
+        return None
     safe = provider_safe_name(name)
     folded = fold_name(name)
     for key, target in ((provider_safe_name, safe), (fold_name, folded)):
@@ -155,8 +171,10 @@ def closest_names(
 
     Similarity is difflib's ratio on folded names, so case and separators do not count;
     candidates below ``cutoff`` (0-1) are left out, and ties are broken by name so the answer
-    is stable.
+    is stable. A name longer than :data:`MAX_TOOL_NAME_LENGTH` gets none.
     """
+    if len(name) > MAX_TOOL_NAME_LENGTH:
+        return []
     target = fold_name(name) or name.lower()
     matcher = difflib.SequenceMatcher()
     matcher.set_seq2(target)  # difflib caches details about the second sequence
@@ -172,14 +190,15 @@ def closest_names(
 
 
 class ToolLookup:
-    """Name resolution for one round: the request's tools first, then a resolver.
+    """Name resolution for one round: the tools the request offers, and maybe a resolver.
 
     Args:
-        tools: The request's tools; on a name clash the first one wins.
-        resolver: The fallback chain.
+        tools: The tools the request offers; on a name clash the first one wins.
+        resolver: Also resolves names beyond ``tools`` (tools the model was not offered);
+            ``None``: only ``tools`` are found.
     """
 
-    def __init__(self, tools: Sequence[Tool], resolver: ToolResolver) -> None:
+    def __init__(self, tools: Sequence[Tool], resolver: ToolResolver | None = None) -> None:
         self._tools: dict[str, Tool] = {}
         for tool in tools:
             self._tools.setdefault(tool.definition.name, tool)
@@ -187,14 +206,17 @@ class ToolLookup:
         self._names: list[str] | None = None
 
     def names(self) -> list[str]:
-        """Every name the round can resolve, request tools first (computed once)."""
+        """Every name the round can resolve, offered tools first (computed once)."""
         if self._names is None:
-            self._names = list(dict.fromkeys([*self._tools, *self._resolver.names()]))
+            beyond = self._resolver.names() if self._resolver is not None else ()
+            self._names = list(dict.fromkeys([*self._tools, *beyond]))
         return self._names
 
     def _exact(self, name: str) -> Tool | None:
         tool = self._tools.get(name)
-        return tool if tool is not None else self._resolver.resolve(name)
+        if tool is not None or self._resolver is None:
+            return tool
+        return self._resolver.resolve(name)
 
     def find(self, name: str) -> Tool | None:
         """The tool ``name`` refers to, exactly or by an unambiguous lenient match."""

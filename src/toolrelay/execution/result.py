@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -38,7 +39,7 @@ class ToolCallStatus(StrEnum):
     INVALID_ARGUMENTS = "invalid_arguments"
     """The arguments were not a JSON object or did not fit the schema; the tool did not run."""
     TIMEOUT = "timeout"
-    """The tool ran past its timeout and was cancelled."""
+    """The tool ran past its timeout and was cancelled (or waited that long for a thread)."""
     DENIED = "denied"
     """A guard refused the call; the tool did not run."""
     LIMIT = "limit"
@@ -79,6 +80,12 @@ class ToolCallOutcome:
         replayed: The response is a result recorded earlier under the call's idempotency
             key; the tool did not run again.
         idempotency_key: The key the call was checked against, when its tool declares one.
+        result_unknown: Whether the tool did its work is unknown: it timed out while running
+            (an ``async`` tool was cancelled part-way, a synchronous one may still finish),
+            or, for an idempotent call answered without running, an identical earlier call
+            did so and its outcome is still unknown.
+        late_result: For a synchronous tool still running after its call timed out: its
+            text, once the function returns (or its exception). Not part of equality.
     """
 
     call: ToolCall
@@ -91,6 +98,10 @@ class ToolCallOutcome:
     edited_arguments: str | None = None
     replayed: bool = False
     idempotency_key: str | None = None
+    result_unknown: bool = False
+    late_result: concurrent.futures.Future[str] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def ok(self) -> bool:

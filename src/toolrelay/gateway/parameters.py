@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator
 
-from toolrelay.client.search_tool import TOOL_SEARCH_NAME
+from toolrelay.client.search_tool import TOOL_SEARCH_NAME, SearchQuery
 from toolrelay.exceptions import InvalidJsonError
 from toolrelay.gateway.texts import CALL_TOOL_NAME
 from toolrelay.tools.arguments import decode_arguments, require_object
@@ -47,9 +47,10 @@ def _as_object(value: object) -> object:
     )
 
 
-SearchText = Annotated[str, BeforeValidator(_as_text)]
+SearchText = Annotated[SearchQuery, BeforeValidator(_as_text)]
 """A ``tool_search`` text (``query``, ``category``): a string, or words a client decoded into
-a number, a boolean or a list."""
+a number, a boolean or a list; at most :data:`~toolrelay.client.search_tool.MAX_QUERY_LENGTH`
+characters."""
 
 CallArguments = Annotated[dict[str, Any], BeforeValidator(_as_object)]
 """``call_tool``'s ``arguments``: an object, a JSON text of one (blank: none), or null."""

@@ -12,11 +12,16 @@ A call:
    has ``isError`` set. The execution layer answers that with an error tool response
    (``is_error=True``) the model can act on, as it does a server that fails or dies
    (:class:`~toolrelay.exceptions.McpServerError`).
+
+The tool is a :class:`~toolrelay.tools.ValidatingTool`: the execution layer validates a call
+once (step 2, :meth:`McpTool.validate_arguments`) and sends it with
+:meth:`McpTool.call_validated`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import json
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcp_types import CallToolResult
@@ -24,11 +29,11 @@ from mcp_types import Tool as McpToolInfo
 
 from toolrelay.exceptions import ToolExecutionError
 from toolrelay.mcp.annotations import metadata_from_tool
-from toolrelay.mcp.arguments import SchemaValidator
 from toolrelay.mcp.context import context_meta
 from toolrelay.mcp.results import result_text
-from toolrelay.tools.arguments import decode_arguments
-from toolrelay.tools.base import ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools.arguments import SchemaValidator, decode_arguments
+from toolrelay.tools.base import ToolContext, ToolDefinition, ToolMetadata, ValidatedArguments
+from toolrelay.tools.workers import SyncRunner
 
 __all__ = ["McpTool", "ToolCaller"]
 
@@ -95,10 +100,41 @@ class McpTool:
             ToolExecutionError: The server answered with ``isError`` (its text is the message).
             McpServerError: The server is unavailable, too slow, or closed the connection.
         """
-        name = self._definition.name
-        arguments = decode_arguments(name, arguments_json)
+        arguments = self.validate_arguments(decode_arguments(self.name, arguments_json))
+        return await self.call_validated(arguments, context)
+
+    @property
+    def name(self) -> str:
+        """The tool's toolrelay name."""
+        return self._definition.name
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:
+        """Check decoded arguments against the server's input schema.
+
+        Raises:
+            ToolArgumentError: The arguments break the input schema (every problem listed).
+        """
         self._validator.validate(arguments)
-        result = await self._caller(self.original_name, arguments, context_meta(context))
+        return ValidatedArguments(
+            values=arguments, text=json.dumps(dict(arguments), ensure_ascii=False)
+        )
+
+    async def call_validated(
+        self,
+        arguments: ValidatedArguments,
+        context: ToolContext | None = None,
+        *,
+        workers: SyncRunner | None = None,
+    ) -> str:
+        """Send validated arguments to the server and return the result as text.
+
+        Raises:
+            ToolExecutionError: The server answered with ``isError`` (its text is the message).
+            McpServerError: The server is unavailable, too slow, or closed the connection.
+        """
+        name = self.name
+        values = dict(arguments.values)
+        result = await self._caller(self.original_name, values, context_meta(context))
         text = result_text(result)
         if result.is_error:
             raise ToolExecutionError(

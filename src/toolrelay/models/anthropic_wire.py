@@ -28,6 +28,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolrelay.exceptions import InvalidJsonError
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -45,6 +46,7 @@ from toolrelay.models.chunks import TOOL_CALL_INDEXES
 from toolrelay.models.schemas import provider_schema
 from toolrelay.models.tool_choice import ToolChoiceSettings
 from toolrelay.models.tool_names import ToolNameMap
+from toolrelay.tools.arguments import decode_arguments
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = [
@@ -80,13 +82,13 @@ def _input_object(arguments: str) -> dict[str, Any]:
     """A call's arguments as the object ``tool_use.input`` must be.
 
     Arguments that are not a JSON object (the execution layer answered the call with an
-    error) go back as ``{}``; the tool result tells the model what was wrong.
+    error) go back as ``{}``; the tool result tells the model what was wrong. They are read
+    with the one decoder of the model's JSON, so a ``NaN`` never reaches the request body.
     """
     try:
-        value = json.loads(arguments) if arguments.strip() else {}
-    except ValueError:
+        return decode_arguments("", arguments)
+    except InvalidJsonError:
         return {}
-    return value if isinstance(value, dict) else {}
 
 
 def messages_to_anthropic(messages: Sequence[Message]) -> list[dict[str, Any]]:

@@ -24,7 +24,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, InvalidJsonError
+from toolrelay.tools.arguments import load_json
 
 __all__ = ["MAX_DEPTH", "drop_added_nulls", "to_strict_schema"]
 
@@ -185,8 +186,8 @@ def drop_added_nulls(arguments: str, original_schema: Mapping[str, Any]) -> str:
         text is not a JSON object (the execution layer reports that).
     """
     try:
-        value = json.loads(arguments)
-    except ValueError:
+        value = load_json("", arguments)
+    except InvalidJsonError:
         return arguments
     if not isinstance(value, dict):
         return arguments

@@ -18,6 +18,9 @@ from toolrelay.tools.names import MAX_NAME_LENGTH, is_provider_safe, provider_sa
 __all__ = ["ToolNameMap"]
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_-]")
+# Longer than any tool name can be; a made-up name (megabytes, from a runaway model) is cut to
+# it before it is mapped, which would otherwise cost seconds on every request of the turn.
+_LONGEST_MAPPED = 4 * MAX_NAME_LENGTH
 
 
 class ToolNameMap:
@@ -62,6 +65,8 @@ class ToolNameMap:
         the history) could break the provider's name pattern and fail the whole request, so
         characters outside it become ``_`` and the name is cut at 64 characters.
         """
+        if len(name) > _LONGEST_MAPPED:
+            name = name[:_LONGEST_MAPPED]
         safe = provider_safe_name(name)
         if is_provider_safe(safe):
             return safe

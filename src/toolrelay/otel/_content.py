@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from toolrelay.exceptions import InvalidJsonError
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -21,6 +22,7 @@ from toolrelay.messages import (
     ToolResponseMessage,
     UserMessage,
 )
+from toolrelay.tools.arguments import load_json
 
 _UNKNOWN_FINISH = "unknown"
 
@@ -70,8 +72,8 @@ def _assistant(message: AssistantMessage) -> dict[str, Any]:
 
 def _tool_call(call: ToolCall) -> dict[str, Any]:
     arguments: Any = call.arguments  # kept as the model wrote it when it is not JSON
-    with contextlib.suppress(ValueError):
-        arguments = json.loads(call.arguments) if call.arguments.strip() else {}
+    with contextlib.suppress(InvalidJsonError):
+        arguments = load_json(call.name, call.arguments) if call.arguments.strip() else {}
     return {"type": "tool_call", "id": call.id, "name": call.name, "arguments": arguments}
 
 

@@ -120,8 +120,12 @@ def mark_failed(span: Span, error: BaseException, *, capture_content: bool) -> s
     kind = error_type(error)
     span.set_attribute(ERROR_TYPE, kind)
     if capture_content:
-        span.record_exception(error)
-        span.set_status(Status(StatusCode.ERROR, str(error) or kind))
+        try:
+            span.record_exception(error)
+            message = str(error)
+        except Exception:  # an exception whose __str__ raises: its type is all there is
+            message = ""
+        span.set_status(Status(StatusCode.ERROR, message or kind))
     else:
         span.set_status(Status(StatusCode.ERROR))
     return kind

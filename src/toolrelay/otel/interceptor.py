@@ -14,8 +14,9 @@ context. The span carries the tool's name and type, the call id, the outcome's s
 Arguments and results are recorded (``gen_ai.tool.call.arguments`` / ``.result``) only with
 content capture. Each execution also adds its duration to ``gen_ai.client.operation.duration``.
 
-Calls the manager answers before the interceptors (unknown names, unusable JSON, limits,
-guard denials) never run, so they get no span; the request's span counts them.
+Calls the manager answers before the interceptors (unknown names, arguments that are not JSON
+or break the tool's schema, limits, guard denials) never run, so they get no span; the
+request's span counts them.
 """
 
 from __future__ import annotations

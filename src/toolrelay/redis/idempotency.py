@@ -1,10 +1,12 @@
 """An idempotency store in Redis: the first worker to reserve a key runs the call, once.
 
-Each key is a Redis hash under ``{prefix}idempotency:{key}`` holding either a reservation
-(``state`` "running" and its ``owner``) or a recorded result (``state`` "done"). A reservation
-lives exactly ``lease`` seconds by Redis's key expiry, so one whose owner crashed disappears
-by itself and the next caller acquires the key. Reserving is one Lua script: of two workers
-reserving the same key at the same moment, exactly one acquires it.
+Each key is a Redis hash under ``{prefix}idempotency:{key}`` holding a reservation (``state``
+"running", its ``owner`` and the server time in ms it is live ``until``), an unknown outcome
+(``state`` "unknown": the run timed out or was cancelled while running) or a recorded result
+(``state`` "done"). A reservation whose lease ran out without a result (its owner crashed)
+reports an unknown outcome; it is never taken over, so an operation that may have run is not
+run again. Results and unknown outcomes expire after ``ttl``. Reserving is one Lua script: of
+two workers reserving the same key at the same moment, exactly one acquires it.
 
 A record is only as durable as the server: before its first reservation the store reads the
 server's persistence (:mod:`toolrelay.redis.persistence`) and refuses one that keeps no
@@ -28,15 +30,39 @@ __all__ = ["RedisIdempotencyStore"]
 
 _log = logging.getLogger("toolrelay.redis")
 
-# KEYS[1] the hash; ARGV[1] owner, ARGV[2] lease ms. A repeat by the same owner acquires again,
-# so a reservation whose reply was lost can be retried.
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] lease ms, ARGV[3] ttl ms ("0": none). A repeat by
+# the same owner acquires again, so a reservation whose reply was lost can be retried.
 _RESERVE = """
-local entry = redis.call('HMGET', KEYS[1], 'state', 'owner', 'result')
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner', 'result', 'until')
 if entry[1] == 'done' then return {'completed', entry[3]} end
-if entry[1] == 'running' and entry[2] ~= ARGV[1] then return {'running'} end
-redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if entry[1] == 'unknown' then return {'unknown'} end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if entry[1] == 'running' and entry[2] ~= ARGV[1] then
+  if tonumber(entry[4] or 0) > now then return {'running'} end
+  return {'unknown'}
+end
+local lease = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'until', now + lease)
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], math.max(ttl, lease))
+else
+  redis.call('PERSIST', KEYS[1])
+end
 return {'acquired'}
+"""
+
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] ttl ms ("0": none). Only the owner's reservation
+# (or a key that is gone) becomes unknown.
+_MARK_UNKNOWN = """
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if entry[1] == 'done' then return 0 end
+if entry[1] and entry[2] ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'unknown', 'owner', ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
 """
 
 # KEYS[1] the hash; ARGV[1] result, ARGV[2] ttl ms ("0": none). The first result stays.
@@ -48,10 +74,10 @@ if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
 """
 
-# KEYS[1] the hash; ARGV[1] owner. Only the owner's live reservation is dropped.
+# KEYS[1] the hash; ARGV[1] owner. Only the owner's reservation or unknown mark is dropped.
 _RELEASE = """
 local entry = redis.call('HMGET', KEYS[1], 'state', 'owner')
-if entry[1] == 'running' and entry[2] == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+if entry[1] ~= 'done' and entry[2] == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 """
 
@@ -65,7 +91,8 @@ class RedisIdempotencyStore(RedisStore):
         redis: A Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS, ``unix://``) or a
             ``redis.asyncio.Redis`` client that does not decode responses.
         prefix: Prepended to every key.
-        ttl: Seconds a recorded result is kept; ``None`` keeps it until deleted.
+        ttl: Seconds a recorded result or unknown outcome is kept; ``None`` keeps it until
+            deleted.
         timeout: Seconds to connect and to wait for each reply.
         max_connections: Most connections the store opens, for a URL.
         require_durable: Refuse (``True``, the default) a server that keeps no append-only
@@ -144,19 +171,27 @@ class RedisIdempotencyStore(RedisStore):
         if not self._durability_checked:
             await self.check_durability()
         reply = await self.connection.script(
-            _RESERVE, [self.key_of(key)], [owner, max(1, round(lease * 1000))]
+            _RESERVE, [self.key_of(key)], [owner, max(1, round(lease * 1000)), self._ttl_ms()]
         )
         status = from_store(reply[0])
         if status == "completed":
             return Reservation(status=ReservationStatus.COMPLETED, result=from_store(reply[1]))
         if status == "running":
             return Reservation(status=ReservationStatus.RUNNING)
+        if status == "unknown":
+            return Reservation(status=ReservationStatus.UNKNOWN)
         return Reservation(status=ReservationStatus.ACQUIRED)
 
     async def complete(self, key: str, *, owner: str, result: str) -> None:
         """See :meth:`~toolrelay.execution.IdempotencyStore.complete`."""
-        ttl = 0 if self.ttl is None else max(1, round(self.ttl * 1000))
-        await self.connection.script(_COMPLETE, [self.key_of(key)], [result, ttl])
+        await self.connection.script(_COMPLETE, [self.key_of(key)], [result, self._ttl_ms()])
+
+    async def mark_unknown(self, key: str, *, owner: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.mark_unknown`."""
+        await self.connection.script(_MARK_UNKNOWN, [self.key_of(key)], [owner, self._ttl_ms()])
+
+    def _ttl_ms(self) -> int:
+        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
 
     async def release(self, key: str, *, owner: str) -> None:
         """See :meth:`~toolrelay.execution.IdempotencyStore.release`."""

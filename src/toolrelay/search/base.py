@@ -1,8 +1,9 @@
 """The tool-index contract: requests, hits, responses and the :class:`ToolIndex` protocol.
 
 An index is built once per catalog and shared: many conversations search the same index, each
-with its own permitted subset (``SearchRequest.allowed``), which the index applies while it
-ranks. Nothing is re-indexed per conversation.
+with its own permitted subset (``SearchRequest.allowed``). The index answers from the
+permitted tools alone, as an index built on only those tools would: a tool outside the subset
+changes no answer. Nothing is re-indexed per conversation.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from toolrelay.tools.base import ToolDefinition
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
+    "MAX_QUERY_LENGTH",
+    "MAX_QUERY_TERMS",
     "MAX_RESULTS_LIMIT",
     "AllowedTools",
     "IndexProgress",
@@ -27,6 +30,20 @@ __all__ = [
 
 DEFAULT_MAX_RESULTS = 5
 MAX_RESULTS_LIMIT = 10
+
+MAX_QUERY_LENGTH = 8192
+"""The characters of a query a search reads; :class:`SearchRequest` cuts off the rest.
+
+Queries come from the model; whatever it writes, a search costs at most this much text to
+cut into terms, embed or match. The longest request in the retrieval benchmarks has 4,737.
+"""
+
+MAX_QUERY_TERMS = 512
+"""The distinct terms of a query a keyword index ranks by; terms first seen later are dropped.
+
+A term costs a pass over the tools it occurs in, so this bounds a keyword search at 512
+passes over the catalog. The benchmarks' requests have at most 285.
+"""
 
 AllowedTools = Callable[[str], bool] | frozenset[str] | None
 """Which tools a search may return: a predicate on names, a set of names, or all (``None``)."""
@@ -48,7 +65,8 @@ class SearchRequest:
     """One search over an index.
 
     Attributes:
-        query: Keywords, a natural-language request, or (for the regex index) a pattern.
+        query: Keywords, a natural-language request, or (for the regex index) a pattern;
+            cut to its first :data:`MAX_QUERY_LENGTH` characters.
         max_results: How many hits to return; clamped to 1–10.
         min_score: Drop hits scoring below this. Scores are on each index's own scale (see
             the index's documentation); ``None`` keeps every match.
@@ -57,8 +75,10 @@ class SearchRequest:
             catalog, where one tool clearly answers the query, it returns that tool alone
             instead of padding the answer with unrelated ones. ``None`` keeps every match.
         allowed: The caller's permitted subset: a ``frozenset`` of names (fastest; the
-            index caches a bitmap per set) or a predicate on names; ``None`` permits all.
-            Any other set or collection of names is turned into a ``frozenset``.
+            index caches a mask per set) or a predicate on names (asked about every tool of
+            the catalog on each search); ``None`` permits all. Any other set or collection of
+            names is turned into a ``frozenset``. The index ranks these tools alone: no other
+            tool changes the answer.
         category: Only tools in this category: tools whose dotted name starts with
             ``category + "."`` or that were indexed with this category.
     """
@@ -72,6 +92,8 @@ class SearchRequest:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_results", max(1, min(MAX_RESULTS_LIMIT, self.max_results)))
+        if len(self.query) > MAX_QUERY_LENGTH:
+            object.__setattr__(self, "query", self.query[:MAX_QUERY_LENGTH])
         ratio = self.min_relative_score
         if ratio is not None and not 0.0 <= ratio <= 1.0:
             raise ConfigurationError(f"min_relative_score must be in [0, 1], not {ratio}")
@@ -104,7 +126,7 @@ class SearchResponse:
         hits: The best hits, best first, at most ``max_results``.
         total: How many permitted tools matched (before ``max_results`` was applied).
         search_type: The kind of index that answered (``"regex"``, ``"bm25"``, ...).
-        query: The query as given.
+        query: The query as searched (cut to :data:`MAX_QUERY_LENGTH` characters).
         time_ms: Time spent searching, in milliseconds.
     """
 
@@ -147,7 +169,7 @@ class ToolIndex(Protocol):
         ...
 
     def search(self, request: SearchRequest) -> SearchResponse:
-        """The best permitted tools for ``request``."""
+        """The best permitted tools for ``request``, ranked from the permitted tools alone."""
         ...
 
     def clear(self) -> None:

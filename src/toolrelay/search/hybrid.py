@@ -6,7 +6,9 @@ every benchmark in ``benchmarks/retrieval`` (see ``docs/benchmarks.md``).
 
 The fusion is on normalised scores: the keyword score is divided by the best keyword score
 of the query, the cosine similarity is rescaled so the best tool gets 1 and the catalog's
-median 0, and the two are mixed with ``semantic_weight``. Unlike rank fusion, this keeps how
+median 0, and the two are mixed with ``semantic_weight``. Both are taken over the tools the
+search may return: the best scores and the median of the permitted tools, so a tool outside
+them changes no answer. Unlike rank fusion, this keeps how
 *much* better the leader is, which matters when one side is sure and the other is not.
 Reciprocal rank fusion is available as ``fusion="rrf"``. :func:`score_fusion` is the rule
 itself; the PostgreSQL index applies it to its candidates with the catalog's median.
@@ -26,6 +28,7 @@ import numpy.typing as npt
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.base import IndexProgress
 from toolrelay.search.documents import ToolText
+from toolrelay.search.masks import Mask
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.tools.base import ToolDefinition
 
@@ -117,14 +120,23 @@ class HybridToolIndex(ScoringToolIndex):
             raise ConfigurationError("the fused indexes disagree on the catalog's order")
         return (self.lexical.fingerprint, self.semantic.fingerprint)
 
-    def _score(self, payload: Any, query: str) -> Scores:
+    def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
         if (self.lexical.fingerprint, self.semantic.fingerprint) != payload:
             raise ConfigurationError(
                 "a side of the hybrid index was re-indexed with another catalog; "
                 "index the hybrid index instead"
             )
-        lexical = self.lexical.scores(query)
-        semantic = self.semantic.scores(query)
+        lexical = self.lexical.scores(query, permitted)
+        semantic = self.semantic.scores(query, permitted)
+        if permitted is None:
+            return self._fuse(lexical, semantic)
+        # Normalised over the permitted tools alone: their best scores and their median.
+        subset = np.flatnonzero(permitted)
+        fused = np.zeros(lexical.shape, dtype=np.float32)
+        fused[subset] = self._fuse(lexical[subset], semantic[subset])
+        return fused
+
+    def _fuse(self, lexical: Scores, semantic: Scores) -> Scores:
         if self.fusion == "rrf":
             return _rrf(lexical, semantic, self.semantic_weight)
         return score_fusion(lexical, semantic, self.semantic_weight)

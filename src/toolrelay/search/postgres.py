@@ -2,14 +2,16 @@
 
 A catalog is stored once per fingerprint (and way of analysing and embedding it); workers
 calling :meth:`PostgresToolIndex.index` with the same tools attach to it, the first one
-writes it. Searches run in the database: keywords by full-text search (tsvector weighted A
-name words, B description, C parameters; GIN; the search package's own terms), embeddings by
-pgvector (HNSW, cosine) when the server has it and an embedder is given, and hybrid fusing
-both candidate lists like :class:`~toolrelay.search.HybridToolIndex` fuses scores.
+writes it. Keywords are ranked by BM25 from postings stored in the database (the same
+analysis, postings and ranking function as :class:`~toolrelay.search.BM25ToolIndex`, so the
+same order), embeddings by pgvector (HNSW, cosine) when the server has it and an embedder is
+given, and hybrid fuses both candidate lists like :class:`~toolrelay.search.HybridToolIndex`
+fuses scores.
 
-Permissions apply in the query: a ``frozenset`` as ``name = ANY(...)``, a category as a
-condition. A predicate cannot run in SQL: candidates are filtered in Python and fetched twice
-as deep while too few pass, up to ``max_candidates`` (so prefer frozensets).
+Every search ranks its permitted tools alone (``SearchRequest.allowed``, a set or a
+predicate, asked about every tool): keyword statistics are those of the permitted tools, a
+small permitted subset is scanned exactly instead of walking the HNSW graph, and the hybrid
+normalisation reads permitted tools only (:mod:`~toolrelay.search.postgres_search`).
 
 Connect and statement timeouts turn an unreachable or stuck server into
 :class:`~toolrelay.exceptions.StorageUnavailableError` within seconds, never a hang, or into
@@ -21,9 +23,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import psycopg  # the schema module, imported above, says which extra when it is missing
 from psycopg import sql
@@ -31,12 +33,14 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search.bm25 import BM25, BM25Analysis
 from toolrelay.search.cache import EmbeddingCache
 from toolrelay.search.documents import catalog_fingerprint, tool_text
 from toolrelay.search.embedders import Embedder
 from toolrelay.search.postgres_schema import (
     Categories,
     Schema,
+    catalog_postings,
     catalog_variant,
     categories_key,
     connection_pool,
@@ -47,7 +51,6 @@ from toolrelay.search.postgres_schema import (
 from toolrelay.search.postgres_search import (
     AttachedCatalog,
     SearchPlan,
-    best_hits,
     response_of,
     run_search,
 )
@@ -61,6 +64,8 @@ __all__ = ["PostgresToolIndex", "SearchMode"]
 logger = logging.getLogger(__name__)
 
 SearchMode = Literal["keyword", "vector", "hybrid"]
+
+T = TypeVar("T")
 
 _RETRY_ATTACH = 30.0  # seconds between attempts to store a catalog while the server is away
 
@@ -79,8 +84,13 @@ class PostgresToolIndex:
         semantic_weight: The semantic share of the hybrid score (0-1).
         schema: The PostgreSQL schema of the tables (created if missing).
         tokenizer: How text becomes terms (the search package's default tokenizer).
-        candidates: Rows fetched per side of a search before fusing and filtering.
-        max_candidates: The most rows fetched per side when a predicate filters them.
+        candidates: Nearest tools fetched, and best keyword matches taken, per side of a
+            vector or hybrid search.
+        exact_below: A permitted subset (or category) of at most this many tools has its
+            vectors scanned exactly rather than through the HNSW graph of the whole catalog.
+        postings_cache: Bytes of recently searched terms' postings kept in memory (a stored
+            catalog never changes); a keyword search whose terms are all there needs no
+            statement. 0 turns it off.
         prerequisite_lift: As in :class:`~toolrelay.search.ScoringToolIndex`, on the candidates.
         connect_timeout: Seconds to open a connection (libpq counts whole seconds, at least 2).
         statement_timeout: Seconds a search statement may run.
@@ -108,7 +118,8 @@ class PostgresToolIndex:
         schema: str = "toolrelay",
         tokenizer: Tokenizer | None = None,
         candidates: int = 50,
-        max_candidates: int = 1600,
+        exact_below: int = 1000,
+        postings_cache: int = 32 * 1024 * 1024,
         prerequisite_lift: float | None = 0.9,
         connect_timeout: float = 5.0,
         statement_timeout: float = 5.0,
@@ -121,16 +132,21 @@ class PostgresToolIndex:
             raise ConfigurationError(f"mode {mode!r} needs an embedder")
         if not 0.0 <= semantic_weight <= 1.0:
             raise ConfigurationError(f"semantic_weight must be in [0, 1], not {semantic_weight}")
-        if not 10 <= candidates <= max_candidates:
-            raise ConfigurationError("need 10 <= candidates <= max_candidates")
+        if candidates < 10 or min(exact_below, postings_cache) < 0:
+            raise ConfigurationError(
+                "need candidates >= 10, and exact_below and postings_cache >= 0"
+            )
         if min(connect_timeout, statement_timeout) <= 0 or max_connections < 1:
             raise ConfigurationError("timeouts must be > 0 and max_connections >= 1")
         self.schema = Schema(schema)
         self.requested_mode = mode
         self.semantic_weight = semantic_weight
-        self.tokenizer = tokenizer or Tokenizer()
+        self.analysis = BM25Analysis(tokenizer=tokenizer or Tokenizer())
+        self.ranking = BM25()
         self.candidates = candidates
-        self.max_candidates = max_candidates
+        self.exact_below = exact_below
+        self.postings_cache = postings_cache
+        self.ef_search = max(40, candidates)
         self.prerequisite_lift = prerequisite_lift
         self.connect_timeout = connect_timeout
         self.statement_timeout = statement_timeout
@@ -147,7 +163,9 @@ class PostgresToolIndex:
                     "per model)"
                 )
         if isinstance(dsn, str):
-            self._pool = connection_pool(dsn, connect_timeout, statement_timeout, max_connections)
+            self._pool = connection_pool(
+                dsn, connect_timeout, statement_timeout, max_connections, self.ef_search
+            )
             self._own_pool = True
         else:
             self._pool, self._own_pool = dsn, False
@@ -180,9 +198,14 @@ class PostgresToolIndex:
         """The fingerprint of the catalog last given to :meth:`index` (``None``: none)."""
         return self._fingerprint
 
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """How text becomes terms."""
+        return self.analysis.tokenizer
+
     def __len__(self) -> int:
         attached = self._attached
-        return len(attached.positions) if attached else 0
+        return len(attached.masks) if attached else 0
 
     def index(
         self, definitions: Sequence[ToolDefinition], *, categories: Categories | None = None
@@ -254,8 +277,12 @@ class PostgresToolIndex:
         target = fingerprint or self._fingerprint
         if target is None:
             return 0
-        with self._connection() as conn, conn.transaction():
-            deleted = self.schema.delete_catalogs(conn, target)
+
+        def delete(conn: psycopg.Connection[Any]) -> int:
+            with conn.transaction():
+                return self.schema.delete_catalogs(conn, target)
+
+        deleted = self._using_connection(delete)
         if self._attached is not None and self._attached.fingerprint == target:
             self.clear()
         return deleted
@@ -276,40 +303,54 @@ class PostgresToolIndex:
     def _attach(
         self, definitions: list[ToolDefinition], categories: Categories | None, fingerprint: str
     ) -> None:
+        self._using_connection(
+            lambda conn: self._attach_on(conn, definitions, categories, fingerprint)
+        )
+
+    def _attach_on(
+        self,
+        conn: psycopg.Connection[Any],
+        definitions: list[ToolDefinition],
+        categories: Categories | None,
+        fingerprint: str,
+    ) -> None:
         explicit = explicit_categories(categories)
-        with self._connection() as conn:
-            # Short transactions only: readers of the tables must never wait for a build.
+        # Short transactions only: readers of the tables must never wait for a build.
+        with conn.transaction():
+            vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
+        mode = self._choose_mode(vectors_ok)
+        model = self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
+        variant = catalog_variant(self.analysis, model, categories_key(categories))
+        catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
+        if catalog_id is None:
+            # Analysed and embedded outside any transaction; two workers racing here both
+            # do the work, and the advisory lock below lets only one of them store it.
+            embeddings = None
+            if model is not None:
+                assert self._vectors is not None  # a model implies an embedder
+                passages = [tool_text(d).passage() for d in definitions]
+                embeddings = self._vectors.embed_documents(passages)
+            rows = tool_rows(definitions, explicit, embeddings)
+            postings = catalog_postings(definitions, self.analysis)
             with conn.transaction():
-                vectors_ok = self.schema.create(conn, want_vectors=self._vectors is not None)
-            mode = self._choose_mode(vectors_ok)
-            model = (
-                self._vectors.model_id if self._vectors is not None and mode != "keyword" else None
-            )
-            variant = catalog_variant(self.tokenizer, model, categories_key(categories))
-            catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
-            if catalog_id is None:
-                # Analysed and embedded outside any transaction; two workers racing here both
-                # do the work, and the advisory lock below lets only one of them store it.
-                embeddings = None
-                if model is not None:
-                    assert self._vectors is not None  # a model implies an embedder
-                    passages = [tool_text(d).passage() for d in definitions]
-                    embeddings = self._vectors.embed_documents(passages)
-                rows = tool_rows(definitions, self.tokenizer, explicit, embeddings)
-                with conn.transaction():
-                    timeout = 0 if self.build_timeout is None else round(self.build_timeout * 1000)
-                    conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(timeout))
-                    conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW in memory
-                    self.schema.lock(conn, self.schema.name, fingerprint, variant)
-                    catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
-                    if catalog_id is None:
-                        dims = None if embeddings is None else int(embeddings.shape[1])
-                        catalog_id = self.schema.store_catalog(
-                            conn, fingerprint=fingerprint, variant=variant, rows=rows, dims=dims
-                        )
-                        if dims is not None:
-                            self.schema.create_vector_index(conn, dims)
-            dims = self.schema.catalog_dims(conn, catalog_id)
+                timeout = 0 if self.build_timeout is None else round(self.build_timeout * 1000)
+                conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(timeout))
+                conn.execute("SET LOCAL maintenance_work_mem = '512MB'")  # HNSW in memory
+                self.schema.lock(conn, self.schema.name, fingerprint, variant)
+                catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
+                if catalog_id is None:
+                    dims = None if embeddings is None else int(embeddings.shape[1])
+                    catalog_id = self.schema.store_catalog(
+                        conn,
+                        fingerprint=fingerprint,
+                        variant=variant,
+                        rows=rows,
+                        postings=postings,
+                        dims=dims,
+                    )
+                    if dims is not None:
+                        self.schema.create_vector_index(conn, dims)
+        dims, lengths = self.schema.catalog_shape(conn, catalog_id)
         self._mode = mode
         self._pending = None
         self._attached = AttachedCatalog.of(
@@ -319,7 +360,9 @@ class PostgresToolIndex:
             definitions=definitions,
             explicit=explicit,
             dims=dims,
+            lengths=lengths,
             links=self.prerequisite_lift is not None,
+            postings_cache=self.postings_cache,
         )
 
     def _choose_mode(self, vectors_ok: bool) -> SearchMode:
@@ -356,23 +399,38 @@ class PostgresToolIndex:
         plan = SearchPlan(
             schema=self.schema,
             mode=self._mode or "keyword",
-            catalog_id=attached.catalog_id,
-            dims=attached.dims,
-            terms=tuple(dict.fromkeys(self.tokenizer.terms(request.query))),
-            catalog_size=len(attached.positions),
+            terms=tuple(self.analysis.query_terms(request.query)),
             query_vector=self._query_vector(request.query, attached),
             semantic_weight=self.semantic_weight,
             candidates=max(self.candidates, request.max_results),
-            max_candidates=self.max_candidates,
+            exact_below=self.exact_below,
+            ranking=self.ranking,
+            lift=self.prerequisite_lift,
         )
-        with self._connection() as conn:
-            scored, total = run_search(conn, plan, request)
-        return best_hits(scored, attached, request, self.prerequisite_lift), total
+        return self._using_connection(
+            lambda conn: run_search(conn, attached, plan, request, session=self._own_pool)
+        )
 
     def _query_vector(self, query: str, attached: AttachedCatalog) -> str | None:
         if self._vectors is None or attached.dims is None or not query.strip():
             return None
         return vector_literal(self._vectors.embed_query(query)[0])
+
+    def _using_connection(self, work: Callable[[psycopg.Connection[Any]], T]) -> T:
+        """``work`` on a pooled connection; run again on a fresh one if that one was dead.
+
+        Pooled connections are not checked before use (a round trip each time): one that a
+        restarted server or a dropped network closed fails at its first statement, the pool
+        drops it, and the work runs once more.
+        """
+        for attempt in range(2):
+            with self._connection() as conn:
+                try:
+                    return work(conn)
+                except psycopg.OperationalError:
+                    if attempt or not conn.broken:
+                        raise
+        raise AssertionError("unreachable: the second attempt returns or raises")
 
     @contextmanager
     def _connection(self) -> Iterator[psycopg.Connection[Any]]:

@@ -1,41 +1,101 @@
-"""Running one search of :class:`~toolrelay.search.postgres.PostgresToolIndex` in the database.
+"""Running one search of :class:`~toolrelay.search.postgres.PostgresToolIndex`.
 
-:func:`run_search` applies the request's permissions in SQL where it can (a frozenset of
-names, a category), runs the keyword, vector or hybrid query of
-:class:`~toolrelay.search.postgres_schema.Schema`, fuses hybrid candidates with the hybrid
-index's :func:`~toolrelay.search.hybrid.score_fusion` (given the catalog's median similarity,
-estimated on a sample, since the candidates are only a subset), and filters by a predicate in
-Python, fetching deeper while too few candidates pass.
+Every search starts from its permitted subset (``SearchRequest.allowed``, a set or a
+predicate, made a mask over the catalog as in the in-process indexes; see
+:mod:`~toolrelay.search.masks`), and ranks nothing else:
+
+- **Keywords**: one indexed read fetches the BM25 postings of the query's terms from the
+  ``terms`` table (those not in the worker's :class:`PostingsCache` already); the search
+  package's :class:`~toolrelay.search.bm25.BM25` ranks them with statistics of the permitted
+  tools alone. The database holds the in-process index's postings, so both give the same
+  scores and the same order.
+- **Embeddings**: with every tool permitted, an HNSW walk (pgvector, cosine). With a
+  permitted subset (or a category) of at most ``exact_below`` tools, an exact scan of those
+  tools' vectors, so that the graph, which the other tools shape too, plays no part; a larger
+  subset walks the graph with the subset as a filter (iterative scans keep walking until enough
+  permitted tools are found).
+- **Hybrid**: the best ``candidates`` of each side, fused by the hybrid index's
+  :func:`~toolrelay.search.hybrid.score_fusion`, normalised over those (permitted) candidates
+  and the median similarity of up to 256 permitted tools, spread evenly over the catalog.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from psycopg import Connection, sql
 
 from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse
-from toolrelay.search.documents import dotted_categories, summarize
+from toolrelay.search.bm25 import BM25, TermRow
+from toolrelay.search.documents import summarize
 from toolrelay.search.hybrid import score_fusion
-from toolrelay.search.postgres_schema import TOOL_WEIGHTS, Schema, tsquery_text
-from toolrelay.search.prerequisites import prerequisite_links
+from toolrelay.search.masks import CatalogMasks, Mask
+from toolrelay.search.postgres_schema import Schema, int32_array
+from toolrelay.search.prerequisites import Links, prerequisite_links
+from toolrelay.search.scoring import Scores, best_hits, best_positions
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = [
-    "AttachedCatalog",
-    "SearchPlan",
-    "best_hits",
-    "response_of",
-    "run_search",
-]
+__all__ = ["AttachedCatalog", "PostingsCache", "SearchPlan", "response_of", "run_search"]
 
-_MAX_TERMS = 12
-_COMMON = 0.05  # a term in more than this share of the tools is left out of the query,
-_FEW = 1000  # unless it is in at most this many (ranking that many costs a few ms)
+_SAMPLE = 256  # permitted tools whose similarities give the median the fusion needs
+_ENTRY = 100  # bytes a cached term costs besides its arrays (a rough share of the dict)
+
+
+class PostingsCache:
+    """The postings of recently searched terms of one stored catalog, up to a size in bytes.
+
+    A stored catalog never changes, so a cached term is never stale; a search whose terms are
+    all cached needs no statement at all. Terms the catalog does not have are remembered too.
+
+    Args:
+        capacity: Bytes of postings to keep (0: none); the least recently used go first.
+    """
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._rows: OrderedDict[str, TermRow | None] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def lookup(self, terms: Sequence[str]) -> tuple[dict[str, TermRow], list[str]]:
+        """The cached rows of ``terms`` (unknown terms left out) and the terms not cached."""
+        found: dict[str, TermRow] = {}
+        missing: list[str] = []
+        with self._lock:
+            for term in terms:
+                if term not in self._rows:
+                    missing.append(term)
+                    continue
+                self._rows.move_to_end(term)
+                row = self._rows[term]
+                if row is not None:
+                    found[term] = row
+        return found, missing
+
+    def keep(self, term: str, row: TermRow | None) -> None:
+        """Remember ``term``'s row (``None``: the catalog does not have the term)."""
+        size = _size(row)
+        if size > self.capacity:
+            return
+        with self._lock:
+            if term in self._rows:
+                return
+            self._rows[term] = row
+            self._size += size
+            while self._size > self.capacity:
+                _, old = self._rows.popitem(last=False)
+                self._size -= _size(old)
+
+
+def _size(row: TermRow | None) -> int:
+    return _ENTRY + (0 if row is None else sum(a.nbytes for a in row if a is not None))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -45,11 +105,13 @@ class AttachedCatalog:
     catalog_id: int
     fingerprint: str
     categories_key: str
-    positions: Mapping[str, int]
-    summaries: Sequence[str]
-    categories: Mapping[str, frozenset[str]]
-    providers: Mapping[str, tuple[str, ...]]
+    masks: CatalogMasks
+    summaries: tuple[str, ...]
+    links: Links | None
+    lengths: npt.NDArray[np.int64]
+    total_length: int
     dims: int | None
+    postings: PostingsCache
 
     @classmethod
     def of(
@@ -61,26 +123,25 @@ class AttachedCatalog:
         definitions: Sequence[ToolDefinition],
         explicit: Mapping[str, tuple[str, ...]],
         dims: int | None,
+        lengths: npt.NDArray[np.int64],
         links: bool,
+        postings_cache: int,
     ) -> AttachedCatalog:
-        """Derive the local part from the catalog's definitions (``links``: prerequisites)."""
-        names = [d.name for d in definitions]
-        providers: dict[str, list[str]] = {}
-        if links and definitions:
-            for consumer, provider in zip(*prerequisite_links(definitions), strict=True):
-                providers.setdefault(names[consumer], []).append(names[provider])
+        """Derive the local part from the catalog's definitions (``links``: prerequisites).
+
+        ``postings_cache``: the bytes of postings to keep in memory (:class:`PostingsCache`).
+        """
         return cls(
             catalog_id=catalog_id,
             fingerprint=fingerprint,
             categories_key=categories_key,
-            positions={name: i for i, name in enumerate(names)},
-            summaries=[summarize(d.description) for d in definitions],
-            categories={
-                name: frozenset({*dotted_categories(name), *explicit.get(name, ())})
-                for name in names
-            },
-            providers={k: tuple(v) for k, v in providers.items()},
+            masks=CatalogMasks([d.name for d in definitions], explicit),
+            summaries=tuple(summarize(d.description) for d in definitions),
+            links=prerequisite_links(definitions) if links and definitions else None,
+            lengths=lengths,
+            total_length=int(lengths.sum()),
             dims=dims,
+            postings=PostingsCache(postings_cache),
         )
 
 
@@ -90,232 +151,210 @@ class SearchPlan:
 
     schema: Schema
     mode: Literal["keyword", "vector", "hybrid"]
-    catalog_id: int
-    dims: int | None
     terms: tuple[str, ...]
-    catalog_size: int
     query_vector: str | None
     semantic_weight: float
     candidates: int
-    max_candidates: int
+    exact_below: int
+    ranking: BM25
+    lift: float | None
 
 
 def run_search(
-    conn: Connection[Any], plan: SearchPlan, request: SearchRequest
-) -> tuple[dict[str, float], int]:
-    """Scores of the best permitted candidates by name, and how many tools matched.
-
-    A predicate in ``request.allowed`` filters the fetched candidates here; while fewer than
-    ``max_results`` pass and more rows may exist, the fetch is repeated twice as deep, up to
-    ``plan.max_candidates`` rows per side.
-    """
-    allowed = request.allowed
-    if isinstance(allowed, frozenset) and not allowed:
-        return {}, 0
-    conditions: list[sql.Composable] = []
-    params: dict[str, Any] = {
-        "catalog": plan.catalog_id,
-        "terms": tsquery_text(_telling_terms(conn, plan)) if plan.terms else "",
-        "vector": plan.query_vector,
-    }
-    if isinstance(allowed, frozenset):
-        conditions.append(sql.SQL("AND name = ANY(%(allowed)s)"))
-        params["allowed"] = list(allowed)
-    if request.category is not None:
-        conditions.append(sql.SQL("AND %(category)s = ANY(categories)"))
-        params["category"] = request.category
-    filters = sql.SQL(" ").join(conditions)
-    predicate = allowed if callable(allowed) else None
-    limit = plan.candidates
-    while True:
-        scored, total, fetched = _fetch(conn, plan, filters, {**params, "limit": limit})
-        if predicate is None:
-            return scored, total
-        scored = {name: score for name, score in scored.items() if predicate(name)}
-        matched = sum(score > 0 for score in scored.values())
-        if matched >= request.max_results or fetched < limit or limit >= plan.max_candidates:
-            return scored, matched
-        limit = min(2 * limit, plan.max_candidates)
-
-
-def _fetch(
-    conn: Connection[Any], plan: SearchPlan, filters: sql.Composable, params: dict[str, Any]
-) -> tuple[dict[str, float], int, int]:
-    """(scores by name, matches, rows fetched) for one depth."""
-    if plan.mode == "keyword" or plan.dims is None:
-        if not params["terms"]:
-            return {}, 0, 0
-        rows = conn.execute(_keyword_query(plan.schema, filters), params).fetchall()
-        total = int(rows[0][2]) if rows else 0
-        return {name: float(score) for name, score, _ in rows}, total, len(rows)
-    if plan.query_vector is None:
-        return {}, 0, 0
-    # Iterative scans keep the HNSW walk going until enough rows pass the filters.
-    with conn.transaction():
-        conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        conn.execute(
-            sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(max(40, params["limit"])))
-        )
-        if plan.mode == "vector":
-            rows = conn.execute(_vector_query(plan.schema, plan.dims, filters), params).fetchall()
-            scored = {name: float(score) for name, score in rows}
-            return scored, sum(s > 0 for s in scored.values()), len(rows)
-        rows = conn.execute(_hybrid_query(plan.schema, plan.dims, filters), params).fetchall()
-    if not rows:
-        return {}, 0, 0
-    median = rows[0][3]
-    fused = score_fusion(
-        np.array([float(r[1]) for r in rows]),
-        np.array([float(r[2]) for r in rows]),
-        plan.semantic_weight,
-        median=float(median) if median is not None else 0.0,
-    )
-    scored = {row[0]: float(score) for row, score in zip(rows, fused, strict=True)}
-    return scored, sum(s > 0 for s in scored.values()), len(rows)
-
-
-# --- the statements ---------------------------------------------------------------------
-
-
-def _terms_query(schema: Schema) -> sql.Composed:
-    """``(term, tools)`` of the given terms found in a catalog, rarest first."""
-    return schema.compose(
-        "SELECT term, tools FROM {schema}.terms WHERE catalog_id = %s AND term = ANY(%s) "
-        "ORDER BY tools, term"
-    )
-
-
-def _keyword_query(schema: Schema, filters: sql.Composable) -> sql.Composed:
-    """Best keyword matches: ``name, score, total``."""
-    return schema.compose(
-        """SELECT name, ts_rank({weights}, document, query, 1) AS score,
-            count(*) OVER () AS total
-        FROM {schema}.tools, to_tsquery('simple', %(terms)s) AS query
-        WHERE catalog_id = %(catalog)s AND document @@ query {filters}
-        ORDER BY score DESC, position
-        LIMIT %(limit)s""",
-        weights=sql.Literal(TOOL_WEIGHTS),
-        filters=filters,
-    )
-
-
-def _vector_query(schema: Schema, dims: int, filters: sql.Composable) -> sql.Composed:
-    """Nearest embeddings: ``name, score`` (cosine similarity)."""
-    return schema.compose(
-        """SELECT name, 1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))
-        FROM {schema}.tools
-        WHERE catalog_id = %(catalog)s AND dims = {dims} {filters}
-        ORDER BY embedding::vector({dims}) <=> %(vector)s::vector({dims})
-        LIMIT %(limit)s""",
-        dims=sql.Literal(dims),
-        filters=filters,
-    )
-
-
-def _hybrid_query(schema: Schema, dims: int, filters: sql.Composable) -> sql.Composed:
-    """Both candidate lists, scored on both sides, and the catalog's median similarity.
-
-    Rows: ``name, lexical, semantic, median``. The tsquery is written out in each part
-    (not shared through a CTE), so that the planner sees a constant and uses the GIN index.
-    """
-    return schema.compose(
-        """WITH lexical AS (
-            SELECT name FROM {schema}.tools
-            WHERE catalog_id = %(catalog)s
-                AND document @@ to_tsquery('simple', %(terms)s) {filters}
-            ORDER BY ts_rank({weights}, document, to_tsquery('simple', %(terms)s), 1) DESC,
-                position
-            LIMIT %(limit)s),
-        semantic AS (
-            SELECT name FROM {schema}.tools
-            WHERE catalog_id = %(catalog)s AND dims = {dims} {filters}
-            ORDER BY embedding::vector({dims}) <=> %(vector)s::vector({dims})
-            LIMIT %(limit)s),
-        median AS MATERIALIZED (
-            SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY
-                1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))) AS m
-            FROM {schema}.tools
-            WHERE catalog_id = %(catalog)s AND sample AND dims = {dims})
-        SELECT t.name,
-            CASE WHEN t.document @@ to_tsquery('simple', %(terms)s)
-                THEN ts_rank({weights}, t.document, to_tsquery('simple', %(terms)s), 1)
-                ELSE 0 END,
-            1 - (t.embedding::vector({dims}) <=> %(vector)s::vector({dims})),
-            median.m
-        FROM {schema}.tools t, median
-        WHERE t.catalog_id = %(catalog)s
-            AND t.name IN (SELECT name FROM lexical UNION SELECT name FROM semantic)""",
-        weights=sql.Literal(TOOL_WEIGHTS),
-        dims=sql.Literal(dims),
-        filters=filters,
-    )
-
-
-def _telling_terms(conn: Connection[Any], plan: SearchPlan) -> list[str]:
-    """The query's terms worth matching: those in the catalog, rarest first, common ones out.
-
-    PostgreSQL's ``ts_rank`` knows no inverse document frequency, so a term found in most
-    tools ("get", "data") would rank by noise and make every tool a match to rank. Keeping
-    the rarest terms (at most ``_MAX_TERMS``; none in more than ``_COMMON`` of a large
-    catalog's tools unless nothing else is left) does what IDF does for BM25, and keeps the
-    matches few.
-    """
-    rows = conn.execute(_terms_query(plan.schema), (plan.catalog_id, list(plan.terms))).fetchall()
-    limit = max(_COMMON * plan.catalog_size, _FEW)
-    telling = [term for term, df in rows if df <= limit] or [term for term, _ in rows[:1]]
-    return telling[:_MAX_TERMS]
-
-
-def best_hits(
-    scored: dict[str, float],
+    conn: Connection[Any],
     attached: AttachedCatalog,
+    plan: SearchPlan,
     request: SearchRequest,
-    prerequisite_lift: float | None,
-) -> list[SearchHit]:
-    """The best ``max_results`` hits of the scored candidates, ties in catalog order."""
-    if prerequisite_lift is not None and attached.providers:
-        _lift(scored, attached, prerequisite_lift, request)
-    return _best(scored, attached, request)
+    *,
+    session: bool,
+) -> tuple[list[SearchHit], int]:
+    """The best permitted hits for ``request`` and how many permitted tools matched.
+
+    ``session``: the connection's session is already set up for HNSW walks (the index's own
+    pool); otherwise each walk sets them up in a transaction of its own.
+    """
+    masks = attached.masks
+    permitted = masks.permitted(request.allowed)
+    category = None if request.category is None else masks.category(request.category)
+    if permitted is not None and not permitted.any():
+        return [], 0
+    if request.category is not None and category is None:
+        return [], 0
+    eligible = permitted
+    if category is not None:
+        eligible = category if permitted is None else category & permitted
+    if plan.mode == "keyword" or attached.dims is None:
+        scores = _keyword_scores(conn, attached, plan, permitted)
+    elif plan.query_vector is None:
+        return [], 0
+    elif plan.mode == "vector":
+        scores = np.zeros(len(masks), dtype=np.float32)
+        nearest, _ = _similarities(conn, attached, plan, eligible, [], session)
+        for position, similarity in nearest.items():
+            scores[position] = similarity
+    else:
+        lexical = _keyword_scores(conn, attached, plan, permitted)
+        scores = _hybrid_scores(conn, attached, plan, lexical, permitted, eligible, session)
+    return best_hits(
+        scores,
+        request,
+        permitted=permitted,
+        masks=masks,
+        summaries=attached.summaries,
+        links=attached.links,
+        lift=plan.lift,
+    )
 
 
-def _permitted(name: str, attached: AttachedCatalog, request: SearchRequest) -> bool:
-    allowed = request.allowed
-    if isinstance(allowed, frozenset) and name not in allowed:
-        return False
-    if callable(allowed) and not allowed(name):
-        return False
-    return request.category is None or request.category in attached.categories.get(name, ())
+def _keyword_scores(
+    conn: Connection[Any], attached: AttachedCatalog, plan: SearchPlan, permitted: Mask | None
+) -> Scores:
+    """BM25 over the permitted tools, from the stored postings of the query's terms."""
+    if not plan.terms:
+        return np.zeros(len(attached.masks), dtype=np.float32)
+    rows, missing = attached.postings.lookup(list(dict.fromkeys(plan.terms)))
+    if missing:
+        # Binary results: postings travel as raw bytes (text would double them, as hex).
+        fetched = conn.execute(
+            plan.schema.compose(
+                "SELECT term, positions, counts FROM {schema}.terms "
+                "WHERE catalog_id = %s AND term = ANY(%s)"
+            ),
+            (attached.catalog_id, missing),
+            binary=True,
+        ).fetchall()
+        new: dict[str, TermRow] = {}
+        for term, tools, counts in fetched:
+            positions = int32_array(bytes(tools))
+            frequencies = int32_array(bytes(counts)).astype(np.float32)
+            weights = plan.ranking.term_weights(
+                positions, frequencies, attached.lengths, attached.total_length
+            )
+            new[term] = (positions, frequencies, weights)
+        for term in missing:
+            attached.postings.keep(term, new.get(term))
+        rows.update(new)
+    return plan.ranking.scores(
+        rows, plan.terms, attached.lengths, permitted, total_length=attached.total_length
+    )
 
 
-def _lift(
-    scored: dict[str, float], attached: AttachedCatalog, factor: float, request: SearchRequest
-) -> None:
-    """Raise each permitted provider of a scored consumer to ``factor`` × its score."""
-    for consumer, score in list(scored.items()):
-        for provider in attached.providers.get(consumer, ()):
-            lifted = factor * score
-            if lifted > scored.get(provider, 0.0) and _permitted(provider, attached, request):
-                scored[provider] = lifted
+def _hybrid_scores(
+    conn: Connection[Any],
+    attached: AttachedCatalog,
+    plan: SearchPlan,
+    lexical: Scores,
+    permitted: Mask | None,
+    eligible: Mask | None,
+    session: bool,
+) -> Scores:
+    """Both sides' best candidates, fused (0 for every other tool)."""
+    matches = lexical > 0
+    if eligible is not None:
+        matches &= eligible
+    keyword_best = best_positions(lexical, np.flatnonzero(matches), plan.candidates).tolist()
+    sample = _sample(permitted, len(attached.masks))
+    nearest, looked_up = _similarities(
+        conn, attached, plan, eligible, sorted({*keyword_best, *sample}), session
+    )
+    similarity = {**looked_up, **nearest}
+    candidates = list(dict.fromkeys([*keyword_best, *nearest]))
+    scores = np.zeros(len(attached.masks), dtype=np.float32)
+    if not candidates:
+        return scores
+    known = [similarity[p] for p in sample if p in similarity]
+    fused = score_fusion(
+        lexical[candidates],
+        np.array([similarity.get(p, 0.0) for p in candidates], dtype=np.float64),
+        plan.semantic_weight,
+        median=float(np.median(known)) if known else 0.0,
+    )
+    scores[candidates] = fused
+    return scores
 
 
-def _best(
-    scored: Mapping[str, float], attached: AttachedCatalog, request: SearchRequest
-) -> list[SearchHit]:
-    floor = request.min_score
-    kept = [
-        (score, attached.positions[name], name)
-        for name, score in scored.items()
-        if score > 0 and (floor is None or score >= floor) and name in attached.positions
-    ]
-    kept.sort(key=lambda item: (-item[0], item[1]))
-    best = kept[: request.max_results]
-    if best and request.min_relative_score is not None:
-        relative = best[0][0] * request.min_relative_score
-        best = [item for item in best if item[0] >= relative]
-    return [
-        SearchHit(name=name, score=score, summary=attached.summaries[position])
-        for score, position, name in best
-    ]
+def _sample(permitted: Mask | None, size: int) -> list[int]:
+    """Up to ``_SAMPLE`` permitted positions, spread evenly over the catalog."""
+    positions = np.arange(size) if permitted is None else np.flatnonzero(permitted)
+    if positions.size > _SAMPLE:
+        positions = positions[np.linspace(0, positions.size - 1, _SAMPLE).astype(np.intp)]
+    return [int(p) for p in np.unique(positions)]
+
+
+def _similarities(
+    conn: Connection[Any],
+    attached: AttachedCatalog,
+    plan: SearchPlan,
+    eligible: Mask | None,
+    lookup: Sequence[int],
+    session: bool,
+) -> tuple[dict[int, float], dict[int, float]]:
+    """The nearest eligible tools (``plan.candidates``), and the ``lookup`` tools' similarities."""
+    assert attached.dims is not None  # callers check that the catalog has embeddings
+    dims = sql.Literal(attached.dims)
+    params: dict[str, Any] = {
+        "catalog": attached.catalog_id,
+        "vector": plan.query_vector,
+        "limit": plan.candidates,
+        "lookup": list(lookup),
+    }
+    exact = eligible is not None and int(np.count_nonzero(eligible)) <= plan.exact_below
+    if exact:
+        assert eligible is not None
+        params["eligible"] = np.flatnonzero(eligible).tolist()
+        nearest = _EXACT
+    else:
+        nearest = _WALK
+        if eligible is not None:
+            params["bits"] = np.packbits(eligible, bitorder="little").tobytes()
+            nearest = _FILTERED_WALK
+    statement = plan.schema.compose(nearest + _LOOKUP, dims=dims)
+    if exact or session:
+        rows = conn.execute(statement, params, binary=True).fetchall()
+    else:
+        # Iterative scans keep the HNSW walk going until enough rows pass the filter.
+        with conn.transaction():
+            conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            ef_search = sql.Literal(max(40, plan.candidates))
+            conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(ef_search))
+            rows = conn.execute(statement, params, binary=True).fetchall()
+    found: dict[int, float] = {}
+    looked_up: dict[int, float] = {}
+    for is_nearest, position, value in rows:
+        (found if is_nearest else looked_up)[int(position)] = float(value)
+    return found, looked_up
+
+
+# --- the statements: nearest tools (tagged true), then looked-up tools (false) -------------
+
+_SIMILARITY = "1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))"
+
+_WALK = f"""(SELECT true, position, {_SIMILARITY}
+    FROM {{schema}}.tools
+    WHERE catalog_id = %(catalog)s AND dims = {{dims}}
+    ORDER BY embedding::vector({{dims}}) <=> %(vector)s::vector({{dims}})
+    LIMIT %(limit)s)"""
+
+# get_bit numbers a bytea's bits from the least significant of its first byte.
+_FILTERED_WALK = f"""(SELECT true, position, {_SIMILARITY}
+    FROM {{schema}}.tools
+    WHERE catalog_id = %(catalog)s AND dims = {{dims}} AND get_bit(%(bits)s, position) = 1
+    ORDER BY embedding::vector({{dims}}) <=> %(vector)s::vector({{dims}})
+    LIMIT %(limit)s)"""
+
+# Materialised, so that the planner cannot answer it from the HNSW index.
+_EXACT = f"""WITH scanned AS MATERIALIZED (
+    SELECT position, {_SIMILARITY} AS similarity
+    FROM {{schema}}.tools
+    WHERE catalog_id = %(catalog)s AND dims = {{dims}} AND position = ANY(%(eligible)s::int4[]))
+(SELECT true, position, similarity FROM scanned ORDER BY similarity DESC, position
+    LIMIT %(limit)s)"""
+
+_LOOKUP = f"""
+UNION ALL
+SELECT false, position, {_SIMILARITY}
+FROM {{schema}}.tools
+WHERE catalog_id = %(catalog)s AND dims = {{dims}} AND position = ANY(%(lookup)s::int4[])"""
 
 
 def response_of(

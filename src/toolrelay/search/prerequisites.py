@@ -74,8 +74,21 @@ def prerequisite_links(definitions: Sequence[ToolDefinition]) -> Links:
     return np.asarray(consumers, dtype=np.intp), np.asarray(providers, dtype=np.intp)
 
 
-def lift_providers(scores: npt.NDArray[np.float32], links: Links, factor: float) -> None:
-    """Raise each provider's score to ``factor`` × its best consumer's, in place."""
+def lift_providers(
+    scores: npt.NDArray[np.float32],
+    links: Links,
+    factor: float,
+    *,
+    among: npt.NDArray[np.bool_] | None = None,
+) -> None:
+    """Raise each provider's score to ``factor`` × its best consumer's, in place.
+
+    With ``among`` (a mask of tools), only links whose consumer and provider are both in it
+    count: a tool outside it neither lifts nor is lifted.
+    """
     consumers, providers = links
+    if among is not None and consumers.size:
+        inside = among[consumers] & among[providers]
+        consumers, providers = consumers[inside], providers[inside]
     if consumers.size:
         np.maximum.at(scores, providers, (factor * scores[consumers]).astype(scores.dtype))

@@ -1,10 +1,13 @@
 """The machinery every toolrelay index shares: rebuild-on-change, filtering and ranking.
 
 A backend only says how to build its structures from a catalog and how to score every tool
-for a query (one number per tool, in catalog order). :class:`ScoringToolIndex` does the rest:
-it fingerprints the catalog and rebuilds only when it changed, swaps the built catalog in
-atomically, masks the scores by category, permitted subset and ``min_score``, and picks the
-best hits without sorting the whole catalog. Ties are broken by catalog order.
+for a query (one number per tool, in catalog order), *from the permitted tools alone*: the
+search's permitted subset (:mod:`~toolrelay.search.masks`) is handed to the backend, which
+takes every statistic it ranks by from the tools inside it. :class:`ScoringToolIndex` does the
+rest: it fingerprints the catalog and rebuilds only when it changed, swaps the built catalog
+in atomically, masks the scores by permitted subset, category and ``min_score``, and picks the
+best hits without sorting the whole catalog (:func:`best_hits`). Ties are broken by catalog
+order.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -23,14 +26,14 @@ from toolrelay.search.base import IndexProgress, SearchHit, SearchRequest, Searc
 from toolrelay.search.documents import (
     ToolText,
     catalog_fingerprint,
-    dotted_categories,
     summarize,
     tool_text,
 )
+from toolrelay.search.masks import CatalogMasks, Mask
 from toolrelay.search.prerequisites import Links, lift_providers, prerequisite_links
 from toolrelay.tools.base import ToolDefinition
 
-__all__ = ["Scores", "ScoringToolIndex"]
+__all__ = ["Scores", "ScoringToolIndex", "best_hits", "best_positions"]
 
 Scores = npt.NDArray[np.float32]
 """One relevance score per indexed tool, in catalog order."""
@@ -38,32 +41,15 @@ Scores = npt.NDArray[np.float32]
 Categories = Mapping[str, str | Collection[str]]
 """Explicit categories per tool name, in addition to those implied by dotted names."""
 
-# One bitmap per distinct permitted set is kept; conversations usually share a few sets.
-_MASK_CACHE_SIZE = 1024
-
 
 @dataclass(frozen=True, kw_only=True)
 class _Catalog:
     fingerprint: str
     categories_key: tuple[tuple[str, tuple[str, ...]], ...]
-    names: tuple[str, ...]
-    positions: Mapping[str, int]
+    masks: CatalogMasks
     summaries: tuple[str, ...]
-    categories: Mapping[str, npt.NDArray[np.bool_]]
     links: Links | None
     payload: Any
-    masks: dict[frozenset[str], npt.NDArray[np.bool_]] = field(default_factory=dict)
-
-    def allowed_mask(self, allowed: frozenset[str]) -> npt.NDArray[np.bool_]:
-        mask = self.masks.get(allowed)
-        if mask is None:
-            mask = np.zeros(len(self.names), dtype=np.bool_)
-            positions = [self.positions[n] for n in allowed if n in self.positions]
-            mask[positions] = True
-            if len(self.masks) >= _MASK_CACHE_SIZE:
-                self.masks.clear()
-            self.masks[allowed] = mask
-        return mask
 
 
 class ScoringToolIndex(ABC):
@@ -72,7 +58,11 @@ class ScoringToolIndex(ABC):
     Subclasses set :attr:`search_type` and implement :meth:`_build` and :meth:`_score`;
     :meth:`_matches` says which scores count as a match (positive ones, by default). A
     backend whose build takes long overrides :meth:`_build_reporting` to report its progress,
-    and one that loads a model overrides :meth:`load_models`.
+    and one that loads a model overrides :meth:`load_models`. :meth:`_score` is given the
+    search's permitted tools and must compute every score from them alone: a backend whose
+    scores depend on other tools (collection statistics, score normalisation) takes those
+    statistics over the permitted tools, so that the ranking equals that of an index built on
+    the permitted tools only.
 
     Args:
         prerequisite_lift: When set, a tool that finds what another tool requires (a
@@ -100,7 +90,7 @@ class ScoringToolIndex(ABC):
     def names(self) -> tuple[str, ...]:
         """The indexed tool names, in catalog order (the order of :meth:`scores`)."""
         catalog = self._catalog
-        return catalog.names if catalog else ()
+        return catalog.masks.names if catalog else ()
 
     def __len__(self) -> int:
         return len(self.names)
@@ -149,15 +139,12 @@ class ScoringToolIndex(ABC):
                     if progress is None
                     else self._build_reporting(definitions, texts, progress)
                 )
-            names = tuple(d.name for d in definitions)
             # Assigning one attribute is atomic: searches see the old or the new catalog.
             self._catalog = _Catalog(
                 fingerprint=fingerprint,
                 categories_key=categories_key,
-                names=names,
-                positions={name: i for i, name in enumerate(names)},
+                masks=CatalogMasks([d.name for d in definitions], dict(categories_key)),
                 summaries=tuple(summarize(d.description) for d in definitions),
-                categories=_category_masks(names, dict(categories_key)),
                 links=prerequisite_links(definitions) if definitions else None,
                 payload=payload,
             )
@@ -176,8 +163,13 @@ class ScoringToolIndex(ABC):
         with self._build_lock:
             self._catalog = None
 
-    def scores(self, query: str) -> Scores:
+    def scores(self, query: str, permitted: Mask | None = None) -> Scores:
         """One score per indexed tool for ``query``, in catalog order.
+
+        Args:
+            query: The query.
+            permitted: Score from these tools alone (see :mod:`~toolrelay.search.masks`);
+                tools outside the mask score 0. ``None``: every tool.
 
         Empty when nothing is indexed; before prerequisites are lifted. Fusing indexes read
         this.
@@ -185,7 +177,7 @@ class ScoringToolIndex(ABC):
         catalog = self._catalog
         if catalog is None or catalog.payload is None:
             return np.zeros(0, dtype=np.float32)
-        return self._score(catalog.payload, query)
+        return self._permitted_scores(catalog.payload, query, permitted)
 
     def search(self, request: SearchRequest) -> SearchResponse:
         """The best permitted tools for ``request``; see :class:`SearchRequest`."""
@@ -194,36 +186,18 @@ class ScoringToolIndex(ABC):
         hits: list[SearchHit] = []
         total = 0
         if catalog is not None and catalog.payload is not None:
-            scores = self._score(catalog.payload, request.query)
-            if self.prerequisite_lift is not None and catalog.links is not None:
-                lift_providers(scores, catalog.links, self.prerequisite_lift)
-            keep = self._matches(scores)
-            if request.min_score is not None:
-                keep &= scores >= request.min_score
-            if request.category is not None:
-                category_mask = catalog.categories.get(request.category)
-                if category_mask is None:
-                    keep[:] = False
-                else:
-                    keep &= category_mask
-            allowed = request.allowed
-            if isinstance(allowed, frozenset):
-                keep &= catalog.allowed_mask(allowed)
-            candidates = np.flatnonzero(keep)
-            if callable(allowed):
-                candidates = _filter_by(candidates, catalog.names, allowed)
-            total = int(candidates.size)
-            top = _top(scores, candidates, request.max_results)
-            if request.min_relative_score is not None and len(top):
-                floor = float(scores[top[0]]) * request.min_relative_score
-                top = top[scores[top] >= floor]
-            for i in top:
-                hits.append(
-                    SearchHit(
-                        name=catalog.names[i],
-                        score=float(scores[i]),
-                        summary=catalog.summaries[i],
-                    )
+            permitted = catalog.masks.permitted(request.allowed)
+            if permitted is None or permitted.any():
+                scores = self._permitted_scores(catalog.payload, request.query, permitted)
+                hits, total = best_hits(
+                    scores,
+                    request,
+                    permitted=permitted,
+                    masks=catalog.masks,
+                    summaries=catalog.summaries,
+                    links=catalog.links,
+                    lift=self.prerequisite_lift,
+                    matches=self._matches,
                 )
         return SearchResponse(
             hits=tuple(hits),
@@ -251,12 +225,64 @@ class ScoringToolIndex(ABC):
         return payload
 
     @abstractmethod
-    def _score(self, payload: Any, query: str) -> Scores:
-        """One float32 score per tool for ``query``, from what :meth:`_build` returned."""
+    def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
+        """One float32 score per tool for ``query``, from what :meth:`_build` returned.
+
+        Computed from the ``permitted`` tools alone (``None``: all of them); the scores of
+        the others are ignored. The array is the caller's to modify.
+        """
 
     def _matches(self, scores: Scores) -> npt.NDArray[np.bool_]:
         """Which tools match at all; positive scores by default."""
         return scores > 0.0
+
+    def _permitted_scores(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
+        scores = self._score(payload, query, permitted)
+        if permitted is not None:
+            scores[~permitted] = 0.0
+        return scores
+
+
+def best_hits(
+    scores: Scores,
+    request: SearchRequest,
+    *,
+    permitted: Mask | None,
+    masks: CatalogMasks,
+    summaries: Sequence[str],
+    links: Links | None,
+    lift: float | None,
+    matches: Callable[[Scores], npt.NDArray[np.bool_]] | None = None,
+) -> tuple[list[SearchHit], int]:
+    """The best hits of a scored catalog for ``request``, and how many permitted tools matched.
+
+    Lifts prerequisite providers (from and onto permitted tools only), then keeps the
+    matches that are permitted, in the request's category and above ``min_score``, and
+    returns the best ``max_results`` of them (less those under ``min_relative_score``).
+    ``scores`` is modified in place by the lift; ``matches`` says which scores match
+    (positive ones by default).
+    """
+    if lift is not None and links is not None:
+        lift_providers(scores, links, lift, among=permitted)
+    keep = matches(scores) if matches is not None else scores > 0.0
+    if request.min_score is not None:
+        keep &= scores >= request.min_score
+    if request.category is not None:
+        category = masks.category(request.category)
+        if category is None:
+            return [], 0
+        keep &= category
+    if permitted is not None:
+        keep &= permitted
+    candidates = np.flatnonzero(keep)
+    top = best_positions(scores, candidates, request.max_results)
+    if request.min_relative_score is not None and len(top):
+        floor = float(scores[top[0]]) * request.min_relative_score
+        top = top[scores[top] >= floor]
+    hits = [
+        SearchHit(name=masks.names[i], score=float(scores[i]), summary=summaries[i]) for i in top
+    ]
+    return hits, int(candidates.size)
 
 
 def _categories_key(categories: Categories | None) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -269,32 +295,10 @@ def _categories_key(categories: Categories | None) -> tuple[tuple[str, tuple[str
     return tuple(sorted(items))
 
 
-def _category_masks(
-    names: Sequence[str], explicit: Mapping[str, tuple[str, ...]]
-) -> dict[str, npt.NDArray[np.bool_]]:
-    members: dict[str, list[int]] = {}
-    for i, name in enumerate(names):
-        for category in {*dotted_categories(name), *explicit.get(name, ())}:
-            members.setdefault(category, []).append(i)
-    masks = {}
-    for category, positions in members.items():
-        mask = np.zeros(len(names), dtype=np.bool_)
-        mask[positions] = True
-        masks[category] = mask
-    return masks
-
-
-def _filter_by(
-    candidates: npt.NDArray[np.intp], names: Sequence[str], allowed: Callable[[str], bool]
+def best_positions(
+    scores: Scores, candidates: npt.NDArray[np.intp], k: int
 ) -> npt.NDArray[np.intp]:
-    keep = np.fromiter(
-        (bool(allowed(names[i])) for i in candidates), dtype=np.bool_, count=candidates.size
-    )
-    return candidates[keep]
-
-
-def _top(scores: Scores, candidates: npt.NDArray[np.intp], k: int) -> npt.NDArray[np.intp]:
-    """The ``k`` best candidates, best first; equal scores keep catalog order."""
+    """The ``k`` best of the ``candidates`` (positions), best first; ties keep catalog order."""
     if candidates.size == 0:
         return candidates
     values = scores[candidates]

@@ -38,6 +38,7 @@ from toolrelay.search.cache import EmbeddingCache, embedding_key
 from toolrelay.search.cjk import CJK_RUN
 from toolrelay.search.documents import ToolText
 from toolrelay.search.embedders import Embedder, load_embedder
+from toolrelay.search.masks import Mask
 from toolrelay.search.scoring import Scores, ScoringToolIndex
 from toolrelay.tools.base import ToolDefinition
 
@@ -160,7 +161,9 @@ class VectorToolIndex(ScoringToolIndex):
             )
         return _Vectors(embedder=embedders[0], route=route, matrices=matrices)
 
-    def _score(self, payload: Any, query: str) -> Scores:
+    def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
+        # A tool's similarity depends on its own vector alone: every row is scored (one
+        # product is faster than picking rows) and the caller drops the unpermitted ones.
         vectors: _Vectors = payload  # what was built together, even if a rebuild is under way
         embedder = vectors.route.pick(query) if vectors.route is not None else vectors.embedder
         matrix = vectors.matrices[_model_key(embedder)]

@@ -13,7 +13,15 @@ Example::
     text = await weather.call('{"city": "Paris"}', ToolContext(tenant_id="t1"))
 """
 
-from toolrelay.tools.base import Tool, ToolContext, ToolDefinition, ToolMetadata, call_sync
+from toolrelay.tools.base import (
+    Tool,
+    ToolContext,
+    ToolDefinition,
+    ToolMetadata,
+    ValidatedArguments,
+    ValidatingTool,
+    call_sync,
+)
 from toolrelay.tools.catalog import ToolCatalog, as_tools
 from toolrelay.tools.decorator import ToolSpec, get_tool_spec, tool
 from toolrelay.tools.discovery import tools_from
@@ -26,6 +34,7 @@ from toolrelay.tools.names import (
     validate_tool_name,
 )
 from toolrelay.tools.results import ResultConverter, convert_result
+from toolrelay.tools.workers import WorkerPool, WorkerPoolStatus, sync_tool_workers
 
 __all__ = [
     "FunctionTool",
@@ -36,6 +45,10 @@ __all__ = [
     "ToolDefinition",
     "ToolMetadata",
     "ToolSpec",
+    "ValidatedArguments",
+    "ValidatingTool",
+    "WorkerPool",
+    "WorkerPoolStatus",
     "as_tools",
     "call_sync",
     "convert_result",
@@ -44,6 +57,7 @@ __all__ = [
     "is_provider_safe",
     "provider_safe_name",
     "split_name_words",
+    "sync_tool_workers",
     "tool",
     "tools_from",
     "validate_tool_name",

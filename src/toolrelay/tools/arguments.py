@@ -1,12 +1,20 @@
 """Turning the model's argument text into validated input, or into precise feedback.
 
 Blank text means ``{}`` (models often send nothing for tools without parameters). Text that is
-not JSON, or JSON that is not an object, raises :class:`~toolrelay.exceptions.InvalidJsonError`;
-values that break the schema raise :class:`~toolrelay.exceptions.ToolArgumentError` with one
+not JSON, or JSON that is not an object, raises :class:`~toolrelay.exceptions.InvalidJsonError`.
+:func:`load_json` is the one decoder of the model's JSON in toolrelay: it holds the text to the
+JSON standard, so ``NaN``, ``Infinity`` and numbers too large for a float (``1e999``), which
+Python's ``json`` would accept, are errors (a policy such as ``amount > 10_000`` is false for
+``nan``, so letting one through would approve any amount).
+
+Values that break a function tool's schema raise
+:class:`~toolrelay.exceptions.ToolArgumentError` with one
 :class:`~toolrelay.exceptions.ArgumentProblem` per field problem, located by a dotted path such
 as ``items.0.sku``, so the model can fix every mistake in one retry. An argument name the
 schema does not list is one of those problems (``Extra inputs are not permitted``), unless the
-tool's input type accepts unknown keys.
+tool's input type accepts unknown keys. :class:`SchemaValidator` checks arguments against a
+JSON Schema instead (tools that are not Python functions: MCP tools, hand-written ones) and
+reports problems in the same shape.
 
 :func:`require_object` is the one place that words "the arguments must be a JSON object"; the
 execution layer's parser uses it too, so the model reads the same sentence whichever layer
@@ -16,14 +24,28 @@ notices.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+import logging
+import math
+from collections.abc import Collection, Mapping
 from typing import Any
 
+import jsonschema
+from jsonschema.protocols import Validator
+from jsonschema.validators import validator_for
 from pydantic import TypeAdapter, ValidationError
+from referencing import Registry
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
 
-__all__ = ["decode_arguments", "load_json", "require_object", "validate_arguments"]
+__all__ = [
+    "SchemaValidator",
+    "decode_arguments",
+    "load_json",
+    "require_object",
+    "validate_arguments",
+]
+
+_log = logging.getLogger("toolrelay.tools")
 
 # pydantic's wording for a key that a model with extra="forbid" does not declare, so that
 # every function tool reports an unknown argument the same way.
@@ -42,15 +64,22 @@ def decode_arguments(tool: str, arguments_json: str) -> dict[str, Any]:
 
 
 def load_json(tool: str, text: str) -> Any:
-    """Decode the model's argument text (any JSON value).
+    """Decode the model's argument text (any JSON value), held to the JSON standard.
 
     Raises:
         InvalidJsonError: The text is not JSON; the problem names where it breaks, e.g.
-            ``Arguments are not valid JSON: Expecting value at line 1, column 9.``
+            ``Arguments are not valid JSON: Expecting value at line 1, column 9.``, or what
+            is not a JSON number (``NaN``, ``Infinity``, ``1e999``).
     """
     error: Exception
     try:
-        return json.loads(text)
+        return _DECODER.decode(text)
+    except _NonFiniteNumberError as exc:
+        problem, error = (
+            f"Arguments are not valid JSON: {exc.text} is not a JSON number; "
+            "send a finite number or null.",
+            exc,
+        )
     except json.JSONDecodeError as exc:
         problem = (
             f"Arguments are not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
@@ -63,6 +92,26 @@ def load_json(tool: str, text: str) -> Any:
     raise InvalidJsonError(
         tool, [ArgumentProblem(location="", message=problem, input=text)]
     ) from error
+
+
+class _NonFiniteNumberError(ValueError):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+def _not_a_number(text: str) -> float:
+    raise _NonFiniteNumberError(text)  # NaN, Infinity, -Infinity
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999 overflows to inf
+        raise _NonFiniteNumberError(text if len(text) <= 40 else text[:40] + "...")
+    return value
+
+
+_DECODER = json.JSONDecoder(parse_constant=_not_a_number, parse_float=_finite_float)
 
 
 def require_object(tool: str, value: Any) -> dict[str, Any]:
@@ -128,6 +177,88 @@ def validate_arguments(
     if unknown:
         raise ToolArgumentError(tool, unknown)
     return validated
+
+
+class SchemaValidator:
+    """Validates decoded arguments against one tool's JSON Schema.
+
+    ``$ref`` is resolved only inside the schema itself: a schema from elsewhere (an MCP
+    server) never makes toolrelay fetch anything. A schema that is not valid JSON Schema is
+    logged once and not checked against; everything else about the tool keeps working.
+
+    Args:
+        tool: The tool's name, for errors.
+        schema: The input schema.
+    """
+
+    def __init__(self, tool: str, schema: Mapping[str, Any]) -> None:
+        self.tool = tool
+        self._validator: Validator | None = None
+        try:
+            document = dict(schema)
+            cls = validator_for(document)
+            cls.check_schema(document)
+            if not _accepts_any_object(document):
+                self._validator = cls(document, registry=Registry())
+        except jsonschema.SchemaError as exc:
+            _log.warning("tool %r: invalid input schema, not validated: %s", tool, exc.message)
+
+    @property
+    def active(self) -> bool:
+        """Whether arguments are checked (the schema is valid and can reject an object)."""
+        return self._validator is not None
+
+    def validate(self, arguments: Mapping[str, Any]) -> None:
+        """Raise when ``arguments`` break the schema.
+
+        Raises:
+            ToolArgumentError: One problem per violation, sorted by location.
+        """
+        if self._validator is None:
+            return
+        try:
+            errors = list(self._validator.iter_errors(dict(arguments)))
+        except Exception as exc:  # an unresolvable $ref is found only while validating
+            _log.warning("tool %r: cannot validate against its schema: %s", self.tool, exc)
+            return
+        if not errors:
+            return
+        unique = {(p.location, p.message): p for p in map(_schema_problem, errors)}
+        raise ToolArgumentError(self.tool, [unique[key] for key in sorted(unique)])
+
+
+def _accepts_any_object(schema: Mapping[str, Any]) -> bool:
+    """Whether ``schema`` is ``{"type": "object"}`` with no property it could reject.
+
+    The schema of a tool without parameters; arguments are an object already, so there is
+    nothing to check.
+    """
+    rest = {k: v for k, v in schema.items() if k not in ("$schema", "description", "title")}
+    return (
+        rest.get("type") == "object"
+        and set(rest) <= {"type", "properties"}
+        and (not rest.get("properties"))
+    )
+
+
+def _schema_problem(error: jsonschema.ValidationError) -> ArgumentProblem:
+    path = [str(part) for part in error.absolute_path]
+    if error.validator == "required":
+        # jsonschema reports a missing field at its parent; name the field itself.
+        missing = _missing_field(error)
+        if missing is not None:
+            return ArgumentProblem(location=".".join([*path, missing]), message="Field required")
+    return ArgumentProblem(location=".".join(path), message=error.message, input=error.instance)
+
+
+def _missing_field(error: jsonschema.ValidationError) -> str | None:
+    instance, required = error.instance, error.validator_value
+    if not isinstance(instance, Mapping) or not isinstance(required, list):
+        return None
+    for name in required:
+        if isinstance(name, str) and name not in instance and repr(name) in error.message:
+            return name
+    return None
 
 
 def _json_kind(value: Any) -> str:

@@ -5,6 +5,12 @@ JSON Schema of the arguments), a :class:`ToolMetadata` (how the runtime treats i
 ``async call(arguments_json, context) -> str``. JSON text in, text out, because that is what
 models produce and read. The :class:`ToolContext` carries what the caller knows and the model
 must never see (tenant, user, session).
+
+A tool may also validate arguments ahead of the call (:class:`ValidatingTool`): the execution
+layer then validates a call's arguments once, shows guards and interceptors (approval,
+idempotency, audit) the validated values, and runs the tool with them
+(:class:`ValidatedArguments`). Tools without that capability are validated against their
+JSON Schema and called with ``call``.
 """
 
 from __future__ import annotations
@@ -13,11 +19,14 @@ import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
 
 from toolrelay._sync import run_sync
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.tools.meta_schema import check_input_schema
+
+if TYPE_CHECKING:
+    from toolrelay.tools.workers import SyncRunner
 
 __all__ = [
     "IdempotencyKey",
@@ -25,8 +34,29 @@ __all__ = [
     "ToolContext",
     "ToolDefinition",
     "ToolMetadata",
-    "check_timeout",
+    "ValidatedArguments",
+    "ValidatingTool",
+    "check_seconds",
 ]
+
+
+def check_seconds(option: str, value: float | None) -> float | None:
+    """``value`` if it is ``None`` or a finite number of seconds above zero.
+
+    Raises:
+        ConfigurationError: ``value`` is zero, negative, ``nan`` or infinite (``None`` is the
+            way to say "no limit").
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigurationError(f"{option} must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigurationError(
+            f"{option} must be a finite number of seconds above 0, not {value!r}"
+            " (None means no limit)"
+        )
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,9 +93,8 @@ class ToolMetadata:
     Attributes:
         return_direct: The tool's result is the answer: the loop ends without asking the
             model again (see the execution layer for how a round with several tools decides).
-        timeout: Seconds the tool may run before its call is cancelled, a finite number > 0
-            (anything else raises :class:`~toolrelay.exceptions.ConfigurationError`, see
-            :func:`check_timeout`); ``None`` uses the execution manager's default.
+        timeout: Seconds the tool may run before its call is cancelled (finite, above 0);
+            ``None`` uses the execution manager's default.
         read_only: The tool changes nothing outside itself.
         destructive: The tool may change or delete data irreversibly.
         requires_approval: A person or policy must approve each call before it runs.
@@ -85,29 +114,7 @@ class ToolMetadata:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        check_timeout(self.timeout)
-
-
-def check_timeout(seconds: object, *, name: str = "timeout") -> None:
-    """Refuse a timeout that cannot be honoured: only ``None`` or finite seconds > 0 can.
-
-    ``inf`` would never fire and ``nan`` compares false with everything, so both would leave
-    a hanging call running forever while looking configured.
-
-    Raises:
-        ConfigurationError: ``seconds`` is not ``None`` or a finite positive number.
-    """
-    if seconds is None:
-        return
-    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
-        raise ConfigurationError(
-            f"{name} must be a number of seconds or None, got {type(seconds).__name__} {seconds!r}"
-        )
-    if not math.isfinite(seconds) or seconds <= 0:
-        raise ConfigurationError(
-            f"{name} must be a finite positive number of seconds (or None for no limit), "
-            f"got {seconds!r}"
-        )
+        check_seconds("timeout", self.timeout)
 
 
 class ToolContext(Mapping[str, Any]):
@@ -186,6 +193,64 @@ class Tool(Protocol):
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """Run the tool with the model's arguments and return the text for the model."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ValidatedArguments:
+    """A call's arguments after validation against the tool's schema.
+
+    Attributes:
+        values: The validated values, JSON-ready and keyed as the schema names them; where
+            the tool coerces (a function tool's ``int`` parameter given ``"5"``), the coerced
+            values, with defaults filled in. Read-only.
+        text: The arguments as JSON text (what ``Tool.call`` would be given).
+        native: The tool's own form of the validated input (a function tool's pydantic
+            model), handed back to :meth:`ValidatingTool.call_validated`; ``None`` for
+            arguments validated against a JSON Schema only.
+    """
+
+    values: Mapping[str, Any]
+    text: str
+    native: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.values, MappingProxyType):
+            object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+
+@runtime_checkable
+class ValidatingTool(Tool, Protocol):
+    """A tool that validates arguments ahead of the call, so they are validated only once.
+
+    :class:`~toolrelay.tools.FunctionTool` implements it with its pydantic model. The
+    execution layer validates each call with :meth:`validate_arguments`, lets guards and
+    interceptors see the result, then runs :meth:`call_validated` with it.
+    """
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:
+        """Validate (and coerce) decoded arguments.
+
+        Raises:
+            ToolArgumentError: One problem per invalid, missing or unexpected field.
+        """
+        ...
+
+    async def call_validated(
+        self,
+        arguments: ValidatedArguments,
+        context: ToolContext | None = None,
+        *,
+        workers: SyncRunner | None = None,
+    ) -> str:
+        """Run the tool with arguments :meth:`validate_arguments` returned.
+
+        Args:
+            arguments: The validated arguments.
+            context: The call's tool context.
+            workers: Where a synchronous body runs; the process-wide pool of
+                :func:`~toolrelay.tools.workers.sync_tool_workers` when ``None``.
+        """
         ...
 
 

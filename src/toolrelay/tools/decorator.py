@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
-from toolrelay.exceptions import InvalidToolNameError, ToolDefinitionError
+from toolrelay.exceptions import ConfigurationError, InvalidToolNameError, ToolDefinitionError
 from toolrelay.tools.base import IdempotencyKey, ToolMetadata
 from toolrelay.tools.names import validate_tool_name
 from toolrelay.tools.parameters import is_receiver_parameter
@@ -150,7 +150,7 @@ def tool(
             required exactly when it has no default.
 
     Raises:
-        ConfigurationError: ``timeout`` is not a finite positive number (``inf``, ``nan``,
+        ConfigurationError: ``timeout`` is not a finite number of seconds above 0 (``inf``, ``nan``,
             zero or negative), raised by ``tool(...)`` itself.
         InvalidToolNameError: The name is the declaration's only problem.
         ToolDefinitionError: Every problem of the declaration (bad name, ``*args``/``**kwargs``,
@@ -207,11 +207,11 @@ def _unwrap(target: object) -> Callable[..., Any] | None:
 def _check_declaration(function: Callable[..., Any], spec: ToolSpec, skip_receiver: bool) -> None:
     tool_name = spec.name if spec.name is not None else function.__name__
     problems: list[str] = []
-    name_error: InvalidToolNameError | None = None
+    alone: InvalidToolNameError | ConfigurationError | None = None  # raised when the only one
     try:
         validate_tool_name(tool_name)
     except InvalidToolNameError as exc:
-        name_error = exc
+        alone = exc
         problems.extend(exc.problems)
     if spec.result_converter is not None and not callable(spec.result_converter):
         problems.append("result_converter must be callable")
@@ -227,8 +227,8 @@ def _check_declaration(function: Callable[..., Any], spec: ToolSpec, skip_receiv
             pass
         else:
             problems.extend(exc.problems)
-    if name_error is not None and len(problems) == 1:
-        raise name_error
+    if alone is not None and len(problems) == 1:
+        raise alone
     if problems:
         raise ToolDefinitionError(tool_name, problems)
 

@@ -7,22 +7,28 @@ parameter. The shapes differ only in the schema and in how the validated input m
 arguments (the :class:`~toolrelay.tools.schema.InputBinding` strategy); calling is the same.
 
 A call decodes the JSON text, validates and coerces it with pydantic, injects the context,
-runs the function (sync functions in a worker thread via ``asyncio.to_thread``, which also
+runs the function (sync functions in the pool of :mod:`~toolrelay.tools.workers`, which also
 carries the caller's contextvars; async functions are awaited) and converts the result to text.
+The tool is a :class:`~toolrelay.tools.ValidatingTool`: the execution layer validates a call
+once with :meth:`FunctionTool.validate_arguments`, and runs the validated input with
+:meth:`FunctionTool.call_validated`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import inspect
+import json
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
+
+from pydantic_core import PydanticSerializationError
 
 from toolrelay.exceptions import ToolContextError, ToolDefinitionError
 from toolrelay.tools import base
 from toolrelay.tools.arguments import decode_arguments, validate_arguments
-from toolrelay.tools.base import ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools.base import ToolContext, ToolDefinition, ToolMetadata, ValidatedArguments
 from toolrelay.tools.decorator import ToolSpec, get_tool_spec
 from toolrelay.tools.names import split_name_words, validate_tool_name
 from toolrelay.tools.parameters import is_receiver_parameter
@@ -32,6 +38,7 @@ from toolrelay.tools.schema import (
     build_model_function_schema,
     cached_function_schema,
 )
+from toolrelay.tools.workers import SyncRunner, sync_tool_workers
 
 __all__ = ["FunctionTool"]
 
@@ -198,24 +205,75 @@ class FunctionTool:
                 type declares ``extra="allow"`` or ``extra="ignore"``).
             Exception: Whatever the function itself raises, unchanged.
         """
+        self._check_context(context)
+        arguments = self.validate_arguments(decode_arguments(self.name, arguments_json))
+        return await self.call_validated(arguments, _as_context(context))
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:
+        """Validate and coerce decoded arguments with the tool's pydantic model.
+
+        The result's ``values`` are the validated input dumped as JSON data, keyed by the
+        property names of the schema, defaults included: ``{"refund_id": "05"}`` for an
+        ``int`` parameter gives ``{"refund_id": 5}``.
+
+        Raises:
+            ToolArgumentError: One problem per invalid, missing or unexpected field.
+        """
         schema = self._schema
-        # An empty context counts as missing (Spring's rule): the execution layer always passes
-        # one, empty when the request carries none.
-        if schema.context_required and not context:
-            raise ToolContextError(self.name)
         validated = validate_arguments(
-            self.name,
-            schema.adapter,
-            decode_arguments(self.name, arguments_json),
-            known=schema.known_arguments,
+            self.name, schema.adapter, dict(arguments), known=schema.known_arguments
         )
-        kwargs = schema.binding.arguments(validated)
+        try:
+            values = schema.adapter.dump_python(validated, mode="json", by_alias=True)
+        except (PydanticSerializationError, TypeError, ValueError):
+            values = None  # a type pydantic cannot write as JSON: the values as given
+        if not isinstance(values, dict):
+            values = dict(arguments)
+        try:
+            text = json.dumps(values, ensure_ascii=False, allow_nan=False)
+        except (TypeError, ValueError):
+            text = json.dumps(values, ensure_ascii=False, default=str)
+        return ValidatedArguments(values=values, text=text, native=validated)
+
+    async def call_validated(
+        self,
+        arguments: ValidatedArguments,
+        context: ToolContext | None = None,
+        *,
+        workers: SyncRunner | None = None,
+    ) -> str:
+        """Run the function with arguments :meth:`validate_arguments` returned.
+
+        Args:
+            arguments: The validated arguments (ones made elsewhere, without the validated
+                input, are validated first).
+            context: Handed to the function's ``ToolContext`` parameter, if it has one.
+            workers: Where a synchronous function runs; the process-wide pool
+                (:func:`~toolrelay.tools.workers.sync_tool_workers`) when ``None``.
+
+        Raises:
+            ToolContextError: The function needs a context and none was given.
+            ToolArgumentError: ``arguments`` were not validated yet and break the schema.
+            Exception: Whatever the function itself raises, unchanged.
+        """
+        schema = self._schema
+        self._check_context(context)
+        if arguments.native is None:
+            arguments = self.validate_arguments(arguments.values)
+        kwargs = schema.binding.arguments(arguments.native)
         if schema.context_parameter is not None:
             kwargs[schema.context_parameter] = _as_context(context)
         args = [kwargs.pop(p) for p in schema.positional_only]
         if self._is_async:
             return self._convert(await self._function(*args, **kwargs))
-        return await asyncio.to_thread(self._run, args, kwargs)
+        runner = workers if workers is not None else sync_tool_workers()
+        return await runner.run(partial(self._run, args, kwargs))
+
+    def _check_context(self, context: Mapping[str, Any] | None) -> None:
+        # An empty context counts as missing (Spring's rule): the execution layer always passes
+        # one, empty when the request carries none.
+        if self._schema.context_required and not context:
+            raise ToolContextError(self.name)
 
     def call_sync(self, arguments_json: str, context: Mapping[str, Any] | None = None) -> str:
         """Blocking :meth:`call`; works inside a running event loop too."""
