@@ -210,7 +210,9 @@ CONTROL: list[Callable[[str], str]] = [
 # --- arguments ---------------------------------------------------------------------------------
 
 
-def _arguments(rng: random.Random, target: _Target) -> tuple[str, _Value, frozenset[ToolCallStatus]]:
+def _arguments(
+    rng: random.Random, target: _Target
+) -> tuple[str, _Value, frozenset[ToolCallStatus]]:
     """(fault, argument text, the statuses a call of the resolved target may get)."""
     values = target.valid(rng)
     fine = OK_OR_DENIED if target.name == "refund" else OK
@@ -233,9 +235,7 @@ def _arguments(rng: random.Random, target: _Target) -> tuple[str, _Value, frozen
     if roll < 0.76:
         field = target.number or target.integer or target.text or "value"
         special = rng.choice(["NaN", "Infinity", "-Infinity", "1e999", "-1e999"])
-        text = json.dumps({**values, field: 0}).replace(
-            f'"{field}": 0', f'"{field}": {special}', 1
-        )
+        text = json.dumps({**values, field: 0}).replace(f'"{field}": 0', f'"{field}": {special}', 1)
         return "NaN and infinities", _plain(text), INVALID
     if roll < 0.79:
         return "deep nesting", _deep(rng), INVALID
@@ -258,7 +258,9 @@ def _arguments(rng: random.Random, target: _Target) -> tuple[str, _Value, frozen
 def _coercible(rng: random.Random, values: dict[str, object], field: str) -> _Value:
     number = values[field]
     assert isinstance(number, int)
-    spelled = rng.choice([f"{number}", f"{number}.0", f'"{number}"', f'"0{number}"', f'"{number:03d}"'])
+    spelled = rng.choice(
+        [f"{number}", f"{number}.0", f'"{number}"', f'"0{number}"', f'"{number:03d}"']
+    )
     text = json.dumps({**values, field: 0}).replace(f'"{field}": 0', f'"{field}": {spelled}', 1)
     return _plain(text)
 
@@ -295,7 +297,9 @@ def _deep(rng: random.Random) -> _Value:
     depth = rng.choice([2_000, 100_000])
     if rng.random() < 0.5:
         text = '{"items": ' + "[" * depth + "]" * depth + "}"
-        return _Value(text=text, recipe=f"'{{\"items\": ' + '[' * {depth:_} + ']' * {depth:_} + '}}'")
+        return _Value(
+            text=text, recipe=f"'{{\"items\": ' + '[' * {depth:_} + ']' * {depth:_} + '}}'"
+        )
     text = '{"a": ' * depth + "1" + "}" * depth
     return _Value(text=text, recipe=f"'{{\"a\": ' * {depth:_} + '1' + '}}' * {depth:_}")
 

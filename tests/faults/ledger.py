@@ -31,8 +31,7 @@ FAILURES: dict[str, str] = {
     "acknowledged message or record gone after a restart that keeps them",
     "leaks": "a tool shown, found or run outside the request's permitted and offered tools, a "
     "search answer that depends on forbidden tools, or another conversation's history seen",
-    "unapproved": "a guarded tool that ran without its approval, or with arguments nobody "
-    "approved",
+    "unapproved": "a guarded tool that ran without its approval, or with arguments nobody approved",
     "double_runs": "an operation with an idempotency key that ran more than once",
     "bad_runs": "a tool that ran with arguments its declaration does not accept",
     "unclear": "a failure answered with the wrong status or error, or no clear error",

@@ -232,8 +232,7 @@ class _Campaign:
         elapsed = time.perf_counter() - started
         if watch.held or elapsed > ROUND_BOUND:
             what = (
-                f"the round took {elapsed:.1f} s and held the event loop for "
-                f"{watch.longest:.1f} s"
+                f"the round took {elapsed:.1f} s and held the event loop for {watch.longest:.1f} s"
             )
             ledger.fail("hangs", case, what, reproduction(await self.shrink_slow(cases)))
         self.check_answers(cases, result)
@@ -264,8 +263,10 @@ class _Campaign:
                 ledger.fail("unclear", number, what, reproduction([case]))
             if outcome.status is ToolCallStatus.OK:
                 self.ok_calls += 1
-            told = response.data.replace(case.call.name, "") if case.call.name else response.data
-            if any(name in told for name in HIDDEN):
+            # Echoing the name the model wrote (in whatever form the answer quotes it) tells
+            # it nothing; any other mention of the hidden tool would.
+            written = case.call.name.casefold()
+            if any(name in response.data and name not in written for name in HIDDEN):
                 what = f"the answer names a tool no request offers: {shorten(response.data, 200)}"
                 ledger.fail("leaks", number, what, reproduction([case]))
 
@@ -313,7 +314,9 @@ class _Campaign:
         for case in cases:
             with tempfile.TemporaryDirectory() as folder:
                 try:
-                    await asyncio.wait_for(run_round(build_desk(Path(folder)), [case.call]), ROUND_BOUND)
+                    await asyncio.wait_for(
+                        run_round(build_desk(Path(folder)), [case.call]), ROUND_BOUND
+                    )
                 except Exception:
                     return [case]
         return cases
@@ -325,7 +328,9 @@ class _Campaign:
             with tempfile.TemporaryDirectory() as folder:
                 started = time.perf_counter()
                 try:
-                    await asyncio.wait_for(run_round(build_desk(Path(folder)), [case.call]), ROUND_BOUND)
+                    await asyncio.wait_for(
+                        run_round(build_desk(Path(folder)), [case.call]), ROUND_BOUND
+                    )
                 except Exception:
                     pass
                 timed.append((time.perf_counter() - started, case))
@@ -355,7 +360,9 @@ async def campaign(seed: int = SEED, calls: int = CALLS) -> Ledger:
     with tempfile.TemporaryDirectory() as folder:
         desk = build_desk(Path(folder))
         sqlite = SqliteChatMemoryRepository(Path(folder) / "memory.sqlite3")
-        run = _Campaign(ledger=ledger, desk=desk, sqlite=sqlite, memory=InMemoryChatMemoryRepository())
+        run = _Campaign(
+            ledger=ledger, desk=desk, sqlite=sqlite, memory=InMemoryChatMemoryRepository()
+        )
         number = 0
         for round_ in rounds_of(cases, seed):
             await run.play(number, round_)
