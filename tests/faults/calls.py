@@ -20,6 +20,7 @@ expression that builds it, shown in a failure's reproduction (a 10 MB name is sh
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from collections.abc import Callable, Iterator
@@ -305,8 +306,11 @@ def _deep(rng: random.Random) -> _Value:
 
 
 def _huge(rng: random.Random, target: _Target) -> _Value:
-    field = target.text or "reason"
-    kind = rng.choice(["text", "digits", "keys"])
+    return _huge_value(rng.choice(["text", "digits", "keys"]), target.text or "reason")
+
+
+@functools.cache  # built once per kind: the same megabytes every time, generated in no time
+def _huge_value(kind: str, field: str) -> _Value:
     if kind == "text":
         size = 2_500_000
         text = json.dumps({field: "x" * size})
