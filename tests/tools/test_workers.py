@@ -41,6 +41,18 @@ async def test_exceptions_of_any_kind_reach_the_caller() -> None:
     assert await pool.run(lambda: "still working") == "still working"
 
 
+async def test_a_stop_iteration_reaches_the_caller_as_a_runtime_error() -> None:
+    pool = WorkerPool(1)
+
+    def exhausted() -> None:
+        next(iter(()))
+
+    async with asyncio.timeout(5):  # an asyncio future refuses StopIteration: no answer ever
+        with pytest.raises(RuntimeError, match="StopIteration") as raised:
+            await pool.run(exhausted)
+    assert isinstance(raised.value.__cause__, StopIteration)
+
+
 async def test_a_cancelled_wait_returns_at_once_and_the_running_job_counts_as_stuck() -> None:
     pool = WorkerPool(2)
     release = threading.Event()

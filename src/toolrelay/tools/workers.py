@@ -9,6 +9,8 @@ tool functions get a pool of their own, :class:`WorkerPool`:
 - it has at most ``max_workers`` threads (:data:`DEFAULT_SYNC_WORKERS` by default), started as
   needed; they are daemon threads, so a function that never returns cannot keep the process
   from exiting;
+- a job's exception reaches its caller as it was raised, but ``StopIteration``, which an
+  ``asyncio`` future cannot carry, arrives as a ``RuntimeError`` caused by it;
 - waiting for a job never blocks the event loop, and a wait that is cancelled (a timeout)
   ends at once: a job that has not started is dropped, one that runs is *abandoned*, counted
   as stuck until its function returns, and its result is kept on its future;
@@ -133,6 +135,12 @@ class WorkerJob(Generic[T]):
         assert fn is not None  # a job runs once
         try:
             return True, self._context.run(fn)
+        except StopIteration as exc:
+            # An asyncio future refuses StopIteration, so the caller would wait for ever;
+            # it becomes a RuntimeError, as it does when a coroutine raises it (PEP 479).
+            error = RuntimeError(f"the function raised StopIteration: {exc!r}")
+            error.__cause__ = exc
+            return False, error
         except BaseException as exc:  # delivered to the caller, like any outcome
             return False, exc
         finally:
