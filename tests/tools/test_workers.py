@@ -41,6 +41,23 @@ async def test_exceptions_of_any_kind_reach_the_caller() -> None:
     assert await pool.run(lambda: "still working") == "still working"
 
 
+async def test_a_generator_exit_reaches_the_callers_own_handler() -> None:
+    pool = WorkerPool(1)
+
+    def closing() -> None:
+        raise GeneratorExit
+
+    async def handled() -> str:
+        try:
+            await pool.run(closing)
+        except GeneratorExit:
+            return "handled where it was awaited"
+        return "not raised"
+
+    # Awaited as a future, it would be thrown into the outermost coroutine of the task.
+    assert await handled() == "handled where it was awaited"
+
+
 async def test_a_stop_iteration_reaches_the_caller_as_a_runtime_error() -> None:
     pool = WorkerPool(1)
 
