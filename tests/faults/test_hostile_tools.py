@@ -38,7 +38,7 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,6 +57,7 @@ from toolrelay.tools import FunctionTool, Tool, WorkerPool, tool
 
 from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten
+from .running import caught, quiet_logs, text_of
 
 CASES = 4_000
 LARGEST_ROUND = 24
@@ -372,30 +373,6 @@ def reproduction(cases: Sequence[Case], note: str = "") -> str:
     return "\n".join(lines)
 
 
-async def _caught(
-    round_: Coroutine[Any, Any, ToolExecutionResult],
-) -> ToolExecutionResult | BaseException:
-    """The round's result, or whatever it raised, ``BaseException`` included.
-
-    Run as a task of its own: an exception thrown into a task's outermost coroutine (as a
-    ``GeneratorExit`` delivered through a future is) lands here, never in the campaign.
-    """
-    try:
-        return await round_
-    except BaseException as exc:
-        task = asyncio.current_task()
-        if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
-            raise  # the round's bound ran out
-        return exc
-
-
-def _text(exc: BaseException) -> str:
-    try:
-        return str(exc)
-    except Exception:
-        return f"<{type(exc).__name__} that cannot be printed>"
-
-
 # --- the campaign ------------------------------------------------------------------------------
 
 
@@ -431,9 +408,7 @@ class _Campaign:
         result: ToolExecutionResult | None = None
         try:
             async with watch.watching(), asyncio.timeout(ROUND_BOUND):
-                answer = await asyncio.create_task(
-                    _caught(run_round(self.desk, [c.call for c in cases]))
-                )
+                answer = await caught(run_round(self.desk, [c.call for c in cases]))
         except TimeoutError:
             self.ledger.fail(
                 "hangs", number, f"the round ran past {ROUND_BOUND} s", reproduction(cases)
@@ -444,7 +419,7 @@ class _Campaign:
         elif type(answer) in expected:
             self.propagated += 1
         else:
-            what = f"the round raised {type(answer).__name__}: {shorten(_text(answer))}"
+            what = f"the round raised {type(answer).__name__}: {shorten(text_of(answer))}"
             self.ledger.fail("crashes", number, what, reproduction(cases))
             return
         self.most_stuck_seen = max(self.most_stuck_seen, self.desk.pool.status().stuck)
@@ -568,12 +543,13 @@ async def campaign(seed: int = SEED, cases: int = CASES) -> Ledger:
     rounds = rounds_of(generated, seed)
     number = 0
     try:
-        for round_ in rounds:
-            await run.play(number, round_)
-            number += len(round_)
-            ledger.tried += len(round_)
-        ledger.observed["most stuck sync tools at once"] = run.most_stuck_seen
-        await run.fill_the_pool(number)
+        with quiet_logs():
+            for round_ in rounds:
+                await run.play(number, round_)
+                number += len(round_)
+                ledger.tried += len(round_)
+            ledger.observed["most stuck sync tools at once"] = run.most_stuck_seen
+            await run.fill_the_pool(number)
     finally:
         desk.gate.event.set()  # no thread stays stuck after the campaign
     ledger.observed["rounds"] = len(rounds)
