@@ -22,8 +22,9 @@ runs:
   be tried again;
 - a call whose outcome is unknown, because it timed out or was cancelled while running, or
   its tool returned but the round was aborted before the result came back, keeps the key,
-  marked unknown (a result known when the round is cancelled is still recorded): an identical call is answered that the outcome is unknown
-  (``result_unknown``) and is never run again by itself. When a synchronous tool that timed
+  marked unknown (a result known when the round is cancelled is still recorded): an
+  identical call is answered that the outcome is unknown (``result_unknown``) and is never
+  run again by itself. When a synchronous tool that timed
   out finishes later, its real result is recorded under the key (or, if it failed, the key is
   released). A reservation older than ``lease`` seconds without a result (its process was
   lost) counts as unknown too. :meth:`InMemoryIdempotencyStore.delete` (every store has it)
