@@ -25,6 +25,7 @@ from toolrelay.execution import (
     IdempotencyStore,
     InMemoryIdempotencyStore,
     Proceed,
+    Reservation,
     ReservationStatus,
     SqliteIdempotencyStore,
     ToolCallingManager,
@@ -679,6 +680,42 @@ async def test_a_call_whose_outcome_is_lost_after_its_body_returned_stays_unknow
     reservation = await store.reserve("transfer:3", owner="retry", lease=60)
     assert reservation.status is ReservationStatus.UNKNOWN  # it went out: never again by itself
     assert ran == ["sent"]
+
+
+async def test_a_round_cancelled_while_the_store_reserves_leaves_the_key_free() -> None:
+    reserving = asyncio.Event()
+
+    class InAThread(InMemoryIdempotencyStore):
+        """Takes the key after a moment, even when its caller stopped waiting."""
+
+        async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+            async def later() -> Reservation:
+                await asyncio.sleep(0.05)
+                return await InMemoryIdempotencyStore.reserve(self, key, owner=owner, lease=lease)
+
+            reserving.set()
+            return await asyncio.shield(asyncio.ensure_future(later()))
+
+    class Transfer:
+        definition = ToolDefinition(name="transfer", description="Transfer money.")
+        metadata = ToolMetadata(idempotency_key=lambda args, ctx: "transfer:4")
+
+        async def call(self, arguments_json: str, context: Any = None) -> str:
+            return "sent"
+
+    store = InAThread()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Transfer(),)))
+    task = asyncio.ensure_future(
+        manager.execute_tool_calls(prompt, tool_call_response(("transfer", {})))
+    )
+    await reserving.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.1)  # the store has taken the key by now, if it ever does
+    taken = await InMemoryIdempotencyStore.reserve(store, "transfer:4", owner="retry", lease=60)
+    assert taken.status is ReservationStatus.ACQUIRED  # not held by a call that never ran
 
 
 async def test_a_call_that_never_started_releases_its_key(payouts: Payouts) -> None:

@@ -515,12 +515,29 @@ class IdempotencyInterceptor:
         deadline = time.monotonic() + self.wait
         pause = self.poll_interval
         while True:
-            reservation = await self.store.reserve(key, owner=owner, lease=self.lease)
+            reservation = await self._reserve_once(key, owner)
             left = deadline - time.monotonic()
             if reservation.status is not ReservationStatus.RUNNING or left <= 0:
                 return reservation
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, 1.0)
+
+
+    async def _reserve_once(self, key: str, owner: str) -> Reservation:
+        """One ``store.reserve``; cancelled, it waits for the store and gives the key back.
+
+        A store working in a thread or across a network may take the key after the caller
+        was cancelled: released before that, the key would stay taken by nobody until its
+        lease ends, and every identical call would wait for it.
+        """
+        asked = asyncio.ensure_future(self.store.reserve(key, owner=owner, lease=self.lease))
+        try:
+            return await asyncio.shield(asked)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # the cancellation matters more
+                if (await asked).status is ReservationStatus.ACQUIRED:
+                    await self.store.release(key, owner=owner)
+            raise
 
 
 def _key_or_answer(invocation: ToolInvocation) -> str | ToolCallOutcome | None:
