@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
@@ -36,7 +37,12 @@ async def caught(work: Coroutine[Any, Any, T]) -> T | BaseException:
                 raise  # cancelled from outside
             return exc
 
-    return await asyncio.create_task(inside())
+    try:
+        return await asyncio.create_task(inside())
+    except asyncio.CancelledError:
+        if inspect.getcoroutinestate(work) == inspect.CORO_CREATED:
+            work.close()  # cancelled before its task began: it never will
+        raise
 
 
 def text_of(exc: BaseException) -> str:
