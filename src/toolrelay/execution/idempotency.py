@@ -522,7 +522,6 @@ class IdempotencyInterceptor:
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, 1.0)
 
-
     async def _reserve_once(self, key: str, owner: str) -> Reservation:
         """One ``store.reserve``; cancelled, it waits for the store and gives the key back.
 
