@@ -59,7 +59,7 @@ from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten
 from .running import caught, quiet_logs, text_of
 
-CALLS_PER_STORE = 1_000
+CALLS_PER_STORE = 800
 LARGEST_ROUND = 16
 PAYMENTS = 150  # payment ids per tool: keys repeat within rounds and across them
 TIMEOUT = 0.01  # seconds a payment may run
