@@ -267,17 +267,10 @@ def build_guarded_desk(on_timeout: Literal["deny", "defer"] = "deny") -> Guarded
         runs.append(("lookup", {"refund_id": refund_id, "amount": amount}))
         return f"payment {refund_id}"
 
-    async def handler(request: ToolCallRequest, /) -> Any:
-        asked.append(request.tool.definition.name)
-        answer = HANDLERS[handlers.get(request.call.id, "approves")](request)
-        return await answer if asyncio.iscoroutine(answer) else answer
-
     def dispatch(request: ToolCallRequest, /) -> Any:
-        # A handler that is not async is the one case answered without a coroutine.
-        if handlers.get(request.call.id) == "is not async":
-            asked.append(request.tool.definition.name)
-            return Approve()
-        return handler(request)
+        # The coroutine of the call's handler, or, for one that is not async, its answer.
+        asked.append(request.tool.definition.name)
+        return HANDLERS[handlers.get(request.call.id, "approves")](request)
 
     sink = Sink(sinks)
     offered = tuple(FunctionTool.from_function(f) for f in (refund, transfer, lookup))
