@@ -20,9 +20,11 @@ runs:
 - a successful result is recorded;
 - a failed, denied or pending call, or one that never started, releases the key, so it may
   be tried again;
-- a call whose outcome is unknown, because it timed out or was cancelled while running,
-  keeps the key, marked unknown: an identical call is answered that the outcome is unknown
-  (``result_unknown``) and is never run again by itself. When a synchronous tool that timed
+- a call whose outcome is unknown, because it timed out or was cancelled while running, or
+  its tool returned but the round was aborted before the result came back, keeps the key,
+  marked unknown (a result known when the round is cancelled is still recorded): an
+  identical call is answered that the outcome is unknown (``result_unknown``) and is never
+  run again by itself. When a synchronous tool that timed
   out finishes later, its real result is recorded under the key (or, if it failed, the key is
   released). A reservation older than ``lease`` seconds without a result (its process was
   lost) counts as unknown too. :meth:`InMemoryIdempotencyStore.delete` (every store has it)
@@ -422,6 +424,7 @@ class IdempotencyInterceptor:
                 lambda c: _continue(replace(c, arguments_check=outer_check), inner),
             )
 
+        outcome: ToolCallOutcome | None = None
         try:
             reservation = await self._reserve(key, owner)
             if reservation.status is ReservationStatus.COMPLETED:
@@ -448,14 +451,28 @@ class IdempotencyInterceptor:
         except BaseException:
             if not moved:
                 with contextlib.suppress(Exception):  # the original error matters more
-                    if invocation.progress.interrupted:  # it may have taken effect
-                        await self.store.mark_unknown(key, owner=owner)
-                    else:
-                        await self.store.release(key, owner=owner)
+                    await self._after_interruption(key, owner, invocation, outcome)
             raise
         finally:
             if held:
                 self._locks.release(key)
+
+    async def _after_interruption(
+        self, key: str, owner: str, invocation: ToolInvocation, outcome: ToolCallOutcome | None
+    ) -> None:
+        """Leave ``key`` as a call that raised or was cancelled left its operation.
+
+        Released only when the operation certainly did not take effect: its body never began,
+        or ended with an exception of its own. A body that returned has done its work even
+        when the round is cancelled before its result is recorded.
+        """
+        progress = invocation.progress
+        if outcome is not None and outcome.ok:
+            await self.store.complete(key, owner=owner, result=outcome.response.data)
+        elif progress.returned or progress.interrupted:  # it did, or may have, taken effect
+            await self.store.mark_unknown(key, owner=owner)
+        else:
+            await self.store.release(key, owner=owner)
 
     def _record_late(self, key: str, owner: str, late: concurrent.futures.Future[str]) -> None:
         """When the timed-out body ends, record its result (or release the key if it failed).
@@ -498,12 +515,28 @@ class IdempotencyInterceptor:
         deadline = time.monotonic() + self.wait
         pause = self.poll_interval
         while True:
-            reservation = await self.store.reserve(key, owner=owner, lease=self.lease)
+            reservation = await self._reserve_once(key, owner)
             left = deadline - time.monotonic()
             if reservation.status is not ReservationStatus.RUNNING or left <= 0:
                 return reservation
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, 1.0)
+
+    async def _reserve_once(self, key: str, owner: str) -> Reservation:
+        """One ``store.reserve``; cancelled, it waits for the store and gives the key back.
+
+        A store working in a thread or across a network may take the key after the caller
+        was cancelled: released before that, the key would stay taken by nobody until its
+        lease ends, and every identical call would wait for it.
+        """
+        asked = asyncio.ensure_future(self.store.reserve(key, owner=owner, lease=self.lease))
+        try:
+            return await asyncio.shield(asked)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # the cancellation matters more
+                if (await asked).status is ReservationStatus.ACQUIRED:
+                    await self.store.release(key, owner=owner)
+            raise
 
 
 def _key_or_answer(invocation: ToolInvocation) -> str | ToolCallOutcome | None:
