@@ -55,6 +55,7 @@ from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
 from .bounds import ROUND_BOUND, LoopWatch
 from .calls import APPROVAL_LIMIT, GeneratedCall, generate
 from .ledger import SEED, Ledger, shorten
+from .running import quiet_logs
 
 CALLS = 10_000
 LARGEST_ROUND = 24  # below the per-tool call limit of a turn (40), so no call is refused by it
@@ -357,7 +358,7 @@ async def campaign(seed: int = SEED, calls: int = CALLS) -> Ledger:
     """Generate ``calls`` malformed calls from ``seed``, run them and count what broke."""
     ledger = Ledger(campaign="malformed calls", unit="calls", seed=seed)
     cases = list(generate(seed, calls))
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, quiet_logs():
         desk = build_desk(Path(folder))
         sqlite = SqliteChatMemoryRepository(Path(folder) / "memory.sqlite3")
         run = _Campaign(
