@@ -29,7 +29,6 @@ import asyncio
 import json
 import os
 import random
-import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -434,13 +433,11 @@ async def run_index(kind: str, seed: int, ledger: Ledger, dsn: str, schema: str)
             desk.ledger.fail("crashes", plan.case, what)
         ledger.tried += 1
 
-    longest = 0.0
     try:
         for number, wave in enumerate(waves(all_plans)):
             watch = LoopWatch()
             async with watch.watching():
                 await asyncio.gather(*[task async for task in started_in_steps(wave, turn)])
-            longest = max(longest, watch.longest)
             if watch.held:
                 what = f"{kind}: wave {number + 1} held the event loop {watch.longest:.1f} s"
                 ledger.fail("hangs", 0, what)
@@ -454,7 +451,6 @@ async def run_index(kind: str, seed: int, ledger: Ledger, dsn: str, schema: str)
     ledger.observed[f"searches, {kind}"] = len(desk.searches)
     ledger.observed[f"tool runs, {kind}"] = len(runs.seen)
     ledger.observed[f"forbidden calls refused, {kind}"] = desk.refused
-    ledger.observed[f"longest the loop was held (s), {kind}"] = round(longest, 2)
 
 
 def compare_with_subsets(desk: Desk, index: ToolIndex, kind: str, dsn: str, schema: str) -> None:
@@ -491,7 +487,6 @@ async def campaign(seed: int = SEED, kinds: tuple[str, ...] = INDEXES) -> Ledger
     ledger = Ledger(campaign="tenants", unit="turns", seed=seed)
     dsn = postgres_dsn() if "postgres" in kinds else ""
     schema = f"faults_{uuid.uuid4().hex[:12]}"
-    started = time.perf_counter()
     try:
         for kind in kinds:
             await run_index(kind, seed, ledger, dsn, schema)
@@ -500,7 +495,6 @@ async def campaign(seed: int = SEED, kinds: tuple[str, ...] = INDEXES) -> Ledger
             with psycopg.connect(dsn, autocommit=True) as conn:
                 conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     ledger.observed["conversations per index"] = CONVERSATIONS
-    ledger.observed["seconds"] = round(time.perf_counter() - started, 1)
     return ledger
 
 

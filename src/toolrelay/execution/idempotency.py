@@ -17,7 +17,9 @@ call runs. A recorded result answers the call (``replayed``, status ``ok``) with
 the tool and without asking for approval again. Otherwise the key is reserved and the call
 runs:
 
-- a successful result is recorded;
+- a successful result is recorded; when the store fails to record it (unreachable, say),
+  the call raises the store's error and its key is marked unknown, never released, so the
+  call that took effect is not run again by a retry;
 - a failed, denied or pending call, or one that never started, releases the key, so it may
   be tried again;
 - a call whose outcome is unknown, because it timed out or was cancelled while running,
@@ -399,7 +401,7 @@ class IdempotencyInterceptor:
     ) -> ToolCallOutcome:
         await self._locks.acquire(key)
         owner = uuid.uuid4().hex
-        held, moved = True, False
+        held, moved, ran = True, False, False
         outer_check = invocation.arguments_check
 
         async def check(changed: ToolInvocation, inner: Proceed) -> ToolCallOutcome:
@@ -435,6 +437,7 @@ class IdempotencyInterceptor:
             if moved:
                 return outcome
             if outcome.ok:
+                ran = True  # it took effect: failing to record that must not free the key
                 await self.store.complete(key, owner=owner, result=outcome.response.data)
             elif outcome.result_unknown:
                 await self.store.mark_unknown(key, owner=owner)
@@ -448,7 +451,7 @@ class IdempotencyInterceptor:
         except BaseException:
             if not moved:
                 with contextlib.suppress(Exception):  # the original error matters more
-                    if invocation.progress.interrupted:  # it may have taken effect
+                    if ran or invocation.progress.interrupted:  # it (may have) taken effect
                         await self.store.mark_unknown(key, owner=owner)
                     else:
                         await self.store.release(key, owner=owner)
