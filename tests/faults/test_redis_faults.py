@@ -268,14 +268,14 @@ async def strike(scenario: Scenario, stack: Stack, flying: asyncio.Task[list[str
             server.thaw()
         elif fault == "full":
             await configure(server, "maxmemory", "0")
-        else:
+        elif fault in ("killed", "restarted"):
             await asyncio.to_thread(server.start)
+        # A pause ends by itself.
 
 
-async def scenario(mode: str, fault: str, seed: int, root: Path, binary: str) -> Ledger:
-    """One persistence mode and one fault (see the module docs); its own ledger."""
+async def scenario(mode: str, fault: str, seed: int, server: RedisServer) -> Ledger:
+    """One persistence mode and one fault on ``server`` (see the module docs); its own ledger."""
     ledger = Ledger(campaign="redis faults", unit="turns", seed=seed)
-    server = await asyncio.to_thread(start_redis, binary, root, *MODES[mode])
     run = Scenario(
         mode=mode,
         fault=fault,
@@ -371,14 +371,27 @@ async def campaign(seed: int = SEED) -> Ledger:
         )
     ledger = Ledger(campaign="redis faults", unit="turns", seed=seed)
     _workers.EXECUTIONS.clear()
+    cases = [(mode, fault) for mode in MODES for fault in FAULTS]
     with tempfile.TemporaryDirectory() as folder:
-        ledgers = await asyncio.gather(
-            *(
-                scenario(mode, fault, seed, Path(folder), binary)
-                for mode in MODES
-                for fault in FAULTS
+        # Every server starts before any is killed: a port a killed server frees is then
+        # taken again by its own restart alone, never by another scenario's new server.
+        servers: list[RedisServer] = []
+        try:
+            for mode, _ in cases:
+                servers.append(
+                    await asyncio.to_thread(start_redis, binary, Path(folder), *MODES[mode])
+                )
+            ledgers = await asyncio.gather(
+                *(
+                    scenario(mode, fault, seed, server)
+                    for (mode, fault), server in zip(cases, servers, strict=True)
+                )
             )
-        )
+        finally:
+            for server in servers:
+                if server.process is not None and server.process.poll() is None:
+                    server.thaw()
+                    server.kill()
     for part in ledgers:
         ledger.merge(part)
     ledger.observed["scenarios"] = len(ledgers)
