@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from toolrelay.exceptions import ConfigurationError, StorageError, ToolDefinitionError
+from toolrelay.exceptions import (
+    ConfigurationError,
+    StorageError,
+    StorageUnavailableError,
+    ToolDefinitionError,
+)
 from toolrelay.execution import (
     ApprovalInterceptor,
     ApprovalStatus,
@@ -231,6 +236,27 @@ async def test_failed_runs_are_not_recorded_and_may_be_retried() -> None:
     retried = await run_round(manager, desk, RETRY)
     assert retried.outcomes[0].ok
     assert not retried.outcomes[0].replayed
+    assert desk.paid == [("r-1", 100)]
+
+
+async def test_a_run_whose_result_cannot_be_recorded_is_never_run_again() -> None:
+    class Unrecording(InMemoryIdempotencyStore):
+        """Reserves and releases, but its first ``complete`` meets a dropped connection."""
+
+        failures = 1
+
+        async def complete(self, key: str, *, owner: str, result: str) -> None:
+            if self.failures:
+                self.failures -= 1
+                raise StorageUnavailableError("the connection dropped while recording")
+            await super().complete(key, owner=owner, result=result)
+
+    desk, store = Refunds(), Unrecording()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    with pytest.raises(StorageUnavailableError):
+        await run_round(manager, desk, RETRY)
+    retried = await run_round(manager, desk, RETRY)
+    assert retried.outcomes[0].result_unknown  # it ran; a retry must not pay again
     assert desk.paid == [("r-1", 100)]
 
 

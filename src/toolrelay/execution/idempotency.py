@@ -17,7 +17,9 @@ call runs. A recorded result answers the call (``replayed``, status ``ok``) with
 the tool and without asking for approval again. Otherwise the key is reserved and the call
 runs:
 
-- a successful result is recorded;
+- a successful result is recorded; when the store fails to record it (unreachable, say),
+  the call raises the store's error and its key is marked unknown, never released, so the
+  call that took effect is not run again by a retry;
 - a failed, denied or pending call, or one that never started, releases the key, so it may
   be tried again;
 - a call whose outcome is unknown, because it timed out or was cancelled while running, or
@@ -401,7 +403,7 @@ class IdempotencyInterceptor:
     ) -> ToolCallOutcome:
         await self._locks.acquire(key)
         owner = uuid.uuid4().hex
-        held, moved = True, False
+        held, moved, ran = True, False, False
         outer_check = invocation.arguments_check
 
         async def check(changed: ToolInvocation, inner: Proceed) -> ToolCallOutcome:
@@ -438,6 +440,7 @@ class IdempotencyInterceptor:
             if moved:
                 return outcome
             if outcome.ok:
+                ran = True  # it took effect: failing to record that must not free the key
                 await self.store.complete(key, owner=owner, result=outcome.response.data)
             elif outcome.result_unknown:
                 await self.store.mark_unknown(key, owner=owner)
@@ -448,28 +451,36 @@ class IdempotencyInterceptor:
             else:
                 await self.store.release(key, owner=owner)
             return replace(outcome, idempotency_key=key)
-        except BaseException:
+        except BaseException as error:
             if not moved:
                 with contextlib.suppress(Exception):  # the original error matters more
-                    await self._after_interruption(key, owner, invocation, outcome)
+                    # An Exception once it ran is the store failing to record the result.
+                    store_failed = ran and isinstance(error, Exception)
+                    await self._after_interruption(key, owner, invocation, outcome, store_failed)
             raise
         finally:
             if held:
                 self._locks.release(key)
 
     async def _after_interruption(
-        self, key: str, owner: str, invocation: ToolInvocation, outcome: ToolCallOutcome | None
+        self,
+        key: str,
+        owner: str,
+        invocation: ToolInvocation,
+        outcome: ToolCallOutcome | None,
+        store_failed: bool,
     ) -> None:
         """Leave ``key`` as a call that raised or was cancelled left its operation.
 
         Released only when the operation certainly did not take effect: its body never began,
         or ended with an exception of its own. A body that returned has done its work even
-        when the round is cancelled before its result is recorded.
+        when the round is cancelled before its result is recorded; when the store itself
+        failed to record it (``store_failed``), the key is marked unknown instead.
         """
         progress = invocation.progress
-        if outcome is not None and outcome.ok:
+        if outcome is not None and outcome.ok and not store_failed:
             await self.store.complete(key, owner=owner, result=outcome.response.data)
-        elif progress.returned or progress.interrupted:  # it did, or may have, taken effect
+        elif store_failed or progress.returned or progress.interrupted:  # it (may have) acted
             await self.store.mark_unknown(key, owner=owner)
         else:
             await self.store.release(key, owner=owner)
