@@ -81,6 +81,38 @@ def observed(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+_LOST = "conversations whose messages were lost"
+_RERUN = "operations run again"
+
+
+def persistence_table(data: dict[str, Any]) -> str:
+    """The Redis campaign's losses: a row per persistence mode, a column per fault, each cell
+    conversations whose messages were lost / keyed operations run again."""
+    runs = [r for r in data["campaigns"] if r["module"] == "test_redis_faults"]
+    if not runs:
+        return ""
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for key, value in runs[0]["observed"].items():
+        what, _, rest = key.partition(", ")
+        mode, _, fault = rest.rpartition(", ")
+        if what in (_LOST, _RERUN) and mode:
+            found.setdefault((mode, fault), {})[what] = value
+    modes = list(dict.fromkeys(mode for mode, _ in found))
+    faults = list(dict.fromkeys(fault for _, fault in found))
+    lines = ["| persistence | " + " | ".join(faults) + " |", "|---|" + "---:|" * len(faults)]
+    for mode in modes:
+        cells = [
+            f"{found[mode, f].get(_LOST, '-')} / {found[mode, f].get(_RERUN, '-')}" for f in faults
+        ]
+        lines.append(f"| {mode} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+# Campaigns whose measurements the page shows in a table of their own, or leaves to the
+# results file (counts per index).
+_NOT_LISTED = {"test_redis_faults", "test_tenants"}
+
+
 def docs_text(data: dict[str, Any]) -> str:
     total = sum(run["failures"][k] for run in data["campaigns"] for k in data["failure_kinds"])
     tried = ", ".join(f"{run['tried']:,} {run['unit']}" for run in data["campaigns"])
@@ -94,8 +126,18 @@ def docs_text(data: dict[str, Any]) -> str:
         "What the failure kinds count:\n\n"
         + "\n".join(f"- *{k.replace('_', ' ')}*: {why}" for k, why in data["failure_kinds"].items())
     )
-    if observed(data):
-        text += "\n\nMeasured on the way: documented properties, not failures.\n\n" + observed(data)
+    listed = {**data, "campaigns": [r for r in data["campaigns"] if r["module"] not in _NOT_LISTED]}
+    if observed(listed):
+        text += "\n\nMeasured on the way: documented properties, not failures.\n\n" + observed(
+            listed
+        )
+    if persistence_table(data):
+        text += (
+            "\n\nWhat Redis keeps when it fails mid-run, per persistence mode: conversations "
+            "whose messages were lost / keyed operations run again. Where "
+            "[scaling.md](scaling.md#persistence-what-a-restart-keeps) says a mode keeps "
+            "writes, a loss counts as a failure in the table above.\n\n" + persistence_table(data)
+        )
     return (
         text + "\n\nRegenerate with `.venv/bin/python benchmarks/reliability.py` (Redis and "
         "PostgreSQL running: `.ci/services.sh`); details in `benchmarks/results/reliability.md`."

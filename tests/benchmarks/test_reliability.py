@@ -46,3 +46,21 @@ def test_the_table_has_a_row_per_campaign_and_a_column_per_kind() -> None:
         "|---|---:|---:|---:|",
         "| a | 12,000 calls | 0 | 2 |",
     ]
+
+
+def test_the_persistence_table_has_a_row_per_mode_and_a_column_per_fault() -> None:
+    observed = {
+        "turns failed, AOF always, killed": 9,
+        "conversations whose messages were lost, no persistence, killed": 19,
+        "operations run again, no persistence, killed": 26,
+        "conversations whose messages were lost, AOF always, killed": 0,
+        "operations run again, AOF always, killed": 0,
+        "scenarios": 2,
+    }
+    data = {"campaigns": [{"module": "test_redis_faults", "observed": observed}]}
+    assert reliability.persistence_table(data).splitlines() == [
+        "| persistence | killed |",
+        "|---|---:|",
+        "| no persistence | 19 / 26 |",
+        "| AOF always | 0 / 0 |",
+    ]
