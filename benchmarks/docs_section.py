@@ -34,6 +34,7 @@ WRITERS = (
     "postgres_search.py",
     "retrieval/report.py",
     "retrieval/speed.py",
+    "reliability.py",
 )
 """The scripts with a ``docs_sections()``, relative to ``benchmarks/``."""
 

@@ -9,8 +9,6 @@ a server's clients, kill or restart it take ``redis_servers`` and start servers 
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -18,7 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.redis_servers import RedisServer
+from tests.redis_servers import RedisServer, redis_binary, start_redis
 
 # skip_policy: the needs_key marker and --no-skips; pytester: for the tests of skip_policy.
 pytest_plugins = ["tests.skip_policy", "pytester"]
@@ -63,19 +61,13 @@ async def prefix(redis_url: str) -> AsyncIterator[str]:
 def redis_servers(tmp_path: Path) -> Iterator[Callable[..., RedisServer]]:
     """Starts private redis-servers: ``redis_servers("--appendonly", "yes")``; all are
     killed at the end of the test."""
-    binary = os.environ.get("TOOLRELAY_TEST_REDIS_SERVER") or shutil.which("redis-server")
+    binary = redis_binary()
     if not binary:
         pytest.skip("needs a redis-server binary (TOOLRELAY_TEST_REDIS_SERVER or on PATH)")
     started: list[RedisServer] = []
 
     def start(*settings: str) -> RedisServer:
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        folder = tmp_path / f"redis-{port}"
-        folder.mkdir()
-        server = RedisServer(binary=binary, folder=folder, port=port, settings=list(settings))
-        server.start()
+        server = start_redis(binary, tmp_path, *settings)
         started.append(server)
         return server
 

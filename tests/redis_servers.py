@@ -1,10 +1,13 @@
-"""A private redis-server for tests that count its clients, kill or restart it.
+"""A private redis-server for tests that count its clients, kill, freeze or restart it.
 
-Tests take the ``redis_servers`` fixture (tests/conftest.py), which starts these.
+Tests take the ``redis_servers`` fixture (tests/conftest.py), which starts these with
+:func:`start_redis`; code running outside pytest (the fault campaigns) calls it directly.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -73,6 +76,16 @@ class RedisServer:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(20)
 
+    def freeze(self) -> None:
+        """SIGSTOP: the server keeps its connections open and answers nothing."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        """SIGCONT: a frozen server goes on where it stopped."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGCONT)
+
     def info(self, section: str) -> dict[str, str]:
         """``INFO section`` as a dict, over a socket of its own."""
         with socket.create_connection(("127.0.0.1", self.port), timeout=5) as sock:
@@ -86,3 +99,20 @@ class RedisServer:
                 body += sock.recv(65536)
         lines = body[:size].decode().splitlines()
         return dict(line.split(":", 1) for line in lines if ":" in line)
+
+
+def redis_binary() -> str | None:
+    """The redis-server to start: ``TOOLRELAY_TEST_REDIS_SERVER``, else one on ``PATH``."""
+    return os.environ.get("TOOLRELAY_TEST_REDIS_SERVER") or shutil.which("redis-server")
+
+
+def start_redis(binary: str, root: Path, *settings: str) -> RedisServer:
+    """Start a server on a free port, its data in a new folder under ``root``."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    folder = root / f"redis-{port}"
+    folder.mkdir()
+    server = RedisServer(binary=binary, folder=folder, port=port, settings=list(settings))
+    server.start()
+    return server

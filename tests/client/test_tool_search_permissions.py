@@ -133,6 +133,29 @@ async def test_an_undiscovered_tool_is_not_run_whatever_name_the_model_guesses(
     assert report.rounds[0].unavailable == tuple(guesses)
 
 
+async def test_calls_of_hidden_names_build_no_argument_validator_each(
+    shop: Shop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A model flooding a turn with forbidden or unknown names costs no validator per name.
+    from toolrelay.execution import arguments
+
+    built: list[str] = []
+
+    class Counting(arguments.SchemaValidator):
+        def __init__(self, tool_name: str, schema: Mapping[str, Any]) -> None:
+            built.append(tool_name)
+            super().__init__(tool_name, schema)
+
+    monkeypatch.setattr(arguments, "SchemaValidator", Counting)
+    guesses = [f"orders.guess_{n}" for n in range(20)] + [WIPE]
+    model = ScriptedModel(
+        [tool_call_response(*((g, {"order_id": "o1"}) for g in guesses)), "gave up"]
+    )
+    await client_for(model, bm25_advisor(tools_from(shop))).prompt("go").conversation("c").acall()
+    assert [a.data for a in responses(model.prompts[1])] == [unavailable(g) for g in guesses]
+    assert len(built) <= 1, built
+
+
 async def test_the_unavailable_text_is_configurable(shop: Shop) -> None:
     advisor = bm25_advisor(
         tools_from(shop), unavailable_message="No {name} here; use {search_tool}."

@@ -371,6 +371,63 @@ async def test_a_silent_handler_may_defer_to_a_person_instead() -> None:
     assert ledger.ran == []
 
 
+class NotAnException(BaseException):
+    """A ``BaseException`` that is none of the standard ones."""
+
+
+@pytest.mark.parametrize(
+    "raised",
+    [
+        RuntimeError("approval service down"),
+        TimeoutError(),
+        asyncio.CancelledError(),
+        SystemExit(1),
+        NotAnException(),
+    ],
+    ids=type,
+)
+async def test_a_failing_handler_denies_its_call_and_the_round_goes_on(
+    raised: BaseException,
+) -> None:
+    async def failing(request: ToolCallRequest, /) -> ApprovalVerdict:
+        raise raised
+
+    ledger = Ledger()
+    result = await run(ledger, ApprovalInterceptor(failing), REFUND, ("lookup", {"order_id": "A1"}))
+    refused, looked_up = result.outcomes
+    assert refused.status is ToolCallStatus.DENIED
+    assert refused.approval is ApprovalStatus.DENIED
+    assert refused.response.data == (
+        "The call to tool 'refund' could not be approved (the approval check failed), so it did "
+        "not run. Tell the user it needs approval."
+    )
+    assert looked_up.ok
+    assert ledger.ran == [("lookup", {"order_id": "A1"})]
+
+
+@pytest.mark.parametrize("raised", [KeyboardInterrupt(), MemoryError()], ids=type)
+async def test_keyboard_interrupt_and_memory_error_from_a_handler_propagate(
+    raised: BaseException,
+) -> None:
+    async def failing(request: ToolCallRequest, /) -> ApprovalVerdict:
+        raise raised
+
+    ledger = Ledger()
+    with pytest.raises(type(raised)):
+        await run(ledger, ApprovalInterceptor(failing), REFUND)
+    assert ledger.ran == []
+
+
+async def test_a_handler_that_is_not_async_is_a_configuration_error_naming_the_fix() -> None:
+    def blocking(request: ToolCallRequest, /) -> ApprovalVerdict:
+        return Approve()
+
+    ledger = Ledger()
+    with pytest.raises(ConfigurationError, match="define it with async def"):
+        await run(ledger, ApprovalInterceptor(blocking), REFUND)  # type: ignore[arg-type]
+    assert ledger.ran == []
+
+
 def test_the_approval_timeout_is_finite_by_default_and_checked() -> None:
     assert ApprovalInterceptor().timeout == DEFAULT_APPROVAL_TIMEOUT == 60.0
     assert ApprovalInterceptor(timeout=None).timeout is None

@@ -254,6 +254,37 @@ async def test_a_failing_sink_is_logged_and_the_call_keeps_its_result(
     assert any("failed to write" in r.getMessage() for r in caplog.records)
 
 
+class NotAnException(BaseException):
+    """A ``BaseException`` that is none of the standard ones."""
+
+
+@pytest.mark.parametrize(
+    "raised", [SystemExit(1), asyncio.CancelledError(), NotAnException()], ids=type
+)
+async def test_a_sink_raising_what_is_not_an_exception_still_costs_only_the_record(
+    raised: BaseException,
+) -> None:
+    class Odd:
+        async def write(self, record: AuditRecord) -> None:
+            raise raised
+
+    result = await run(
+        [AuditInterceptor(Odd())],
+        ("payments.refund", ARGS),
+        ("payments.refund", ARGS | {"payment_id": "p-2"}),
+    )
+    assert [o.status for o in result.outcomes] == [ToolCallStatus.OK, ToolCallStatus.OK]
+
+
+async def test_keyboard_interrupt_from_a_sink_propagates() -> None:
+    class Interrupted:
+        async def write(self, record: AuditRecord) -> None:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        await run([AuditInterceptor(Interrupted())], ("payments.refund", ARGS))
+
+
 def test_records_are_frozen_and_serialisable() -> None:
     record = AuditRecord(
         timestamp=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),

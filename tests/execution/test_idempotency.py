@@ -14,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from toolrelay.exceptions import ConfigurationError, StorageError, ToolDefinitionError
+from toolrelay.exceptions import (
+    ConfigurationError,
+    StorageError,
+    StorageUnavailableError,
+    ToolDefinitionError,
+)
 from toolrelay.execution import (
     ApprovalInterceptor,
     ApprovalStatus,
@@ -24,12 +29,16 @@ from toolrelay.execution import (
     IdempotencyInterceptor,
     IdempotencyStore,
     InMemoryIdempotencyStore,
+    Proceed,
+    Reservation,
     ReservationStatus,
     SqliteIdempotencyStore,
     ToolCallingManager,
+    ToolCallOutcome,
     ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
+    ToolInvocation,
     idempotency_key,
 )
 from toolrelay.messages import ToolCall, UserMessage
@@ -227,6 +236,27 @@ async def test_failed_runs_are_not_recorded_and_may_be_retried() -> None:
     retried = await run_round(manager, desk, RETRY)
     assert retried.outcomes[0].ok
     assert not retried.outcomes[0].replayed
+    assert desk.paid == [("r-1", 100)]
+
+
+async def test_a_run_whose_result_cannot_be_recorded_is_never_run_again() -> None:
+    class Unrecording(InMemoryIdempotencyStore):
+        """Reserves and releases, but its first ``complete`` meets a dropped connection."""
+
+        failures = 1
+
+        async def complete(self, key: str, *, owner: str, result: str) -> None:
+            if self.failures:
+                self.failures -= 1
+                raise StorageUnavailableError("the connection dropped while recording")
+            await super().complete(key, owner=owner, result=result)
+
+    desk, store = Refunds(), Unrecording()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    with pytest.raises(StorageUnavailableError):
+        await run_round(manager, desk, RETRY)
+    retried = await run_round(manager, desk, RETRY)
+    assert retried.outcomes[0].result_unknown  # it ran; a retry must not pay again
     assert desk.paid == [("r-1", 100)]
 
 
@@ -617,6 +647,101 @@ async def test_a_call_cancelled_while_running_stays_unknown() -> None:
         await task
     reservation = await store.reserve("transfer:1", owner="retry", lease=60)
     assert reservation.status is ReservationStatus.UNKNOWN
+
+
+async def test_a_round_cancelled_while_the_result_is_recorded_never_runs_the_call_again() -> None:
+    ran: list[str] = []
+    recording = asyncio.Event()
+
+    class Transfer:
+        definition = ToolDefinition(name="transfer", description="Transfer money.")
+        metadata = ToolMetadata(idempotency_key=lambda args, ctx: "transfer:2")
+
+        async def call(self, arguments_json: str, context: Any = None) -> str:
+            ran.append("sent")
+            return "sent"
+
+    class SlowToRecord(InMemoryIdempotencyStore):
+        async def complete(self, key: str, *, owner: str, result: str) -> None:
+            if not recording.is_set():
+                recording.set()
+                await asyncio.sleep(30)  # cancelled here, after the transfer went out
+            await super().complete(key, owner=owner, result=result)
+
+    store = SlowToRecord()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Transfer(),)))
+    response = tool_call_response(("transfer", {}))
+    task = asyncio.ensure_future(manager.execute_tool_calls(prompt, response))
+    await recording.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    reservation = await store.reserve("transfer:2", owner="retry", lease=60)
+    assert reservation.status is ReservationStatus.COMPLETED  # never released to run again
+    assert reservation.result == "sent"
+    assert ran == ["sent"]
+
+
+async def test_a_call_whose_outcome_is_lost_after_its_body_returned_stays_unknown() -> None:
+    ran: list[str] = []
+
+    class Transfer:
+        definition = ToolDefinition(name="transfer", description="Transfer money.")
+        metadata = ToolMetadata(idempotency_key=lambda args, ctx: "transfer:3")
+
+        async def call(self, arguments_json: str, context: Any = None) -> str:
+            ran.append("sent")
+            return "sent"
+
+    async def failing_after(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        await proceed(invocation)
+        raise RuntimeError("the step after the tool failed")
+
+    store = InMemoryIdempotencyStore()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store), failing_after])
+    prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Transfer(),)))
+    with pytest.raises(RuntimeError, match="the step after"):
+        await manager.execute_tool_calls(prompt, tool_call_response(("transfer", {})))
+    reservation = await store.reserve("transfer:3", owner="retry", lease=60)
+    assert reservation.status is ReservationStatus.UNKNOWN  # it went out: never again by itself
+    assert ran == ["sent"]
+
+
+async def test_a_round_cancelled_while_the_store_reserves_leaves_the_key_free() -> None:
+    reserving = asyncio.Event()
+
+    class InAThread(InMemoryIdempotencyStore):
+        """Takes the key after a moment, even when its caller stopped waiting."""
+
+        async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+            async def later() -> Reservation:
+                await asyncio.sleep(0.05)
+                return await InMemoryIdempotencyStore.reserve(self, key, owner=owner, lease=lease)
+
+            reserving.set()
+            return await asyncio.shield(asyncio.ensure_future(later()))
+
+    class Transfer:
+        definition = ToolDefinition(name="transfer", description="Transfer money.")
+        metadata = ToolMetadata(idempotency_key=lambda args, ctx: "transfer:4")
+
+        async def call(self, arguments_json: str, context: Any = None) -> str:
+            return "sent"
+
+    store = InAThread()
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Transfer(),)))
+    task = asyncio.ensure_future(
+        manager.execute_tool_calls(prompt, tool_call_response(("transfer", {})))
+    )
+    await reserving.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await asyncio.sleep(0.1)  # the store has taken the key by now, if it ever does
+    taken = await InMemoryIdempotencyStore.reserve(store, "transfer:4", owner="retry", lease=60)
+    assert taken.status is ReservationStatus.ACQUIRED  # not held by a call that never ran
 
 
 async def test_a_call_that_never_started_releases_its_key(payouts: Payouts) -> None:

@@ -169,6 +169,25 @@ async def test_system_exit_from_a_sync_tool_in_its_thread_ends_only_its_call() -
     assert result.outcomes[1].ok
 
 
+@pytest.mark.parametrize(
+    "raised", [GeneratorExit(), StopIteration(), asyncio.CancelledError()], ids=type
+)
+async def test_what_no_future_carries_from_a_sync_tool_ends_only_its_call(
+    raised: BaseException,
+) -> None:
+    @tool(timeout=5)
+    def odd() -> str:
+        """Raises what asyncio futures handle badly."""
+        raise raised
+
+    result = await run(ToolCallingManager(), [FunctionTool.from_function(odd)], "odd")
+    failed, last = result.outcomes
+    assert failed.status is ToolCallStatus.ERROR  # not a timeout, nor the round's end
+    assert failed.exception is not None
+    assert failed.exception.__cause__ is raised
+    assert last.ok
+
+
 @pytest.mark.parametrize("raised", [KeyboardInterrupt(), MemoryError()])
 async def test_keyboard_interrupt_and_memory_error_propagate(raised: BaseException) -> None:
     with pytest.raises(type(raised)):

@@ -150,10 +150,15 @@ def build_stack(
     postgres_dsn: str | None = None,
     schema: str = "",
     wait: float = 10.0,
+    timeout: float = 5.0,
+    require_durable: bool = True,
 ) -> Stack:
-    sessions = RedisSessionStore(redis_url, prefix=prefix, ttl=3600)
-    repository = RedisChatMemoryRepository(redis_url, prefix=prefix)
-    idempotency = RedisIdempotencyStore(redis_url, prefix=prefix)
+    """The stack over Redis at ``redis_url``; ``timeout`` is every store's (see the stores)."""
+    sessions = RedisSessionStore(redis_url, prefix=prefix, ttl=3600, timeout=timeout)
+    repository = RedisChatMemoryRepository(redis_url, prefix=prefix, timeout=timeout)
+    idempotency = RedisIdempotencyStore(
+        redis_url, prefix=prefix, timeout=timeout, require_durable=require_durable
+    )
     index: ToolIndex
     if postgres_dsn:
         from toolrelay.search.postgres import PostgresToolIndex

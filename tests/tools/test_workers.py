@@ -41,6 +41,35 @@ async def test_exceptions_of_any_kind_reach_the_caller() -> None:
     assert await pool.run(lambda: "still working") == "still working"
 
 
+async def test_a_generator_exit_reaches_the_callers_own_handler() -> None:
+    pool = WorkerPool(1)
+
+    def closing() -> None:
+        raise GeneratorExit
+
+    async def handled() -> str:
+        try:
+            await pool.run(closing)
+        except GeneratorExit:
+            return "handled where it was awaited"
+        return "not raised"
+
+    # Awaited as a future, it would be thrown into the outermost coroutine of the task.
+    assert await handled() == "handled where it was awaited"
+
+
+async def test_a_stop_iteration_reaches_the_caller_as_a_runtime_error() -> None:
+    pool = WorkerPool(1)
+
+    def exhausted() -> None:
+        next(iter(()))
+
+    async with asyncio.timeout(5):  # an asyncio future refuses StopIteration: no answer ever
+        with pytest.raises(RuntimeError, match="StopIteration") as raised:
+            await pool.run(exhausted)
+    assert isinstance(raised.value.__cause__, StopIteration)
+
+
 async def test_a_cancelled_wait_returns_at_once_and_the_running_job_counts_as_stuck() -> None:
     pool = WorkerPool(2)
     release = threading.Event()

@@ -247,6 +247,11 @@ class CatalogView:
 # --- execution gates -------------------------------------------------------------------------
 
 
+# Every stand-in shares one schema object: the manager keeps a validator per schema object,
+# so a flood of calls of forbidden or unknown names builds one validator, not one per call.
+_HIDDEN_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
 class HiddenTool:
     """Stands in for a name the model was not shown, for :func:`visibility_guard` to deny.
 
@@ -258,7 +263,7 @@ class HiddenTool:
     """
 
     def __init__(self, name: str, text: str) -> None:
-        self._definition = ToolDefinition(name=name, description="")
+        self._definition = ToolDefinition(name=name, description="", input_schema=_HIDDEN_SCHEMA)
         self.text = text
 
     @property

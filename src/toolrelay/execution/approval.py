@@ -18,7 +18,9 @@ Without a handler every such call is deferred::
 The handler sees the validated arguments (a call with invalid arguments is answered before
 anyone is asked). It has ``timeout`` seconds to answer (:data:`DEFAULT_APPROVAL_TIMEOUT`,
 60 s, by default); a handler that does not answer in time is taken as a denial the model can
-act on, or, with ``on_timeout="defer"``, as a deferral to a person.
+act on, or, with ``on_timeout="defer"``, as a deferral to a person. A handler that raises
+denies the call it was asked about (logged), never the round's other calls; one that answers
+anything but a verdict, or is not ``async``, is a :class:`ConfigurationError`.
 
 When a deferred round resumes, the loop runs it again inside :func:`resumed_round`: the
 calls answered the first time keep their answers (the manager never runs them twice) and
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import inspect
 import json
 import logging
 from collections.abc import Iterator, Mapping, Sequence
@@ -203,7 +206,9 @@ class ApprovalInterceptor:
     """Asks for approval before tools with side effects run (see the module docs).
 
     Args:
-        handler: Decides about each call; ``None`` defers every call to a person.
+        handler: Decides about each call; ``None`` defers every call to a person. A
+            handler that raises denies the call (logged); ``KeyboardInterrupt``,
+            ``MemoryError`` and a cancellation of the round propagate.
         destructive: Also ask about tools whose metadata says ``destructive``.
         timeout: Seconds the handler has to answer (finite, above 0); ``None`` waits for
             ever.
@@ -212,7 +217,8 @@ class ApprovalInterceptor:
             without a handler).
 
     Raises:
-        ConfigurationError: ``timeout`` or ``on_timeout`` is out of range.
+        ConfigurationError: ``timeout`` or ``on_timeout`` is out of range. From a call: the
+            handler is not ``async`` or answered something other than a verdict.
     """
 
     def __init__(
@@ -271,18 +277,35 @@ class ApprovalInterceptor:
         return replace(outcome, approval=ApprovalStatus.EDITED, edited_arguments=arguments.text)
 
     async def _ask(self, invocation: ToolInvocation) -> ApprovalVerdict:
-        """The handler's verdict, or what its silence means after ``timeout`` seconds."""
+        """The handler's verdict; what its silence or its failure means otherwise."""
         assert self.handler is not None
-        if self.timeout is None:
-            return await self.handler(invocation.request())
+        name = invocation.tool_name
         scope = asyncio.timeout(self.timeout)
         try:
             async with scope:
-                return await self.handler(invocation.request())
-        except TimeoutError:
-            if not scope.expired():
-                raise  # the handler's own TimeoutError
-        name = invocation.tool_name
+                answer = self.handler(invocation.request())
+                if not inspect.isawaitable(answer):
+                    raise ConfigurationError(
+                        f"the approval handler returned {answer!r} instead of an awaitable; "
+                        "define it with async def"
+                    )
+                return await answer
+        except (ConfigurationError, KeyboardInterrupt, MemoryError):
+            raise
+        except BaseException as exc:
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
+                raise  # the round is being cancelled from outside
+            if not (isinstance(exc, TimeoutError) and scope.expired()):
+                # Fail closed, and only this call: the round's other results are kept.
+                _log.error(
+                    "the approval handler failed on call %r of tool %r; the call is denied",
+                    invocation.call.id,
+                    name,
+                    exc_info=exc,
+                )
+                return Deny(feedback.approval_failed(name))
+        assert self.timeout is not None  # only a timeout expires
         _log.warning(
             "the approval handler did not answer about call %r of tool %r within %g s; the "
             "call is %s",

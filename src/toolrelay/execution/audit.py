@@ -264,11 +264,19 @@ class AuditInterceptor:
                 call_id,
                 self.timeout,
             )
-        except Exception:
-            _log.exception(
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except BaseException as exc:
+            task = asyncio.current_task()
+            if isinstance(exc, asyncio.CancelledError) and task is not None and task.cancelling():
+                raise  # the round is being cancelled from outside
+            # Whatever it raised (SystemExit, a CancelledError of its own...): the call has
+            # its outcome already, and keeps it.
+            _log.error(
                 "audit sink %s failed to write the record of call %r",
                 type(self.sink).__name__,
                 call_id,
+                exc_info=exc,
             )
 
 

@@ -14,6 +14,7 @@ from toolrelay.tools.names import provider_safe_name
 from toolrelay.tools.workers import WorkerPoolStatus
 
 __all__ = [
+    "approval_failed",
     "approval_timed_out",
     "arguments_too_long",
     "denied",
@@ -165,6 +166,14 @@ def unusable_result(tool_name: str, exc: BaseException) -> str:
     return (
         f"Tool {_shown(tool_name)} returned a value that cannot be turned into text "
         f"({type(exc).__name__})."
+    )
+
+
+def approval_failed(tool_name: str) -> str:
+    """The approval handler failed, so nobody approved the call."""
+    return (
+        f"The call to tool {_shown(tool_name)} could not be approved (the approval check "
+        "failed), so it did not run. Tell the user it needs approval."
     )
 
 

@@ -17,12 +17,16 @@ call runs. A recorded result answers the call (``replayed``, status ``ok``) with
 the tool and without asking for approval again. Otherwise the key is reserved and the call
 runs:
 
-- a successful result is recorded;
+- a successful result is recorded; when the store fails to record it (unreachable, say),
+  the call raises the store's error and its key is marked unknown, never released, so the
+  call that took effect is not run again by a retry;
 - a failed, denied or pending call, or one that never started, releases the key, so it may
   be tried again;
-- a call whose outcome is unknown, because it timed out or was cancelled while running,
-  keeps the key, marked unknown: an identical call is answered that the outcome is unknown
-  (``result_unknown``) and is never run again by itself. When a synchronous tool that timed
+- a call whose outcome is unknown, because it timed out or was cancelled while running, or
+  its tool returned but the round was aborted before the result came back, keeps the key,
+  marked unknown (a result known when the round is cancelled is still recorded): an
+  identical call is answered that the outcome is unknown (``result_unknown``) and is never
+  run again by itself. When a synchronous tool that timed
   out finishes later, its real result is recorded under the key (or, if it failed, the key is
   released). A reservation older than ``lease`` seconds without a result (its process was
   lost) counts as unknown too. :meth:`InMemoryIdempotencyStore.delete` (every store has it)
@@ -399,7 +403,7 @@ class IdempotencyInterceptor:
     ) -> ToolCallOutcome:
         await self._locks.acquire(key)
         owner = uuid.uuid4().hex
-        held, moved = True, False
+        held, moved, ran = True, False, False
         outer_check = invocation.arguments_check
 
         async def check(changed: ToolInvocation, inner: Proceed) -> ToolCallOutcome:
@@ -422,6 +426,7 @@ class IdempotencyInterceptor:
                 lambda c: _continue(replace(c, arguments_check=outer_check), inner),
             )
 
+        outcome: ToolCallOutcome | None = None
         try:
             reservation = await self._reserve(key, owner)
             if reservation.status is ReservationStatus.COMPLETED:
@@ -435,6 +440,7 @@ class IdempotencyInterceptor:
             if moved:
                 return outcome
             if outcome.ok:
+                ran = True  # it took effect: failing to record that must not free the key
                 await self.store.complete(key, owner=owner, result=outcome.response.data)
             elif outcome.result_unknown:
                 await self.store.mark_unknown(key, owner=owner)
@@ -445,17 +451,39 @@ class IdempotencyInterceptor:
             else:
                 await self.store.release(key, owner=owner)
             return replace(outcome, idempotency_key=key)
-        except BaseException:
+        except BaseException as error:
             if not moved:
                 with contextlib.suppress(Exception):  # the original error matters more
-                    if invocation.progress.interrupted:  # it may have taken effect
-                        await self.store.mark_unknown(key, owner=owner)
-                    else:
-                        await self.store.release(key, owner=owner)
+                    # An Exception once it ran is the store failing to record the result.
+                    store_failed = ran and isinstance(error, Exception)
+                    await self._after_interruption(key, owner, invocation, outcome, store_failed)
             raise
         finally:
             if held:
                 self._locks.release(key)
+
+    async def _after_interruption(
+        self,
+        key: str,
+        owner: str,
+        invocation: ToolInvocation,
+        outcome: ToolCallOutcome | None,
+        store_failed: bool,
+    ) -> None:
+        """Leave ``key`` as a call that raised or was cancelled left its operation.
+
+        Released only when the operation certainly did not take effect: its body never began,
+        or ended with an exception of its own. A body that returned has done its work even
+        when the round is cancelled before its result is recorded; when the store itself
+        failed to record it (``store_failed``), the key is marked unknown instead.
+        """
+        progress = invocation.progress
+        if outcome is not None and outcome.ok and not store_failed:
+            await self.store.complete(key, owner=owner, result=outcome.response.data)
+        elif store_failed or progress.returned or progress.interrupted:  # it (may have) acted
+            await self.store.mark_unknown(key, owner=owner)
+        else:
+            await self.store.release(key, owner=owner)
 
     def _record_late(self, key: str, owner: str, late: concurrent.futures.Future[str]) -> None:
         """When the timed-out body ends, record its result (or release the key if it failed).
@@ -498,12 +526,28 @@ class IdempotencyInterceptor:
         deadline = time.monotonic() + self.wait
         pause = self.poll_interval
         while True:
-            reservation = await self.store.reserve(key, owner=owner, lease=self.lease)
+            reservation = await self._reserve_once(key, owner)
             left = deadline - time.monotonic()
             if reservation.status is not ReservationStatus.RUNNING or left <= 0:
                 return reservation
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, 1.0)
+
+    async def _reserve_once(self, key: str, owner: str) -> Reservation:
+        """One ``store.reserve``; cancelled, it waits for the store and gives the key back.
+
+        A store working in a thread or across a network may take the key after the caller
+        was cancelled: released before that, the key would stay taken by nobody until its
+        lease ends, and every identical call would wait for it.
+        """
+        asked = asyncio.ensure_future(self.store.reserve(key, owner=owner, lease=self.lease))
+        try:
+            return await asyncio.shield(asked)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):  # the cancellation matters more
+                if (await asked).status is ReservationStatus.ACQUIRED:
+                    await self.store.release(key, owner=owner)
+            raise
 
 
 def _key_or_answer(invocation: ToolInvocation) -> str | ToolCallOutcome | None:

@@ -60,13 +60,16 @@ class CallProgress:
             synchronous one.
         ended: The body ended with a result or an exception of its own (not cancelled, not
             timed out).
+        returned: The body returned a result: it did its work, whatever becomes of the
+            outcome afterwards (a round cancelled while the result is being recorded).
     """
 
-    __slots__ = ("ended", "started")
+    __slots__ = ("ended", "returned", "started")
 
     def __init__(self) -> None:
         self.started = False
         self.ended = False
+        self.returned = False
 
     @property
     def interrupted(self) -> bool:

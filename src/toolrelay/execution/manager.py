@@ -439,7 +439,7 @@ class ToolCallingManager:
             started = perf_counter()
             try:
                 value = await _call(invocation, timeout, workers)
-                progress.ended = value is not _TIMED_OUT
+                progress.ended = progress.returned = value is not _TIMED_OUT
             except ToolArgumentError as exc:  # a tool that checks more than its schema says
                 progress.ended = True
                 if self.invalid_arguments == "raise":

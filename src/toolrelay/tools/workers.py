@@ -9,6 +9,9 @@ tool functions get a pool of their own, :class:`WorkerPool`:
 - it has at most ``max_workers`` threads (:data:`DEFAULT_SYNC_WORKERS` by default), started as
   needed; they are daemon threads, so a function that never returns cannot keep the process
   from exiting;
+- a job's exception reaches its caller as it was raised, ``SystemExit`` and ``GeneratorExit``
+  included, like any coroutine's; ``StopIteration``, which an ``asyncio`` future cannot carry,
+  arrives as a ``RuntimeError`` caused by it;
 - waiting for a job never blocks the event loop, and a wait that is cancelled (a timeout)
   ends at once: a job that has not started is dropped, one that runs is *abandoned*, counted
   as stuck until its function returns, and its result is kept on its future;
@@ -120,12 +123,18 @@ class WorkerJob(Generic[T]):
         Cancelling the wait returns at once: a job that has not started never will, and a
         running one is abandoned (the pool counts it as stuck until the function returns).
         """
+        ended = asyncio.wrap_future(self.future)
         try:
-            return await asyncio.wrap_future(self.future)
+            # Waited for, not awaited: a task awaiting a future that holds GeneratorExit gets it
+            # thrown into its outermost coroutine, past every handler in between.
+            await asyncio.wait((ended,))
         except asyncio.CancelledError:
+            ended.cancel()
             if not self.future.cancel():  # only a job no thread has taken can be cancelled
                 self._pool._abandon(self)
             raise
+        ended.exception()  # retrieved here; raised below, in this frame, like any other
+        return self.future.result()
 
     def _run(self) -> tuple[bool, object]:
         """Run the function once: ``(True, result)`` or ``(False, exception)``."""
@@ -133,6 +142,12 @@ class WorkerJob(Generic[T]):
         assert fn is not None  # a job runs once
         try:
             return True, self._context.run(fn)
+        except StopIteration as exc:
+            # An asyncio future refuses StopIteration, so the caller would wait for ever;
+            # it becomes a RuntimeError, as it does when a coroutine raises it (PEP 479).
+            error = RuntimeError(f"the function raised StopIteration: {exc!r}")
+            error.__cause__ = exc
+            return False, error
         except BaseException as exc:  # delivered to the caller, like any outcome
             return False, exc
         finally:

@@ -1,0 +1,1 @@
+"""The fault suite: generated faults, each case an invariant, every failure counted."""
