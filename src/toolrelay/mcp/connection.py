@@ -43,7 +43,7 @@ from mcp_types import (
 from mcp_types import Tool as McpToolInfo
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-import toolrelay
+from toolrelay._version import __version__
 from toolrelay.exceptions import McpServerError
 from toolrelay.mcp.config import McpServerConfig
 
@@ -57,7 +57,7 @@ MAX_LIST_PAGES = 100
 CLOSE_TIMEOUT = 10.0
 """Seconds a connection may take to close before it is cancelled."""
 
-_CLIENT_INFO = Implementation(name="toolrelay", version=toolrelay.__version__)
+_CLIENT_INFO = Implementation(name="toolrelay", version=__version__)
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)  # the SDK's defaults: streams stay open
 
 

@@ -35,7 +35,7 @@ from mcp_types import (
 )
 from mcp_types import Tool as McpToolInfo
 
-import toolrelay
+from toolrelay._version import __version__
 from toolrelay.exceptions import ToolRelayError
 from toolrelay.mcp.annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
 from toolrelay.mcp.context import context_from_meta
@@ -52,7 +52,7 @@ def tools_server(
     tools: ToolCatalog | Iterable[object],
     *,
     name: str = "toolrelay",
-    version: str = toolrelay.__version__,
+    version: str = __version__,
     instructions: str | None = None,
     context: Mapping[str, Any] | None = None,
 ) -> Server[Any]:

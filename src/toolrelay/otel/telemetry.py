@@ -10,7 +10,7 @@ from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 from opentelemetry.util.types import AttributeValue
 
-from toolrelay import __version__
+from toolrelay._version import __version__
 from toolrelay.client.advisor import HIGHEST_PRECEDENCE
 from toolrelay.messages import Usage
 from toolrelay.otel._context import present

@@ -9,9 +9,12 @@ network and no API key.
 from __future__ import annotations
 
 from toolrelay.search.auto_embedder import any_embedder_available
+from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.search.cache import EmbeddingCache
 from toolrelay.search.embedders import Embedder
+from toolrelay.search.hybrid import HybridToolIndex
 from toolrelay.search.scoring import ScoringToolIndex
+from toolrelay.search.vector import VectorToolIndex
 
 __all__ = ["default_index", "lexical_index", "semantic_index"]
 
@@ -31,15 +34,11 @@ def default_index(
     """
     if embedder is None and not any_embedder_available():
         return lexical_index()
-    from toolrelay.search.hybrid import HybridToolIndex
-
     return HybridToolIndex(lexical_index(), semantic_index(embedder=embedder, cache=cache))
 
 
 def lexical_index() -> ScoringToolIndex:
     """A BM25 index with default settings."""
-    from toolrelay.search.bm25 import BM25ToolIndex
-
     return BM25ToolIndex()
 
 
@@ -47,6 +46,4 @@ def semantic_index(
     *, embedder: Embedder | None = None, cache: EmbeddingCache | bool = True
 ) -> ScoringToolIndex:
     """A vector index over ``embedder`` (by default, the model that suits each catalog)."""
-    from toolrelay.search.vector import VectorToolIndex
-
     return VectorToolIndex(embedder, cache=cache)

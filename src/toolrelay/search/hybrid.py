@@ -27,9 +27,11 @@ import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search.base import IndexProgress
+from toolrelay.search.bm25 import BM25ToolIndex
 from toolrelay.search.documents import ToolText
 from toolrelay.search.masks import Mask
 from toolrelay.search.scoring import Scores, ScoringToolIndex
+from toolrelay.search.vector import VectorToolIndex
 from toolrelay.tools.base import ToolDefinition
 
 __all__ = ["Fusion", "HybridToolIndex", "score_fusion"]
@@ -70,12 +72,8 @@ class HybridToolIndex(ScoringToolIndex):
         prerequisite_lift: float | None = 0.9,
     ) -> None:
         super().__init__(prerequisite_lift=prerequisite_lift)
-        if lexical is None or semantic is None:
-            # The factory knows the backends; this module does not import them.
-            from toolrelay.search import factory
-
-            lexical = lexical if lexical is not None else factory.lexical_index()
-            semantic = semantic if semantic is not None else factory.semantic_index()
+        lexical = lexical if lexical is not None else BM25ToolIndex()
+        semantic = semantic if semantic is not None else VectorToolIndex()
         if not 0.0 <= semantic_weight <= 1.0:
             raise ConfigurationError(f"semantic_weight must be in [0, 1], not {semantic_weight}")
         self.lexical = lexical
