@@ -12,6 +12,7 @@ provider SDKs, databases) are translated at the boundary with ``raise ... from``
     ├── ToolNotFoundError            no tool answers to a name (closest names suggested)
     ├── ToolContextError             a tool needs a ToolContext and got none
     ├── ToolExecutionError           a tool raised; ``__cause__`` is the original exception
+    │   └── ToolResultError          it did its work, but its result cannot become text
     ├── ModelError                   a chat model failed or was misused
     │   ├── ToolsNotSupportedError   tools were given to a model that cannot take them
     │   ├── ModelResponseError       the model's answer could not be understood or used
@@ -60,6 +61,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolNotFoundError",
     "ToolRelayError",
+    "ToolResultError",
     "ToolsNotSupportedError",
 ]
 
@@ -248,6 +250,18 @@ class ToolExecutionError(ToolRelayError):
     def __init__(self, tool: str, message: str) -> None:
         self.tool = tool
         super().__init__(message)
+
+
+class ToolResultError(ToolExecutionError):
+    """A tool's function returned, but its value cannot be turned into text.
+
+    The work is done (a refund paid, say): the manager answers with an error and an
+    idempotent call keeps its key, so that a retry never does the work twice. The
+    converter's exception is ``__cause__``.
+    """
+
+    def __init__(self, tool: str) -> None:
+        super().__init__(tool, f"tool {tool!r} returned a value that cannot be turned into text")
 
 
 # --- models ----------------------------------------------------------------------------------

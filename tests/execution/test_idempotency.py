@@ -44,7 +44,7 @@ from toolrelay.execution import (
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
-from toolrelay.tools import FunctionTool, Tool, ToolContext, WorkerPool, tool
+from toolrelay.tools import FunctionTool, Tool, ToolContext, WorkerPool, as_tools, tool
 from toolrelay.tools.base import ToolDefinition, ToolMetadata
 
 
@@ -258,6 +258,29 @@ async def test_a_run_whose_result_cannot_be_recorded_is_never_run_again() -> Non
     retried = await run_round(manager, desk, RETRY)
     assert retried.outcomes[0].result_unknown  # it ran; a retry must not pay again
     assert desk.paid == [("r-1", 100)]
+
+
+async def test_a_run_whose_result_cannot_become_text_is_never_run_again() -> None:
+    class Unprintable:
+        def __str__(self) -> str:
+            raise RuntimeError("no text")
+
+    paid: list[str] = []
+
+    @tool(idempotency_key=lambda args, ctx: f"pay:{args['refund_id']}")
+    def pay(refund_id: str) -> object:
+        """Pay a refund."""
+        paid.append(refund_id)
+        return Unprintable()
+
+    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(InMemoryIdempotencyStore())])
+    prompt = Prompt(messages=(UserMessage(text="pay"),), options=ChatOptions(tools=as_tools(pay)))
+    call = tool_call_response(ToolCall(id="c1", name="pay", arguments='{"refund_id": "r-1"}'))
+    first = await manager.execute_tool_calls(prompt, call)
+    again = await manager.execute_tool_calls(prompt, call)
+    assert paid == ["r-1"]  # the work was done once; the retry does not do it again
+    assert "will not run it again" in first.responses[0].data
+    assert again.outcomes[0].result_unknown
 
 
 async def test_an_aborted_round_releases_its_reservations() -> None:

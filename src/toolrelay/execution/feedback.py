@@ -152,6 +152,11 @@ def result_unknown() -> str:
     )
 
 
+def not_run_again() -> str:
+    """Appended to the answer of an idempotent call that ran but whose result was unusable."""
+    return " It ran; an identical call will not run it again."
+
+
 def earlier_result_unknown(tool_name: str) -> str:
     """An identical idempotent call timed out or was interrupted while running before."""
     return (

@@ -21,7 +21,8 @@ runs:
   the call raises the store's error and its key is marked unknown, never released, so the
   call that took effect is not run again by a retry;
 - a failed, denied or pending call, or one that never started, releases the key, so it may
-  be tried again;
+  be tried again; a call whose tool returned a value that cannot be turned into text did its
+  work, so it keeps the key, marked unknown;
 - a call whose outcome is unknown, because it timed out or was cancelled while running, or
   its tool returned but the round was aborted before the result came back, keeps the key,
   marked unknown (a result known when the round is cancelled is still recorded): an
@@ -447,6 +448,12 @@ class IdempotencyInterceptor:
                 if outcome.late_result is not None:
                     self._record_late(key, owner, outcome.late_result)
                 data = outcome.response.data + feedback.result_unknown()
+                outcome = replace(outcome, response=replace(outcome.response, data=data))
+            elif invocation.progress.returned:
+                # The body did its work, but its result could not become text: no answer to
+                # replay, and running it again would do the work twice.
+                await self.store.mark_unknown(key, owner=owner)
+                data = outcome.response.data + feedback.not_run_again()
                 outcome = replace(outcome, response=replace(outcome.response, data=data))
             else:
                 await self.store.release(key, owner=owner)

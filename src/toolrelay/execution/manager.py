@@ -52,6 +52,7 @@ from toolrelay.exceptions import (
     ToolContextError,
     ToolExecutionError,
     ToolNotFoundError,
+    ToolResultError,
 )
 from toolrelay.execution import feedback
 from toolrelay.execution._concurrency import run_all
@@ -449,6 +450,12 @@ class ToolCallingManager:
             except ToolContextError:
                 progress.ended = True  # refused before doing anything
                 raise  # the developer's mistake, never the model's
+            except ToolResultError as exc:
+                progress.ended = progress.returned = True  # it did its work
+                cause = exc.__cause__ if exc.__cause__ is not None else exc
+                _log.warning("tool %r returned a value that is not text", name, exc_info=cause)
+                text, status = feedback.unusable_result(name, cause), ToolCallStatus.ERROR
+                error = exc
             except (KeyboardInterrupt, MemoryError):
                 raise  # the process's to handle
             except BaseException as exc:

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic_core import PydanticSerializationError
 
-from toolrelay.exceptions import ToolContextError, ToolDefinitionError
+from toolrelay.exceptions import ToolContextError, ToolDefinitionError, ToolResultError
 from toolrelay.tools import base
 from toolrelay.tools.arguments import decode_arguments, validate_arguments
 from toolrelay.tools.base import ToolContext, ToolDefinition, ToolMetadata, ValidatedArguments
@@ -203,6 +203,8 @@ class FunctionTool:
             ToolArgumentError: The arguments break the schema (one problem per field; an
                 argument name the schema does not list is a problem too, unless the input
                 type declares ``extra="allow"`` or ``extra="ignore"``).
+            ToolResultError: The function returned a value its converter cannot turn into
+                text (the converter's exception is ``__cause__``).
             Exception: Whatever the function itself raises, unchanged.
         """
         self._check_context(context)
@@ -254,6 +256,8 @@ class FunctionTool:
         Raises:
             ToolContextError: The function needs a context and none was given.
             ToolArgumentError: ``arguments`` were not validated yet and break the schema.
+            ToolResultError: The function returned a value its converter cannot turn into
+                text (the converter's exception is ``__cause__``).
             Exception: Whatever the function itself raises, unchanged.
         """
         schema = self._schema
@@ -265,7 +269,7 @@ class FunctionTool:
             kwargs[schema.context_parameter] = _as_context(context)
         args = [kwargs.pop(p) for p in schema.positional_only]
         if self._is_async:
-            return self._convert(await self._function(*args, **kwargs))
+            return self._converted(await self._function(*args, **kwargs))
         runner = workers if workers is not None else sync_tool_workers()
         return await runner.run(partial(self._run, args, kwargs))
 
@@ -281,7 +285,13 @@ class FunctionTool:
 
     def _run(self, args: list[Any], kwargs: dict[str, Any]) -> str:
         # Converting in the worker thread keeps slow conversions (PNG encoding) off the loop.
-        return self._convert(self._function(*args, **kwargs))
+        return self._converted(self._function(*args, **kwargs))
+
+    def _converted(self, value: Any) -> str:
+        try:
+            return self._convert(value)
+        except Exception as exc:  # the function did its work: say so, apart from its failures
+            raise ToolResultError(self.name) from exc
 
     def __repr__(self) -> str:
         return f"FunctionTool(name={self.name!r}, source={self._source!r})"
