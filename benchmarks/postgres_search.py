@@ -171,6 +171,17 @@ def docs_sections(data: dict[str, Any] | None = None) -> list[Section]:
 
 
 def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
+    if meta.get("keyword_only"):
+        embedder = (
+            "This run measured the systems without embeddings only (`--keyword-only`); a full "
+            "run adds the vector and hybrid rows, its HNSW build taking about half an hour on "
+            "two cores. "
+        )
+    else:
+        embedder = (
+            f"Embedder: {meta['embedder']}; vector and hybrid times include embedding the query "
+            "(on both sides; the indexes remember 256 recent queries, fewer than the workload). "
+        )
     return "\n".join(
         [
             START,
@@ -180,9 +191,7 @@ def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
             f"{meta['tools']:,} tools (the {meta['real_tools']:,} real tools of "
             "`benchmarks/data`, copied with renamed services and perturbed descriptions), "
             f"{meta['queries']} dev requests × {meta['repeats']} passes after a warm-up. "
-            f"Embedder: {meta['embedder']}; vector and hybrid times include embedding the query "
-            "(on both sides; the indexes remember 256 recent queries, fewer than the workload). "
-            f"PostgreSQL {meta['postgres']} with pgvector {meta['pgvector']} on the same "
+            f"{embedder}PostgreSQL {meta['postgres']} with pgvector {meta['pgvector']} on the same "
             f"machine (loopback TCP), Python {meta['python']}, {meta['cpus']} CPUs"
             f"{meta.get('conditions', '')}. *Index "
             "build*: storing the catalog (BM25 postings, embeddings, HNSW index) or building "
@@ -206,9 +215,15 @@ def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
             "index ranks those tools alone (BM25 statistics over them; hybrid normalisation over "
             "them). PostgreSQL ranks a permitted subset of at most 1,000 tools (`exact_below`) "
             "by an exact scan of its vectors, a larger one by walking the HNSW graph with the "
-            "subset as a filter. The hybrid rows attach to the catalog the vector row stored "
-            "(same model), and the keyword rows to that of the first keyword row, so their build "
-            "is an attach.",
+            "subset as a filter. "
+            + (
+                "The keyword rows attach to the catalog the first keyword row stored, so their "
+                "build is an attach."
+                if meta.get("keyword_only")
+                else "The hybrid rows attach to the catalog the vector row stored (same model), "
+                "and the keyword rows to that of the first keyword row, so their build is an "
+                "attach."
+            ),
             "",
             "Details: `benchmarks/results/postgres_search.md`. Regenerate with "
             "`.venv/bin/python benchmarks/postgres_search.py` against a server in "
@@ -236,6 +251,11 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--embedder", choices=("minilm", "hashing"), default=None)
     parser.add_argument("--quick", action="store_true", help="20k tools, hashing embedder")
+    parser.add_argument(
+        "--keyword-only",
+        action="store_true",
+        help="only the systems without embeddings (minutes instead of the HNSW build's half hour)",
+    )
     parser.add_argument("--dsn", default=os.environ.get("TOOLRELAY_TEST_POSTGRES_DSN"))
     args = parser.parse_args()
     if not args.dsn:
@@ -285,6 +305,8 @@ def main() -> int:
         ("in-process hybrid", hybrid, None),
         ("in-process hybrid, allowed 10%", hybrid, tenth),
     ]
+    if args.keyword_only:
+        systems = [s for s in systems if "vector" not in s[0] and "hybrid" not in s[0]]
     rows = [
         measure(name, build, catalog, workload, args.repeats, allow)
         for name, build, allow in systems
@@ -295,6 +317,7 @@ def main() -> int:
         "queries": len(workload),
         "repeats": args.repeats,
         "embedder": "all-MiniLM-L6-v2 (384 dimensions)" if kind == "minilm" else HASHING,
+        "keyword_only": args.keyword_only,
         "postgres": postgres,
         "pgvector": pgvector,
         "python": platform.python_version(),
