@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import inspect
 import logging
+import random
 from collections.abc import Coroutine, Iterator
 from typing import Any, TypeVar
 
@@ -63,3 +64,14 @@ def quiet_logs() -> Iterator[None]:
         yield
     finally:
         logger.setLevel(level)
+
+
+def rounds_of(cases: list[T], seed: int, largest: int) -> list[list[T]]:
+    """``cases`` cut into rounds of 1 to ``largest`` calls, the sizes drawn from ``seed``."""
+    rng = random.Random(seed + 1)
+    rounds, start = [], 0
+    while start < len(cases):
+        size = rng.randint(1, largest)
+        rounds.append(cases[start : start + size])
+        start += size
+    return rounds

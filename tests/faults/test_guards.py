@@ -57,7 +57,7 @@ from toolrelay.tools import FunctionTool, Tool, tool
 
 from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten
-from .running import caught, quiet_logs, text_of
+from .running import caught, quiet_logs, rounds_of, text_of
 
 CASES = 6_000
 LARGEST_ROUND = 24
@@ -397,16 +397,6 @@ def generate(seed: int, count: int, on_timeout: str) -> list[Case]:
     return [c for c in cases if c.raises is None or rng.random() < 0.03]
 
 
-def rounds_of(cases: list[Case], seed: int) -> list[list[Case]]:
-    rng = random.Random(seed + 1)
-    rounds, start = [], 0
-    while start < len(cases):
-        size = rng.randint(1, LARGEST_ROUND)
-        rounds.append(cases[start : start + size])
-        start += size
-    return rounds
-
-
 def reproduction(cases: Sequence[Case], on_timeout: str) -> str:
     """The Python that shows a failure (see ``run_round``): the round's cases."""
     lines = [f"# {case.kind}" for case in cases]
@@ -590,7 +580,7 @@ async def campaign(seed: int = SEED, cases: int = CASES) -> Ledger:
         desk = build_guarded_desk(on_timeout)
         run = _Campaign(ledger=ledger, desk=desk)
         generated = generate(seed, cases // 2, on_timeout)
-        rounds = rounds_of(generated, seed)
+        rounds = rounds_of(generated, seed, LARGEST_ROUND)
         with quiet_logs():
             for round_ in rounds:
                 await run.play(number, round_)

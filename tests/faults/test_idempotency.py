@@ -57,7 +57,7 @@ from toolrelay.tools import FunctionTool, Tool, WorkerPool, tool
 
 from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten
-from .running import caught, quiet_logs, text_of
+from .running import caught, quiet_logs, rounds_of, text_of
 
 CALLS_PER_STORE = 800
 LARGEST_ROUND = 16
@@ -225,16 +225,6 @@ def generate(seed: int, count: int) -> list[Case]:
             )
         )
     return cases
-
-
-def rounds_of(cases: list[Case], seed: int) -> list[list[Case]]:
-    rng = random.Random(seed + 1)
-    rounds, start = [], 0
-    while start < len(cases):
-        size = rng.randint(1, LARGEST_ROUND)
-        rounds.append(cases[start : start + size])
-        start += size
-    return rounds
 
 
 def reproduction(store_name: str, cases: Sequence[Case], note: str = "") -> str:
@@ -509,7 +499,7 @@ async def campaign(seed: int = SEED, calls: int = CALLS_PER_STORE) -> Ledger:
     """Generate ``calls`` payments from ``seed`` and run them against every store."""
     ledger = Ledger(campaign="idempotent retries", unit="calls", seed=seed)
     generated = generate(seed, calls)
-    rounds = rounds_of(generated, seed)
+    rounds = rounds_of(generated, seed, LARGEST_ROUND)
     schedule = _with_cancellations(rounds, random.Random(seed + 2))
     totals: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as folder, quiet_logs():

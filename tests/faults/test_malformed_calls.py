@@ -22,7 +22,6 @@ import asyncio
 import contextlib
 import json
 import math
-import random
 import tempfile
 import time
 from collections.abc import Sequence
@@ -55,7 +54,7 @@ from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
 from .bounds import ROUND_BOUND, LoopWatch
 from .calls import APPROVAL_LIMIT, GeneratedCall, generate
 from .ledger import SEED, Ledger, shorten
-from .running import quiet_logs
+from .running import quiet_logs, rounds_of
 
 CALLS = 10_000
 LARGEST_ROUND = 24  # below the per-tool call limit of a turn (40), so no call is refused by it
@@ -191,16 +190,6 @@ def run_problem(tool_name: str, arguments: dict[str, Any]) -> tuple[str, str] | 
 
 
 # --- the campaign ------------------------------------------------------------------------------
-
-
-def rounds_of(cases: list[GeneratedCall], seed: int) -> list[list[GeneratedCall]]:
-    rng = random.Random(seed + 1)
-    rounds, start = [], 0
-    while start < len(cases):
-        size = rng.randint(1, LARGEST_ROUND)
-        rounds.append(cases[start : start + size])
-        start += size
-    return rounds
 
 
 @dataclass
@@ -365,13 +354,13 @@ async def campaign(seed: int = SEED, calls: int = CALLS) -> Ledger:
             ledger=ledger, desk=desk, sqlite=sqlite, memory=InMemoryChatMemoryRepository()
         )
         number = 0
-        for round_ in rounds_of(cases, seed):
+        for round_ in rounds_of(cases, seed, LARGEST_ROUND):
             await run.play(number, round_)
             number += len(round_)
             ledger.tried += len(round_)
         run.check_audit()
         sqlite.close()
-    ledger.observed["rounds"] = len(rounds_of(cases, seed))
+    ledger.observed["rounds"] = len(rounds_of(cases, seed, LARGEST_ROUND))
     ledger.observed["calls that ran"] = len(desk.runs)
     return ledger
 
