@@ -1,4 +1,4 @@
-# Redis and PostgreSQL for the tests of toolrelay.redis, toolrelay.search.postgres and
+# Redis and PostgreSQL for the tests of toolrelay.redis, toolrelay.search._postgres and
 # tests/scaleout, on free loopback ports. Source this file, then:
 #
 #   services_start PYTHON      # PYTHON: the interpreter of the environment under test

@@ -34,7 +34,7 @@ from toolrelay.execution import ToolCallingManager
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
-from toolrelay.tools.base import ToolDefinition, ToolMetadata
+from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

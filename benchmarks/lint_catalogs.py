@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from toolrelay.cli.catalogs import load_catalog
-from toolrelay.cli.lint import lint_targets
+from toolrelay.cli._catalogs import load_catalog
+from toolrelay.cli._lint import lint_targets
 from toolrelay.lint import RULES, LintReport, LintTarget, Severity, lint
-from toolrelay.search.cache import EmbeddingCache
-from toolrelay.search.embedders import embeddings_available
+from toolrelay.search._cache import EmbeddingCache
+from toolrelay.search._embedders import embeddings_available
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"

@@ -39,7 +39,7 @@ from toolrelay.search import (
     embeddings_available,
     minilm_embedder,
 )
-from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.testing._embedders import HashingEmbedder
 from toolrelay.tools import ToolDefinition
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -261,7 +261,7 @@ def main() -> int:
     if not args.dsn:
         parser.error("give --dsn or set TOOLRELAY_TEST_POSTGRES_DSN")
     # Imported here: rendering the docs section from the results needs no postgres extra.
-    from toolrelay.search.postgres import PostgresToolIndex
+    from toolrelay.search._postgres import PostgresToolIndex
 
     if args.quick:
         args.tools, args.embedder = 20_000, args.embedder or "hashing"

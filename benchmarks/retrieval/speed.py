@@ -43,8 +43,8 @@ from toolrelay.search import (
     embeddings_available,
     minilm_embedder,
 )
-from toolrelay.search.evaluation import load_dataset
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._evaluation import load_dataset
+from toolrelay.tools._base import ToolDefinition
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "benchmarks" / "data"

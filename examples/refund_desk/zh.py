@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata
-from toolrelay.tools.language import replace_texts
+from toolrelay.tools._language import replace_texts
 
 from .records import RefundDeskError
 

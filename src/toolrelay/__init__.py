@@ -14,12 +14,14 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from toolrelay import _aliases
 from toolrelay._version import __version__
+
+_aliases.install()
 
 if TYPE_CHECKING:
     from toolrelay.client import (
         ChatClient,
-        InMemorySessionStore,
         MessageChatMemoryAdvisor,
         ToolCallingAdvisor,
         ToolSearchAdvisor,
@@ -68,6 +70,7 @@ if TYPE_CHECKING:
         tool,
         tools_from,
     )
+    from toolrelay.toolsearch import InMemorySessionStore
 
 # Where each root name lives; the root re-exports it from there, the same object.
 _HOMES: dict[str, str] = {
@@ -91,10 +94,10 @@ _HOMES: dict[str, str] = {
             "ToolCallingAdvisor",
             "ToolSearchAdvisor",
             "MessageChatMemoryAdvisor",
-            "InMemorySessionStore",
         ),
         "toolrelay.client",
     ),
+    "InMemorySessionStore": "toolrelay.toolsearch",
     **dict.fromkeys(
         (
             "ToolCallingManager",

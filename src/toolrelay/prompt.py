@@ -13,7 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from toolrelay.messages import Message
-from toolrelay.tools.base import Tool
+from toolrelay.tools._base import Tool
 
 __all__ = ["ChatOptions", "Prompt"]
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from toolrelay.search.evaluation import EvalDataset
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._evaluation import EvalDataset
+from toolrelay.tools._base import ToolDefinition
 
 from ._scripts import RETRIEVAL, load_script
 

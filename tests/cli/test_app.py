@@ -12,7 +12,7 @@ import pytest
 import typer
 
 from toolrelay.cli import app
-from toolrelay.cli.app import arrange_options
+from toolrelay.cli._app import arrange_options
 from toolrelay.exceptions import ToolDefinitionError
 
 from .conftest import Invoke
@@ -89,7 +89,7 @@ def test_unexpected_errors_are_one_line_and_suggest_debug(
     def explode(spec: str) -> None:
         raise ZeroDivisionError("division by zero\nsecond line")
 
-    monkeypatch.setattr("toolrelay.cli.tools.load_catalog", explode)
+    monkeypatch.setattr("toolrelay.cli._tools.load_catalog", explode)
     result = cli("tools", "anything.jsonl")
     assert result.exit_code == 1
     assert result.stderr == (
@@ -102,7 +102,7 @@ def test_multi_line_library_errors_are_folded(cli: Invoke, monkeypatch: pytest.M
     def invalid(spec: str) -> None:
         raise ToolDefinitionError("t", ["first problem\nmore", "second problem"])
 
-    monkeypatch.setattr("toolrelay.cli.tools.load_catalog", invalid)
+    monkeypatch.setattr("toolrelay.cli._tools.load_catalog", invalid)
     result = cli("tools", "anything.jsonl")
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1

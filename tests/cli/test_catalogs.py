@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.cli.catalogs import load_catalog, read_jsonl
+from toolrelay.cli._catalogs import load_catalog, read_jsonl
 from toolrelay.exceptions import DuplicateToolError, LoadError
 
 from ._helpers import REFUND_DESK, ROOT, WEATHER_TOOLS, write_jsonl

@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from toolrelay.cli import app, chat
-from toolrelay.cli.chat import parse_context
-from toolrelay.cli.chat_models import ModelSpec
+from toolrelay.cli import _chat as chat
+from toolrelay.cli import app
+from toolrelay.cli._chat import parse_context
+from toolrelay.cli._chat_models import ModelSpec
 from toolrelay.exceptions import ModelAPIError
 from toolrelay.messages import ToolResponseMessage
-from toolrelay.models.base import ChatModel
+from toolrelay.models._base import ChatModel
 from toolrelay.prompt import Prompt
 from toolrelay.testing import FunctionModel, ScriptedModel, tool_call_response
 
@@ -226,7 +227,7 @@ def test_parse_context() -> None:
 
 
 def test_help_lists_every_model_it_accepts() -> None:
-    from toolrelay.cli.chat_models import Provider
+    from toolrelay.cli._chat_models import Provider
 
     shown = CliRunner().invoke(app, ["chat", "--help"], env={"COLUMNS": "80"}).stdout
     demo = CliRunner().invoke(app, ["demo", "--help"], env={"COLUMNS": "80"}).stdout

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.cli.chat import parse_search_language
-from toolrelay.client.search_texts import CHINESE, ENGLISH, SearchTexts
-from toolrelay.client.tool_search_access import unavailable_text
+from toolrelay.cli._chat import parse_search_language
 from toolrelay.messages import SystemMessage
 from toolrelay.testing import ScriptedModel, tool_call_response
+from toolrelay.toolsearch._access import unavailable_text
+from toolrelay.toolsearch._texts import CHINESE, ENGLISH, SearchTexts
 
 from .test_chat import chat_cli, use_model, weather_module  # noqa: F401 - a fixture
 

@@ -11,13 +11,14 @@ from typing import Any
 import pytest
 import typer
 
-from toolrelay.cli import demo, demo_catalog
-from toolrelay.cli.chat_models import ModelSpec, Provider, make_chat_model, parse_model_spec
-from toolrelay.cli.indexes import BuiltIndex, IndexType
-from toolrelay.cli.replay import TurnSoFar, triage_plan
-from toolrelay.search.base import SearchRequest, SearchResponse
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.cli import _demo as demo
+from toolrelay.cli import _demo_catalog as demo_catalog
+from toolrelay.cli._chat_models import ModelSpec, Provider, make_chat_model, parse_model_spec
+from toolrelay.cli._indexes import BuiltIndex, IndexType
+from toolrelay.cli._replay import TurnSoFar, triage_plan
+from toolrelay.search._base import SearchRequest, SearchResponse
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.tools._base import ToolDefinition
 
 from ._helpers import REFUND_DESK
 from .conftest import Invoke

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from toolrelay.cli import demo
-from toolrelay.cli.demo_language import CHINESE_DEMO, parse_demo_language
-from toolrelay.client.search_texts import CHINESE, ENGLISH
+from toolrelay.cli import _demo as demo
+from toolrelay.cli._demo_language import CHINESE_DEMO, parse_demo_language
 from toolrelay.messages import ChatResponse, SystemMessage, UserMessage
-from toolrelay.models.base import ChatModel
+from toolrelay.models._base import ChatModel
 from toolrelay.prompt import Prompt
+from toolrelay.toolsearch._texts import CHINESE, ENGLISH
 
 from .conftest import Invoke
 from .test_demo import hide_from_search

@@ -1,4 +1,4 @@
-"""``toolrelay eval retrieval``: metrics from toolrelay.search.evaluation, printed and written."""
+"""``toolrelay eval retrieval``: metrics from toolrelay.search._evaluation, printed and written."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.cli.eval_retrieval import find_dataset, load_name_map, load_queries
+from toolrelay.cli._eval_retrieval import find_dataset, load_name_map, load_queries
 from toolrelay.exceptions import LoadError
 
 from ._helpers import ROOT, write_jsonl

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toolrelay.cli.eval_tokens import cost_rows
-from toolrelay.cli.tokens import TokenSummary, search_tool_definition, tool_tokens
+from toolrelay.cli._eval_tokens import cost_rows
+from toolrelay.cli._tokens import TokenSummary, search_tool_definition, tool_tokens
 
 from ._helpers import REFUND_DESK, write_jsonl
 from .conftest import Invoke

@@ -8,10 +8,10 @@ from typing import Any, Literal
 import pytest
 import typer
 
-from toolrelay.cli import indexes
-from toolrelay.cli.indexes import IndexType, build_index, make_index, parse_index_type
-from toolrelay.search.base import SearchRequest, ToolIndex
-from toolrelay.search.vector import VectorToolIndex
+from toolrelay.cli import _indexes as indexes
+from toolrelay.cli._indexes import IndexType, build_index, make_index, parse_index_type
+from toolrelay.search._base import SearchRequest, ToolIndex
+from toolrelay.search._vector import VectorToolIndex
 from toolrelay.testing import HashingEmbedder
 from toolrelay.tools import ToolDefinition
 
@@ -46,7 +46,7 @@ def test_build_index_indexes_the_catalog() -> None:
 
 
 def test_auto_is_the_recommended_index_for_the_installation() -> None:
-    from toolrelay.search.embedders import embeddings_available
+    from toolrelay.search._embedders import embeddings_available
 
     expected = "hybrid" if embeddings_available() else "bm25"
     assert make_index(IndexType.AUTO).search_type == expected

@@ -11,9 +11,10 @@ import pytest
 from rich.console import Console
 from rich.progress import Progress
 
-from toolrelay.cli import indexes, output
-from toolrelay.cli.output import ProgressBar, missing_extra
-from toolrelay.search.vector import VectorToolIndex
+from toolrelay.cli import _indexes as indexes
+from toolrelay.cli import _output as output
+from toolrelay.cli._output import ProgressBar, missing_extra
+from toolrelay.search._vector import VectorToolIndex
 from toolrelay.testing import HashingEmbedder
 
 from .conftest import Invoke

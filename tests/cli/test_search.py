@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.search.embedders import embeddings_available
+from toolrelay.search._embedders import embeddings_available
 
 from ._helpers import REFUND_DESK, write_jsonl
 from .conftest import Invoke
@@ -93,7 +93,7 @@ def test_missing_catalog(cli: Invoke, tmp_path: Path) -> None:
 def test_an_index_kind_that_is_not_available_is_one_line(
     cli: Invoke, catalog_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolrelay.cli import indexes
+    from toolrelay.cli import _indexes as indexes
 
     # bm25: a kind that needs no extra, so the same error with or without the extras.
     monkeypatch.setitem(
@@ -140,8 +140,8 @@ def test_one_tool_is_counted_in_the_singular(cli: Invoke, tmp_path: Path) -> Non
 def test_the_model_load_is_timed_apart_from_the_search(
     cli: Invoke, catalog_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from toolrelay.cli import indexes
-    from toolrelay.search.vector import VectorToolIndex
+    from toolrelay.cli import _indexes as indexes
+    from toolrelay.search._vector import VectorToolIndex
     from toolrelay.testing import HashingEmbedder
 
     real = indexes.make_index

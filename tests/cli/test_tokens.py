@@ -6,7 +6,7 @@ import json
 
 import tiktoken
 
-from toolrelay.cli.tokens import (
+from toolrelay.cli._tokens import (
     ENCODING_NAME,
     count_tokens,
     search_tool_definition,
@@ -14,8 +14,8 @@ from toolrelay.cli.tokens import (
     tool_payload,
     tool_tokens,
 )
-from toolrelay.client.search_texts import CHINESE, ENGLISH
 from toolrelay.tools import ToolDefinition
+from toolrelay.toolsearch._texts import CHINESE, ENGLISH
 
 WEATHER = ToolDefinition(
     name="weather.get",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toolrelay.cli.tokens import tool_tokens
+from toolrelay.cli._tokens import tool_tokens
 from toolrelay.tools import ToolDefinition
 
 from ._helpers import REFUND_DESK, WEATHER_TOOLS, write_jsonl

@@ -19,7 +19,7 @@ from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ModelRe
 from toolrelay.execution import ApprovalInterceptor, ToolCallingManager
 from toolrelay.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions
-from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import RecordingAdvisor, ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, tool
 

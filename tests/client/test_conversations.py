@@ -20,7 +20,7 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import ToolResponseMessage, UserMessage
 from toolrelay.prompt import Prompt
-from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.tools import ToolContext, tool
 

@@ -35,7 +35,7 @@ from toolrelay.messages import (
     Usage,
     UserMessage,
 )
-from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import tool, tools_from
 

@@ -7,8 +7,8 @@ from toolrelay.client import (
     MEMORY_ADVISOR_ORDER,
     ChatClient,
     MessageChatMemoryAdvisor,
-    answer_message,
 )
+from toolrelay.client._memory_advisor import answer_message
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import (

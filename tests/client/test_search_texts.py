@@ -10,16 +10,23 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import (
+from toolrelay.client import ChatClient, ToolSearchAdvisor
+from toolrelay.exceptions import ConfigurationError, ToolArgumentError, ToolDefinitionError
+from toolrelay.messages import AssistantMessage, SystemMessage, ToolResponseMessage
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.testing import ScriptedModel, tool_call_response
+from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolDefinition, provider_safe_name
+from toolrelay.tools._language import cjk_share
+from toolrelay.tools._schema import cached_function_schema
+from toolrelay.toolsearch import (
     DEFAULT_SEARCH_DESCRIPTION,
     DEFAULT_SYSTEM_SUFFIX,
     DEFAULT_UNAVAILABLE_MESSAGE,
     TOOL_SEARCH_NAME,
-    ChatClient,
-    ToolSearchAdvisor,
     ToolSearcher,
 )
-from toolrelay.client.search_texts import (
+from toolrelay.toolsearch._search_tool import DEFAULT_PARAMETER_DESCRIPTIONS
+from toolrelay.toolsearch._texts import (
     CHINESE,
     ENGLISH,
     SEARCH_TEXTS,
@@ -27,14 +34,6 @@ from toolrelay.client.search_texts import (
     SearchTextSelector,
     search_texts,
 )
-from toolrelay.client.search_tool import DEFAULT_PARAMETER_DESCRIPTIONS
-from toolrelay.exceptions import ConfigurationError, ToolArgumentError, ToolDefinitionError
-from toolrelay.messages import AssistantMessage, SystemMessage, ToolResponseMessage
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.testing import ScriptedModel, tool_call_response
-from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolDefinition, provider_safe_name
-from toolrelay.tools.language import cjk_share
-from toolrelay.tools.schema import cached_function_schema
 
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
-from toolrelay.client import FINAL_RESPONSE_KEY, ChatClientResponse, StreamAggregator, text_chunk
+from toolrelay.client import ChatClientResponse
+from toolrelay.client._streaming import FINAL_RESPONSE_KEY, StreamAggregator, text_chunk
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall, Usage
 from toolrelay.testing import text_response
 

@@ -10,24 +10,26 @@ from typing import Any
 import pytest
 
 from toolrelay.client import (
-    DEFAULT_SYSTEM_SUFFIX,
-    TOOL_SEARCH_NAME,
     ChatClient,
-    InMemorySessionStore,
     LoopStop,
     ToolCallingAdvisor,
     ToolSearchAdvisor,
-    ToolSearchReport,
     tool_search_report,
 )
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import CallLimits, ToolCallingManager
 from toolrelay.messages import SystemMessage, ToolResponseMessage
 from toolrelay.prompt import Prompt
-from toolrelay.search.base import SearchRequest, SearchResponse, ToolIndex
-from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolDefinition, tool, tools_from
+from toolrelay.toolsearch import (
+    DEFAULT_SYSTEM_SUFFIX,
+    TOOL_SEARCH_NAME,
+    InMemorySessionStore,
+    ToolSearchReport,
+)
 
 REFUND, INVOICE, EMAIL, FORECAST = (
     "billing.refund_payment",

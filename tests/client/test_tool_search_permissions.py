@@ -8,25 +8,23 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import (
-    DEFAULT_SIMILAR_NAMES_MESSAGE,
-    DEFAULT_UNAVAILABLE_MESSAGE,
-    TOOL_SEARCH_NAME,
-    ChatClient,
-    ToolSearchAdvisor,
-    tool_search_report,
-)
+from toolrelay.client import ChatClient, ToolSearchAdvisor, tool_search_report
 from toolrelay.execution import ToolCallStatus
 from toolrelay.messages import ToolResponse, ToolResponseMessage
 from toolrelay.prompt import Prompt
-from toolrelay.search.base import SearchRequest, ToolIndex
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.hybrid import HybridToolIndex
-from toolrelay.search.regex import RegexToolIndex
-from toolrelay.search.vector import VectorToolIndex
+from toolrelay.search._base import SearchRequest, ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._hybrid import HybridToolIndex
+from toolrelay.search._regex import RegexToolIndex
+from toolrelay.search._vector import VectorToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
-from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.testing._embedders import HashingEmbedder
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, tool, tools_from
+from toolrelay.toolsearch import (
+    DEFAULT_SIMILAR_NAMES_MESSAGE,
+    DEFAULT_UNAVAILABLE_MESSAGE,
+    TOOL_SEARCH_NAME,
+)
 
 LOOKUP, REFUND, WIPE = "orders.lookup", "orders.refund", "admin.delete_account"
 
@@ -137,7 +135,7 @@ async def test_calls_of_hidden_names_build_no_argument_validator_each(
     shop: Shop, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A model flooding a turn with forbidden or unknown names costs no validator per name.
-    from toolrelay.execution import arguments
+    from toolrelay.execution import _arguments as arguments
 
     built: list[str] = []
 

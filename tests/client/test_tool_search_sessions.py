@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrelay.client import DEFAULT_MAX_SESSIONS, InMemorySessionStore, SessionStore
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.toolsearch import DEFAULT_MAX_SESSIONS, InMemorySessionStore, SessionStore
 
 
 class Clock:

@@ -9,25 +9,21 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import (
-    DEFAULT_SEARCH_DESCRIPTION,
-    TOOL_SEARCH_NAME,
-    ToolSearcher,
-)
-from toolrelay.client.search_tool import (
+from toolrelay.exceptions import ConfigurationError, ToolArgumentError
+from toolrelay.execution import ToolCallingManager
+from toolrelay.messages import UserMessage
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.search._base import SearchHit, SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.testing import tool_call_response
+from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool, validate_tool_name
+from toolrelay.toolsearch import DEFAULT_SEARCH_DESCRIPTION, TOOL_SEARCH_NAME, ToolSearcher
+from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
     DEFAULT_PARAMETER_DESCRIPTIONS,
     MAX_QUERY_LENGTH,
     search_tool_schema,
 )
-from toolrelay.exceptions import ConfigurationError, ToolArgumentError
-from toolrelay.execution import ToolCallingManager
-from toolrelay.messages import UserMessage
-from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.search.base import SearchHit, SearchRequest, SearchResponse, ToolIndex
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.testing import tool_call_response
-from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool, validate_tool_name
 
 DEFINITIONS = [
     ToolDefinition(

@@ -17,9 +17,9 @@ from pydantic import BaseModel, Field
 from typing_extensions import TypedDict
 
 from toolrelay.exceptions import ConfigurationError, ToolArgumentError, ToolDefinitionError
-from toolrelay.models.strict_schema import to_strict_schema
+from toolrelay.models._strict_schema import to_strict_schema
 from toolrelay.tools import FunctionTool, ToolContext, tool
-from toolrelay.tools.docstrings import parse_docstring
+from toolrelay.tools._docstrings import parse_docstring
 
 
 def make(fn: Any, **options: Any) -> FunctionTool:

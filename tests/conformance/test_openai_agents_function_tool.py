@@ -29,7 +29,7 @@ from toolrelay.exceptions import (
 )
 from toolrelay.execution import ToolCallingManager, ToolCallStatus, ToolExecutionResult
 from toolrelay.messages import ToolCall, UserMessage
-from toolrelay.models.strict_schema import to_strict_schema
+from toolrelay.models._strict_schema import to_strict_schema
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import (

@@ -30,7 +30,7 @@ from toolrelay.exceptions import (
     ToolDefinitionError,
 )
 from toolrelay.execution import ToolCallingManager, ToolCallStatus, ToolExecutionResult
-from toolrelay.lint.rules.parameters import undocumented_parameters
+from toolrelay.lint._rules.parameters import undocumented_parameters
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import ScriptedModel, tool_call_response
@@ -44,7 +44,7 @@ from toolrelay.tools import (
     as_tools,
     tool,
 )
-from toolrelay.tools.arguments import decode_arguments
+from toolrelay.tools._arguments import decode_arguments
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolrelay.tools import FunctionTool, ToolContext
-from toolrelay.tools.schema import build_function_schema, build_model_function_schema
+from toolrelay.tools._schema import build_function_schema, build_model_function_schema
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

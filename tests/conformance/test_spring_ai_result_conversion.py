@@ -16,7 +16,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolrelay.tools import FunctionTool, convert_result
-from toolrelay.tools.results import DONE
+from toolrelay.tools._results import DONE
 
 Image = pytest.importorskip("PIL.Image", reason="needs pillow: pip install 'toolrelay[dev]'")
 

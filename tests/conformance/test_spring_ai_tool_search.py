@@ -18,9 +18,7 @@ import pytest
 
 from toolrelay.client import (
     TOOL_CALLING_ADVISOR_ORDER,
-    TOOL_SEARCH_NAME,
     ChatClient,
-    InMemorySessionStore,
     ToolSearchAdvisor,
     tool_search_report,
 )
@@ -33,6 +31,7 @@ from toolrelay.messages import (
 from toolrelay.search import BM25ToolIndex, RegexToolIndex, SearchRequest, SearchResponse
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import ToolCatalog, ToolDefinition, as_tools, tool
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, InMemorySessionStore
 
 
 class CountingIndex(BM25ToolIndex):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, ToolDefinition
-from toolrelay.tools.language import catalog_language, cjk_share
+from toolrelay.tools._language import catalog_language, cjk_share
 
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

@@ -24,9 +24,9 @@ from toolrelay.execution import (
     ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
-    resumed_round,
 )
-from toolrelay.execution.feedback import denied
+from toolrelay.execution._approval import resumed_round
+from toolrelay.execution._feedback import denied
 from toolrelay.messages import ToolCall, ToolResponse, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response

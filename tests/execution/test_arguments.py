@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from toolrelay.exceptions import InvalidJsonError
-from toolrelay.execution import parse_arguments
-from toolrelay.tools.arguments import decode_arguments
+from toolrelay.execution._arguments import parse_arguments
+from toolrelay.tools._arguments import decode_arguments
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t"])

@@ -31,8 +31,8 @@ from toolrelay.execution import (
     ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
-    arguments_digest,
 )
+from toolrelay.execution._audit import arguments_digest
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
@@ -248,7 +248,7 @@ async def test_a_failing_sink_is_logged_and_the_call_keeps_its_result(
         async def write(self, record: AuditRecord) -> None:
             raise OSError("disk full")
 
-    with caplog.at_level(logging.ERROR, logger="toolrelay.execution.audit"):
+    with caplog.at_level(logging.ERROR, logger="toolrelay.execution._audit"):
         result = await run([AuditInterceptor(Broken())], ("payments.refund", ARGS))
     assert result.outcomes[0].ok
     assert any("failed to write" in r.getMessage() for r in caplog.records)
@@ -313,7 +313,7 @@ async def test_a_sink_that_never_answers_costs_the_call_nothing_but_its_record(
         async def write(self, record: AuditRecord) -> None:
             await asyncio.sleep(30)
 
-    with caplog.at_level(logging.ERROR, logger="toolrelay.execution.audit"):
+    with caplog.at_level(logging.ERROR, logger="toolrelay.execution._audit"):
         result = await run([AuditInterceptor(Silent(), timeout=0.05)], ("payments.refund", ARGS))
     assert result.outcomes[0].ok
     assert result.outcomes[0].response.data == "refunded 250 of p-1"

@@ -45,7 +45,7 @@ from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, Tool, ToolContext, WorkerPool, as_tools, tool
-from toolrelay.tools.base import ToolDefinition, ToolMetadata
+from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 
 class Refunds:
@@ -797,7 +797,7 @@ async def test_the_in_memory_store_is_bounded(caplog: pytest.LogCaptureFixture) 
     for key in ("a", "b", "c"):
         await store.reserve(key, owner="o", lease=60)
         await store.complete(key, owner="o", result=key)
-    with caplog.at_level(logging.WARNING, logger="toolrelay.execution.idempotency"):
+    with caplog.at_level(logging.WARNING, logger="toolrelay.execution._idempotency"):
         await store.reserve("d", owner="o", lease=60)
     assert len(store) == 3
     assert (await store.reserve("a", owner="p", lease=60)).status is ReservationStatus.ACQUIRED

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import CallLimits, LimitBreach, TurnCallCounter
+from toolrelay.execution import CallLimits
+from toolrelay.execution._limits import LimitBreach, TurnCallCounter
 from toolrelay.messages import (
     AssistantMessage,
     Message,

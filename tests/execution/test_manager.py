@@ -34,7 +34,7 @@ from toolrelay.messages import (
 )
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
-from toolrelay.tools.base import ToolDefinition, ToolMetadata
+from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 
 class RecordingTool:

@@ -19,12 +19,12 @@ from toolrelay.execution import (
     ToolCallStatus,
     ToolExecutionResult,
 )
-from toolrelay.execution import resolution as resolution_module
+from toolrelay.execution import _resolution as resolution_module
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, Tool, ToolContext, WorkerPool, tool
-from toolrelay.tools.base import ToolDefinition, ToolMetadata
+from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 
 class Unprintable(Exception):

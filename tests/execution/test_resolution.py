@@ -8,12 +8,12 @@ from toolrelay.exceptions import DuplicateToolError
 from toolrelay.execution import (
     DelegatingToolResolver,
     StaticToolResolver,
-    ToolLookup,
     ToolResolver,
     closest_names,
     match_tool_name,
 )
-from toolrelay.tools.base import ToolDefinition, ToolMetadata
+from toolrelay.execution._resolution import ToolLookup
+from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 
 class NamedTool:

@@ -42,7 +42,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolrelay.client import ToolSearcher
 from toolrelay.execution import (
     ToolCallingManager,
     ToolCallOutcome,
@@ -54,6 +53,7 @@ from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search import BM25ToolIndex
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, Tool, WorkerPool, tool
+from toolrelay.toolsearch import ToolSearcher
 
 from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten

@@ -38,7 +38,6 @@ import pytest
 
 from tests.search._permissions import answer
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
-from toolrelay.client.sessions import InMemorySessionStore
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import (
     ChatResponse,
@@ -66,6 +65,7 @@ from toolrelay.tools import (
     provider_safe_name,
     tool,
 )
+from toolrelay.toolsearch._sessions import InMemorySessionStore
 
 from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten
@@ -243,7 +243,7 @@ def make_index(kind: str, dsn: str, schema: str) -> ToolIndex:
         return VectorToolIndex(HashingEmbedder(), cache=False)
     if kind == "hybrid":
         return HybridToolIndex(BM25ToolIndex(), VectorToolIndex(HashingEmbedder(), cache=False))
-    from toolrelay.search.postgres import PostgresToolIndex
+    from toolrelay.search._postgres import PostgresToolIndex
 
     return PostgresToolIndex(dsn, schema=schema, max_connections=8)
 

@@ -14,7 +14,8 @@ from mcp import Client
 from mcp_types import ToolAnnotations
 
 from toolrelay.execution import ToolCallingManager
-from toolrelay.gateway import ApprovalSettings, ToolGateway, ToolPolicy, gateway_interceptors
+from toolrelay.gateway import ApprovalSettings, ToolGateway, ToolPolicy
+from toolrelay.gateway._side_effects import gateway_interceptors
 from toolrelay.mcp import LiveToolCatalog, tool_info, tools_server
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolMetadata, as_tools, tool
 

@@ -5,7 +5,6 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.gateway import (
     ApprovalSettings,
@@ -17,6 +16,7 @@ from toolrelay.gateway import (
     load_gateway_config,
     parse_gateway_config,
 )
+from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
 
 from ._helpers import demo_server_table
 

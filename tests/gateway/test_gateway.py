@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import DEFAULT_MIN_RELATIVE_SCORE
-from toolrelay.client.tool_search_access import DEFAULT_UNAVAILABLE_MESSAGE, unavailable_text
 from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ToolArgumentError
 from toolrelay.gateway import CALL_TOOL_NAME, ToolGateway, open_gateway, parse_gateway_config
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
+from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.toolsearch._access import DEFAULT_UNAVAILABLE_MESSAGE, unavailable_text
 
 ran: list[str] = []
 

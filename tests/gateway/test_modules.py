@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from toolrelay.exceptions import LoadError
-from toolrelay.gateway import load_module_tools
+from toolrelay.gateway._modules import load_module_tools
 
 TOOLS_FILE = '''
 from toolrelay.tools import ToolCatalog, tool

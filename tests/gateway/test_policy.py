@@ -9,9 +9,10 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import idempotency_key
-from toolrelay.gateway import PolicyTool, ToolPolicy, apply_policies
+from toolrelay.gateway import PolicyTool, ToolPolicy
+from toolrelay.gateway._policy import apply_policies
 from toolrelay.mcp import IDEMPOTENT
-from toolrelay.mcp.annotations import ANNOTATIONS, annotations_from_metadata
+from toolrelay.mcp._annotations import ANNOTATIONS, annotations_from_metadata
 from toolrelay.tools import FunctionTool, Tool, ToolContext, ToolMetadata, call_sync
 
 

@@ -13,13 +13,13 @@ import pytest
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution import Approve, ToolCallingManager, ToolCallRequest
 from toolrelay.gateway import (
-    PENDING_APPROVAL_TEXT,
     GatewayConfig,
     ToolGateway,
     ToolPolicy,
     open_gateway,
     parse_gateway_config,
 )
+from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, as_tools, tool
 

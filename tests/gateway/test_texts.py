@@ -7,9 +7,6 @@ import json
 
 import pytest
 
-from toolrelay.client import search_texts
-from toolrelay.client.search_tool import search_tool_schema
-from toolrelay.client.tool_search_access import unavailable_text
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.gateway import (
     CALL_TOOL_NAME,
@@ -20,7 +17,7 @@ from toolrelay.gateway import (
     gateway_server,
     open_gateway,
 )
-from toolrelay.gateway.texts import CHINESE, ENGLISH
+from toolrelay.gateway._texts import CHINESE, ENGLISH
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import (
     Tool,
@@ -30,6 +27,9 @@ from toolrelay.tools import (
     provider_safe_name,
     tool,
 )
+from toolrelay.toolsearch import _texts as search_texts
+from toolrelay.toolsearch._access import unavailable_text
+from toolrelay.toolsearch._search_tool import search_tool_schema
 
 
 @tool(name="查询天气", read_only=True)

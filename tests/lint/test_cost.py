@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from toolrelay.tools.tokens import tool_tokens
+from toolrelay.tools._tokens import tool_tokens
 
 from ._catalogs import GOOD_DESCRIPTION, findings, flagged, run, target
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.lint import indexes
-from toolrelay.lint.indexes import lint_index
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.hybrid import HybridToolIndex
+from toolrelay.lint import _indexes as indexes
+from toolrelay.lint._indexes import lint_index
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._hybrid import HybridToolIndex
 
 from .test_query_vectors import LengthEmbedder
 

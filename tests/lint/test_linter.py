@@ -10,8 +10,8 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.lint import RULES, LintConfig, Severity, lint
-from toolrelay.search.cache import EmbeddingCache
-from toolrelay.search.embedders import EmbeddingKind
+from toolrelay.search._cache import EmbeddingCache
+from toolrelay.search._embedders import EmbeddingKind
 from toolrelay.tools import ToolMetadata
 
 from ._catalogs import run, target

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from toolrelay.lint.rules.near_duplicates import name_key
+from toolrelay.lint._rules.near_duplicates import name_key
 
 from ._catalogs import findings, flagged, target
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolrelay.lint.rules.parameters import undocumented_parameters
+from toolrelay.lint._rules.parameters import undocumented_parameters
 
 from ._catalogs import findings, flagged, target
 

@@ -8,9 +8,9 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from toolrelay.lint.query_vectors import BatchedQueryEmbedder
-from toolrelay.search.cache import EmbeddingCache
-from toolrelay.search.embedders import EmbeddingKind
+from toolrelay.lint._query_vectors import BatchedQueryEmbedder
+from toolrelay.search._cache import EmbeddingCache
+from toolrelay.search._embedders import EmbeddingKind
 
 
 class LengthEmbedder:

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.lint.self_search import search_self
-from toolrelay.search.documents import ToolText
-from toolrelay.search.masks import Mask
-from toolrelay.search.scoring import Scores, ScoringToolIndex
+from toolrelay.lint._self_search import search_self
+from toolrelay.search._documents import ToolText
+from toolrelay.search._masks import Mask
+from toolrelay.search._scoring import Scores, ScoringToolIndex
 from toolrelay.tools import ToolDefinition
 
 

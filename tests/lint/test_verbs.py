@@ -2,14 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from toolrelay.lint.verbs import (
+from toolrelay.lint._verbs import (
     chinese_mutating_verb,
     description_mutating_verb,
     inflections,
     name_mutating_verb,
     opening_words,
 )
-from toolrelay.tools.names import split_name_words
+from toolrelay.tools._names import split_name_words
 
 
 def test_inflections_cover_the_usual_forms() -> None:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolrelay.lint.wording import says_what, says_what_not, says_when, word_count
+from toolrelay.lint._wording import says_what, says_what_not, says_when, word_count
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolr
 from mcp_types import Tool as McpToolInfo
 from mcp_types import ToolAnnotations
 
-from toolrelay.mcp.annotations import (
+from toolrelay.mcp._annotations import (
     ANNOTATIONS,
     IDEMPOTENT,
     MCP_NAME,
@@ -108,6 +108,6 @@ def test_what_a_server_stated_survives_being_served_again() -> None:
 
 
 def test_the_stated_annotations_are_kept_where_the_linter_reads_them() -> None:
-    from toolrelay.lint.targets import ANNOTATIONS as LINT_ANNOTATIONS
+    from toolrelay.lint._targets import ANNOTATIONS as LINT_ANNOTATIONS
 
     assert ANNOTATIONS == LINT_ANNOTATIONS

@@ -14,7 +14,7 @@ from mcp_types import (
     TextResourceContents,
 )
 
-from toolrelay.mcp.results import result_text, text_result
+from toolrelay.mcp._results import result_text, text_result
 
 
 def test_text_blocks_are_joined() -> None:

@@ -17,7 +17,7 @@ from mcp_types import ToolAnnotations
 
 from toolrelay.exceptions import ToolExecutionError
 from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpToolset, tool_info, tools_server
-from toolrelay.mcp.annotations import REQUIRES_APPROVAL_META
+from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, ToolMetadata, as_tools, tool
 
 

@@ -23,7 +23,8 @@ from toolrelay.exceptions import (
     ToolExecutionError,
 )
 from toolrelay.execution import ToolCallingManager, ToolCallStatus, ToolExecutionResult
-from toolrelay.mcp import IDEMPOTENT, MCP_NAME, MCP_SERVER, McpServerConfig, McpTool, McpToolset
+from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpTool, McpToolset
+from toolrelay.mcp._annotations import MCP_NAME, MCP_SERVER
 from toolrelay.messages import UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response

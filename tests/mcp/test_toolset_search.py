@@ -10,17 +10,12 @@ import pytest
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 
 from tests.mcp.mcp_helpers import demo_stdio
-from toolrelay.client import (
-    TOOL_SEARCH_NAME,
-    ChatClient,
-    ToolSearchAdvisor,
-    ToolSearchReport,
-    tool_search_report,
-)
+from toolrelay.client import ChatClient, ToolSearchAdvisor, tool_search_report
 from toolrelay.mcp import McpToolset
 from toolrelay.messages import ToolResponseMessage
-from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearchReport
 
 QUERY = {"query": "multiply two whole numbers product", "max_results": 3}
 

@@ -12,7 +12,7 @@ from toolrelay.memory import (
     SqliteChatMemoryRepository,
     default_database_path,
 )
-from toolrelay.memory import sqlite as sqlite_module
+from toolrelay.memory import _sqlite as sqlite_module
 from toolrelay.messages import (
     UserMessage,
 )

@@ -14,7 +14,7 @@ from toolrelay.memory import (
     MessageWindowChatMemory,
     apply_window,
 )
-from toolrelay.memory.window import STORED_WINDOWS
+from toolrelay.memory._window import STORED_WINDOWS
 from toolrelay.messages import (
     AssistantMessage,
     Message,

@@ -24,8 +24,8 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.models import ChunkMerger
-from toolrelay.models.anthropic import DEFAULT_MAX_TOKENS, LOCAL_API_KEY, AnthropicChatModel
-from toolrelay.models.metadata import CACHE_READ_TOKENS, CACHE_WRITE_TOKENS, STOP_SEQUENCE
+from toolrelay.models._anthropic import DEFAULT_MAX_TOKENS, LOCAL_API_KEY, AnthropicChatModel
+from toolrelay.models._metadata import CACHE_READ_TOKENS, CACHE_WRITE_TOKENS, STOP_SEQUENCE
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, tool
 

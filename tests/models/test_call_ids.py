@@ -11,7 +11,7 @@ from toolrelay.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolrelay.models.call_ids import consistent_call_ids
+from toolrelay.models._call_ids import consistent_call_ids
 
 
 def calls(*ids: str) -> AssistantMessage:

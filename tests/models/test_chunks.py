@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall, Usage
 from toolrelay.models import TOOL_CALL_INDEXES, ChunkMerger, merge_chunks
-from toolrelay.testing import split_response
+from toolrelay.testing._responses import split_response
 
 
 def fragment(

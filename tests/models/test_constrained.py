@@ -12,7 +12,7 @@ from toolrelay.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolrelay.models.constrained import (
+from toolrelay.models._constrained import (
     CALL_PREFIX,
     bounded_schema,
     choice_grammar,

@@ -17,7 +17,7 @@ np = pytest.importorskip(
     "numpy", reason="needs numpy (the openai extra): pip install 'toolrelay[openai]'"
 )
 
-from toolrelay.models.embeddings import OpenAIEmbedder  # noqa: E402  (needs numpy)
+from toolrelay.models._embeddings import OpenAIEmbedder  # noqa: E402  (needs numpy)
 
 
 def embedding_reply(request: httpx.Request) -> httpx.Response:
@@ -46,7 +46,7 @@ def make_embedder(server: MockServer, **kwargs: Any) -> OpenAIEmbedder:
 
 
 def test_it_satisfies_the_search_layers_embedder_protocol() -> None:
-    embedders = pytest.importorskip("toolrelay.search.embedders")
+    embedders = pytest.importorskip("toolrelay.search._embedders")
     embedder = make_embedder(MockServer(embedding_reply))
     assert isinstance(embedder, embedders.Embedder)
     ours = inspect.signature(OpenAIEmbedder.embed)

@@ -22,7 +22,7 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.models import ChunkMerger
-from toolrelay.models.llama_cpp import LlamaCppChatModel, smollm2_path
+from toolrelay.models._llama_cpp import LlamaCppChatModel, smollm2_path
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, Tool, tool
 

@@ -26,8 +26,8 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.models import ChunkMerger
-from toolrelay.models.metadata import CACHE_READ_TOKENS, REASONING_TOKENS
-from toolrelay.models.openai import LOCAL_API_KEY, OpenAIChatModel
+from toolrelay.models._metadata import CACHE_READ_TOKENS, REASONING_TOKENS
+from toolrelay.models._openai import LOCAL_API_KEY, OpenAIChatModel
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, tool
 

@@ -20,12 +20,12 @@ from typing import Any
 import pytest
 
 from toolrelay.client import ChatClient, ChatClientRequest, ToolCallingAdvisor
-from toolrelay.client.tool_loop import ToolLoopState
+from toolrelay.client._tool_loop import ToolLoopState
 from toolrelay.exceptions import ConfigurationError, ModelAPIError, ModelCallLimitError
 from toolrelay.messages import UserMessage
 from toolrelay.models import ChunkMerger
-from toolrelay.models.llama_cpp import smollm2_path
-from toolrelay.models.openai import OpenAIChatModel
+from toolrelay.models._llama_cpp import smollm2_path
+from toolrelay.models._openai import OpenAIChatModel
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import tool
 

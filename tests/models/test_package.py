@@ -14,8 +14,8 @@ SDKS = ("openai", "anthropic", "llama_cpp", "numpy")
 
 def test_importing_the_package_imports_no_provider_sdk() -> None:
     code = (
-        "import sys, toolrelay.models, toolrelay.models.openai_wire, "
-        "toolrelay.models.anthropic_wire;"
+        "import sys, toolrelay.models, toolrelay.models._openai_wire, "
+        "toolrelay.models._anthropic_wire;"
         f"print([m for m in {SDKS!r} if m in sys.modules])"
     )
     done = subprocess.run(
@@ -27,7 +27,7 @@ def test_importing_the_package_imports_no_provider_sdk() -> None:
 def test_adapters_are_exported_lazily() -> None:
     pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
     from toolrelay.models import OpenAIChatModel
-    from toolrelay.models.openai import OpenAIChatModel as direct
+    from toolrelay.models._openai import OpenAIChatModel as direct
 
     assert OpenAIChatModel is direct
     assert "OpenAIChatModel" in toolrelay.models.__all__

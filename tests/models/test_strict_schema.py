@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.models.strict_schema import drop_added_nulls, to_strict_schema
+from toolrelay.models._strict_schema import drop_added_nulls, to_strict_schema
 from toolrelay.tools import FunctionTool, tool
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from toolrelay.models.threaded_stream import stream_from_thread
+from toolrelay.models._threaded_stream import stream_from_thread
 
 
 async def test_items_arrive_in_order_and_errors_after_them() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.models.tool_choice import tool_choice_settings
-from toolrelay.models.tool_names import ToolNameMap
+from toolrelay.models._tool_choice import tool_choice_settings
+from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.tools import ToolDefinition
 
 WEATHER = ToolDefinition(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from toolrelay.models import tool_names
-from toolrelay.models.tool_names import ToolNameMap
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.models import _tool_names as tool_names
+from toolrelay.models._tool_names import ToolNameMap
+from toolrelay.tools._base import ToolDefinition
 
 DEFINITIONS = [
     ToolDefinition(name="refund.find_orders", description="a"),

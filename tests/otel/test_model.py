@@ -11,7 +11,7 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from toolrelay.exceptions import ModelError, ToolsNotSupportedError
 from toolrelay.messages import ChatResponse, UserMessage
-from toolrelay.models.metadata import CACHE_READ_TOKENS, REASONING_TOKENS
+from toolrelay.models._metadata import CACHE_READ_TOKENS, REASONING_TOKENS
 from toolrelay.otel import TracedChatModel
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import FunctionModel, ScriptedModel, text_response, tool_call_response

@@ -10,7 +10,7 @@ from redis.asyncio import Redis
 
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 from toolrelay.memory import ChatMemoryRepository, MessageWindowChatMemory
-from toolrelay.memory.window import STORED_WINDOWS
+from toolrelay.memory._window import STORED_WINDOWS
 from toolrelay.messages import (
     AssistantMessage,
     Message,

@@ -12,7 +12,7 @@ from tests.redis_servers import RedisServer
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ReservationStatus
 from toolrelay.redis import RedisIdempotencyStore
-from toolrelay.redis.persistence import RedisPersistence
+from toolrelay.redis._persistence import RedisPersistence
 
 MODES = {
     "none": [],

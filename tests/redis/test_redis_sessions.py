@@ -9,9 +9,9 @@ import pytest
 from redis.asyncio import Redis
 
 from toolrelay._sync import run_sync
-from toolrelay.client.sessions import SessionStore
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
 from toolrelay.redis import RedisSessionStore
+from toolrelay.toolsearch._sessions import SessionStore
 
 
 @pytest.fixture

@@ -161,7 +161,7 @@ def build_stack(
     )
     index: ToolIndex
     if postgres_dsn:
-        from toolrelay.search.postgres import PostgresToolIndex
+        from toolrelay.search._postgres import PostgresToolIndex
 
         index = PostgresToolIndex(postgres_dsn, schema=schema, max_connections=16)
     else:

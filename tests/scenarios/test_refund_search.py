@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import TOOL_SEARCH_NAME, ChatClient, ToolSearchAdvisor, tool_search_report
+from toolrelay.client import ChatClient, ToolSearchAdvisor, tool_search_report
 from toolrelay.messages import ToolResponseMessage
 from toolrelay.prompt import Prompt
-from toolrelay.search.bm25 import BM25ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
+from toolrelay.toolsearch import TOOL_SEARCH_NAME
 
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.tools._base import ToolDefinition
 
 
 def tool(name: str, description: str, **properties: dict[str, object]) -> ToolDefinition:

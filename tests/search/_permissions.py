@@ -14,8 +14,8 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from toolrelay.search.base import SearchRequest, SearchResponse, ToolIndex
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG, CATALOG_ZH, tool
 

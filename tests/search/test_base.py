@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from toolrelay.search.base import (
+from toolrelay.search._base import (
     DEFAULT_MAX_RESULTS,
     MAX_QUERY_LENGTH,
     MAX_RESULTS_LIMIT,

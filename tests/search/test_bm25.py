@@ -5,12 +5,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from toolrelay.search.base import MAX_QUERY_LENGTH, MAX_QUERY_TERMS, SearchRequest
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.documents import tool_text
-from toolrelay.search.evaluation import load_dataset
-from toolrelay.search.text import Tokenizer
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._base import MAX_QUERY_LENGTH, MAX_QUERY_TERMS, SearchRequest
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._documents import tool_text
+from toolrelay.search._evaluation import load_dataset
+from toolrelay.search._text import Tokenizer
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG, CATALOG_ZH
 from ._permissions import assert_equals_an_index_of_the_subset, assert_ranks_permitted_tools_alone

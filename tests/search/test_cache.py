@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.cache import EmbeddingCache, default_cache_path, embedding_key
+from toolrelay.search._cache import EmbeddingCache, default_cache_path, embedding_key
 
 
 def test_round_trip_count_and_clear(cache: EmbeddingCache) -> None:

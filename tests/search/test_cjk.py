@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from toolrelay.search import cjk
-from toolrelay.search.cjk import (
+from toolrelay.search import _cjk as cjk
+from toolrelay.search._cjk import (
     CHINESE_STOP_WORDS,
     cjk_keywords,
     cjk_terms,
@@ -87,7 +87,7 @@ def test_without_rjieba_chinese_falls_back_to_bigrams_and_characters(
     cjk._segmenter.cache_clear()
     monkeypatch.setitem(sys.modules, "rjieba", None)  # the import fails
     try:
-        with caplog.at_level(logging.WARNING, logger="toolrelay.search.cjk"):
+        with caplog.at_level(logging.WARNING, logger="toolrelay.search._cjk"):
             assert not segmenter_available()
             assert cjk_terms("目的地") == ["目的", "的地", "目", "地"]
         assert "rjieba is not installed" in caplog.text

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from toolrelay.search.documents import (
+from toolrelay.search._documents import (
     catalog_fingerprint,
     dotted_categories,
     summarize,
     tool_text,
 )
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG
 

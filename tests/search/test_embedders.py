@@ -9,16 +9,16 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.base import SearchRequest
-from toolrelay.search.embedders import (
+from toolrelay.search._base import SearchRequest
+from toolrelay.search._embedders import (
     MINILM_MODEL_ID,
     Embedder,
     SentenceTransformerEmbedder,
     embeddings_available,
     minilm_embedder,
 )
-from toolrelay.search.vector import VectorToolIndex
-from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.search._vector import VectorToolIndex
+from toolrelay.testing._embedders import HashingEmbedder
 
 from ._catalog import CATALOG
 
@@ -129,7 +129,7 @@ def test_loading_minilm_prints_nothing_and_leaves_transformers_as_it_was(
 
 
 def test_load_embedder_loads_only_embedders_that_can() -> None:
-    from toolrelay.search.embedders import load_embedder
+    from toolrelay.search._embedders import load_embedder
 
     class Lazy(HashingEmbedder):
         loads = 0

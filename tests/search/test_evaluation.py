@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.evaluation import (
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._evaluation import (
     EvalQuery,
     evaluate,
     evaluate_ranking,

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from toolrelay.search import factory
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.hybrid import HybridToolIndex
-from toolrelay.search.vector import VectorToolIndex
-from toolrelay.testing.embedders import HashingEmbedder
+from toolrelay.search import _factory as factory
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._hybrid import HybridToolIndex
+from toolrelay.search._vector import VectorToolIndex
+from toolrelay.testing._embedders import HashingEmbedder
 
 
 def test_bm25_when_the_embeddings_extra_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:

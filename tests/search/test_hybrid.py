@@ -4,12 +4,12 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.base import SearchRequest
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.hybrid import HybridToolIndex, _rrf, score_fusion
-from toolrelay.search.vector import VectorToolIndex
-from toolrelay.testing.embedders import HashingEmbedder
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._base import SearchRequest
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._hybrid import HybridToolIndex, _rrf, score_fusion
+from toolrelay.search._vector import VectorToolIndex
+from toolrelay.testing._embedders import HashingEmbedder
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG
 from ._permissions import (

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from toolrelay.search.masks import CatalogMasks
+from toolrelay.search._masks import CatalogMasks
 
 NAMES = ("refund.find", "refund.issue", "orders.get", "send_email")
 

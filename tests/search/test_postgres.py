@@ -14,17 +14,17 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
 from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, VectorToolIndex
-from toolrelay.search.evaluation import load_dataset
-from toolrelay.testing.embedders import HashingEmbedder
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._evaluation import load_dataset
+from toolrelay.testing._embedders import HashingEmbedder
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG, CATALOG_ZH, NAMES
 from ._permissions import FORBIDDEN, assert_ranks_permitted_tools_alone
 
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
-from toolrelay.search.postgres import PostgresToolIndex
-from toolrelay.search.postgres_search import PostingsCache
+from toolrelay.search._postgres import PostgresToolIndex
+from toolrelay.search._postgres_search import PostingsCache
 
 # The server comes from TOOLRELAY_TEST_POSTGRES_DSN (.ci/services.sh starts one); without it
 # these tests skip. Each test gets a schema of its own, dropped afterwards.

@@ -17,7 +17,7 @@ from ._catalog import CATALOG
 
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
-from toolrelay.search.postgres import PostgresToolIndex
+from toolrelay.search._postgres import PostgresToolIndex
 
 from .test_postgres import fresh_schema, require_dsn
 

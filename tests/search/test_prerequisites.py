@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from toolrelay.search.prerequisites import lift_providers, prerequisite_links
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._prerequisites import lift_providers, prerequisite_links
+from toolrelay.tools._base import ToolDefinition
 
 
 def tool(name: str, *required: str) -> ToolDefinition:

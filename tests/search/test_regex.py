@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search import regex
-from toolrelay.search.base import SearchRequest
-from toolrelay.search.regex import RegexToolIndex, keyword_pattern, linear_patterns, query_pattern
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search import _regex as regex
+from toolrelay.search._base import SearchRequest
+from toolrelay.search._regex import RegexToolIndex, keyword_pattern, linear_patterns, query_pattern
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG, CATALOG_ZH, NAMES
 from ._permissions import (

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.base import MAX_QUERY_LENGTH, SearchRequest, SearchResponse, ToolIndex
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.documents import ToolText, catalog_fingerprint
-from toolrelay.search.hybrid import HybridToolIndex
-from toolrelay.search.masks import Mask
-from toolrelay.search.regex import RegexToolIndex
-from toolrelay.search.scoring import Scores, ScoringToolIndex
-from toolrelay.search.vector import VectorToolIndex
-from toolrelay.testing.embedders import HashingEmbedder
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._base import MAX_QUERY_LENGTH, SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._documents import ToolText, catalog_fingerprint
+from toolrelay.search._hybrid import HybridToolIndex
+from toolrelay.search._masks import Mask
+from toolrelay.search._regex import RegexToolIndex
+from toolrelay.search._scoring import Scores, ScoringToolIndex
+from toolrelay.search._vector import VectorToolIndex
+from toolrelay.testing._embedders import HashingEmbedder
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG, NAMES
 

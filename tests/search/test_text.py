@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolrelay.search.text import Tokenizer, split_words
+from toolrelay.search._text import Tokenizer, split_words
 
 
 def test_identifiers_are_split_lowercased_stemmed_and_stop_words_dropped() -> None:

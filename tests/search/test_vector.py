@@ -9,11 +9,11 @@ import numpy.typing as npt
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search.base import SearchRequest
-from toolrelay.search.cache import EmbeddingCache
-from toolrelay.search.vector import VectorToolIndex
-from toolrelay.testing.embedders import HashingEmbedder
-from toolrelay.tools.base import ToolDefinition
+from toolrelay.search._base import SearchRequest
+from toolrelay.search._cache import EmbeddingCache
+from toolrelay.search._vector import VectorToolIndex
+from toolrelay.testing._embedders import HashingEmbedder
+from toolrelay.tools._base import ToolDefinition
 
 from ._catalog import CATALOG
 from ._permissions import (
@@ -208,8 +208,8 @@ class LoadingEmbedder(HashingEmbedder):
 def test_a_mixed_catalog_reports_both_models_share_and_loads_both_ahead(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from toolrelay.search import vector
-    from toolrelay.search.auto_embedder import LanguageRoute
+    from toolrelay.search import _vector as vector
+    from toolrelay.search._auto_embedder import LanguageRoute
 
     events: list[str] = []
     route = LanguageRoute(

@@ -4,7 +4,8 @@ import pytest
 
 from toolrelay.messages import ToolCall, Usage
 from toolrelay.models import TOOL_CALL_INDEXES, merge_chunks
-from toolrelay.testing import make_usage, split_response, text_response, tool_call_response
+from toolrelay.testing import text_response, tool_call_response
+from toolrelay.testing._responses import make_usage, split_response
 
 
 def test_text_response() -> None:

@@ -7,7 +7,7 @@ import pytest
 from pydantic import BaseModel, TypeAdapter
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
-from toolrelay.tools.arguments import (
+from toolrelay.tools._arguments import (
     SchemaValidator,
     decode_arguments,
     require_object,

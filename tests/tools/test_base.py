@@ -15,7 +15,7 @@ from toolrelay.tools import (
     ValidatedArguments,
     call_sync,
 )
-from toolrelay.tools.base import check_seconds
+from toolrelay.tools._base import check_seconds
 
 
 class Recorder:

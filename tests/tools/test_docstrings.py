@@ -2,7 +2,7 @@
 
 import pytest
 
-from toolrelay.tools.docstrings import DocstringInfo, parse_docstring
+from toolrelay.tools._docstrings import DocstringInfo, parse_docstring
 
 GOOGLE = """Find orders.
 

@@ -8,8 +8,8 @@ import pytest
 
 from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools import FunctionTool, ToolDefinition
-from toolrelay.tools import language as language_module
-from toolrelay.tools.language import CHINESE_THRESHOLD, catalog_language, cjk_share, replace_texts
+from toolrelay.tools import _language as language_module
+from toolrelay.tools._language import CHINESE_THRESHOLD, catalog_language, cjk_share, replace_texts
 
 
 def test_the_examples_in_the_docstrings_hold() -> None:

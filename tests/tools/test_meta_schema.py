@@ -14,8 +14,9 @@ from jsonschema.validators import validator_for
 from pydantic import BaseModel
 
 from toolrelay.exceptions import ToolDefinitionError
-from toolrelay.tools import FunctionTool, ToolDefinition, meta_schema
-from toolrelay.tools.meta_schema import (
+from toolrelay.tools import FunctionTool, ToolDefinition
+from toolrelay.tools import _meta_schema as meta_schema
+from toolrelay.tools._meta_schema import (
     JSON_SCHEMA_DIALECT,
     LEFT_TO_VALIDATOR,
     SIMPLE_TYPES,

@@ -6,17 +6,9 @@ import hashlib
 import pytest
 
 from toolrelay.exceptions import DuplicateToolError, InvalidToolNameError
-from toolrelay.tools import (
-    FunctionTool,
-    ToolCatalog,
-    fold_name,
-    is_provider_safe,
-    provider_safe_name,
-    split_name_words,
-    validate_tool_name,
-)
-from toolrelay.tools import names as names_module
-from toolrelay.tools.names import HASH_LENGTH
+from toolrelay.tools import FunctionTool, ToolCatalog, provider_safe_name, validate_tool_name
+from toolrelay.tools import _names as names_module
+from toolrelay.tools._names import HASH_LENGTH, fold_name, is_provider_safe, split_name_words
 
 
 @pytest.mark.parametrize(

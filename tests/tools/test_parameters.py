@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, RootModel
 
 from toolrelay.exceptions import ToolDefinitionError
 from toolrelay.tools import ToolContext
-from toolrelay.tools.parameters import (
+from toolrelay.tools._parameters import (
     is_model_type,
     is_receiver_parameter,
     read_parameters,

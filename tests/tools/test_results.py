@@ -15,7 +15,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from toolrelay.tools import FunctionTool, convert_result, tool
-from toolrelay.tools.results import DONE, PNG_SIGNATURE
+from toolrelay.tools._results import DONE, PNG_SIGNATURE
 
 # A complete 1x1 PNG (red pixel).
 PNG_1X1 = base64.b64decode(

@@ -12,7 +12,7 @@ from typing_extensions import TypedDict
 
 from toolrelay.exceptions import ToolArgumentError, ToolDefinitionError
 from toolrelay.tools import FunctionTool, ToolContext, tool, tools_from
-from toolrelay.tools.schema import (
+from toolrelay.tools._schema import (
     JSON_SCHEMA_DIALECT,
     build_function_schema,
     build_model_function_schema,

@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.tools.workers import WorkerPool, WorkerPoolStatus, sync_tool_workers
+from toolrelay.tools._workers import WorkerPool, WorkerPoolStatus, sync_tool_workers
 
 REQUEST = contextvars.ContextVar("REQUEST", default="none")
 

@@ -15,6 +15,7 @@ Every command except ``chat`` and ``serve`` takes ``--json`` for machine-readabl
 stdout.
 """
 
-from toolrelay.cli.app import app, main
+from toolrelay.cli._app import app, main
+from toolrelay.cli._catalogs import load_catalog
 
-__all__ = ["app", "main"]
+__all__ = ["app", "load_catalog", "main"]

@@ -27,7 +27,7 @@ an :class:`IdempotencyStore` such as :class:`SqliteIdempotencyStore`) and
     )
 """
 
-from toolrelay.execution.approval import (
+from toolrelay.execution._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
     ApprovalDecision,
     ApprovalHandler,
@@ -37,28 +37,22 @@ from toolrelay.execution.approval import (
     Defer,
     Deny,
     ResumedRound,
-    resumed_round,
 )
-from toolrelay.execution.arguments import (
-    ParsedArguments,
-    parse_arguments,
-    validate_call_arguments,
-)
-from toolrelay.execution.audit import (
+from toolrelay.execution._arguments import validate_call_arguments
+from toolrelay.execution._audit import (
     DEFAULT_AUDIT_TIMEOUT,
     AuditInterceptor,
     AuditRecord,
     AuditSink,
     JsonLinesAuditSink,
     LoggingAuditSink,
-    arguments_digest,
 )
-from toolrelay.execution.exceptions_policy import (
+from toolrelay.execution._exceptions_policy import (
     DefaultToolExceptionProcessor,
     ToolExceptionProcessor,
 )
-from toolrelay.execution.guards import ToolCallGuard, ToolCallRequest
-from toolrelay.execution.idempotency import (
+from toolrelay.execution._guards import ToolCallGuard, ToolCallRequest
+from toolrelay.execution._idempotency import (
     DEFAULT_MAX_ENTRIES,
     IdempotencyInterceptor,
     IdempotencyStore,
@@ -67,31 +61,23 @@ from toolrelay.execution.idempotency import (
     ReservationStatus,
     idempotency_key,
 )
-from toolrelay.execution.idempotency_sqlite import SqliteIdempotencyStore
-from toolrelay.execution.interception import (
-    CallProgress,
+from toolrelay.execution._idempotency_sqlite import SqliteIdempotencyStore
+from toolrelay.execution._interception import (
     Proceed,
     ToolCallInterceptor,
     ToolInvocation,
     proceed_with_arguments,
 )
-from toolrelay.execution.limits import CallLimits, LimitBreach, TurnCallCounter
-from toolrelay.execution.manager import (
-    DEFAULT_MAX_ARGUMENTS_LENGTH,
-    DEFAULT_MAX_NAME_LENGTH,
-    DEFAULT_TIMEOUT,
-    ToolCallingManager,
-)
-from toolrelay.execution.resolution import (
-    MAX_TOOL_NAME_LENGTH,
+from toolrelay.execution._limits import CallLimits
+from toolrelay.execution._manager import DEFAULT_TIMEOUT, ToolCallingManager
+from toolrelay.execution._resolution import (
     DelegatingToolResolver,
     StaticToolResolver,
-    ToolLookup,
     ToolResolver,
     closest_names,
     match_tool_name,
 )
-from toolrelay.execution.result import (
+from toolrelay.execution._result import (
     RETURN_DIRECT_FINISH_REASON,
     ApprovalStatus,
     ToolCallOutcome,
@@ -102,11 +88,8 @@ from toolrelay.execution.result import (
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
     "DEFAULT_AUDIT_TIMEOUT",
-    "DEFAULT_MAX_ARGUMENTS_LENGTH",
     "DEFAULT_MAX_ENTRIES",
-    "DEFAULT_MAX_NAME_LENGTH",
     "DEFAULT_TIMEOUT",
-    "MAX_TOOL_NAME_LENGTH",
     "RETURN_DIRECT_FINISH_REASON",
     "ApprovalDecision",
     "ApprovalHandler",
@@ -118,7 +101,6 @@ __all__ = [
     "AuditRecord",
     "AuditSink",
     "CallLimits",
-    "CallProgress",
     "DefaultToolExceptionProcessor",
     "Defer",
     "DelegatingToolResolver",
@@ -127,9 +109,7 @@ __all__ = [
     "IdempotencyStore",
     "InMemoryIdempotencyStore",
     "JsonLinesAuditSink",
-    "LimitBreach",
     "LoggingAuditSink",
-    "ParsedArguments",
     "Proceed",
     "Reservation",
     "ReservationStatus",
@@ -145,15 +125,10 @@ __all__ = [
     "ToolExceptionProcessor",
     "ToolExecutionResult",
     "ToolInvocation",
-    "ToolLookup",
     "ToolResolver",
-    "TurnCallCounter",
-    "arguments_digest",
     "closest_names",
     "idempotency_key",
     "match_tool_name",
-    "parse_arguments",
     "proceed_with_arguments",
-    "resumed_round",
     "validate_call_arguments",
 ]

@@ -19,12 +19,12 @@ Example::
 The rules and their ids are listed in :data:`RULES` (see ``docs/lint.md``).
 """
 
-from toolrelay.lint.config import IndexChoice, LintConfig, Thresholds, find_config, load_config
-from toolrelay.lint.findings import Finding, Rule, Severity
-from toolrelay.lint.linter import lint
-from toolrelay.lint.report import CostSummary, LintReport, RetrievalSummary, ToolRetrieval
-from toolrelay.lint.rules import RULES
-from toolrelay.lint.targets import LintTarget, as_targets, metadata_from_annotations
+from toolrelay.lint._config import IndexChoice, LintConfig, Thresholds, find_config, load_config
+from toolrelay.lint._findings import Finding, Rule, Severity
+from toolrelay.lint._linter import lint
+from toolrelay.lint._report import CostSummary, LintReport, RetrievalSummary, ToolRetrieval
+from toolrelay.lint._rules import RULES
+from toolrelay.lint._targets import LintTarget, as_targets, metadata_from_annotations
 
 __all__ = [
     "RULES",

@@ -6,10 +6,10 @@ Example::
     client = ChatClient.builder(model).default_advisors(MessageChatMemoryAdvisor(memory)).build()
 """
 
-from toolrelay.memory.base import CONVERSATION_ID, ChatMemory, ChatMemoryRepository
-from toolrelay.memory.in_memory import InMemoryChatMemoryRepository
-from toolrelay.memory.sqlite import SqliteChatMemoryRepository, default_database_path
-from toolrelay.memory.window import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory, apply_window
+from toolrelay.memory._base import CONVERSATION_ID, ChatMemory, ChatMemoryRepository
+from toolrelay.memory._in_memory import InMemoryChatMemoryRepository
+from toolrelay.memory._sqlite import SqliteChatMemoryRepository, default_database_path
+from toolrelay.memory._window import DEFAULT_MAX_MESSAGES, MessageWindowChatMemory, apply_window
 
 __all__ = [
     "CONVERSATION_ID",

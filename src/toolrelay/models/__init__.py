@@ -1,6 +1,6 @@
 """Chat models: the contract every provider adapter satisfies, and the streamed-chunk format.
 
-See :class:`ChatModel` for the contract and :mod:`toolrelay.models.chunks` for how partial
+See :class:`ChatModel` for the contract and :mod:`toolrelay.models._chunks` for how partial
 tool calls travel in a stream and merge back.
 
 Provider adapters (each needs its extra; importing this package imports no provider SDK):
@@ -14,21 +14,21 @@ Provider adapters (each needs its extra; importing this package imports no provi
 
 from typing import TYPE_CHECKING, Any
 
-from toolrelay.models.base import ChatModel, ensure_tools_supported, model_name
-from toolrelay.models.chunks import TOOL_CALL_INDEXES, ChunkMerger, merge_chunks
+from toolrelay.models._base import ChatModel, ensure_tools_supported, model_name
+from toolrelay.models._chunks import TOOL_CALL_INDEXES, ChunkMerger, merge_chunks
 
 if TYPE_CHECKING:
-    from toolrelay.models.anthropic import AnthropicChatModel
-    from toolrelay.models.embeddings import OpenAIEmbedder
-    from toolrelay.models.llama_cpp import LlamaCppChatModel
-    from toolrelay.models.openai import OpenAIChatModel
+    from toolrelay.models._anthropic import AnthropicChatModel
+    from toolrelay.models._embeddings import OpenAIEmbedder
+    from toolrelay.models._llama_cpp import LlamaCppChatModel
+    from toolrelay.models._openai import OpenAIChatModel
 
 # The adapters load on first access, so a missing SDK only matters to the code that uses it.
 _ADAPTERS = {
-    "AnthropicChatModel": "toolrelay.models.anthropic",
-    "LlamaCppChatModel": "toolrelay.models.llama_cpp",
-    "OpenAIChatModel": "toolrelay.models.openai",
-    "OpenAIEmbedder": "toolrelay.models.embeddings",
+    "AnthropicChatModel": "toolrelay.models._anthropic",
+    "LlamaCppChatModel": "toolrelay.models._llama_cpp",
+    "OpenAIChatModel": "toolrelay.models._openai",
+    "OpenAIEmbedder": "toolrelay.models._embeddings",
 }
 
 __all__ = [

@@ -36,7 +36,7 @@ Metrics (histograms): ``gen_ai.client.operation.duration`` (seconds, by
 ``gen_ai.operation.name``: ``chat``, ``execute_tool``, ``invoke_agent``),
 ``gen_ai.client.token.usage`` (tokens per model call, by ``gen_ai.token.type``: ``input`` and
 ``output``) and ``toolrelay.search.duration`` (seconds). Attribute names are in
-:mod:`toolrelay.otel.attributes`.
+:mod:`toolrelay.otel._attributes`.
 
 **Content stays out by default.** Spans carry names, ids, counts, statuses and error types,
 never what people, models or tools wrote: no messages, tool arguments or results, search
@@ -58,11 +58,11 @@ except ImportError as exc:  # pragma: no cover - the extra is installed wherever
         'pip install "toolrelay[otel]"'
     ) from exc
 
-from toolrelay.otel.advisor import TracingAdvisor
-from toolrelay.otel.index import TracedToolIndex
-from toolrelay.otel.interceptor import TracingInterceptor
-from toolrelay.otel.model import TracedChatModel
-from toolrelay.otel.telemetry import Telemetry
+from toolrelay.otel._advisor import TracingAdvisor
+from toolrelay.otel._index import TracedToolIndex
+from toolrelay.otel._interceptor import TracingInterceptor
+from toolrelay.otel._model import TracedChatModel
+from toolrelay.otel._telemetry import Telemetry
 
 __all__ = [
     "Telemetry",

@@ -22,7 +22,7 @@ from toolrelay.messages import (
     ToolResponseMessage,
     UserMessage,
 )
-from toolrelay.tools.arguments import load_json
+from toolrelay.tools._arguments import load_json
 
 _UNKNOWN_FINISH = "unknown"
 

@@ -19,7 +19,7 @@ from opentelemetry.context import Context
 from opentelemetry.trace import Span, Status, StatusCode
 from opentelemetry.util.types import AttributeValue
 
-from toolrelay.otel.attributes import ERROR_TYPE, error_type
+from toolrelay.otel._attributes import ERROR_TYPE, error_type
 
 T = TypeVar("T")
 

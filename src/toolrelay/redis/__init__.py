@@ -25,10 +25,10 @@ or does not answer within ``timeout`` seconds, raises
 :class:`~toolrelay.exceptions.StorageUnavailableError`. ``docs/scaling.md`` covers deployment.
 """
 
-from toolrelay.redis.idempotency import RedisIdempotencyStore
-from toolrelay.redis.memory import RedisChatMemoryRepository
-from toolrelay.redis.persistence import RedisPersistence
-from toolrelay.redis.sessions import RedisSessionStore
+from toolrelay.redis._idempotency import RedisIdempotencyStore
+from toolrelay.redis._memory import RedisChatMemoryRepository
+from toolrelay.redis._persistence import RedisPersistence
+from toolrelay.redis._sessions import RedisSessionStore
 
 __all__ = [
     "RedisChatMemoryRepository",

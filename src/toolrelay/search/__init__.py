@@ -13,7 +13,7 @@ changes) and searched by any number of conversations, each with its own permitte
 Indexes: :class:`RegexToolIndex` (patterns or keywords over names and descriptions),
 :class:`BM25ToolIndex` (keywords, no model), :class:`VectorToolIndex` (embeddings, any
 :class:`Embedder`), :class:`HybridToolIndex` (BM25 and embeddings fused; the default when
-``toolrelay[embeddings]`` is installed). :mod:`toolrelay.search.evaluation` measures them.
+``toolrelay[embeddings]`` is installed). :mod:`toolrelay.search._evaluation` measures them.
 
 Building an index that embeds takes a while on a large catalog: ``index.load_models(catalog)``
 loads its model ahead, and ``index.index(catalog, progress=report)`` calls
@@ -22,7 +22,11 @@ loads its model ahead, and ``index.index(catalog, progress=report)`` calls
 
 from __future__ import annotations
 
-from toolrelay.search.base import (
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from toolrelay.search._auto_embedder import catalog_embedder
+from toolrelay.search._base import (
     DEFAULT_MAX_RESULTS,
     MAX_RESULTS_LIMIT,
     AllowedTools,
@@ -32,22 +36,25 @@ from toolrelay.search.base import (
     SearchResponse,
     ToolIndex,
 )
-from toolrelay.search.bm25 import BM25ToolIndex
-from toolrelay.search.cache import EmbeddingCache
-from toolrelay.search.documents import ToolText, catalog_fingerprint, summarize, tool_text
-from toolrelay.search.embedders import (
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.search._cache import EmbeddingCache
+from toolrelay.search._documents import tool_text
+from toolrelay.search._embedders import (
     Embedder,
     SentenceTransformerEmbedder,
     embeddings_available,
     load_embedder,
     minilm_embedder,
 )
-from toolrelay.search.factory import default_index
-from toolrelay.search.hybrid import HybridToolIndex
-from toolrelay.search.regex import RegexToolIndex
-from toolrelay.search.scoring import ScoringToolIndex
-from toolrelay.search.text import Tokenizer
-from toolrelay.search.vector import VectorToolIndex
+from toolrelay.search._factory import default_index
+from toolrelay.search._hybrid import HybridToolIndex
+from toolrelay.search._regex import RegexToolIndex, query_pattern
+from toolrelay.search._scoring import ScoringToolIndex
+from toolrelay.search._text import Tokenizer
+from toolrelay.search._vector import VectorToolIndex
+
+if TYPE_CHECKING:
+    from toolrelay.search._postgres import PostgresToolIndex
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -58,6 +65,7 @@ __all__ = [
     "EmbeddingCache",
     "HybridToolIndex",
     "IndexProgress",
+    "PostgresToolIndex",
     "RegexToolIndex",
     "ScoringToolIndex",
     "SearchHit",
@@ -66,13 +74,24 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "Tokenizer",
     "ToolIndex",
-    "ToolText",
     "VectorToolIndex",
-    "catalog_fingerprint",
+    "catalog_embedder",
     "default_index",
     "embeddings_available",
     "load_embedder",
     "minilm_embedder",
-    "summarize",
+    "query_pattern",
     "tool_text",
 ]
+
+# Loaded on first use: it needs the postgres extra.
+_LAZY = {"PostgresToolIndex": "toolrelay.search._postgres"}
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

@@ -13,24 +13,17 @@ Example::
     assert model.tool_names_shown(0) == ["get_weather"]
 """
 
-from toolrelay.testing.advisors import RecordingAdvisor
-from toolrelay.testing.embedders import HashingEmbedder
-from toolrelay.testing.messages import every_message_kind
-from toolrelay.testing.models import (
+from toolrelay.testing._advisors import RecordingAdvisor
+from toolrelay.testing._embedders import HashingEmbedder
+from toolrelay.testing._messages import every_message_kind
+from toolrelay.testing._models import (
     FunctionModel,
     ModelReply,
     ResponseFunction,
     ScriptedModel,
     ScriptStep,
 )
-from toolrelay.testing.responses import (
-    CallSpec,
-    UsageSpec,
-    make_usage,
-    split_response,
-    text_response,
-    tool_call_response,
-)
+from toolrelay.testing._responses import CallSpec, UsageSpec, text_response, tool_call_response
 
 __all__ = [
     "CallSpec",
@@ -43,8 +36,6 @@ __all__ = [
     "ScriptedModel",
     "UsageSpec",
     "every_message_kind",
-    "make_usage",
-    "split_response",
     "text_response",
     "tool_call_response",
 ]

@@ -13,7 +13,10 @@ Example::
     text = await weather.call('{"city": "Paris"}', ToolContext(tenant_id="t1"))
 """
 
-from toolrelay.tools.base import (
+import importlib
+from typing import Any
+
+from toolrelay.tools._base import (
     Tool,
     ToolContext,
     ToolDefinition,
@@ -22,19 +25,13 @@ from toolrelay.tools.base import (
     ValidatingTool,
     call_sync,
 )
-from toolrelay.tools.catalog import ToolCatalog, as_tools
-from toolrelay.tools.decorator import ToolSpec, get_tool_spec, tool
-from toolrelay.tools.discovery import tools_from
-from toolrelay.tools.function import FunctionTool
-from toolrelay.tools.names import (
-    fold_name,
-    is_provider_safe,
-    provider_safe_name,
-    split_name_words,
-    validate_tool_name,
-)
-from toolrelay.tools.results import ResultConverter, convert_result
-from toolrelay.tools.workers import WorkerPool, WorkerPoolStatus, sync_tool_workers
+from toolrelay.tools._catalog import ToolCatalog, as_tools
+from toolrelay.tools._decorator import ToolSpec, get_tool_spec, tool
+from toolrelay.tools._discovery import tools_from
+from toolrelay.tools._function import FunctionTool
+from toolrelay.tools._names import provider_safe_name, validate_tool_name
+from toolrelay.tools._results import ResultConverter, convert_result
+from toolrelay.tools._workers import WorkerPool, WorkerPoolStatus, sync_tool_workers
 
 __all__ = [
     "FunctionTool",
@@ -52,13 +49,24 @@ __all__ = [
     "as_tools",
     "call_sync",
     "convert_result",
-    "fold_name",
     "get_tool_spec",
-    "is_provider_safe",
     "provider_safe_name",
-    "split_name_words",
+    "summarize_tokens",
     "sync_tool_workers",
     "tool",
+    "tool_tokens",
     "tools_from",
     "validate_tool_name",
 ]
+
+# Loaded on first use: the tokenizer's vocabulary is only read when tokens are counted.
+_LAZY = dict.fromkeys(("summarize_tokens", "tool_tokens"), "toolrelay.tools._tokens")
+
+
+def __getattr__(name: str) -> Any:
+    home = _LAZY.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value

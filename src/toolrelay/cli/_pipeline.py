@@ -1,0 +1,371 @@
+"""The pipeline behind ``toolrelay demo`` and ``toolrelay chat``, and what it records per round.
+
+A :class:`~toolrelay.client.ChatClient` with a :class:`~toolrelay.client.ToolSearchAdvisor`
+over the catalog (searching the given index; the execution layer runs the calls) and a
+:class:`~toolrelay.client.MessageChatMemoryAdvisor` over an in-memory window. Three thin
+wrappers watch it without changing what it does, so each round can be shown as it happens:
+
+- :class:`MeteredModel` sees every request the model gets and counts its tokens twice: as
+  sent (messages + the tools shown), and as it would be with every catalog tool instead;
+- :class:`RecordingIndex` keeps each search's response, scores included;
+- :class:`ObservedToolSearchAdvisor` reports each tool round's outcomes as it ends.
+
+Requests are measured in the OpenAI Chat Completions wire format (``messages`` as the OpenAI
+adapter writes them, ``tools`` as ``toolrelay eval tokens`` does) with cl100k_base.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from toolrelay.cli._output import progress
+from toolrelay.cli._tokens import count_tokens, tool_payload
+from toolrelay.client import (
+    ChatClient,
+    ChatClientRequest,
+    ChatClientResponse,
+    MessageChatMemoryAdvisor,
+    ToolSearchAdvisor,
+)
+from toolrelay.client._tool_loop import ToolLoopState
+from toolrelay.exceptions import InvalidJsonError
+from toolrelay.execution import ToolCallOutcome, ToolExecutionResult
+from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
+from toolrelay.messages import ChatResponse, ToolCall, Usage
+from toolrelay.models._base import ChatModel, model_name
+from toolrelay.models._chunks import ChunkMerger
+from toolrelay.models._openai_wire import messages_to_openai
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
+from toolrelay.tools import ToolCatalog
+from toolrelay.tools._arguments import decode_arguments
+from toolrelay.tools._base import ToolDefinition
+from toolrelay.toolsearch import TOOL_SEARCH_NAME
+from toolrelay.toolsearch._texts import SearchLanguage
+
+__all__ = [
+    "MeteredModel",
+    "ObservedToolSearchAdvisor",
+    "Pipeline",
+    "RecordingIndex",
+    "RequestTokens",
+    "RoundListener",
+    "RoundRecord",
+    "TurnRecorder",
+    "build_pipeline",
+    "quiet_library_logs",
+    "tools_tokens",
+]
+
+
+def tools_tokens(definitions: Sequence[ToolDefinition]) -> int:
+    """Tokens of the ``tools`` array of a request carrying these definitions (0 for none)."""
+    if not definitions:
+        return 0
+    return count_tokens(json.dumps([tool_payload(d) for d in definitions], ensure_ascii=False))
+
+
+@dataclass(frozen=True, kw_only=True)
+class RequestTokens:
+    """The cl100k_base tokens of one model request.
+
+    Attributes:
+        messages: The ``messages`` array.
+        tools: The ``tools`` array as sent (the tools shown).
+        every_tool: The ``tools`` array had every catalog tool been sent instead.
+    """
+
+    messages: int
+    tools: int
+    every_tool: int
+
+    @property
+    def sent(self) -> int:
+        """The request as sent."""
+        return self.messages + self.tools
+
+    @property
+    def without_search(self) -> int:
+        """The same messages with every catalog tool."""
+        return self.messages + self.every_tool
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoundRecord:
+    """One model call of a turn and the tool round that followed it.
+
+    Attributes:
+        model_call: The call's number in the turn, from 1.
+        shown: Canonical names of the tools the request showed, in the order sent.
+        tokens: The request's size.
+        text: The model's text, if any.
+        calls: The tool calls it asked for.
+        usage: The usage the model reported (zero for models that report none).
+        outcomes: The outcome of each call, in call order (after the round ran).
+        searches: The response of each ``tool_search`` call, in call order.
+    """
+
+    model_call: int
+    shown: tuple[str, ...]
+    tokens: RequestTokens
+    text: str | None = None
+    calls: tuple[ToolCall, ...] = ()
+    usage: Usage = dataclasses.field(default_factory=Usage)
+    outcomes: tuple[ToolCallOutcome, ...] = ()
+    searches: tuple[SearchResponse | None, ...] = ()
+
+
+class RoundListener(Protocol):
+    """Told about each round as it happens (the live view)."""
+
+    def on_response(self, record: RoundRecord) -> None:
+        """The model answered: text and the calls it asks for."""
+        ...
+
+    def on_results(self, record: RoundRecord) -> None:
+        """The round's calls ran: outcomes and search responses are filled in."""
+        ...
+
+
+class TurnRecorder:
+    """Collects the :class:`RoundRecord` s of the current turn and tells a listener.
+
+    Args:
+        every_tool: The definitions of every catalog tool (the comparison request's tools).
+        listener: Told about each round; ``None`` for none.
+    """
+
+    def __init__(
+        self, every_tool: Sequence[ToolDefinition], listener: RoundListener | None = None
+    ) -> None:
+        self.listener = listener
+        self.rounds: list[RoundRecord] = []
+        self._every_tool = tools_tokens(every_tool)
+
+    def start_turn(self) -> None:
+        """Forget the rounds of the previous turn."""
+        self.rounds = []
+
+    def request(self, prompt: Prompt) -> None:
+        """A request is about to be sent to the model."""
+        definitions = [t.definition for t in prompt.options.tools]
+        messages = json.dumps(messages_to_openai(prompt.messages), ensure_ascii=False)
+        tokens = RequestTokens(
+            messages=count_tokens(messages),
+            tools=tools_tokens(definitions),
+            every_tool=self._every_tool,
+        )
+        shown = tuple(d.name for d in definitions)
+        self.rounds.append(RoundRecord(model_call=len(self.rounds) + 1, shown=shown, tokens=tokens))
+
+    def response(self, response: ChatResponse) -> None:
+        """The model answered the latest request."""
+        generation = response.result
+        message = generation.message if generation is not None else None
+        record = dataclasses.replace(
+            self.rounds[-1],
+            text=message.text if message is not None else None,
+            calls=message.tool_calls if message is not None else (),
+            usage=response.usage,
+        )
+        self.rounds[-1] = record
+        if self.listener is not None:
+            self.listener.on_response(record)
+
+    def results(
+        self, outcomes: Sequence[ToolCallOutcome], searches: Sequence[SearchResponse]
+    ) -> None:
+        """The latest round's calls ran; ``searches`` are the index's answers, in any order."""
+        pending = list(searches)
+        matched: list[SearchResponse | None] = []
+        for outcome in outcomes:
+            if outcome.tool_name != TOOL_SEARCH_NAME:
+                continue
+            query = _query(outcome.call)
+            found = next((s for s in pending if s.query == query), None)
+            if found is not None:
+                pending.remove(found)
+            matched.append(found)
+        record = dataclasses.replace(
+            self.rounds[-1], outcomes=tuple(outcomes), searches=tuple(matched)
+        )
+        self.rounds[-1] = record
+        if self.listener is not None:
+            self.listener.on_results(record)
+
+
+class MeteredModel:
+    """A chat model that tells a :class:`TurnRecorder` about every request and answer.
+
+    While the model works, a spinner shows on stderr (on a terminal only).
+    """
+
+    def __init__(self, model: ChatModel, recorder: TurnRecorder) -> None:
+        self.model = model
+        self.recorder = recorder
+        self.supports_tools = model.supports_tools
+        self.name = model_name(model).strip("'")
+
+    async def call(self, prompt: Prompt) -> ChatResponse:
+        """Record the request, ask the model, record its answer."""
+        self.recorder.request(prompt)
+        with progress(f"Waiting for {self.name}"):
+            response = await self.model.call(prompt)
+        self.recorder.response(response)
+        return response
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        """Pass the model's chunks on; record the merged answer at the end."""
+        self.recorder.request(prompt)
+        merger = ChunkMerger()
+        async for chunk in self.model.stream(prompt):
+            merger.add(chunk)
+            yield chunk
+        self.recorder.response(merger.response())
+
+
+class RecordingIndex:
+    """A :class:`~toolrelay.search._base.ToolIndex` that keeps every search's response."""
+
+    def __init__(self, index: ToolIndex) -> None:
+        self.inner = index
+        self._responses: list[SearchResponse] = []
+        self._lock = threading.Lock()  # searches run in worker threads
+
+    @property
+    def search_type(self) -> str:
+        """The wrapped index's kind."""
+        return self.inner.search_type
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The wrapped index's fingerprint."""
+        return self.inner.fingerprint
+
+    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
+        """Index with the wrapped index."""
+        return self.inner.index(definitions)
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        """Search the wrapped index and keep the response."""
+        response = self.inner.search(request)
+        with self._lock:
+            self._responses.append(response)
+        return response
+
+    def clear(self) -> None:
+        """Clear the wrapped index."""
+        self.inner.clear()
+
+    def take(self) -> list[SearchResponse]:
+        """The responses kept since the last call, in the order the searches finished."""
+        with self._lock:
+            taken, self._responses = self._responses, []
+        return taken
+
+
+class ObservedToolSearchAdvisor(ToolSearchAdvisor):
+    """The tool search advisor, telling a :class:`TurnRecorder` about each tool round."""
+
+    def __init__(
+        self,
+        catalog: ToolCatalog,
+        *,
+        index: RecordingIndex,
+        recorder: TurnRecorder,
+        **options: Any,
+    ) -> None:
+        super().__init__(catalog, index=index, **options)
+        self.recording = index
+        self.recorder = recorder
+
+    async def execute_tools(
+        self, request: ChatClientRequest, response: ChatClientResponse, state: ToolLoopState
+    ) -> ToolExecutionResult:
+        """Run the round as the advisor does, then report its outcomes and searches."""
+        result = await super().execute_tools(request, response, state)
+        self.recorder.results(result.outcomes, self.recording.take())
+        return result
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pipeline:
+    """A client over the observed pipeline.
+
+    Attributes:
+        client: Send turns with ``client.prompt(text).conversation(...)``.
+        recorder: The rounds of the latest turn.
+        catalog: The searchable tools.
+    """
+
+    client: ChatClient
+    recorder: TurnRecorder
+    catalog: ToolCatalog
+
+
+def build_pipeline(
+    model: ChatModel,
+    catalog: ToolCatalog,
+    index: ToolIndex,
+    *,
+    system: str,
+    max_results: int,
+    tool_context: Mapping[str, Any],
+    listener: RoundListener | None = None,
+    options: ChatOptions | None = None,
+    language: SearchLanguage = "auto",
+) -> Pipeline:
+    """The client over ``model`` with tool search over ``catalog`` (indexed by ``index``).
+
+    ``language`` is the tool search advisor's: the language of its texts.
+    """
+    recorder = TurnRecorder(catalog.definitions(), listener)
+    advisor = ObservedToolSearchAdvisor(
+        catalog,
+        index=RecordingIndex(index),
+        recorder=recorder,
+        max_results=max_results,
+        language=language,
+    )
+    memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
+    builder = (
+        ChatClient.builder(MeteredModel(model, recorder))
+        .default_system(system)
+        .default_advisors(memory, advisor)
+        .default_tool_context(tool_context)
+    )
+    if options is not None:
+        builder = builder.default_options(options)
+    return Pipeline(client=builder.build(), recorder=recorder, catalog=catalog)
+
+
+@contextmanager
+def quiet_library_logs() -> Iterator[None]:
+    """Keep toolrelay's log records (a tool raised, say) off stderr while the block runs.
+
+    The live view already shows every failed call with the feedback the model got; without
+    a handler of its own, Python would print each warning with its traceback.
+    """
+    logger = logging.getLogger("toolrelay")
+    handler = logging.NullHandler()
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+
+
+def _query(call: ToolCall) -> str | None:
+    try:
+        arguments = decode_arguments(call.name, call.arguments)
+    except InvalidJsonError:
+        return None
+    query = arguments.get("query")
+    return query if isinstance(query, str) else None

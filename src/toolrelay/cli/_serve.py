@@ -1,0 +1,98 @@
+"""``toolrelay serve``: run the MCP tool-search gateway described by a TOML file."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from toolrelay.cli._catalog_modules import load_module_tools
+from toolrelay.cli._indexes import index_catalog, make_index, parse_index_type
+from toolrelay.cli._output import missing_extra
+from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
+from toolrelay.tools._base import ToolDefinition
+
+__all__ = ["Transport", "serve_command"]
+
+
+class Transport(StrEnum):
+    """How the gateway talks to its client, as named by ``--transport``."""
+
+    STDIO = "stdio"
+    HTTP = "http"
+
+
+def serve_command(
+    config: Annotated[
+        Path, typer.Argument(metavar="CONFIG", help="The gateway's TOML file.", show_default=False)
+    ],
+    transport: Annotated[
+        Transport,
+        typer.Option(
+            "--transport",
+            "-t",
+            case_sensitive=False,
+            help="stdio, or http (streamable HTTP at http://HOST:PORT/PATH).",
+        ),
+    ] = Transport.STDIO,
+    host: Annotated[str, typer.Option(help="Address of the HTTP server.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port of the HTTP server (0: any free one).")] = 8000,
+    path: Annotated[str, typer.Option(help="Path of the MCP endpoint.")] = "/mcp",
+) -> None:
+    """Serve tool_search and call_tool over the upstream servers and modules in CONFIG.
+
+    Any MCP client then discovers tools progressively: it searches the index over every
+    upstream tool and calls the ones it found, through the gateway's permission hooks.
+    Over HTTP the URL it listens on is printed on stderr. Needs the mcp extra.
+    """
+    try:
+        from toolrelay.gateway import load_gateway_config, serve
+    except ImportError as exc:  # the SDK is an optional extra
+        raise missing_extra("toolrelay serve", "mcp") from exc
+    settings = load_gateway_config(config)
+    kind = parse_index_type(settings.search.index)
+    index = _ShownIndex(make_index(kind, named_as=f"index = {kind.value!r} in {config}"))
+    serve(
+        settings,
+        transport.value,
+        host=host,
+        port=port,
+        path=path,
+        index=index,
+        module_loader=lambda spec: [tool for tool, _ in load_module_tools(spec)],
+        on_listening=_announce,
+    )
+
+
+def _announce(url: str) -> None:
+    typer.echo(f"toolrelay serve: the MCP gateway listens at {url}; Ctrl+C stops it", err=True)
+
+
+class _ShownIndex:
+    """The gateway's index, built under the command line's progress bars."""
+
+    def __init__(self, index: ToolIndex) -> None:
+        self.inner = index
+
+    @property
+    def search_type(self) -> str:
+        return self.inner.search_type
+
+    @property
+    def fingerprint(self) -> str | None:
+        return self.inner.fingerprint
+
+    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
+        if self.inner.fingerprint is not None:
+            return self.inner.index(definitions)  # upstream tools changed while serving
+        index_catalog(self.inner, definitions)  # before the first client: with progress
+        return True
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        return self.inner.search(request)
+
+    def clear(self) -> None:
+        self.inner.clear()

@@ -1,0 +1,59 @@
+"""Token sizes of tool definitions for the command line, and the search tool's own size.
+
+The counting itself lives in :mod:`toolrelay.tools._tokens` (cl100k_base on the OpenAI wire
+shape of a definition); it is re-exported here for the commands. This module adds the
+definition of the ``tool_search`` tool, which only the chat client knows, in the language
+the advisor would show it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from toolrelay.tools._base import ToolDefinition
+from toolrelay.tools._tokens import (
+    ENCODING_NAME,
+    TokenSummary,
+    count_tokens,
+    summarize_tokens,
+    tool_payload,
+    tool_tokens,
+)
+
+if TYPE_CHECKING:
+    from toolrelay.toolsearch._texts import SearchLanguage
+
+__all__ = [
+    "ENCODING_NAME",
+    "TokenSummary",
+    "count_tokens",
+    "search_tool_definition",
+    "summarize_tokens",
+    "tool_payload",
+    "tool_tokens",
+]
+
+
+def search_tool_definition(
+    definitions: Sequence[ToolDefinition] = (), *, language: SearchLanguage = "auto"
+) -> ToolDefinition:
+    """The ``tool_search`` tool exactly as the tool search advisor shows it to the model.
+
+    Args:
+        definitions: The catalog it searches: with ``language="auto"`` its language picks
+            the texts, as the advisor's option does (English for an empty catalog).
+        language: The advisor's ``language`` option: ``"auto"``, ``"en"`` or ``"zh"``.
+
+    Raises:
+        ConfigurationError: ``language`` is none of those.
+    """
+    # Imported here: listing and searching catalogs need none of the chat client.
+    from toolrelay.cli._indexes import IndexType, make_index
+    from toolrelay.toolsearch._search_tool import ToolSearcher
+    from toolrelay.toolsearch._texts import SearchTextSelector
+
+    texts = SearchTextSelector(language).for_catalog(definitions)
+    # The index is never searched here; the searcher is only asked for its tool.
+    searcher = ToolSearcher(index=make_index(IndexType.REGEX), allowed=None, max_results=5)
+    return searcher.as_tool(texts.description, parameters=texts.parameters).definition

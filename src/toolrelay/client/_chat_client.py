@@ -1,0 +1,416 @@
+"""``ChatClient``: a fluent front end over a chat model and an advisor chain.
+
+Example::
+
+    client = (
+        ChatClient.builder(model)
+        .default_system("You triage failed refunds.")
+        .default_tools(RefundTools(), notify_owner)
+        .default_advisors(MessageChatMemoryAdvisor(MessageWindowChatMemory()))
+        .build()
+    )
+    answer = client.prompt().user("Fix yesterday's refunds").conversation("c1").call().content()
+    async for text in client.prompt("Hi").stream().content(): ...
+
+A turn that stopped for approval (finish reason ``"approvalRequired"``) continues with
+``client.prompt().resume(response.approval_state, {call_id: Approve()}).call()``, in this
+process or another (see :mod:`~toolrelay.client._deferred_approval`).
+
+A request is built from the client's defaults plus the request's own settings: the request's
+system text replaces the default, tools and advisors add to the defaults (tools with the same
+name are an error), options, tool context and advisor parameters are merged with the request
+winning. Every client has exactly one tool-calling advisor: a default
+:class:`~toolrelay.client._tool_calling.ToolCallingAdvisor` unless one (or a subclass) is given
+as an advisor, or tool calling is switched off with ``.tool_calling(False)``.
+
+No setting is silently dropped: one that nothing would honour is a
+:class:`~toolrelay.exceptions.ConfigurationError` naming the conflict, raised by ``build()``
+for the client's defaults and when a request runs for its own settings. A builder's
+``tool_calling_manager`` is the default loop's, so it conflicts with a loop advisor given
+(which has a manager of its own) and with ``tool_calling(False)``; a loop advisor conflicts
+with ``tool_calling(False)``; ``tool_names`` need a loop to resolve them; a resumed request
+takes no new system text, messages or response format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from toolrelay._sync import run_sync
+from toolrelay.client._advisor import Advisor, AdvisorChain
+from toolrelay.client._conversations import CONVERSATION_SCOPE, ConversationScope
+from toolrelay.client._deferred_approval import RESUME_KEY, ApprovalState, Decisions, Resumption
+from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
+from toolrelay.client._responses import CallResponse, StreamResponse, format_instructions
+from toolrelay.client._tool_calling import ToolCallingAdvisor
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ToolCallingManager
+from toolrelay.memory._base import CONVERSATION_ID
+from toolrelay.messages import Message, SystemMessage, UserMessage
+from toolrelay.models._base import ChatModel
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.tools import as_tools
+
+__all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Defaults:
+    system: str | None = None
+    tools: tuple[object, ...] = ()
+    tool_context: Mapping[str, Any] = field(default_factory=dict)
+    advisors: tuple[Advisor, ...] = ()
+    advisor_params: Mapping[str, Any] = field(default_factory=dict)
+    options: ChatOptions = field(default_factory=ChatOptions)
+    tool_calling: bool = True
+    tool_calling_manager: ToolCallingManager | None = None
+
+
+class ChatClient:
+    """Sends prompts to a model through an ordered advisor chain.
+
+    Build one with :meth:`builder` (or :meth:`create` for no defaults); a client is immutable
+    and safe to share between concurrent requests.
+    """
+
+    def __init__(self, model: ChatModel, defaults: _Defaults) -> None:
+        self.model = model
+        self._defaults = defaults
+        # The default loop advisor is stateless per turn, so one instance serves every request.
+        self._default_tool_advisor = ToolCallingAdvisor(
+            tool_calling_manager=defaults.tool_calling_manager
+        )
+
+    @staticmethod
+    def builder(model: ChatModel) -> ChatClientBuilder:
+        """A builder for a client over ``model``."""
+        return ChatClientBuilder(model)
+
+    @staticmethod
+    def create(model: ChatModel) -> ChatClient:
+        """A client over ``model`` with no defaults."""
+        return ChatClientBuilder(model).build()
+
+    def mutate(self) -> ChatClientBuilder:
+        """A builder starting from this client's settings."""
+        return ChatClientBuilder(self.model, self._defaults)
+
+    def prompt(self, user: str | None = None) -> ChatClientRequestSpec:
+        """Start a request, optionally with the user's text."""
+        spec = ChatClientRequestSpec(self)
+        return spec.user(user) if user is not None else spec
+
+    # --- running a request ----------------------------------------------------------------
+
+    def _advisors(self, extra: Sequence[Advisor]) -> list[Advisor]:
+        advisors = [*self._defaults.advisors, *extra]
+        loops = _check_loops(self._defaults, advisors)
+        if not loops and self._defaults.tool_calling:
+            advisors.append(self._default_tool_advisor)
+        return advisors
+
+    def _request(self, spec: ChatClientRequestSpec) -> tuple[ChatClientRequest, AdvisorChain]:
+        defaults = self._defaults
+        resume = spec._resume
+        if resume is not None:
+            given = [
+                name
+                for name, value in (
+                    (".user()", spec._user),
+                    (".messages()", spec._messages or None),
+                    (".system()", spec._system),
+                    (".response_format()", spec._response_format),
+                )
+                if value is not None
+            ]
+            if given:
+                raise ConfigurationError(
+                    "a resumed request continues the stopped turn with its own messages, so "
+                    f"{', '.join(given)} would be ignored: give it no new messages"
+                )
+        messages: list[Message] = []
+        system = spec._system if spec._system is not None else defaults.system
+        if system:
+            messages.append(SystemMessage(text=system))
+        messages.extend(spec._messages)
+        user = spec._user
+        if spec._response_format is not None:
+            instructions = format_instructions(spec._response_format)
+            user = f"{user}\n\n{instructions}" if user else instructions
+        if user is not None:
+            messages.append(UserMessage(text=user))
+        if not messages and resume is None:
+            raise ConfigurationError(
+                "the request has no messages: give .user(...) or .messages(...)"
+            )
+
+        options = defaults.options.merged_with(spec._options)
+        tools = as_tools(*options.tools, *defaults.tools, *spec._tools)
+        options = replace(
+            options,
+            tools=tuple(tools),
+            tool_context={**options.tool_context, **defaults.tool_context, **spec._tool_context},
+        )
+        context = {**defaults.advisor_params, **spec._advisor_params}
+        if resume is not None:
+            context[RESUME_KEY] = resume
+        request = ChatClientRequest(
+            prompt=Prompt(messages=tuple(messages), options=options), context=context
+        )
+        advisors = self._advisors(spec._advisors)
+        has_loop = any(isinstance(a, ToolCallingAdvisor) for a in advisors)
+        if resume is not None and not has_loop:
+            raise ConfigurationError("resuming a turn needs a tool-calling advisor")
+        if options.tool_names and not has_loop:
+            raise ConfigurationError(
+                f"tool_names {list(options.tool_names)} are resolved by the tool-calling "
+                "advisor, and this client has none (.tool_calling(False)): they would reach "
+                "no model; give the tools themselves with .tools(...)"
+            )
+        return request, AdvisorChain.for_model(self.model, advisors)
+
+    async def _call(self, spec: ChatClientRequestSpec) -> ChatClientResponse:
+        request, chain = self._request(spec)
+        return await chain.next_call(request)
+
+    async def _stream(self, spec: ChatClientRequestSpec) -> AsyncIterator[ChatClientResponse]:
+        request, chain = self._request(spec)
+        async for chunk in chain.next_stream(request):
+            yield chunk
+
+
+class ChatClientBuilder:
+    """Collects a client's defaults; every method returns the builder."""
+
+    def __init__(self, model: ChatModel, defaults: _Defaults | None = None) -> None:
+        self._model = model
+        self._defaults = defaults or _Defaults()
+
+    def _set(self, **changes: Any) -> ChatClientBuilder:
+        self._defaults = replace(self._defaults, **changes)
+        return self
+
+    def default_system(self, text: str | None) -> ChatClientBuilder:
+        """The system text of every request (a request's ``.system`` replaces it)."""
+        return self._set(system=text)
+
+    def default_tools(self, *things: object) -> ChatClientBuilder:
+        """Tools offered on every request.
+
+        Tools, functions, objects with ``@tool`` methods and catalogs are accepted (see
+        :func:`toolrelay.tools.as_tools`).
+        """
+        return self._set(tools=(*self._defaults.tools, *things))
+
+    def default_tool_context(self, context: Mapping[str, Any]) -> ChatClientBuilder:
+        """Tool context entries of every request."""
+        return self._set(tool_context={**self._defaults.tool_context, **context})
+
+    def default_advisors(self, *advisors: Advisor) -> ChatClientBuilder:
+        """Advisors of every request."""
+        return self._set(advisors=(*self._defaults.advisors, *advisors))
+
+    def default_advisor_params(self, **params: Any) -> ChatClientBuilder:
+        """Advisor parameters of every request (e.g. ``conversation_id``)."""
+        return self._set(advisor_params={**self._defaults.advisor_params, **params})
+
+    def conversation_scope(self, scope: ConversationScope) -> ChatClientBuilder:
+        """Where conversations are kept: ``scope(conversation_id, tool_context) -> key``.
+
+        Memory, discovered tools and approval states are all kept under that key (see
+        :mod:`~toolrelay.client._conversations`); the default, ``tenant_scope``, keeps each
+        tenant's conversations apart. Sets the ``conversation_scope`` advisor parameter.
+
+        Raises:
+            ConfigurationError: ``scope`` is not callable.
+        """
+        if not callable(scope):
+            raise ConfigurationError(f"conversation_scope needs a function, not {scope!r}")
+        return self.default_advisor_params(**{CONVERSATION_SCOPE: scope})
+
+    def default_options(self, options: ChatOptions) -> ChatClientBuilder:
+        """Options of every request, merged with what was set before."""
+        return self._set(options=self._defaults.options.merged_with(options))
+
+    def tool_calling_manager(self, manager: ToolCallingManager) -> ChatClientBuilder:
+        """The manager of the default tool-calling advisor."""
+        return self._set(tool_calling_manager=manager)
+
+    def tool_calling(self, enabled: bool) -> ChatClientBuilder:
+        """Whether to add the default tool-calling advisor.
+
+        Without it (and without another loop advisor) tool calls are returned to the caller
+        unexecuted.
+        """
+        return self._set(tool_calling=enabled)
+
+    def build(self) -> ChatClient:
+        """The client.
+
+        Raises:
+            ConfigurationError: Settings conflict, so one would be ignored: a
+                ``tool_calling_manager`` next to a loop advisor given (it has its own
+                manager) or with ``tool_calling(False)``, a loop advisor with
+                ``tool_calling(False)``, or two loop advisors.
+        """
+        _check_loops(self._defaults, self._defaults.advisors)
+        return ChatClient(self._model, self._defaults)
+
+
+def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolCallingAdvisor]:
+    """The loop advisors among ``advisors``, when the client's settings can all be honoured.
+
+    Raises:
+        ConfigurationError: Two loop advisors; a loop advisor given while tool calling is
+            off; the builder's manager given while a loop advisor (with a manager of its own)
+            runs the loop, or while tool calling is off.
+    """
+    loops = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
+    names = ", ".join(f"{type(a).__name__} {a.name!r}" for a in loops)
+    if len(loops) > 1:
+        raise ConfigurationError(
+            f"a client runs exactly one tool-calling advisor, but {len(loops)} were given "
+            f"({names}); keep one"
+        )
+    if loops and not defaults.tool_calling:
+        raise ConfigurationError(
+            f".tool_calling(False) switches the tool loop off, but {names} was given and "
+            "runs one; remove one of the two"
+        )
+    if defaults.tool_calling_manager is not None and loops:
+        raise ConfigurationError(
+            f".tool_calling_manager(...) sets the manager of the default tool loop, but "
+            f"{names} runs the loop with its own manager, so the builder's would be "
+            f"ignored; give the manager to it ({type(loops[0]).__name__}(..., "
+            "tool_calling_manager=manager)) instead"
+        )
+    if defaults.tool_calling_manager is not None and not defaults.tool_calling:
+        raise ConfigurationError(
+            ".tool_calling_manager(...) sets the manager of the default tool loop, but "
+            ".tool_calling(False) switches it off; remove one of the two"
+        )
+    return loops
+
+
+class ChatClientRequestSpec:
+    """One request, built fluently; finish with :meth:`call`, :meth:`acall` or :meth:`stream`."""
+
+    def __init__(self, client: ChatClient) -> None:
+        self._client = client
+        self._system: str | None = None
+        self._user: str | None = None
+        self._messages: list[Message] = []
+        self._tools: list[object] = []
+        self._tool_context: dict[str, Any] = {}
+        self._advisors: list[Advisor] = []
+        self._advisor_params: dict[str, Any] = {}
+        self._options: ChatOptions | None = None
+        self._response_format: Any = None
+        self._resume: Resumption | None = None
+
+    def system(self, text: str) -> ChatClientRequestSpec:
+        """The system text (replaces the client's default)."""
+        self._system = text
+        return self
+
+    def user(self, text: str) -> ChatClientRequestSpec:
+        """The user's message (the last message of the prompt)."""
+        self._user = text
+        return self
+
+    def messages(self, *messages: Message) -> ChatClientRequestSpec:
+        """Messages placed after the system text and before the user's message."""
+        self._messages.extend(messages)
+        return self
+
+    def tools(self, *things: object) -> ChatClientRequestSpec:
+        """More tools for this request.
+
+        Tools, functions, objects with ``@tool`` methods and catalogs are accepted; a name
+        offered twice raises ``DuplicateToolError`` when the request runs.
+        """
+        self._tools.extend(things)
+        return self
+
+    def tool_context(self, context: Mapping[str, Any]) -> ChatClientRequestSpec:
+        """Tool context entries (handed to tools, never shown to the model)."""
+        self._tool_context.update(context)
+        return self
+
+    def advisors(self, *advisors: Advisor) -> ChatClientRequestSpec:
+        """More advisors for this request."""
+        self._advisors.extend(advisors)
+        return self
+
+    def advisor_params(self, **params: Any) -> ChatClientRequestSpec:
+        """Advisor parameters, e.g. ``conversation_id="c1"``."""
+        self._advisor_params.update(params)
+        return self
+
+    def conversation(self, conversation_id: str) -> ChatClientRequestSpec:
+        """Shorthand for ``advisor_params(conversation_id=...)``."""
+        return self.advisor_params(**{CONVERSATION_ID: conversation_id})
+
+    def options(self, options: ChatOptions) -> ChatClientRequestSpec:
+        """Options for this request, merged over the client's (set fields win)."""
+        self._options = options if self._options is None else self._options.merged_with(options)
+        return self
+
+    def response_format(self, type_: Any) -> ChatClientRequestSpec:
+        """Ask for JSON matching ``type_``'s schema; read it with ``.call().entity(type_)``.
+
+        The format instructions (with the JSON Schema) are appended to the user's message.
+        """
+        self._response_format = type_
+        return self
+
+    def resume(
+        self,
+        state: ApprovalState | str,
+        decisions: Decisions | None = None,
+    ) -> ChatClientRequestSpec:
+        """Continue a turn that stopped for approval, with people's decisions.
+
+        Give the request no new messages, but the same tool context and advisor parameters
+        (conversation id) as the stopped turn; the client needs the same tools.
+
+        Args:
+            state: The stopped turn's ``response.approval_state``, or its JSON text.
+            decisions: By call id, or by the ``PendingApproval`` the person was shown (the
+                decision then applies only if the state holds that very call and
+                arguments): ``Approve()``, ``Approve(arguments={...})`` or ``Deny(reason)``.
+                A waiting call without a decision is asked about again.
+
+        Raises:
+            ConfigurationError: A decision names a call that is not waiting, or one it was
+                not shown. When the request runs: the state belongs to another
+                conversation or tenant.
+            LoadError: ``state`` is text that is not a serialised approval state, or one
+                whose waiting calls do not match their arguments (edited).
+        """
+        if isinstance(state, str):
+            state = ApprovalState.from_json(state)
+        self._resume = Resumption(state=state, decisions=decisions or {})
+        return self
+
+    async def acall(self) -> CallResponse:
+        """Run the request and return the answer.
+
+        Raises:
+            ConfigurationError: Two tool-calling advisors, no messages, or a memory advisor
+                without a conversation id.
+            DuplicateToolError: Two tools share a name.
+            ToolsNotSupportedError: Tools were offered to a model that cannot take them.
+            ModelCallLimitError: The tool loop called the model too many times.
+        """
+        return CallResponse(await self._client._call(self))
+
+    def call(self) -> CallResponse:
+        """Blocking :meth:`acall` (works inside a running event loop too)."""
+        return run_sync(self.acall())
+
+    def stream(self) -> StreamResponse:
+        """Stream the request; nothing runs until the stream is iterated."""
+        return StreamResponse(lambda: self._client._stream(self))

@@ -1,0 +1,213 @@
+"""Every text the model reads when a tool call goes wrong, kept in one place.
+
+The texts are addressed to the model (what happened and what to do next), short, and stable:
+tests assert them exactly, and prompts tuned against them should not drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from toolrelay._plural import plural
+from toolrelay.exceptions import ArgumentProblem
+from toolrelay.tools._names import provider_safe_name
+from toolrelay.tools._workers import WorkerPoolStatus
+
+__all__ = [
+    "approval_failed",
+    "approval_timed_out",
+    "arguments_too_long",
+    "denied",
+    "earlier_result_unknown",
+    "invalid_arguments",
+    "name_too_long",
+    "per_tool_limit",
+    "result_unknown",
+    "timed_out",
+    "timed_out_running",
+    "timed_out_waiting",
+    "tool_failed_without_message",
+    "total_limit",
+    "unknown_tool",
+    "unusable_result",
+]
+
+_MAX_SHOWN_NAME = 80
+
+
+def _shown(name: str) -> str:
+    """Quote a name the model wrote, shortened so a runaway name cannot flood the context."""
+    if len(name) > _MAX_SHOWN_NAME:
+        name = name[:_MAX_SHOWN_NAME] + "..."
+    return repr(name)
+
+
+def unknown_tool(name: str, suggestions: Sequence[str], *, any_tools: bool = True) -> str:
+    """No tool answers to ``name``.
+
+    Suggestions are shown in their provider-safe form, the form the model was shown. For
+    ``unknown_tool("getWether", ["get_weather", "get_time"])`` the text is::
+
+        Unknown tool 'getWether'. Available tools with similar names: get_weather, get_time.
+        Call one of the available tools with its exact name.
+
+    (on one line). Without suggestions the middle sentence says no tool has a similar name;
+    when ``any_tools`` is false the model is told to answer without tools.
+    """
+    if suggestions:
+        listed = ", ".join(provider_safe_name(s) for s in suggestions)
+        return (
+            f"Unknown tool {_shown(name)}. Available tools with similar names: {listed}. "
+            "Call one of the available tools with its exact name."
+        )
+    if any_tools:
+        return (
+            f"Unknown tool {_shown(name)}. No available tool has a similar name. "
+            "Call one of the available tools with its exact name."
+        )
+    return f"Unknown tool {_shown(name)}. No tools are available; answer without calling tools."
+
+
+def name_too_long(length: int, limit: int) -> str:
+    """The called name is longer than any tool name can be; it was not looked up."""
+    return (
+        f"The tool name in this call is {length:,} characters long; tool names have at most "
+        f"{limit:,}. Call one of the available tools with its exact name."
+    )
+
+
+def arguments_too_long(length: int, limit: int) -> ArgumentProblem:
+    """The argument text is longer than the manager accepts; it was not parsed."""
+    return ArgumentProblem(
+        location="",
+        message=(
+            f"The arguments are {length:,} characters long; at most {limit:,} are accepted. "
+            "Send shorter arguments."
+        ),
+    )
+
+
+def invalid_arguments(tool_name: str, problems: Iterable[ArgumentProblem]) -> str:
+    """The arguments were unusable; one line per problem.
+
+    >>> from toolrelay.exceptions import ArgumentProblem
+    >>> print(invalid_arguments("get_weather", [ArgumentProblem(location="city",
+    ...                                          message="Field required")]))
+    Invalid arguments for tool 'get_weather':
+    - city: Field required
+    Fix the arguments and call the tool again.
+    """
+    lines = "\n".join(f"- {p}" for p in problems) or "- the arguments were rejected"
+    return (
+        f"Invalid arguments for tool {_shown(tool_name)}:\n{lines}\n"
+        "Fix the arguments and call the tool again."
+    )
+
+
+def tool_failed_without_message(tool_name: str, exc: BaseException) -> str:
+    """A tool raised an exception whose message is empty (Spring AI's wording)."""
+    return f"Exception occurred in tool: {tool_name} ({type(exc).__name__})"
+
+
+def timed_out(tool_name: str, seconds: float) -> str:
+    """The tool ran longer than its timeout and was cancelled.
+
+    >>> timed_out("slow_search", 2.0)
+    "Tool 'slow_search' timed out after 2 s and was cancelled."
+    """
+    return f"Tool {_shown(tool_name)} timed out after {seconds:g} s and was cancelled."
+
+
+def timed_out_running(tool_name: str, seconds: float) -> str:
+    """A synchronous tool ran past its timeout; its thread cannot be stopped.
+
+    The model reads that the call may still take effect, so it does not take the timeout for
+    a failure that is safe to retry.
+    """
+    return (
+        f"Tool {_shown(tool_name)} timed out after {seconds:g} s. It could not be stopped and "
+        "may still finish, but its result will not reach you."
+    )
+
+
+def timed_out_waiting(tool_name: str, seconds: float, workers: WorkerPoolStatus) -> str:
+    """A synchronous tool waited its whole timeout for a thread and never started."""
+    stuck = (
+        f", {workers.stuck:,} of them with calls that timed out and are still running"
+        if workers.stuck
+        else ""
+    )
+    return (
+        f"Tool {_shown(tool_name)} did not start within its timeout of {seconds:g} s: all "
+        f"{workers.max_workers:,} threads for synchronous tools are busy{stuck}. It did not run; "
+        "try again later or answer without it."
+    )
+
+
+def result_unknown() -> str:
+    """Appended to the timeout of an idempotent call: it is not run again by itself."""
+    return (
+        " Whether it took effect is unknown; an identical call will not run it again. "
+        "Tell the user it may or may not have happened."
+    )
+
+
+def not_run_again() -> str:
+    """Appended to the answer of an idempotent call that ran but whose result was unusable."""
+    return " It ran; an identical call will not run it again."
+
+
+def earlier_result_unknown(tool_name: str) -> str:
+    """An identical idempotent call timed out or was interrupted while running before."""
+    return (
+        f"Tool {_shown(tool_name)} did not run: an identical call timed out or was interrupted "
+        "while running earlier, and whether it took effect is unknown. Do not call it again; "
+        "tell the user it may or may not have happened, so that someone can check."
+    )
+
+
+def unusable_result(tool_name: str, exc: BaseException) -> str:
+    """A tool returned a value that could not be turned into text."""
+    return (
+        f"Tool {_shown(tool_name)} returned a value that cannot be turned into text "
+        f"({type(exc).__name__})."
+    )
+
+
+def approval_failed(tool_name: str) -> str:
+    """The approval handler failed, so nobody approved the call."""
+    return (
+        f"The call to tool {_shown(tool_name)} could not be approved (the approval check "
+        "failed), so it did not run. Tell the user it needs approval."
+    )
+
+
+def approval_timed_out(tool_name: str, seconds: float) -> str:
+    """Nobody approved the call in time, and the approval is configured to deny then."""
+    return (
+        f"The call to tool {_shown(tool_name)} was not approved within {seconds:g} s, so it "
+        "did not run. Tell the user it needs approval."
+    )
+
+
+def denied(tool_name: str) -> str:
+    """Used when a guard denies a call with an empty reason."""
+    return f"The call to tool {_shown(tool_name)} was denied."
+
+
+def per_tool_limit(tool_name: str, limit: int) -> str:
+    """The tool was called more often in this turn than its limit allows."""
+    return (
+        f"Tool call limit reached: {_shown(tool_name)} may be called at most "
+        f"{plural(limit, 'time')} per turn. Do not call it again; answer with the information "
+        "you have."
+    )
+
+
+def total_limit(limit: int) -> str:
+    """The turn made more tool calls than the total limit allows."""
+    return (
+        f"Tool call limit reached: at most {plural(limit, 'tool call')} "
+        f"{'is' if limit == 1 else 'are'} allowed per turn. Do not call more tools; answer "
+        "with the information you have."
+    )

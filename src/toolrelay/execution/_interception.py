@@ -1,0 +1,154 @@
+"""Interceptors: steps wrapped around each tool run (approval, idempotency, audit, ...).
+
+After a call passed resolution, limits, argument validation and the guards, the manager hands it to
+its interceptors as a :class:`ToolInvocation`. Each interceptor receives the invocation and
+``proceed``, the rest of the chain (the next interceptors, then the tool), and returns the
+call's :class:`~toolrelay.execution.ToolCallOutcome`: it may answer without proceeding (a
+denial, a recorded result), proceed with changed arguments, or look at the outcome on the way
+back. The first interceptor is the outermost::
+
+    async def timing(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        outcome = await proceed(invocation)
+        log.info("%s took %.1f ms", outcome.tool_name, outcome.duration_ms)
+        return outcome
+
+    manager = ToolCallingManager(interceptors=[timing])
+
+The built-in ones go in this order: :class:`~toolrelay.execution.AuditInterceptor` (sees
+every outcome), :class:`~toolrelay.execution.IdempotencyInterceptor` (a recorded result
+answers before anyone is asked for approval), :class:`~toolrelay.execution.ApprovalInterceptor`.
+
+The invocation's arguments are validated already (:class:`~toolrelay.tools.ValidatedArguments`:
+coerced values, defaults filled in), so every interceptor decides on the values the tool will
+run with. An interceptor that changes the arguments validates the new ones with
+:func:`~toolrelay.execution.validate_call_arguments` and continues with
+:func:`proceed_with_arguments`, not ``proceed``: outer steps whose decisions depend on the
+arguments (an idempotency key) then check the changed arguments before the tool runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from toolrelay.execution._guards import ToolCallRequest
+from toolrelay.execution._result import ToolCallOutcome
+from toolrelay.messages import ToolCall
+from toolrelay.tools._base import Tool, ToolContext, ValidatedArguments
+
+__all__ = [
+    "ArgumentsCheck",
+    "CallProgress",
+    "Proceed",
+    "ToolCallInterceptor",
+    "ToolInvocation",
+    "proceed_with_arguments",
+    "run_interceptors",
+]
+
+
+class CallProgress:
+    """How far one call's tool got; one object per call, shared by every step of it.
+
+    An interceptor that sees the call end in an exception (the round was cancelled, say) can
+    tell from it whether the tool may have done part of its work.
+
+    Attributes:
+        started: The tool's body began: an ``async`` tool was entered, or a thread took up a
+            synchronous one.
+        ended: The body ended with a result or an exception of its own (not cancelled, not
+            timed out).
+        returned: The body returned a result: it did its work, whatever becomes of the
+            outcome afterwards (a round cancelled while the result is being recorded).
+    """
+
+    __slots__ = ("ended", "returned", "started")
+
+    def __init__(self) -> None:
+        self.started = False
+        self.ended = False
+        self.returned = False
+
+    @property
+    def interrupted(self) -> bool:
+        """The body began but did not end: whether it took effect is unknown."""
+        return self.started and not self.ended
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolInvocation:
+    """A call about to run, as interceptors see it.
+
+    Attributes:
+        call: The call as the model wrote it.
+        tool: The tool it resolved to.
+        arguments: The validated arguments the tool will run with (the model's, unless an
+            interceptor changed them).
+        context: The request's tool context (empty when it has none).
+        arguments_check: Set by an outer interceptor that must see changed arguments before
+            the tool runs; see :func:`proceed_with_arguments`.
+        progress: How far the call got (see :class:`CallProgress`).
+    """
+
+    call: ToolCall
+    tool: Tool
+    arguments: ValidatedArguments
+    context: ToolContext
+    arguments_check: ArgumentsCheck | None = None
+    progress: CallProgress = field(default_factory=CallProgress, compare=False, repr=False)
+
+    @property
+    def tool_name(self) -> str:
+        """The tool's canonical name."""
+        return self.tool.definition.name
+
+    def request(self) -> ToolCallRequest:
+        """The invocation as a guard or approval handler sees it."""
+        return ToolCallRequest(
+            call=self.call, tool=self.tool, arguments=self.arguments.values, context=self.context
+        )
+
+
+Proceed = Callable[[ToolInvocation], Awaitable[ToolCallOutcome]]
+"""The rest of the chain: the next interceptors, then the tool."""
+
+ArgumentsCheck = Callable[[ToolInvocation, Proceed], Awaitable[ToolCallOutcome]]
+"""Checks an invocation whose arguments changed, then continues with the given ``proceed``."""
+
+
+@runtime_checkable
+class ToolCallInterceptor(Protocol):
+    """A step around a tool's run; any ``async def step(invocation, proceed, /)`` fits.
+
+    Return ``await proceed(invocation)`` to let the call run, or an outcome of your own to
+    answer it without running. Exceptions abort the round, like a guard's.
+    """
+
+    async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        """The call's outcome."""
+        ...
+
+
+async def run_interceptors(
+    interceptors: Sequence[ToolCallInterceptor], invocation: ToolInvocation, run: Proceed
+) -> ToolCallOutcome:
+    """Run ``invocation`` through ``interceptors`` (first is outermost), then ``run``."""
+
+    async def step(index: int, current: ToolInvocation) -> ToolCallOutcome:
+        if index == len(interceptors):
+            return await run(current)
+        return await interceptors[index](current, lambda nxt: step(index + 1, nxt))
+
+    return await step(0, invocation)
+
+
+async def proceed_with_arguments(
+    invocation: ToolInvocation, arguments: ValidatedArguments, proceed: Proceed
+) -> ToolCallOutcome:
+    """Continue with changed arguments, through the outer interceptors' arguments check."""
+    changed = dataclasses.replace(invocation, arguments=arguments)
+    if invocation.arguments_check is None:
+        return await proceed(changed)
+    return await invocation.arguments_check(changed, proceed)

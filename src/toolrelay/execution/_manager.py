@@ -1,0 +1,600 @@
+"""One round of tool execution that turns a model's mistakes into feedback, never a crash.
+
+:class:`ToolCallingManager` is Spring AI's ``DefaultToolCallingManager`` with what its users ask
+for: the calls of a round run concurrently; unknown names, unusable JSON and schema violations
+become error tool responses the model can act on; a failing call never discards the others;
+each call can time out; per-turn call limits stop runaway loops; guards can deny calls;
+interceptors wrap each run (approval, idempotency, audit).
+
+A round, for each call of the first generation that has tool calls:
+
+1. resolve the name among the tools the request offers (then lenient matching); a name longer
+   than ``max_name_length`` is refused without being looked up;
+2. count it against the turn's :class:`~toolrelay.execution.CallLimits`;
+3. parse the arguments (blank text is ``{}``; anything else must be a JSON object; a text
+   longer than ``max_arguments_length`` is refused unread) and validate them against the
+   tool, once (see :mod:`~toolrelay.execution._arguments`);
+4. run the guards; the first denial answers the call;
+5. pass the call through the interceptors (see :mod:`~toolrelay.execution._interception`),
+   then run the tool with the validated arguments (bounded by ``max_concurrency``, cancelled
+   after its timeout; synchronous functions in a bounded pool of threads of their own, see
+   :mod:`~toolrelay.tools._workers`); exceptions go to the
+   :class:`~toolrelay.execution.ToolExceptionProcessor`.
+
+Steps 1-3 run for every call before any tool starts, so a ``"raise"`` policy for unknown names
+or invalid arguments fails before anything has side effects. Responses keep the order of the calls.
+Every call is answered, even when two calls share an id or have an empty id: responses echo
+the ids given, and providers decide what they accept. A response carries the tool's canonical
+name when the call resolved, and the name as the model wrote it when it did not. A round
+resumed after an approval stop keeps the answers its calls already had: none runs twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import enum
+import json
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from time import perf_counter
+from typing import Any, Final, Literal, TypeVar
+
+from toolrelay._sync import run_sync
+from toolrelay.exceptions import (
+    ConfigurationError,
+    ModelResponseError,
+    ToolArgumentError,
+    ToolCallLimitError,
+    ToolContextError,
+    ToolExecutionError,
+    ToolNotFoundError,
+    ToolResultError,
+)
+from toolrelay.execution import _feedback as feedback
+from toolrelay.execution._approval import answered_outcome
+from toolrelay.execution._arguments import (
+    parse_arguments,
+    validate_call_arguments,
+    validates_itself,
+)
+from toolrelay.execution._concurrency import run_all
+from toolrelay.execution._exceptions_policy import (
+    DefaultToolExceptionProcessor,
+    ToolExceptionProcessor,
+    error_text,
+    tool_error_text,
+)
+from toolrelay.execution._guards import ToolCallGuard, ToolCallRequest
+from toolrelay.execution._interception import ToolCallInterceptor, ToolInvocation, run_interceptors
+from toolrelay.execution._limits import CallLimits, LimitBreach, TurnCallCounter
+from toolrelay.execution._resolution import (
+    MAX_TOOL_NAME_LENGTH,
+    StaticToolResolver,
+    ToolLookup,
+    ToolResolver,
+    closest_names,
+)
+from toolrelay.execution._result import ToolCallOutcome, ToolCallStatus, ToolExecutionResult
+from toolrelay.messages import ChatResponse, Generation, ToolCall, ToolResponse, ToolResponseMessage
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.tools._base import (
+    Tool,
+    ToolContext,
+    ToolDefinition,
+    ValidatedArguments,
+    check_seconds,
+)
+from toolrelay.tools._names import provider_safe_name
+from toolrelay.tools._workers import WorkerJob, WorkerPool, sync_tool_workers
+
+__all__ = [
+    "DEFAULT_MAX_ARGUMENTS_LENGTH",
+    "DEFAULT_MAX_NAME_LENGTH",
+    "DEFAULT_TIMEOUT",
+    "ToolCallingManager",
+]
+
+_log = logging.getLogger("toolrelay.execution")
+
+T = TypeVar("T")
+Policy = Literal["feedback", "raise"]
+_Bound = asyncio.Semaphore | contextlib.nullcontext[None]  # bounds a round's concurrency
+_TIMED_OUT = object()
+
+DEFAULT_TIMEOUT: Final = 120.0
+"""Seconds a tool may run when neither its metadata nor the manager sets a timeout."""
+DEFAULT_MAX_NAME_LENGTH: Final = MAX_TOOL_NAME_LENGTH
+"""Characters of a called name beyond which the call is refused unread (256)."""
+DEFAULT_MAX_ARGUMENTS_LENGTH: Final = 1_000_000
+"""Characters of a call's argument text beyond which the call is refused unread."""
+
+
+class _Default(enum.Enum):
+    """Marks an option left out, which differs from one given as ``None``."""
+
+    TIMEOUT = enum.auto()
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Ready:
+    """A call that passed resolution, limits and argument validation."""
+
+    call: ToolCall
+    tool: Tool
+    arguments: ValidatedArguments
+
+
+class _CallWorkers:
+    """The pool as one call sees it: remembers the job of the call's synchronous body."""
+
+    __slots__ = ("job", "pool")
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self.pool = pool
+        self.job: WorkerJob[Any] | None = None
+
+    async def run(self, fn: Callable[[], T], /) -> T:
+        job = self.pool.submit(fn)
+        self.job = job
+        return await job.wait()
+
+    def body_started(self) -> bool:
+        """Whether the body began (an ``async`` body has, once the tool was called)."""
+        return self.job is None or self.job.started
+
+
+class ToolCallingManager:
+    """Executes the tool calls of one model response.
+
+    Args:
+        resolver: Finds tools by name (Spring AI's ``ToolCallbackResolver``): those named by
+            ``ChatOptions.tool_names``, and, with ``allow_unoffered_tools``, any tool a call
+            names; ``None`` means none.
+        exception_processor: Turns a tool's exception into feedback or raises; defaults to
+            :class:`~toolrelay.execution.DefaultToolExceptionProcessor`.
+        max_concurrency: How many tools of one round may run at the same time.
+        default_timeout: Seconds a tool may run when its metadata sets no ``timeout``
+            (:data:`DEFAULT_TIMEOUT`, 120 s, when left out); ``None`` means no limit. A
+            timed-out ``async`` tool is cancelled; a synchronous function already running in
+            its thread cannot be stopped and finishes in the background (its thread counts
+            as stuck until then).
+        limits: Per-turn call limits.
+        unknown_tool: ``"feedback"`` answers a call to an unknown name with an error
+            response; ``"raise"`` raises :class:`~toolrelay.exceptions.ToolNotFoundError`.
+        invalid_arguments: ``"feedback"`` answers unusable arguments with an error response;
+            ``"raise"`` raises :class:`~toolrelay.exceptions.ToolArgumentError`.
+        guards: Checks run before every call, in order (see :class:`ToolCallGuard`).
+        interceptors: Steps around every run that passed the guards, outermost first (see
+            :class:`~toolrelay.execution.ToolCallInterceptor`).
+        allow_unoffered_tools: Also run tools the request did not offer, when the resolver
+            knows the name a call gives. By default a call can only run a tool of the
+            request (``ChatOptions.tools`` and ``tool_names``): a model cannot reach a tool
+            it was never shown by guessing its name.
+        max_name_length: Characters of a called name beyond which the call is answered as an
+            unknown tool without being looked up (:data:`DEFAULT_MAX_NAME_LENGTH`).
+        max_arguments_length: Characters of a call's argument text beyond which the call is
+            answered as invalid without being parsed (:data:`DEFAULT_MAX_ARGUMENTS_LENGTH`).
+        sync_workers: The threads synchronous function tools run in; the process-wide pool
+            (:func:`~toolrelay.tools._workers.sync_tool_workers`) by default.
+
+    Raises:
+        ConfigurationError: An option is out of range (a timeout that is not a finite number
+            of seconds above 0, a limit below 1).
+    """
+
+    def __init__(
+        self,
+        *,
+        resolver: ToolResolver | None = None,
+        exception_processor: ToolExceptionProcessor | None = None,
+        max_concurrency: int = 8,
+        default_timeout: float | _Default | None = _Default.TIMEOUT,
+        limits: CallLimits = CallLimits(),  # noqa: B008 - frozen, so sharing it is safe
+        unknown_tool: Policy = "feedback",
+        invalid_arguments: Policy = "feedback",
+        guards: Sequence[ToolCallGuard] = (),
+        interceptors: Sequence[ToolCallInterceptor] = (),
+        allow_unoffered_tools: bool = False,
+        max_name_length: int = DEFAULT_MAX_NAME_LENGTH,
+        max_arguments_length: int = DEFAULT_MAX_ARGUMENTS_LENGTH,
+        sync_workers: WorkerPool | None = None,
+    ) -> None:
+        for option, limit in (
+            ("max_concurrency", max_concurrency),
+            ("max_name_length", max_name_length),
+            ("max_arguments_length", max_arguments_length),
+        ):
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+                raise ConfigurationError(f"{option} must be an integer >= 1, not {limit!r}")
+        if isinstance(default_timeout, _Default):
+            default_timeout = DEFAULT_TIMEOUT
+        check_seconds("default_timeout", default_timeout)
+        for option, value in (
+            ("unknown_tool", unknown_tool),
+            ("invalid_arguments", invalid_arguments),
+        ):
+            if value not in ("feedback", "raise"):
+                raise ConfigurationError(f"{option} must be 'feedback' or 'raise', not {value!r}")
+        self.resolver: ToolResolver = resolver if resolver is not None else StaticToolResolver()
+        self.exception_processor: ToolExceptionProcessor = (
+            exception_processor
+            if exception_processor is not None
+            else DefaultToolExceptionProcessor()
+        )
+        self.max_concurrency = max_concurrency
+        self.default_timeout = default_timeout
+        self.limits = limits
+        self.unknown_tool = unknown_tool
+        self.invalid_arguments = invalid_arguments
+        self.guards: tuple[ToolCallGuard, ...] = tuple(guards)
+        self.interceptors: tuple[ToolCallInterceptor, ...] = tuple(interceptors)
+        self.allow_unoffered_tools = allow_unoffered_tools
+        self.max_name_length = max_name_length
+        self.max_arguments_length = max_arguments_length
+        self.sync_workers = sync_workers if sync_workers is not None else sync_tool_workers()
+
+    def resolve_tool_definitions(self, options: ChatOptions) -> list[ToolDefinition]:
+        """The definitions to send to the model: ``options.tools``, then ``options.tool_names``.
+
+        Names are resolved through the resolver (canonical or provider-safe form) unless a tool
+        in ``options.tools`` already has that name. A name seen twice is sent once; the first
+        tool wins.
+
+        Raises:
+            ToolNotFoundError: A name in ``options.tool_names`` resolves to no tool.
+        """
+        definitions: dict[str, ToolDefinition] = {}
+        for tool in options.tools:
+            definitions.setdefault(tool.definition.name, tool.definition)
+        given = {provider_safe_name(name) for name in definitions}
+        for name in options.tool_names:
+            if provider_safe_name(name) in given:
+                continue  # the request carries this tool itself
+            found = self.resolver.resolve(name)
+            if found is None:
+                raise ToolNotFoundError(name, closest_names(name, self.resolver.names()))
+            definitions.setdefault(found.definition.name, found.definition)
+        return list(definitions.values())
+
+    async def execute_tool_calls(
+        self, prompt: Prompt, chat_response: ChatResponse, *, guards: Sequence[ToolCallGuard] = ()
+    ) -> ToolExecutionResult:
+        """Run the tool calls of ``chat_response`` and answer each of them.
+
+        Args:
+            prompt: The request that produced ``chat_response``; its options carry the tools
+                and the tool context, its messages start the new history.
+            chat_response: The model's answer; the first generation with tool calls is used.
+            guards: Extra guards for this round only, run after the manager's own.
+
+        Returns:
+            The new history (prompt messages, the assistant message, one tool response message
+            answering every call in order), ``return_direct`` and one outcome per call.
+
+        Raises:
+            ModelResponseError: No generation has tool calls.
+            ToolNotFoundError: A name is unknown and ``unknown_tool="raise"``.
+            ToolArgumentError: Arguments are unusable and ``invalid_arguments="raise"``.
+            ToolContextError: A tool needs a tool context and the request has none (a
+                mistake of the calling code, never the model's).
+            ToolCallLimitError: A limit was breached and ``limits.on_breach="raise"``; the
+                calls within the limits still ran and ``partial`` holds the round's result.
+            ToolExecutionError: The exception processor wraps a tool's exception.
+            Exception: What a guard raises, or a tool exception the processor re-raises;
+                ``KeyboardInterrupt``, ``asyncio.CancelledError`` and ``MemoryError`` always
+                propagate. The round's other running calls are cancelled first.
+        """
+        generation = _tool_call_generation(chat_response)
+        assistant = generation.message
+        context = ToolContext(prompt.options.tool_context)
+        lookup = ToolLookup(
+            self._offered(prompt.options),
+            self.resolver if self.allow_unoffered_tools else None,
+        )
+        counter = TurnCallCounter(self.limits, prompt.messages)
+        breaches: list[LimitBreach] = []
+        calls = assistant.tool_calls
+        slots = [self._prepare(call, lookup, counter, breaches) for call in calls]
+        # A resumed round keeps the answers its calls got before it waited for approval.
+        slots = [
+            (answered_outcome(calls, i) or s) if isinstance(s, _Ready) else s
+            for i, s in enumerate(slots)
+        ]
+
+        ready = [slot for slot in slots if isinstance(slot, _Ready)]
+        all_guards = (*self.guards, *guards)
+        # A round no larger than the bound never waits, so it skips the semaphore's cost.
+        semaphore: _Bound = (
+            asyncio.Semaphore(self.max_concurrency)
+            if len(ready) > self.max_concurrency
+            else contextlib.nullcontext()
+        )
+        executed = iter(
+            await run_all(
+                [partial(self._execute, r, all_guards, context, semaphore) for r in ready]
+            )
+        )
+        outcomes = tuple(s if isinstance(s, ToolCallOutcome) else next(executed) for s in slots)
+
+        return_direct = all(o.ok for o in outcomes) and all(
+            r.tool.metadata.return_direct for r in ready
+        )
+        result = ToolExecutionResult(
+            conversation_history=(
+                *prompt.messages,
+                assistant,
+                ToolResponseMessage(responses=tuple(o.response for o in outcomes)),
+            ),
+            return_direct=return_direct,
+            outcomes=outcomes,
+        )
+        if breaches and self.limits.on_breach == "raise":
+            raise ToolCallLimitError(
+                f"tool call limit reached: {breaches[0].describe()}", partial=result
+            )
+        return result
+
+    def execute_tool_calls_sync(
+        self, prompt: Prompt, chat_response: ChatResponse, *, guards: Sequence[ToolCallGuard] = ()
+    ) -> ToolExecutionResult:
+        """Blocking :meth:`execute_tool_calls` (works inside a running event loop too)."""
+        return run_sync(self.execute_tool_calls(prompt, chat_response, guards=guards))
+
+    # --- steps ------------------------------------------------------------------------------
+
+    def _offered(self, options: ChatOptions) -> Sequence[Tool]:
+        """The tools the request offers: ``options.tools``, then ``options.tool_names``."""
+        if not options.tool_names:
+            return options.tools
+        tools = list(options.tools)
+        for name in options.tool_names:
+            found = self.resolver.resolve(name)
+            if found is not None:
+                tools.append(found)
+        return tools
+
+    def _prepare(
+        self,
+        call: ToolCall,
+        lookup: ToolLookup,
+        counter: TurnCallCounter,
+        breaches: list[LimitBreach],
+    ) -> ToolCallOutcome | _Ready:
+        """Resolve, count, parse and validate one call; an outcome when it cannot run."""
+        if len(call.name) > self.max_name_length:
+            counter.admit(call.name, resolved=False)
+            if self.unknown_tool == "raise":
+                raise ToolNotFoundError(call.name)
+            text = feedback.name_too_long(len(call.name), self.max_name_length)
+            return _answer(call, None, text, ToolCallStatus.UNKNOWN_TOOL)
+        tool = lookup.find(call.name)
+        if tool is None:
+            counter.admit(call.name, resolved=False)
+            suggestions = lookup.suggestions(call.name)
+            if self.unknown_tool == "raise":
+                raise ToolNotFoundError(call.name, suggestions)
+            _log.debug("unknown tool %r in call %r", call.name, call.id)
+            text = feedback.unknown_tool(call.name, suggestions, any_tools=bool(lookup.names()))
+            return _answer(call, None, text, ToolCallStatus.UNKNOWN_TOOL)
+        name = tool.definition.name
+        breach = counter.admit(name)
+        if breach is not None:
+            breaches.append(breach)
+            return _answer(call, name, breach.message, ToolCallStatus.LIMIT)
+        try:
+            if len(call.arguments) > self.max_arguments_length:
+                problem = feedback.arguments_too_long(
+                    len(call.arguments), self.max_arguments_length
+                )
+                raise ToolArgumentError(name, [problem])
+            parsed = parse_arguments(name, call.arguments)
+            arguments = validate_call_arguments(tool, parsed.values, parsed.text)
+        except ToolArgumentError as exc:
+            if self.invalid_arguments == "raise":
+                raise
+            text = feedback.invalid_arguments(name, exc.problems)
+            return _answer(call, name, text, ToolCallStatus.INVALID_ARGUMENTS, exception=exc)
+        except Exception as exc:  # the tool's own validation is broken: the tool failed
+            _log.warning("tool %r failed to validate its arguments", name, exc_info=exc)
+            text = tool_error_text(self.exception_processor, name, exc)
+            return _answer(call, name, text, ToolCallStatus.ERROR, exception=exc)
+        return _Ready(call=call, tool=tool, arguments=arguments)
+
+    async def _execute(
+        self, ready: _Ready, guards: Sequence[ToolCallGuard], context: ToolContext, sem: _Bound
+    ) -> ToolCallOutcome:
+        """Guard one call, then run it through the interceptors."""
+        call, tool = ready.call, ready.tool
+        name = tool.definition.name
+        if guards:
+            request = ToolCallRequest(
+                call=call, tool=tool, arguments=ready.arguments.values, context=context
+            )
+            for guard in guards:
+                reason = await guard(request)
+                if reason is not None:
+                    text = reason or feedback.denied(name)
+                    return _answer(call, name, text, ToolCallStatus.DENIED)
+        invocation = ToolInvocation(
+            call=call, tool=tool, arguments=ready.arguments, context=context
+        )
+        run = partial(self._run, semaphore=sem)
+        return await run_interceptors(self.interceptors, invocation, run)
+
+    async def _run(self, invocation: ToolInvocation, semaphore: _Bound) -> ToolCallOutcome:
+        """Run the tool, bounded by the concurrency limit and its timeout."""
+        call, tool = invocation.call, invocation.tool
+        name = tool.definition.name
+        timeout = tool.metadata.timeout
+        if timeout is None:
+            timeout = self.default_timeout
+        workers = _CallWorkers(self.sync_workers)
+        progress = invocation.progress
+        error: Exception | None = None
+        unknown, late = False, None
+        async with semaphore:
+            started = perf_counter()
+            try:
+                value = await _call(invocation, timeout, workers)
+                progress.ended = progress.returned = value is not _TIMED_OUT
+            except ToolArgumentError as exc:  # a tool that checks more than its schema says
+                progress.ended = True
+                if self.invalid_arguments == "raise":
+                    raise
+                text = feedback.invalid_arguments(name, exc.problems)
+                status, error = ToolCallStatus.INVALID_ARGUMENTS, exc
+            except ToolContextError:
+                progress.ended = True  # refused before doing anything
+                raise  # the developer's mistake, never the model's
+            except ToolResultError as exc:
+                progress.ended = progress.returned = True  # it did its work
+                cause = exc.__cause__ if exc.__cause__ is not None else exc
+                _log.warning("tool %r returned a value that is not text", name, exc_info=cause)
+                text, status = feedback.unusable_result(name, cause), ToolCallStatus.ERROR
+                error = exc
+            except (KeyboardInterrupt, MemoryError):
+                raise  # the process's to handle
+            except BaseException as exc:
+                if isinstance(exc, asyncio.CancelledError) and _being_cancelled():
+                    raise  # the round is being cancelled from outside: the body did not end
+                progress.ended = True
+                error = exc if isinstance(exc, Exception) else _wrapped(name, exc)
+                text = tool_error_text(self.exception_processor, name, error)
+                _log.warning("tool %r raised; the model gets an error response", name, exc_info=exc)
+                status = ToolCallStatus.ERROR
+            else:
+                if value is _TIMED_OUT:
+                    assert timeout is not None  # only a timeout produces the marker
+                    status = ToolCallStatus.TIMEOUT
+                    text, unknown, late = self._timed_out(name, timeout, workers)
+                else:
+                    try:
+                        text, status = _as_text(value), ToolCallStatus.OK
+                    except Exception as exc:
+                        _log.warning(
+                            "tool %r returned a value that is not text", name, exc_info=exc
+                        )
+                        text, status = feedback.unusable_result(name, exc), ToolCallStatus.ERROR
+                        error = exc
+            finally:
+                progress.started = workers.body_started()
+            elapsed_ms = (perf_counter() - started) * 1000.0
+        return _answer(
+            call,
+            name,
+            text,
+            status,
+            duration_ms=elapsed_ms,
+            exception=error,
+            result_unknown=unknown,
+            late_result=late,
+        )
+
+    def _timed_out(
+        self, name: str, seconds: float, workers: _CallWorkers
+    ) -> tuple[str, bool, concurrent.futures.Future[str] | None]:
+        """The timeout's text, whether the result is unknown, and the body still running."""
+        job = workers.job
+        if job is None:  # an async body, cancelled part-way
+            return feedback.timed_out(name, seconds), True, None
+        if not job.started:  # it waited for a thread all along and will never run
+            return (
+                feedback.timed_out_waiting(name, seconds, self.sync_workers.status()),
+                False,
+                None,
+            )
+        return feedback.timed_out_running(name, seconds), True, job.future
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _tool_call_generation(response: ChatResponse) -> Generation:
+    for generation in response.generations:
+        if generation.message.tool_calls:
+            return generation
+    raise ModelResponseError("the chat response has no generation with tool calls")
+
+
+def _answer(
+    call: ToolCall,
+    tool_name: str | None,
+    text: str,
+    status: ToolCallStatus,
+    *,
+    duration_ms: float = 0.0,
+    exception: Exception | None = None,
+    result_unknown: bool = False,
+    late_result: concurrent.futures.Future[str] | None = None,
+) -> ToolCallOutcome:
+    response = ToolResponse(
+        id=call.id,
+        name=tool_name if tool_name is not None else call.name,
+        data=text,
+        is_error=status is not ToolCallStatus.OK,
+    )
+    return ToolCallOutcome(
+        call=call,
+        tool_name=tool_name,
+        response=response,
+        status=status,
+        duration_ms=duration_ms,
+        exception=exception,
+        result_unknown=result_unknown,
+        late_result=late_result,
+    )
+
+
+async def _call(invocation: ToolInvocation, seconds: float | None, workers: _CallWorkers) -> object:
+    """Run the tool, or return the ``_TIMED_OUT`` marker when ``seconds`` passed first."""
+    tool, arguments, context = invocation.tool, invocation.arguments, invocation.context
+
+    async def run() -> object:
+        if validates_itself(tool):
+            return await tool.call_validated(arguments, context, workers=workers)  # type: ignore[attr-defined]
+        return await tool.call(arguments.text, context)
+
+    if seconds is None:
+        return await run()
+    scope = asyncio.timeout(seconds)
+    try:
+        async with scope:
+            return await run()
+    except TimeoutError:
+        if scope.expired():
+            return _TIMED_OUT
+        raise  # the tool's own TimeoutError, e.g. from an HTTP client
+
+
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _wrapped(tool_name: str, exc: BaseException) -> ToolExecutionError:
+    """A ``SystemExit`` or another non-``Exception`` a tool raised, as an ordinary error."""
+    wrapper = ToolExecutionError(tool_name, error_text(tool_name, exc))
+    wrapper.__cause__ = exc
+    return wrapper
+
+
+def _as_text(value: object) -> str:
+    """A tool's return value as text; ``None`` (a tool that returned nothing) is ``""``.
+
+    Raises:
+        Exception: The value cannot be turned into text (its ``__str__`` raises).
+    """
+    if type(value) is str:
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return str.__str__(value)  # a str subclass: its own methods may misbehave
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return str(value)

@@ -1,0 +1,212 @@
+"""Approval, idempotency and audit around every gateway call, as the execution layer does them.
+
+.. code-block:: toml
+
+    [approval]
+    handler = "approvals.py:decide"   # or "package.module:decide": decide(request) -> verdict
+    destructive = true                # also ask about destructive tools (default: false)
+
+    [idempotency]
+    path = "state/idempotency.sqlite3"  # a SQLite file gateways on one machine share;
+                                        # without it, results are kept in memory
+    ttl = 86400                         # seconds a recorded result is kept (default: forever)
+    lease = 300                         # seconds before an unfinished call counts as abandoned
+    wait = 30                           # seconds to wait for an identical call elsewhere
+
+    [audit]
+    path = "audit/tools.jsonl"          # one JSON record per call
+    include_arguments = false           # the arguments' digest only (they may be personal)
+
+The gateway's :class:`~toolrelay.execution.ToolCallingManager` gets, outermost first, an
+:class:`~toolrelay.execution.AuditInterceptor` (with ``[audit]`` or an audit sink), an
+:class:`~toolrelay.execution.IdempotencyInterceptor` and an
+:class:`~toolrelay.execution.ApprovalInterceptor`: a recorded result answers a repeated call
+before anyone is asked again. Which calls they act on follows each tool's metadata, with the
+file's ``[tools."NAME"]`` policies applied (:mod:`toolrelay.gateway._policy`).
+
+The handler receives a :class:`~toolrelay.execution.ToolCallRequest` (tool, arguments, the
+caller's context) and answers ``Approve()``, ``Deny(reason)`` or ``Defer()``; it may be a
+plain or an ``async`` function. Without one, a call that needs approval does not run: the
+client is told it is waiting for approval (see :data:`PENDING_APPROVAL_TEXT`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeAlias, cast
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    ApprovalVerdict,
+    AuditInterceptor,
+    AuditSink,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    InMemoryIdempotencyStore,
+    JsonLinesAuditSink,
+    SqliteIdempotencyStore,
+    ToolCallInterceptor,
+    ToolCallRequest,
+)
+from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
+from toolrelay.gateway._modules import load_attribute
+
+__all__ = [
+    "PENDING_APPROVAL_TEXT",
+    "ApprovalSettings",
+    "Approver",
+    "AuditSettings",
+    "IdempotencySettings",
+    "as_approval_handler",
+    "gateway_interceptors",
+]
+
+Approver: TypeAlias = Callable[[ToolCallRequest], ApprovalVerdict | Awaitable[ApprovalVerdict]]
+"""Decides about a call that needs approval: ``Approve()``, ``Deny(reason)`` or ``Defer()``."""
+
+PENDING_APPROVAL_TEXT = (
+    "The call to tool {name!r} needs approval and has not run: nobody has approved it yet. "
+    "Tell the user; the same call can be made again once it is approved."
+)
+"""What a client reads for a call that waits for approval (``{name}`` is the tool)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApprovalSettings:
+    """The ``[approval]`` table.
+
+    Attributes:
+        handler: Where the handler is: ``path/to/file.py:name`` (absolute once loaded from
+            a file) or ``package.module:name``; ``None`` for none.
+        destructive: Also ask about tools whose metadata says ``destructive``, not only
+            those that say ``requires_approval``.
+    """
+
+    handler: str | None = None
+    destructive: bool = False
+
+    def __post_init__(self) -> None:
+        if self.handler is not None:
+            target, _, name = self.handler.rpartition(":")
+            if not target or not name:
+                raise ConfigurationError(
+                    f"[approval] handler {self.handler!r} must name a module and a function: "
+                    "'approvals.py:decide' or 'package.module:decide'"
+                )
+
+
+@dataclass(frozen=True, kw_only=True)
+class IdempotencySettings:
+    """The ``[idempotency]`` table.
+
+    Attributes:
+        path: A SQLite file for the recorded results (absolute once loaded from a file);
+            ``None`` keeps them in this process's memory.
+        ttl: Seconds a recorded result is kept; ``None`` keeps it.
+        lease: Seconds after which a reservation without a result counts as abandoned.
+        wait: Seconds a call waits for an identical call running in another process.
+    """
+
+    path: str | None = None
+    ttl: float | None = None
+    lease: float = DEFAULT_LEASE
+    wait: float = DEFAULT_WAIT
+
+    def __post_init__(self) -> None:
+        if self.ttl is not None and self.ttl <= 0:
+            raise ConfigurationError("[idempotency] ttl must be > 0")
+        if self.lease <= 0 or self.wait < 0:
+            raise ConfigurationError("[idempotency] lease must be > 0 and wait >= 0")
+
+    def store(self) -> IdempotencyStore:
+        """A new store as configured: SQLite at :attr:`path`, else in memory."""
+        if self.path is None:
+            return InMemoryIdempotencyStore(ttl=self.ttl)
+        return SqliteIdempotencyStore(self.path, ttl=self.ttl)
+
+
+@dataclass(frozen=True, kw_only=True)
+class AuditSettings:
+    """The ``[audit]`` table.
+
+    Attributes:
+        path: The JSON-lines file (absolute once loaded from a file).
+        include_arguments: Put each call's full arguments in its record.
+    """
+
+    path: str
+    include_arguments: bool = False
+
+
+_NO_APPROVAL_SETTINGS = ApprovalSettings()
+_NO_IDEMPOTENCY_SETTINGS = IdempotencySettings()
+
+
+def as_approval_handler(approver: Approver) -> ApprovalHandler:
+    """``approver`` (a plain or ``async`` function) as an execution-layer approval handler."""
+
+    async def handler(request: ToolCallRequest, /) -> ApprovalVerdict:
+        verdict = approver(request)
+        if inspect.isawaitable(verdict):
+            return await verdict
+        return verdict
+
+    return handler
+
+
+def gateway_interceptors(
+    *,
+    approval_settings: ApprovalSettings = _NO_APPROVAL_SETTINGS,
+    idempotency_settings: IdempotencySettings = _NO_IDEMPOTENCY_SETTINGS,
+    audit_settings: AuditSettings | None = None,
+    approval: Approver | None = None,
+    idempotency_store: IdempotencyStore | None = None,
+    audit_sink: AuditSink | None = None,
+    closing: contextlib.ExitStack | None = None,
+) -> list[ToolCallInterceptor]:
+    """The interceptors of a gateway's calls: audit, idempotency, approval (see module docs).
+
+    Without arguments: results recorded in memory, and calls that need approval waiting.
+
+    Args:
+        approval_settings: The ``[approval]`` table.
+        idempotency_settings: The ``[idempotency]`` table.
+        audit_settings: The ``[audit]`` table, if any.
+        approval: Decides about calls; replaces the file's ``[approval] handler``.
+        idempotency_store: Where results are recorded; replaces ``[idempotency] path``.
+        audit_sink: Where audit records go; replaces ``[audit] path``.
+        closing: Gets the close of a store opened here (a SQLite file).
+
+    Raises:
+        LoadError: The file's handler cannot be loaded.
+        ConfigurationError: It is not callable.
+    """
+    interceptors: list[ToolCallInterceptor] = []
+    if audit_sink is None and audit_settings is not None:
+        audit_sink = JsonLinesAuditSink(audit_settings.path)
+    if audit_sink is not None:
+        include = audit_settings is not None and audit_settings.include_arguments
+        interceptors.append(AuditInterceptor(audit_sink, include_arguments=include))
+    if idempotency_store is None:
+        idempotency_store = idempotency_settings.store()
+        if closing is not None and isinstance(idempotency_store, SqliteIdempotencyStore):
+            closing.callback(idempotency_store.close)
+    interceptors.append(
+        IdempotencyInterceptor(
+            idempotency_store, lease=idempotency_settings.lease, wait=idempotency_settings.wait
+        )
+    )
+    spec = approval_settings.handler
+    if approval is None and spec is not None:
+        loaded = load_attribute(spec)
+        if not callable(loaded):
+            raise ConfigurationError(f"[approval] handler {spec!r} is not a function")
+        approval = cast(Approver, loaded)
+    handler = None if approval is None else as_approval_handler(approval)
+    interceptors.append(ApprovalInterceptor(handler, destructive=approval_settings.destructive))
+    return interceptors

@@ -1,0 +1,65 @@
+"""The :class:`~toolrelay.tools.ToolContext` on the wire: a request's ``_meta``, never arguments.
+
+A call to an MCP tool sends the context's entries as ``_meta`` (``{"tenant_id": "t1",
+"user_id": "u7"}``), so the server sees who is calling while the model, which writes only the
+arguments, cannot forge it. Only JSON values travel; in-process handles (a database
+connection, a client object) stay behind.
+
+A server built with :func:`~toolrelay.mcp.tools_server` reads them back into a context. Keys
+the protocol reserves (those containing ``/``, such as
+``io.modelcontextprotocol/protocolVersion``, and ``progressToken``) are never context.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from toolrelay.tools._base import ToolContext
+
+__all__ = ["context_from_meta", "context_meta", "is_reserved_meta_key"]
+
+_log = logging.getLogger("toolrelay.mcp")
+_PROGRESS_TOKEN = "progressToken"
+
+
+def is_reserved_meta_key(key: str) -> bool:
+    """Whether a ``_meta`` key belongs to the protocol rather than to the tool context."""
+    return "/" in key or key == _PROGRESS_TOKEN
+
+
+def context_meta(context: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The ``_meta`` of a call made with ``context``: its JSON entries (``None`` when none).
+
+    Entries with reserved keys or values JSON cannot represent are left out.
+    """
+    if not context:
+        return None
+    meta: dict[str, Any] = {}
+    for key, value in context.items():
+        if not isinstance(key, str) or is_reserved_meta_key(key):
+            continue
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            _log.debug("context entry %r is not JSON; it is not sent to the MCP server", key)
+            continue
+        meta[key] = value
+    return meta or None
+
+
+def context_from_meta(
+    meta: Mapping[str, Any] | None, *, fixed: Mapping[str, Any] | None = None
+) -> ToolContext:
+    """The tool context a request's ``_meta`` carries.
+
+    Args:
+        meta: The request's ``_meta`` (reserved keys are dropped).
+        fixed: Entries that override the request's, e.g. a tenant the server is configured
+            for, so a client cannot claim another.
+    """
+    values = {k: v for k, v in (meta or {}).items() if not is_reserved_meta_key(k)}
+    values.update(fixed or {})
+    return ToolContext(values)

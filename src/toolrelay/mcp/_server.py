@@ -1,0 +1,145 @@
+"""Serving toolrelay tools over MCP, on the official SDK's low-level ``Server``.
+
+::
+
+    server = tools_server(ToolCatalog(tools_from(PaymentService(backend))), name="payments")
+    anyio.run(run_stdio, server)                  # a stdio server
+    app = server.streamable_http_app()            # or an ASGI app for streamable HTTP
+
+Each tool is listed with its definition exactly as toolrelay has it (canonical name, the
+description, the input schema) and annotations from its metadata
+(:func:`~toolrelay.mcp._annotations.annotations_from_metadata`). A call runs ``tool.call`` with
+the request's ``_meta`` as the :class:`~toolrelay.tools.ToolContext`
+(:func:`~toolrelay.mcp._context.context_from_meta`; ``context`` entries override it), within
+the tool's ``metadata.timeout``. Whatever goes wrong becomes a result with ``isError`` set
+whose text tells the model what happened; only an unknown tool name is a protocol error.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import anyio
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+)
+from mcp_types import Tool as McpToolInfo
+
+from toolrelay._version import __version__
+from toolrelay.exceptions import ToolRelayError
+from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
+from toolrelay.mcp._context import context_from_meta
+from toolrelay.mcp._results import text_result
+from toolrelay.tools._base import Tool, ToolContext
+from toolrelay.tools._catalog import ToolCatalog, as_tools
+
+__all__ = ["run_stdio", "tool_info", "tools_server"]
+
+_log = logging.getLogger("toolrelay.mcp")
+
+
+def tools_server(
+    tools: ToolCatalog | Iterable[object],
+    *,
+    name: str = "toolrelay",
+    version: str = __version__,
+    instructions: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> Server[Any]:
+    """An MCP server offering ``tools``.
+
+    Args:
+        tools: A :class:`~toolrelay.tools.ToolCatalog` (read on every request, so a live
+            catalog's changes show) or anything :func:`~toolrelay.tools.as_tools` accepts.
+        name: The server's name, as clients see it.
+        version: The server's version.
+        instructions: Text clients may show their model about the server.
+        context: Tool context entries every call gets, overriding what a request's
+            ``_meta`` says (e.g. the one tenant this server serves).
+
+    Raises:
+        DuplicateToolError: Two of the tools share a name.
+    """
+    catalog = tools if isinstance(tools, ToolCatalog) else ToolCatalog(as_tools(tools))
+    fixed = dict(context or {})
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
+    ) -> ListToolsResult:
+        return ListToolsResult(tools=[tool_info(tool) for tool in catalog])
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> CallToolResult:
+        tool = catalog.get(params.name)
+        if tool is None:
+            raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
+        meta: Mapping[str, Any] = params.meta or ctx.meta or {}
+        tool_context = context_from_meta(meta, fixed=fixed)
+        return await _run_tool(tool, params.arguments or {}, tool_context)
+
+    def input_schema(tool_name: str) -> Mapping[str, Any] | None:
+        tool = catalog.get(tool_name)
+        return None if tool is None else dict(tool.definition.input_schema)
+
+    return Server(
+        name,
+        version=version,
+        instructions=instructions,
+        get_tool_input_schema=input_schema,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def tool_info(tool: Tool) -> McpToolInfo:
+    """How a toolrelay tool is listed over MCP."""
+    definition, metadata = tool.definition, tool.metadata
+    return McpToolInfo(
+        name=definition.name,
+        description=definition.description,
+        input_schema=dict(definition.input_schema),
+        annotations=annotations_from_metadata(metadata),
+        _meta={REQUIRES_APPROVAL_META: True} if metadata.requires_approval else None,
+    )
+
+
+async def _run_tool(
+    tool: Tool, arguments: Mapping[str, Any], context: ToolContext
+) -> CallToolResult:
+    """Run one call of ``tool`` and answer it: its text, or the failure with ``isError`` set."""
+    name = tool.definition.name
+    timeout = tool.metadata.timeout
+    try:
+        with anyio.fail_after(timeout) if timeout is not None else _no_deadline():
+            text = await tool.call(json.dumps(dict(arguments), ensure_ascii=False), context)
+    except TimeoutError:
+        return text_result(
+            f"Tool {name!r} timed out after {timeout:g} s and was cancelled.", is_error=True
+        )
+    except Exception as exc:
+        if not isinstance(exc, ToolRelayError):
+            _log.warning("tool %r raised; the client gets an error result", name, exc_info=exc)
+        message = str(exc).strip() or f"Exception occurred in tool: {name} ({type(exc).__name__})"
+        return text_result(message, is_error=True)
+    return text_result(text)
+
+
+async def run_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` on this process's standard input and output until the client leaves."""
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _no_deadline() -> anyio.CancelScope:
+    return anyio.CancelScope()

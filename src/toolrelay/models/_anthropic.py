@@ -1,0 +1,232 @@
+"""``AnthropicChatModel``: Anthropic's Messages API.
+
+Needs the ``anthropic`` extra (``pip install "toolrelay[anthropic]"``).
+
+Example::
+
+    model = AnthropicChatModel("claude-sonnet-4-5", cache_prompt=True)   # ANTHROPIC_API_KEY
+    client = ChatClient.builder(model).default_tools(RefundTools()).build()
+
+The wire format (``tool_use`` / ``tool_result`` blocks, ``is_error``, prompt caching, cache
+token metadata) is documented in :mod:`toolrelay.models._anthropic_wire`; tool choice and the
+parallel-calls switch in :mod:`toolrelay.models._tool_choice`. Errors of the SDK become
+:class:`~toolrelay.exceptions.ModelAPIError` (and subclasses) or
+:class:`~toolrelay.exceptions.ModelConnectionError` after the SDK's own retries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+from toolrelay._storable import valid_unicode_data
+from toolrelay.exceptions import ConfigurationError, ModelError
+from toolrelay.messages import ChatResponse
+from toolrelay.models._anthropic_wire import (
+    AnthropicStreamParser,
+    message_to_response,
+    messages_to_anthropic,
+    system_to_anthropic,
+    tool_choice_to_anthropic,
+    tools_to_anthropic,
+)
+from toolrelay.models._base import ensure_tools_supported, model_name
+from toolrelay.models._provider_errors import translate_sdk_error
+from toolrelay.models._sdk_data import as_dict
+from toolrelay.models._tool_choice import tool_choice_settings
+from toolrelay.models._tool_names import ToolNameMap
+from toolrelay.prompt import Prompt
+
+__all__ = ["DEFAULT_MAX_TOKENS", "LOCAL_API_KEY", "AnthropicChatModel"]
+
+DEFAULT_MAX_TOKENS = 4096
+"""``max_tokens`` of a request whose options set none (the API requires a value)."""
+
+LOCAL_API_KEY = "not-needed"
+"""Sent as the API key to a custom ``base_url`` when no key is configured."""
+
+_INSTALL_HINT = 'install the anthropic extra: pip install "toolrelay[anthropic]"'
+_ANTHROPIC_HOST = "api.anthropic.com"
+
+
+def _import_anthropic() -> Any:
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"the anthropic package is not installed; {_INSTALL_HINT}"
+        ) from exc
+    return anthropic
+
+
+class AnthropicChatModel:
+    """A Claude model behind the Anthropic Messages API.
+
+    Args:
+        model: The model name (``ChatOptions.model`` overrides it per request).
+        api_key: The API key; defaults to ``ANTHROPIC_API_KEY`` (or the SDK's
+            ``ANTHROPIC_AUTH_TOKEN``). With a custom ``base_url`` and no key,
+            :data:`LOCAL_API_KEY` is sent.
+        base_url: The API's base URL; defaults to ``ANTHROPIC_BASE_URL``, then Anthropic's.
+        client: A ready ``anthropic.AsyncAnthropic``; the connection arguments are then
+            ignored.
+        http_client: An ``httpx`` async client for the SDK (proxies, tests).
+        max_retries: Retries of the SDK for connection errors, 408, 409, 429 and 5xx.
+        timeout: Seconds per request (the SDK's default when ``None``).
+        max_tokens: ``max_tokens`` when the request's options set none.
+        cache_prompt: Mark the tools and the system text as a cached prefix.
+        tool_choice: Default tool choice (``"auto"``, ``"required"``, ``"none"``, a tool name
+            or the API's own mapping); a request's ``extras["tool_choice"]`` wins.
+        parallel_tool_calls: ``False`` sets ``disable_parallel_tool_use``.
+        supports_tools: Whether the model takes tools.
+        name: Shown in error messages (default ``"anthropic:<model>"``).
+
+    ``ChatOptions.extras`` other than the tool-choice keys are merged into the request body
+    as they are (``top_k``, ``stop_sequences``, ``thinking``, ``metadata``...).
+
+    Raises:
+        ConfigurationError: The ``anthropic`` package is missing, or no credentials are
+            configured for Anthropic's own API.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: Any = None,
+        http_client: Any = None,
+        max_retries: int = 2,
+        timeout: float | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        cache_prompt: bool = False,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        supports_tools: bool = True,
+        name: str | None = None,
+    ) -> None:
+        self._sdk = _import_anthropic()
+        self.model = model
+        self.max_tokens = max_tokens
+        self.cache_prompt = cache_prompt
+        self.tool_choice = tool_choice
+        self.parallel_tool_calls = parallel_tool_calls
+        self.supports_tools = supports_tools
+        self.name = name or f"anthropic:{model}"
+        if client is None:
+            base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+            api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+            if api_key is None and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
+                if base_url is None or _ANTHROPIC_HOST in base_url:
+                    raise ConfigurationError(
+                        "no Anthropic API key: pass api_key=... or set ANTHROPIC_API_KEY"
+                    )
+                api_key = LOCAL_API_KEY  # a compatible server or proxy that needs none
+            arguments: dict[str, Any] = {
+                "api_key": api_key,
+                "base_url": base_url,
+                "max_retries": max_retries,
+                "http_client": http_client,
+            }
+            if timeout is not None:
+                arguments["timeout"] = timeout
+            try:
+                client = self._sdk.AsyncAnthropic(**arguments)
+            except self._sdk.AnthropicError as exc:
+                raise ConfigurationError(f"cannot create the Anthropic client: {exc}") from exc
+        self._client: Any = client
+
+    def __repr__(self) -> str:
+        return f"AnthropicChatModel(model={self.model!r})"
+
+    @property
+    def client(self) -> Any:
+        """The underlying ``anthropic.AsyncAnthropic`` client."""
+        return self._client
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the underlying client."""
+        await self._client.close()
+
+    def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ToolNameMap]:
+        options = prompt.options
+        settings = tool_choice_settings(
+            options.extras,
+            default_choice=self.tool_choice,
+            default_parallel=self.parallel_tool_calls,
+        )
+        names = ToolNameMap.of_tools(options.tools)
+        settings.check(names, model=model_name(self))
+        body: dict[str, Any] = {
+            "model": options.model or self.model,
+            "max_tokens": options.max_tokens or self.max_tokens,
+            "messages": messages_to_anthropic(prompt.messages),
+        }
+        system = system_to_anthropic(prompt.messages, cache=self.cache_prompt)
+        if system is not None:
+            body["system"] = system
+        extra = dict(settings.extras)
+        if options.temperature is not None:
+            # A body field rather than an argument: recent SDKs dropped the parameter, while
+            # the API (and compatible servers) still read it for the models that support it.
+            extra.setdefault("temperature", options.temperature)
+        if names.definitions:
+            body["tools"] = tools_to_anthropic(names.definitions, cache=self.cache_prompt)
+            choice = tool_choice_to_anthropic(settings)
+            if choice is not None:
+                body["tool_choice"] = choice
+        if stream:
+            body["stream"] = True
+        if extra:
+            body["extra_body"] = extra
+        # A lone surrogate (half an emoji a model escaped) cannot be sent as UTF-8.
+        wire: dict[str, Any] = valid_unicode_data(body)
+        return wire, names
+
+    async def call(self, prompt: Prompt) -> ChatResponse:
+        """Send ``prompt`` and return the complete answer.
+
+        Raises:
+            ToolsNotSupportedError: Tools were offered and ``supports_tools`` is false.
+            ModelAPIError: The API answered with an error (``AuthenticationError`` for
+                401/403, ``RateLimitError`` for 429), after the SDK's retries.
+            ModelConnectionError: The API could not be reached or timed out.
+        """
+        ensure_tools_supported(self, prompt)
+        body, names = self._request(prompt, stream=False)
+        try:
+            message = await self._client.messages.create(**body)
+        except self._sdk.AnthropicError as exc:
+            raise self._translate(exc) from exc
+        return message_to_response(as_dict(message), names)
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        """Send ``prompt`` and yield the answer in chunks (usage on the last one).
+
+        Raises:
+            Same as :meth:`call`, while iterating (an ``error`` event becomes a
+            :class:`~toolrelay.exceptions.ModelAPIError`).
+        """
+        ensure_tools_supported(self, prompt)
+        body, names = self._request(prompt, stream=True)
+        parser = AnthropicStreamParser(names)
+        try:
+            sdk_stream = await self._client.messages.create(**body)
+            try:
+                async for event in sdk_stream:
+                    chunk = parser.parse(as_dict(event))
+                    if chunk is not None:
+                        yield chunk
+            finally:
+                await sdk_stream.close()
+        except self._sdk.AnthropicError as exc:
+            raise self._translate(exc) from exc
+        last = parser.finish()
+        if last is not None:
+            yield last
+
+    def _translate(self, exc: Exception) -> ModelError:
+        translated = translate_sdk_error("anthropic", self._sdk, exc)
+        return translated or ModelError(f"{self.name} failed: {exc}")

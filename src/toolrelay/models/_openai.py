@@ -1,0 +1,275 @@
+"""``OpenAIChatModel``: OpenAI's Chat Completions API, and every server that speaks it.
+
+Needs the ``openai`` extra (``pip install "toolrelay[openai]"``). The same adapter talks to
+vLLM, Ollama, llama.cpp's server, LM Studio and other OpenAI-compatible servers: give their
+``base_url`` (or set ``OPENAI_BASE_URL``); an API key is then optional.
+
+Example::
+
+    model = OpenAIChatModel("gpt-4.1-mini")                       # OPENAI_API_KEY
+    local = OpenAIChatModel("qwen2.5", base_url="http://localhost:11434/v1")
+    client = ChatClient.builder(model).default_tools(get_weather).build()
+
+The wire format is documented in :mod:`toolrelay.models._openai_wire`; tool choice and the
+parallel-calls switch in :mod:`toolrelay.models._tool_choice`. Errors of the SDK become
+:class:`~toolrelay.exceptions.ModelAPIError` (and subclasses) or
+:class:`~toolrelay.exceptions.ModelConnectionError` after the SDK's own retries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
+
+from toolrelay._storable import valid_unicode_data
+from toolrelay.exceptions import ConfigurationError, ModelError, ModelResponseError
+from toolrelay.messages import ChatResponse
+from toolrelay.models._base import ensure_tools_supported, model_name
+from toolrelay.models._openai_wire import (
+    DEFAULT_ERROR_PREFIX,
+    OpenAIStreamParser,
+    WireTools,
+    completion_to_response,
+    messages_to_openai,
+    tool_choice_to_openai,
+    tools_to_openai,
+)
+from toolrelay.models._provider_errors import translate_sdk_error
+from toolrelay.models._sdk_data import as_dict
+from toolrelay.models._tool_choice import tool_choice_settings
+from toolrelay.models._tool_names import ToolNameMap
+from toolrelay.prompt import Prompt
+
+__all__ = ["LOCAL_API_KEY", "OpenAIChatModel"]
+
+LOCAL_API_KEY = "not-needed"
+"""Sent as the API key to a custom ``base_url`` when no key is configured."""
+
+_INSTALL_HINT = 'install the openai extra: pip install "toolrelay[openai]"'
+_OPENAI_HOST = "api.openai.com"
+
+MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
+
+
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError as exc:
+        raise ConfigurationError(f"the openai package is not installed; {_INSTALL_HINT}") from exc
+    return openai
+
+
+class OpenAIChatModel:
+    """A chat model behind the OpenAI Chat Completions API.
+
+    Args:
+        model: The model name (``ChatOptions.model`` overrides it per request).
+        api_key: The API key; defaults to ``OPENAI_API_KEY``. With a custom ``base_url`` and
+            no key, :data:`LOCAL_API_KEY` is sent (local servers ignore it).
+        base_url: The API's base URL; defaults to ``OPENAI_BASE_URL``, then OpenAI's.
+        organization: OpenAI organization id (defaults to ``OPENAI_ORG_ID``).
+        client: A ready ``openai.AsyncOpenAI``; the connection arguments above are then
+            ignored.
+        http_client: An ``httpx`` async client for the SDK (proxies, tests).
+        max_retries: Retries of the SDK for connection errors, 408, 409, 429 and 5xx.
+        timeout: Seconds per request (the SDK's default when ``None``).
+        strict_tools: Send tools in strict mode (see :mod:`toolrelay.models._strict_schema`).
+        tool_choice: Default tool choice (``"auto"``, ``"required"``, ``"none"``, a tool name
+            or the provider's own mapping); a request's ``extras["tool_choice"]`` wins.
+        parallel_tool_calls: Default of the parallel-calls switch; ``None`` leaves the
+            server's default.
+        error_prefix: Put before a failed tool call's content, which OpenAI cannot flag.
+        stream_usage: Ask for usage in streams (``stream_options.include_usage``).
+        max_tokens_param: The body field of ``ChatOptions.max_tokens``. ``None`` picks
+            ``max_completion_tokens`` for OpenAI's own API (its reasoning models reject
+            ``max_tokens``) and ``max_tokens`` for other servers, which all understand it.
+        supports_tools: Whether the served model takes tools.
+        name: Shown in error messages (default ``"openai:<model>"``).
+
+    ``ChatOptions.extras`` other than the tool-choice keys are merged into the request body
+    as they are (``seed``, ``top_p``, ``response_format``, server-specific fields...).
+
+    Raises:
+        ConfigurationError: The ``openai`` package is missing, or no API key is configured
+            for OpenAI's own API.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        organization: str | None = None,
+        client: Any = None,
+        http_client: Any = None,
+        max_retries: int = 2,
+        timeout: float | None = None,
+        strict_tools: bool = False,
+        tool_choice: str | Mapping[str, Any] | None = None,
+        parallel_tool_calls: bool | None = None,
+        error_prefix: str = DEFAULT_ERROR_PREFIX,
+        stream_usage: bool = True,
+        max_tokens_param: MaxTokensParam | None = None,
+        supports_tools: bool = True,
+        name: str | None = None,
+    ) -> None:
+        self._sdk = _import_openai()
+        self.model = model
+        self.strict_tools = strict_tools
+        self.tool_choice = tool_choice
+        self.parallel_tool_calls = parallel_tool_calls
+        self.error_prefix = error_prefix
+        self.stream_usage = stream_usage
+        self.supports_tools = supports_tools
+        self.name = name or f"openai:{model}"
+        if client is None:
+            client = self._make_client(
+                api_key=api_key,
+                base_url=base_url,
+                organization=organization,
+                http_client=http_client,
+                max_retries=max_retries,
+                timeout=timeout,
+            )
+        self._client: Any = client
+        if max_tokens_param is None:
+            own_api = _OPENAI_HOST in str(getattr(client, "base_url", _OPENAI_HOST))
+            max_tokens_param = "max_completion_tokens" if own_api else "max_tokens"
+        self.max_tokens_param: MaxTokensParam = max_tokens_param
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, base_url={str(self.base_url)!r})"
+
+    @property
+    def base_url(self) -> str:
+        """The base URL requests go to."""
+        return str(getattr(self._client, "base_url", ""))
+
+    @property
+    def client(self) -> Any:
+        """The underlying ``openai.AsyncOpenAI`` client."""
+        return self._client
+
+    def _make_client(
+        self,
+        *,
+        api_key: str | None,
+        base_url: str | None,
+        organization: str | None,
+        http_client: Any,
+        max_retries: int,
+        timeout: float | None,
+    ) -> Any:
+        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if api_key is None:
+            if base_url is None or _OPENAI_HOST in base_url:
+                raise ConfigurationError(
+                    "no OpenAI API key: pass api_key=... or set OPENAI_API_KEY (or give the "
+                    "base_url of an OpenAI-compatible server that needs no key)"
+                )
+            api_key = LOCAL_API_KEY
+        arguments: dict[str, Any] = {
+            "api_key": api_key,
+            "base_url": base_url,
+            "organization": organization,
+            "max_retries": max_retries,
+            "http_client": http_client,
+        }
+        if timeout is not None:
+            arguments["timeout"] = timeout
+        try:
+            return self._sdk.AsyncOpenAI(**arguments)
+        except self._sdk.OpenAIError as exc:
+            raise ConfigurationError(f"cannot create the OpenAI client: {exc}") from exc
+
+    async def aclose(self) -> None:
+        """Close the HTTP connections of the underlying client."""
+        await self._client.close()
+
+    # --- requests -------------------------------------------------------------------------
+
+    def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireTools]:
+        options = prompt.options
+        settings = tool_choice_settings(
+            options.extras,
+            default_choice=self.tool_choice,
+            default_parallel=self.parallel_tool_calls,
+        )
+        names = ToolNameMap.of_tools(options.tools)
+        settings.check(names, model=model_name(self))
+        tools = WireTools(names=names, strict=self.strict_tools and bool(names.definitions))
+        body: dict[str, Any] = {
+            "model": options.model or self.model,
+            "messages": messages_to_openai(prompt.messages, error_prefix=self.error_prefix),
+        }
+        if options.temperature is not None:
+            body["temperature"] = options.temperature
+        if options.max_tokens is not None:
+            body[self.max_tokens_param] = options.max_tokens
+        # OpenAI rejects tool_choice and parallel_tool_calls in a request without tools.
+        if names.definitions:
+            body["tools"] = tools_to_openai(names.definitions, strict=tools.strict)
+            choice = tool_choice_to_openai(settings)
+            if choice is not None:
+                body["tool_choice"] = choice
+            if settings.parallel is not None:
+                body["parallel_tool_calls"] = settings.parallel
+        if stream:
+            body["stream"] = True
+            if self.stream_usage:
+                body["stream_options"] = {"include_usage": True}
+        if settings.extras:
+            body["extra_body"] = dict(settings.extras)
+        # A lone surrogate (half an emoji a model escaped) cannot be sent as UTF-8.
+        wire: dict[str, Any] = valid_unicode_data(body)
+        return wire, tools
+
+    async def call(self, prompt: Prompt) -> ChatResponse:
+        """Send ``prompt`` and return the complete answer.
+
+        Raises:
+            ToolsNotSupportedError: Tools were offered and ``supports_tools`` is false.
+            ModelAPIError: The server answered with an error (``AuthenticationError`` for
+                401/403, ``RateLimitError`` for 429), after the SDK's retries.
+            ModelConnectionError: The server could not be reached or timed out.
+            ModelResponseError: The answer has no choices.
+        """
+        ensure_tools_supported(self, prompt)
+        body, tools = self._request(prompt, stream=False)
+        try:
+            completion = await self._client.chat.completions.create(**body)
+        except self._sdk.OpenAIError as exc:
+            raise self._translate(exc) from exc
+        response = completion_to_response(as_dict(completion), tools)
+        if not response.generations:
+            raise ModelResponseError(f"{self.name} answered without any choice")
+        return response
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        """Send ``prompt`` and yield the answer in chunks (usage on the last one).
+
+        Raises:
+            Same as :meth:`call`, while iterating.
+        """
+        ensure_tools_supported(self, prompt)
+        body, tools = self._request(prompt, stream=True)
+        parser = OpenAIStreamParser(tools)
+        try:
+            sdk_stream = await self._client.chat.completions.create(**body)
+            try:
+                async for chunk in sdk_stream:
+                    yield parser.parse(as_dict(chunk))
+            finally:
+                await sdk_stream.close()
+        except self._sdk.OpenAIError as exc:
+            raise self._translate(exc) from exc
+        held = parser.finish()
+        if held is not None:
+            yield held
+
+    def _translate(self, exc: Exception) -> ModelError:
+        translated = translate_sdk_error("openai", self._sdk, exc)
+        return translated or ModelError(f"{self.name} failed: {exc}")

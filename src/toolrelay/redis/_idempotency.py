@@ -1,0 +1,202 @@
+"""An idempotency store in Redis: the first worker to reserve a key runs the call, once.
+
+Each key is a Redis hash under ``{prefix}idempotency:{key}`` holding a reservation (``state``
+"running", its ``owner`` and the server time in ms it is live ``until``), an unknown outcome
+(``state`` "unknown": the run timed out or was cancelled while running) or a recorded result
+(``state`` "done"). A reservation whose lease ran out without a result (its owner crashed)
+reports an unknown outcome; it is never taken over, so an operation that may have run is not
+run again. Results and unknown outcomes expire after ``ttl``. Reserving is one Lua script: of
+two workers reserving the same key at the same moment, exactly one acquires it.
+
+A record is only as durable as the server: before its first reservation the store reads the
+server's persistence (:mod:`toolrelay.redis._persistence`) and refuses one that keeps no
+append-only file, where a restart would forget executed operations and retried calls would
+run again (``require_durable=False`` accepts it, with a warning).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from redis.asyncio import Redis
+
+from toolrelay._storable import from_store
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution._idempotency import Reservation, ReservationStatus
+from toolrelay.redis._connection import DEFAULT_PREFIX, DEFAULT_TIMEOUT, MAX_CONNECTIONS, RedisStore
+from toolrelay.redis._persistence import RedisPersistence, read_persistence
+
+__all__ = ["RedisIdempotencyStore"]
+
+_log = logging.getLogger("toolrelay.redis")
+
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] lease ms, ARGV[3] ttl ms ("0": none). A repeat by
+# the same owner acquires again, so a reservation whose reply was lost can be retried.
+_RESERVE = """
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner', 'result', 'until')
+if entry[1] == 'done' then return {'completed', entry[3]} end
+if entry[1] == 'unknown' then return {'unknown'} end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+if entry[1] == 'running' and entry[2] ~= ARGV[1] then
+  if tonumber(entry[4] or 0) > now then return {'running'} end
+  return {'unknown'}
+end
+local lease = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'until', now + lease)
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[1], math.max(ttl, lease))
+else
+  redis.call('PERSIST', KEYS[1])
+end
+return {'acquired'}
+"""
+
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] ttl ms ("0": none). Only the owner's reservation
+# (or a key that is gone) becomes unknown.
+_MARK_UNKNOWN = """
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if entry[1] == 'done' then return 0 end
+if entry[1] and entry[2] ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'unknown', 'owner', ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+"""
+
+# KEYS[1] the hash; ARGV[1] result, ARGV[2] ttl ms ("0": none). The first result stays.
+_COMPLETE = """
+if redis.call('HGET', KEYS[1], 'state') == 'done' then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[1])
+if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1
+"""
+
+# KEYS[1] the hash; ARGV[1] owner. Only the owner's reservation or unknown mark is dropped.
+_RELEASE = """
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner')
+if entry[1] ~= 'done' and entry[2] == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+_DELETE = "return redis.call('DEL', KEYS[1])"
+
+
+class RedisIdempotencyStore(RedisStore):
+    """An :class:`~toolrelay.execution.IdempotencyStore` in Redis, shared by every worker.
+
+    Args:
+        redis: A Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS, ``unix://``) or a
+            ``redis.asyncio.Redis`` client that does not decode responses.
+        prefix: Prepended to every key.
+        ttl: Seconds a recorded result or unknown outcome is kept; ``None`` keeps it until
+            deleted.
+        timeout: Seconds to connect and to wait for each reply.
+        max_connections: Most connections the store opens, for a URL.
+        require_durable: Refuse (``True``, the default) a server that keeps no append-only
+            file, or accept it with a logged warning (``False``): there a restart forgets
+            executed operations, and a retried call runs again.
+
+    Example:
+        >>> store = RedisIdempotencyStore("redis://localhost:6379/0", ttl=7 * 24 * 3600)
+        >>> manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+
+    Raises:
+        ConfigurationError: ``ttl`` or ``timeout`` is not positive. From the first
+            :meth:`reserve`: the server keeps no append-only file (or will not say whether
+            it does) and ``require_durable`` is true.
+        StorageUnavailableError: (from any method) Redis cannot be reached or timed out.
+        StorageError: (from any method) Redis answered with an error.
+    """
+
+    _what = "idempotency store"
+
+    def __init__(
+        self,
+        redis: str | Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        ttl: float | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_connections: int = MAX_CONNECTIONS,
+        require_durable: bool = True,
+    ) -> None:
+        super().__init__(
+            redis, prefix=prefix, ttl=ttl, timeout=timeout, max_connections=max_connections
+        )
+        self.require_durable = require_durable
+        self._durability_checked = False
+
+    async def persistence(self) -> RedisPersistence:
+        """The server's persistence, read now (see :mod:`toolrelay.redis._persistence`)."""
+        return await read_persistence(self.connection)
+
+    async def check_durability(self) -> RedisPersistence:
+        """Read the server's persistence and refuse (or warn about) one that forgets.
+
+        :meth:`reserve` calls this once, before its first reservation; call it at start-up to
+        fail before the first request instead.
+
+        Raises:
+            ConfigurationError: The server keeps no append-only file (or will not say) and
+                ``require_durable`` is true.
+            StorageUnavailableError: Redis cannot be reached.
+        """
+        persistence = await self.persistence()
+        if not persistence.keeps_acknowledged_writes:
+            problem = (
+                f"Redis at {self.connection.describe()} keeps no append-only file "
+                f"(persistence: {persistence.mode}): a restart would forget executed "
+                "operations, and a retried call would run again"
+            )
+            if self.require_durable:
+                raise ConfigurationError(
+                    f"{problem}; turn on appendonly yes (appendfsync everysec or always), or "
+                    "pass require_durable=False to accept it"
+                )
+            _log.warning("idempotency store: %s (accepted: require_durable=False)", problem)
+        self._durability_checked = True
+        return persistence
+
+    def key_of(self, key: str) -> str:
+        """The Redis key of an idempotency key."""
+        return f"{self.prefix}idempotency:{key}"
+
+    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.reserve`."""
+        if lease <= 0:
+            raise ConfigurationError(f"lease must be > 0 seconds, not {lease}")
+        if not self._durability_checked:
+            await self.check_durability()
+        reply = await self.connection.script(
+            _RESERVE, [self.key_of(key)], [owner, max(1, round(lease * 1000)), self._ttl_ms()]
+        )
+        status = from_store(reply[0])
+        if status == "completed":
+            return Reservation(status=ReservationStatus.COMPLETED, result=from_store(reply[1]))
+        if status == "running":
+            return Reservation(status=ReservationStatus.RUNNING)
+        if status == "unknown":
+            return Reservation(status=ReservationStatus.UNKNOWN)
+        return Reservation(status=ReservationStatus.ACQUIRED)
+
+    async def complete(self, key: str, *, owner: str, result: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.complete`."""
+        await self.connection.script(_COMPLETE, [self.key_of(key)], [result, self._ttl_ms()])
+
+    async def mark_unknown(self, key: str, *, owner: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.mark_unknown`."""
+        await self.connection.script(_MARK_UNKNOWN, [self.key_of(key)], [owner, self._ttl_ms()])
+
+    def _ttl_ms(self) -> int:
+        return 0 if self.ttl is None else max(1, round(self.ttl * 1000))
+
+    async def release(self, key: str, *, owner: str) -> None:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.release`."""
+        await self.connection.script(_RELEASE, [self.key_of(key)], [owner])
+
+    async def delete(self, key: str) -> None:
+        """Forget ``key``: its result or reservation (nothing happens when it is unknown)."""
+        await self.connection.script(_DELETE, [self.key_of(key)], [])

@@ -1,0 +1,79 @@
+"""Progressive tool disclosure: what a model may see, find and call, one conversation at a time.
+
+The core both front ends share: :class:`~toolrelay.ToolSearchAdvisor` (the chat client's
+tool loop with tool search) and :mod:`toolrelay.gateway` (the same search served over MCP)
+are thin adapters over it.
+
+- :class:`CatalogSnapshot` and :class:`CatalogView` — the catalog as one turn sees it: the
+  tools the visibility filter (:data:`ToolFilter`) lets this context see and find.
+- :class:`ToolSearcher` — the ``tool_search`` tool's searches for one turn, within that view,
+  with the :class:`ToolSearchRecord` of each for the turn's :class:`ToolSearchReport`.
+- :class:`SearchTexts` — what the model reads (the tool's description, the system suffix,
+  the answer to a hidden tool's call), in the catalog's language (:data:`SearchLanguage`).
+- :class:`SessionStore` — the tools each conversation has discovered (in memory:
+  :class:`InMemorySessionStore`; in Redis: :class:`toolrelay.redis.RedisSessionStore`).
+"""
+
+from toolrelay.toolsearch._access import (
+    DEFAULT_SIMILAR_NAMES_MESSAGE,
+    DEFAULT_UNAVAILABLE_MESSAGE,
+    Authorizer,
+    CatalogSnapshot,
+    CatalogView,
+    HiddenTool,
+    ToolFilter,
+)
+from toolrelay.toolsearch._search_tool import (
+    DEFAULT_MIN_RELATIVE_SCORE,
+    DEFAULT_SEARCH_DESCRIPTION,
+    DEFAULT_SYSTEM_SUFFIX,
+    MAX_QUERY_LENGTH,
+    TOOL_SEARCH_KEY,
+    TOOL_SEARCH_NAME,
+    SearchQuery,
+    ToolSearcher,
+    ToolSearchRecord,
+    ToolSearchReport,
+    ToolSearchRound,
+)
+from toolrelay.toolsearch._sessions import DEFAULT_MAX_SESSIONS, InMemorySessionStore, SessionStore
+from toolrelay.toolsearch._texts import (
+    CHINESE,
+    ENGLISH,
+    FROM_LANGUAGE,
+    FromLanguage,
+    SearchLanguage,
+    SearchTexts,
+    search_texts,
+)
+
+__all__ = [
+    "CHINESE",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_MIN_RELATIVE_SCORE",
+    "DEFAULT_SEARCH_DESCRIPTION",
+    "DEFAULT_SIMILAR_NAMES_MESSAGE",
+    "DEFAULT_SYSTEM_SUFFIX",
+    "DEFAULT_UNAVAILABLE_MESSAGE",
+    "ENGLISH",
+    "FROM_LANGUAGE",
+    "MAX_QUERY_LENGTH",
+    "TOOL_SEARCH_KEY",
+    "TOOL_SEARCH_NAME",
+    "Authorizer",
+    "CatalogSnapshot",
+    "CatalogView",
+    "FromLanguage",
+    "HiddenTool",
+    "InMemorySessionStore",
+    "SearchLanguage",
+    "SearchQuery",
+    "SearchTexts",
+    "SessionStore",
+    "ToolFilter",
+    "ToolSearchRecord",
+    "ToolSearchReport",
+    "ToolSearchRound",
+    "ToolSearcher",
+    "search_texts",
+]

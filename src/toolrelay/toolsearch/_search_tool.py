@@ -1,0 +1,381 @@
+"""The ``tool_search`` tool, the texts that introduce it, and the record of its searches.
+
+The tool the model calls to find tools: ``tool_search(query, max_results?, category?)``
+answers with a JSON list of ``{"name", "description"}`` objects, best match first, e.g.::
+
+    [{"name":"orders__cancel","description":"Cancel an order that has not shipped yet."}]
+
+The name is the provider-safe form the model calls the tool by; the description is the first
+sentence of the tool's description (the whole definition is shown once the tool is exposed).
+By default hits scoring below half the best one's score are left out
+(:data:`DEFAULT_MIN_RELATIVE_SCORE`), and so are hits the model is already shown, but the best.
+
+Everything here travels with many requests (the tool's definition and the suffix with every
+one, each answer in the history of every later one), so it is kept short: the schema the
+model is shown has plain optional parameters (the schema that validates the arguments still
+accepts ``null``), the answer is compact JSON. The texts here are the English ones;
+:mod:`~toolrelay.toolsearch._texts` has them in other languages.
+
+A :class:`ToolSearcher` exists per turn: it searches the shared index through that turn's
+permitted view (``SearchRequest.allowed``), so a search can only ever return tools the user
+may use, and it keeps a :class:`ToolSearchRecord` of every search for the turn's report.
+Searches run in the event loop's default executor, never in the threads of synchronous tools
+(:mod:`~toolrelay.tools._workers`), so tools stuck in theirs never stop a search; a query
+longer than :data:`MAX_QUERY_LENGTH` characters is refused as an invalid argument before the
+index sees it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Annotated, Any, Final
+
+from pydantic import AfterValidator
+
+from toolrelay._storable import valid_unicode
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.messages import Message, SystemMessage
+from toolrelay.search._base import (
+    MAX_RESULTS_LIMIT,
+    AllowedTools,
+    SearchRequest,
+    SearchResponse,
+    ToolIndex,
+)
+from toolrelay.tools import FunctionTool, ToolDefinition, ToolMetadata, provider_safe_name
+from toolrelay.tools._language import replace_texts
+from toolrelay.tools._schema import cached_function_schema
+
+__all__ = [
+    "DEFAULT_MIN_RELATIVE_SCORE",
+    "DEFAULT_PARAMETER_DESCRIPTIONS",
+    "DEFAULT_SEARCH_DESCRIPTION",
+    "DEFAULT_SYSTEM_SUFFIX",
+    "MAX_QUERY_LENGTH",
+    "TOOL_SEARCH_KEY",
+    "TOOL_SEARCH_NAME",
+    "SearchQuery",
+    "ToolSearchRecord",
+    "ToolSearchReport",
+    "ToolSearchRound",
+    "ToolSearcher",
+    "check_search_options",
+    "search_answer",
+    "search_tool_schema",
+    "with_system_suffix",
+]
+
+TOOL_SEARCH_NAME = "tool_search"
+"""The name of the search tool (provider-safe as it is)."""
+
+TOOL_SEARCH_KEY = "toolrelay.tool_search"
+"""Response context key of the :class:`ToolSearchReport` the tool search advisor leaves."""
+
+DEFAULT_SEARCH_DESCRIPTION = (
+    "Find hidden tools by what they do; call them from your next step by the exact names returned."
+)
+"""What the model reads about ``tool_search``."""
+
+DEFAULT_PARAMETER_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
+    {
+        "query": "The action and its object, e.g. 'cancel order'.",
+        "max_results": "How many tools (1-10).",
+        "category": "Only this category, e.g. 'refund' for refund.* tools.",
+    }
+)
+"""What the model reads about each parameter of ``tool_search`` (as its docstring says)."""
+
+MAX_QUERY_LENGTH: Final = 1_000
+"""Characters of a ``tool_search`` query beyond which it is refused (a query is a few words;
+tokenizing or embedding a runaway one would hold up the search)."""
+
+
+def _bounded_query(query: str) -> str:
+    # A validator, not Field(max_length=...): pydantic's length constraint refuses a string
+    # holding a lone surrogate, which the search turns into U+FFFD instead.
+    if len(query) > MAX_QUERY_LENGTH:
+        raise ValueError(f"String should have at most {MAX_QUERY_LENGTH} characters")
+    return query
+
+
+SearchQuery = Annotated[str, AfterValidator(_bounded_query)]
+"""A ``tool_search`` query as its arguments are validated."""
+
+DEFAULT_SYSTEM_SUFFIX = f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}."
+"""Appended to the system message of every round, telling the model how to find tools."""
+
+DEFAULT_MIN_RELATIVE_SCORE = 0.5
+"""Hits scoring below this fraction of the best hit's score are left out of an answer.
+
+In a small catalog one tool often answers a query clearly and the rest only share a word
+with it; every hit returned is shown with every later request, so those cost tokens for
+nothing. Measured with ``max_results=5`` on the dev queries of ``benchmarks/data`` (hits per
+answer, Complete@5 against no cut-off), hybrid index: BFCL 4.64 hits, 85.2 (-0.1);
+StableToolBench 4.72, 56.4 (-0.6); RestBench 4.80, 32.7 (-1.0). BM25: BFCL 4.37, 80.9
+(-0.5); StableToolBench 4.48, 48.1 (-2.3); RestBench 4.50, 28.6 (-2.0). In the 28-tool
+catalog of ``benchmarks/tokens.py`` it cuts 5 hits to 1-2 per search.
+"""
+
+
+def check_search_options(max_results: int, min_relative_score: float | None) -> None:
+    """Refuse search options out of range.
+
+    Raises:
+        ConfigurationError: ``max_results`` is not 1-10 or ``min_relative_score`` not 0-1.
+    """
+    if not 1 <= max_results <= MAX_RESULTS_LIMIT:
+        raise ConfigurationError(
+            f"max_results must be between 1 and {MAX_RESULTS_LIMIT}, not {max_results}"
+        )
+    if min_relative_score is not None and not 0.0 <= min_relative_score <= 1.0:
+        raise ConfigurationError(
+            f"min_relative_score must be between 0 and 1, not {min_relative_score}"
+        )
+
+
+def search_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
+    """The input schema of ``tool_search`` as the model is shown it.
+
+    Plain types with no ``null`` unions, defaults or closing keywords: the function's own
+    schema (``max_results: int | None = None``) would render each optional parameter as an
+    ``anyOf`` with ``null``, which costs tokens in every request. Strict-mode providers get
+    their form from it as from any schema.
+
+    Args:
+        parameters: The description of each parameter, by name.
+    """
+    return {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": parameters["query"]},
+            "max_results": {"type": "integer", "description": parameters["max_results"]},
+            "category": {"type": "string", "description": parameters["category"]},
+        },
+        "required": ["query"],
+    }
+
+
+def search_answer(response: SearchResponse, shown: frozenset[str] = frozenset()) -> str:
+    """The text the model reads for ``response``: a compact JSON list, best hit first.
+
+    Hits named in ``shown`` (tools the model already sees in full) are left out, except the
+    best one: the answer lists the best match and what is new. It stays in the history of
+    every later request, so the JSON has no spaces between items (the wire form escapes each
+    of its quotes as well).
+    """
+    return json.dumps(
+        [
+            {"name": provider_safe_name(h.name), "description": h.summary}
+            for i, h in enumerate(response.hits)
+            if i == 0 or h.name not in shown
+        ],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def with_system_suffix(messages: Sequence[Message], suffix: str | None) -> tuple[Message, ...]:
+    """``messages`` with ``suffix`` appended to the first system message (or as one)."""
+    if not suffix:
+        return tuple(messages)
+    for position, message in enumerate(messages):
+        if isinstance(message, SystemMessage):
+            extended = SystemMessage(text=f"{message.text}\n\n{suffix}")
+            return (*messages[:position], extended, *messages[position + 1 :])
+    return (SystemMessage(text=suffix), *messages)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSearchRecord:
+    """One call of ``tool_search``.
+
+    Attributes:
+        query: The query as the model wrote it.
+        max_results: How many hits were asked for (after defaults and clamping).
+        category: The category the search was limited to, if any.
+        response: What the index answered: hits with scores, total matches, time in ms.
+        answer: The text the model read.
+    """
+
+    query: str
+    max_results: int
+    category: str | None
+    response: SearchResponse
+    answer: str
+
+    @property
+    def names(self) -> list[str]:
+        """The canonical names found, best first."""
+        return self.response.names
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSearchRound:
+    """What one model call of a turn was shown and what its tool round searched.
+
+    Attributes:
+        model_call: The model call's number in the turn, from 1.
+        exposed: The canonical names of the tools the model was shown, in the order sent.
+        searches: The searches of the tool round that followed, in the order of the calls.
+        unavailable: Names the model called without being shown them (answered with the
+            unavailable text; nothing ran).
+    """
+
+    model_call: int
+    exposed: tuple[str, ...]
+    searches: tuple[ToolSearchRecord, ...] = ()
+    unavailable: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSearchReport:
+    """What the tool search advisor did in one turn (at :data:`TOOL_SEARCH_KEY`).
+
+    Attributes:
+        conversation_key: The key the discovered tools are stored under.
+        catalog_fingerprint: The fingerprint of the indexed catalog.
+        reindexed: Whether this turn found the catalog changed and rebuilt the index.
+        rounds: One entry per model call, in order.
+        discovered: The conversation's discovered tools at the end of the turn, in order.
+    """
+
+    conversation_key: str
+    catalog_fingerprint: str | None
+    reindexed: bool
+    rounds: tuple[ToolSearchRound, ...]
+    discovered: tuple[str, ...]
+
+    @property
+    def searches(self) -> tuple[ToolSearchRecord, ...]:
+        """Every search of the turn, in order."""
+        return tuple(s for r in self.rounds for s in r.searches)
+
+
+class ToolSearcher:
+    """Runs the searches of one turn over a shared index, within one permitted view.
+
+    Args:
+        index: The catalog's index (shared by every conversation).
+        allowed: The tools this turn may find (see ``SearchRequest.allowed``).
+        max_results: Hits returned when the model does not say (1-10).
+        min_score: Hits scoring below this are dropped (on the index's own scale).
+        min_relative_score: Hits scoring below this fraction of the best hit's score are
+            dropped, whatever ``max_results`` the model asked for; ``None`` keeps them (see
+            :data:`DEFAULT_MIN_RELATIVE_SCORE`).
+
+    Attributes:
+        shown: Names of the tools the current model call shows; the advisor sets it before
+            each call. Answers leave them out, but the best hit (see :func:`search_answer`).
+        records: Every search made so far, in the order they finished.
+
+    Raises:
+        ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range.
+    """
+
+    def __init__(
+        self,
+        *,
+        index: ToolIndex,
+        allowed: AllowedTools,
+        max_results: int,
+        min_score: float | None = None,
+        min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
+    ) -> None:
+        check_search_options(max_results, min_relative_score)
+        self.index = index
+        self.allowed = allowed
+        self.max_results = max_results
+        self.min_score = min_score
+        self.min_relative_score = min_relative_score
+        self.shown: frozenset[str] = frozenset()
+        self.records: list[ToolSearchRecord] = []
+
+    def as_tool(
+        self,
+        description: str = DEFAULT_SEARCH_DESCRIPTION,
+        *,
+        parameters: Mapping[str, str] | None = None,
+    ) -> FunctionTool:
+        """This searcher as the ``tool_search`` tool the model calls.
+
+        The model is shown :func:`search_tool_schema`; the arguments are validated against
+        the schema of :meth:`tool_search`, which also accepts ``null`` for the optional ones.
+
+        Args:
+            description: What the model reads about the tool.
+            parameters: What it reads about each parameter (``query``, ``max_results``,
+                ``category``), by name; parameters not named keep the English text of
+                :data:`DEFAULT_PARAMETER_DESCRIPTIONS`.
+
+        Raises:
+            ToolDefinitionError: ``parameters`` names a parameter the tool does not have.
+        """
+        definition = ToolDefinition(
+            name=TOOL_SEARCH_NAME,
+            description=description,
+            input_schema=search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS),
+        )
+        if parameters:
+            definition = replace_texts(definition, parameters=parameters)
+        return FunctionTool(
+            function=self.tool_search,
+            definition=definition,
+            metadata=ToolMetadata(read_only=True),
+            schema=cached_function_schema(self.tool_search, tool_name=TOOL_SEARCH_NAME),
+        )
+
+    async def tool_search(
+        self, query: SearchQuery, max_results: int | None = None, category: str | None = None
+    ) -> str:
+        """Search the tool catalog.
+
+        (The index searches in the event loop's default executor: an index that embeds the
+        query never blocks the loop, and synchronous tools stuck in their own threads never
+        hold up a search.)
+
+        Args:
+            query: The action and its object, e.g. 'cancel order'.
+            max_results: How many tools (1-10).
+            category: Only this category, e.g. 'refund' for refund.* tools.
+        """
+        request = SearchRequest(
+            # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
+            query=valid_unicode(query),
+            max_results=max_results if max_results is not None else self.max_results,
+            min_score=self.min_score,
+            min_relative_score=self.min_relative_score,
+            allowed=self.allowed,
+            category=category or None,
+        )
+        response = await asyncio.to_thread(self.index.search, request)
+        answer = search_answer(response, shown=self.shown)
+        self.records.append(
+            ToolSearchRecord(
+                query=query,
+                max_results=request.max_results,
+                category=request.category,
+                response=response,
+                answer=answer,
+            )
+        )
+        return answer
+
+    def take_records(self, answers: Sequence[str]) -> tuple[ToolSearchRecord, ...]:
+        """Remove and return the records whose answers are ``answers``, in that order.
+
+        Searches of one round run concurrently and finish in any order; the tool responses
+        are in the order of the calls. Matching each response to the record that produced
+        it gives the calls' order back (equal answers come from equal searches, so which of
+        them matches does not matter).
+        """
+        taken = []
+        for answer in answers:
+            for position, record in enumerate(self.records):
+                if record.answer == answer:
+                    taken.append(self.records.pop(position))
+                    break
+        return tuple(taken)
