@@ -111,14 +111,16 @@ async def test_null_optional_arguments_mean_the_defaults() -> None:
 
 async def test_answer_is_a_json_list_of_provider_safe_names_and_first_sentences() -> None:
     searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
-    text = await searcher.as_tool().call(json.dumps({"query": "refund a card payment"}))
+    tool = searcher.as_tool(call_id="call_1")
+    text = await tool.call(json.dumps({"query": "refund a card payment"}))
     answer = json.loads(text)
     assert answer[0] == {
         "name": "billing__refund_payment",
         "description": "Refund a customer's card payment in full or in part.",
     }
     assert all(set(item) == {"name", "description"} for item in answer)
-    [record] = searcher.records
+    [record] = searcher.take_records(["call_0", "call_1"])  # only call_1 searched
+    assert searcher.records == {}
     assert record.query == "refund a card payment"
     assert record.answer == text
     assert record.names[0] == "billing.refund_payment"
@@ -142,11 +144,12 @@ async def test_answers_leave_out_shown_tools_but_the_best() -> None:
     names = ["billing__refund_payment", "billing__get_invoice", "mail__send_email"]
     assert [h["name"] for h in json.loads(await searcher.tool_search("q"))] == names
     searcher.shown = frozenset({"billing.get_invoice", "billing.refund_payment"})
-    assert [h["name"] for h in json.loads(await searcher.tool_search("q"))] == [
+    record = await searcher.search("q")
+    assert [h["name"] for h in json.loads(record.answer)] == [
         "billing__refund_payment",
         "mail__send_email",
     ]
-    assert searcher.records[-1].names == [d.name for d in DEFINITIONS]  # the whole ranking
+    assert record.names == [d.name for d in DEFINITIONS]  # the whole ranking
 
 
 async def test_hits_below_the_relative_score_are_dropped_by_default() -> None:
@@ -177,25 +180,30 @@ async def test_max_results_category_and_defaults_reach_the_index() -> None:
     assert isinstance(index, ToolIndex)
     allowed = frozenset({"billing.get_invoice"})
     searcher = ToolSearcher(index=index, allowed=allowed, max_results=3, min_score=1.5)
-    tool = searcher.as_tool()
-    await tool.call('{"query": "invoice", "max_results": 2, "category": "billing"}')
-    await tool.call('{"query": "invoice"}')
-    await tool.call('{"query": "invoice", "max_results": 99, "category": ""}')
+    for call_id, arguments in enumerate(
+        [
+            '{"query": "invoice", "max_results": 2, "category": "billing"}',
+            '{"query": "invoice"}',
+            '{"query": "invoice", "max_results": 99, "category": ""}',
+        ]
+    ):
+        await searcher.as_tool(call_id=str(call_id)).call(arguments)
     first, second, third = index.requests
     assert (first.query, first.max_results, first.category) == ("invoice", 2, "billing")
     assert (second.max_results, second.category) == (3, None)
     assert (third.max_results, third.category) == (10, None)  # clamped; "" means none
     assert all(r.allowed == allowed and r.min_score == 1.5 for r in index.requests)
-    assert [r.max_results for r in searcher.records] == [2, 3, 10]
+    records = searcher.take_records(["0", "1", "2"])
+    assert [r.max_results for r in records] == [2, 3, 10]
 
 
 async def test_a_query_with_a_lone_surrogate_reaches_the_index_as_valid_unicode() -> None:
     # Embedders and tokenizers refuse half an emoji ("\\ud83d" in the model's JSON).
     index = RecordingIndex()
     searcher = ToolSearcher(index=index, allowed=None, max_results=3)
-    await searcher.as_tool().call('{"query": "refund \\ud83d \\ud83d\\ude00"}')
+    await searcher.as_tool(call_id="c").call('{"query": "refund \\ud83d \\ud83d\\ude00"}')
     assert index.requests[0].query == "refund \ufffd \U0001f600"
-    (record,) = searcher.records
+    (record,) = searcher.take_records(["c"])
     assert record.query == "refund \ud83d \U0001f600"  # the report keeps what the model wrote
 
 
@@ -215,14 +223,14 @@ async def test_bad_arguments_are_reported_with_every_problem() -> None:
     assert {"query", "max_results", "limit"} <= locations
 
 
-async def test_records_are_taken_in_the_order_of_the_answers() -> None:
+async def test_records_are_taken_in_the_order_of_the_calls() -> None:
     hits = [SearchHit(name=d.name, score=1.0, summary=d.description) for d in DEFINITIONS]
     searcher = ToolSearcher(index=RecordingIndex(hits), allowed=None, max_results=1)
-    one = await searcher.tool_search("a", max_results=1)
-    two = await searcher.tool_search("b", max_results=2)
-    taken = searcher.take_records([two, one, "not an answer"])
+    await searcher.as_tool(call_id="one").call('{"query": "a", "max_results": 1}')
+    await searcher.as_tool(call_id="two").call('{"query": "b", "max_results": 2}')
+    taken = searcher.take_records(["two", "one", "not a search"])
     assert [r.query for r in taken] == ["b", "a"]
-    assert searcher.records == []
+    assert searcher.records == {}
 
 
 async def test_a_runaway_query_is_refused_before_the_index_sees_it() -> None:
@@ -271,3 +279,17 @@ async def test_searches_run_apart_from_the_threads_of_sync_tools() -> None:
     assert searched.outcomes[0].ok
     assert where
     assert not where[0].startswith("toolrelay-tool")
+
+
+async def test_each_bound_search_is_kept_by_its_call_whatever_order_they_finish() -> None:
+    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
+    first, second = searcher.as_tool(call_id="a"), searcher.as_tool(call_id="b")
+    # The second call finishes first; the records still come back in the calls' order.
+    await second.call(json.dumps({"query": "refund a card payment"}))
+    await first.call(json.dumps({"query": "refund a card payment"}))
+    records = searcher.take_records(["a", "b"])
+    assert [r.query for r in records] == ["refund a card payment"] * 2
+    assert searcher.records == {}
+    unbound = await searcher.as_tool().call(json.dumps({"query": "invoice"}))
+    assert json.loads(unbound)
+    assert searcher.records == {}  # an unbound tool keeps nothing

@@ -4,6 +4,8 @@
 - :mod:`~toolrelay.client._advisor` — advisor protocols, :class:`AdvisorChain`, order constants.
 - :class:`ToolCallingAdvisor` — the do-while tool loop (one per client).
 - :class:`MessageChatMemoryAdvisor` — conversation memory, outside or inside the loop.
+- :class:`ToolProvider` — where the loop takes each turn's tools from: the request's own
+  (:class:`RequestTools`, the default) or tool search's (:class:`ToolSearch`).
 - :class:`ToolSearchAdvisor` — the tool loop with progressive tool disclosure
   (``tool_search``), discovered tools kept per conversation in a :class:`SessionStore`;
   the texts it shows the model come in the catalog's language (:class:`SearchTexts`).
@@ -52,7 +54,13 @@ from toolrelay.client._tool_loop import (
     ToolLoopState,
     tool_loop_report,
 )
-from toolrelay.client._tool_search import ConversationKey, ToolSearchAdvisor, tool_search_report
+from toolrelay.client._tool_provider import RequestTools, RoundTools, ToolProvider, TurnTools
+from toolrelay.client._tool_search import (
+    ConversationKey,
+    ToolSearch,
+    ToolSearchAdvisor,
+    tool_search_report,
+)
 
 __all__ = [
     "APPROVAL_REQUIRED_FINISH_REASON",
@@ -80,13 +88,18 @@ __all__ = [
     "LoopStop",
     "MessageChatMemoryAdvisor",
     "PendingApproval",
+    "RequestTools",
     "Resumption",
+    "RoundTools",
     "StreamAdvisor",
     "StreamResponse",
     "ToolCallingAdvisor",
     "ToolLoopReport",
     "ToolLoopState",
+    "ToolProvider",
+    "ToolSearch",
     "ToolSearchAdvisor",
+    "TurnTools",
     "approval_state",
     "scoped_key",
     "tenant_scope",

@@ -1,10 +1,14 @@
 """``ToolCallingAdvisor``: the do-while tool loop, as an advisor.
 
-Each round: build the request, ``before_call``, call the advisors after this one and the model
-(``chain.copy(excluding=self)``), ``after_call``, add the round's usage, ask the eligibility
-checker whether the answer asks for tools, run them with the
-:class:`~toolrelay.execution.ToolCallingManager`, and either stop or let ``next_instructions``
-build the next round's messages. ``init_loop`` and ``finalize_loop`` open and close a turn.
+The loop takes its tools from a :class:`~toolrelay.client.ToolProvider` (the request's own
+by default; :class:`~toolrelay.client.ToolSearchAdvisor` is this loop with the searching
+provider), which it asks before each model call and after each round. Each round: build the
+request, ``before_call``, let the provider set the tools the model is shown, call the advisors
+after this one and the model (``chain.copy(excluding=self)``), ``after_call``, add the round's
+usage, ask the eligibility checker whether the answer asks for tools, run them with the
+:class:`~toolrelay.execution.ToolCallingManager` over what the provider offers the round, and
+either stop or let ``next_instructions`` build the next round's messages. ``init_loop`` and
+``finalize_loop`` open and close a turn.
 
 The loop stops when:
 
@@ -66,6 +70,7 @@ from toolrelay.client._tool_loop import (
     ToolLoopState,
     with_report,
 )
+from toolrelay.client._tool_provider import RequestTools, ToolProvider
 from toolrelay.exceptions import (
     ConfigurationError,
     ModelCallLimitError,
@@ -106,6 +111,8 @@ class ToolCallingAdvisor:
     """Runs the tool loop for the advisors after it and the model.
 
     Args:
+        tool_provider: Where each turn's tools come from; the request's own
+            (:class:`~toolrelay.client.RequestTools`) if omitted.
         tool_calling_manager: Runs each round; a default ``ToolCallingManager()`` if omitted.
         order: Position in the chain (default ``HIGHEST_PRECEDENCE + 300``).
         eligibility_checker: Whether an answer asks for a tool round.
@@ -124,6 +131,7 @@ class ToolCallingAdvisor:
     def __init__(
         self,
         *,
+        tool_provider: ToolProvider | None = None,
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
         eligibility_checker: EligibilityChecker = has_tool_calls,
@@ -134,6 +142,7 @@ class ToolCallingAdvisor:
     ) -> None:
         if max_model_calls < 1:
             raise ConfigurationError(f"max_model_calls must be >= 1, not {max_model_calls}")
+        self.tool_provider: ToolProvider = tool_provider or RequestTools()
         self.tool_calling_manager = tool_calling_manager or ToolCallingManager()
         self.order = order
         self.eligibility_checker = eligibility_checker
@@ -206,11 +215,29 @@ class ToolCallingAdvisor:
     async def execute_tools(
         self, request: ChatClientRequest, response: ChatClientResponse, state: ToolLoopState
     ) -> ToolExecutionResult:
-        """Run one round's tool calls with the manager, over the turn's whole history."""
-        prompt = Prompt(messages=tuple(state.history), options=request.prompt.options)
-        return await self.tool_calling_manager.execute_tool_calls(
-            prompt, response.chat_response, guards=self.guards
+        """Run one round's tool calls with the manager, over the turn's whole history.
+
+        The calls run with what the provider offers the round (``state.tools.round``), which
+        hears the result, also a partial one when a call limit stopped the round.
+        """
+        offered = state.tools.round(request, response.chat_response)
+        prompt = Prompt(
+            messages=tuple(state.history),
+            options=request.prompt.options.replace(tools=offered.tools),
         )
+        try:
+            result = await self.tool_calling_manager.execute_tool_calls(
+                prompt,
+                response.chat_response,
+                guards=(*offered.guards, *self.guards),
+                interceptors=offered.interceptors,
+            )
+        except ToolCallLimitError as exc:
+            if isinstance(exc.partial, ToolExecutionResult):
+                await state.tools.after_round(exc.partial)
+            raise
+        await state.tools.after_round(result)
+        return result
 
     async def next_instructions(
         self,
@@ -282,7 +309,9 @@ class ToolCallingAdvisor:
         ``(final response, True)``.
         """
         state = self._start(request, chain, streaming)
-        state.request = request = await self.init_loop(request, state)
+        request = self._with_named_tools(await self.init_loop(request, state))
+        state.request = request
+        state.tools = await self.tool_provider.open(request, owner=self.name)
         state.history = list(request.prompt.messages)
         instructions: Sequence[Message] = request.prompt.messages
         resumed = resumption_of(request)
@@ -290,8 +319,7 @@ class ToolCallingAdvisor:
             resumed.restore(state)
         while True:
             if resumed is not None:  # the round that waited for approval; the model is not asked
-                round_request = await self.before_call(request.with_messages(state.history), state)
-                round_request = self._with_named_tools(round_request)
+                round_request = await self._round_request(state.history, state)
                 response = resumed.response(request)
                 chat_response = response.chat_response
             else:
@@ -303,8 +331,7 @@ class ToolCallingAdvisor:
                         f"turn and still asks for tools (max_model_calls={self.max_model_calls}); "
                         "check the tools' results or raise the limit"
                     )
-                round_request = await self.before_call(request.with_messages(instructions), state)
-                round_request = self._with_named_tools(round_request)
+                round_request = await self._round_request(instructions, state)
                 state.model_calls += 1
                 if streaming:
                     aggregator = StreamAggregator()
@@ -350,7 +377,16 @@ class ToolCallingAdvisor:
                 break
             instructions = await self.next_instructions(round_request, response, result, state)
 
-        yield await self.finalize_loop(with_report(final, state), state), True
+        final = state.tools.finish(with_report(final, state))
+        yield await self.finalize_loop(final, state), True
+
+    async def _round_request(
+        self, messages: Sequence[Message], state: ToolLoopState
+    ) -> ChatClientRequest:
+        """The next model call's request: the hook's, with the tools the provider shows."""
+        request = await self.before_call(state.request.with_messages(messages), state)
+        request = self._with_named_tools(request)
+        return state.tools.prepare(request, model_call=state.model_calls + 1)
 
     async def _limit_answer(
         self,

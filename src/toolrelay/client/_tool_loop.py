@@ -10,6 +10,7 @@ from typing import Any
 from toolrelay.client._advisor import AdvisorChain, HistoryAdvisor
 from toolrelay.client._memory_advisor import answer_message
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
+from toolrelay.client._tool_provider import _REQUEST_TURN, TurnTools
 from toolrelay.execution import ToolExecutionResult
 from toolrelay.messages import Message, Usage
 
@@ -69,6 +70,7 @@ class ToolLoopState:
         usage: Usage summed over the rounds so far.
         rounds: The execution result of every tool round so far.
         stop: Why the loop ended (set when it ends).
+        tools: The turn's side of the loop's tool provider (see ``ToolProvider``).
         data: Free space for subclasses.
     """
 
@@ -82,6 +84,7 @@ class ToolLoopState:
     usage: Usage = field(default_factory=Usage)
     rounds: list[ToolExecutionResult] = field(default_factory=list)
     stop: LoopStop | None = None
+    tools: TurnTools = _REQUEST_TURN
     data: dict[str, Any] = field(default_factory=dict)
 
 

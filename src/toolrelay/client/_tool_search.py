@@ -7,8 +7,10 @@ tools); the tools a search finds are shown in full from the next model call on::
     client = ChatClient.builder(model).default_advisors(advisor).build()
     client.prompt(task).conversation("c1").call()
 
-It subclasses :class:`~toolrelay.client.ToolCallingAdvisor` (same order, same loop), so a
-client adds no default loop advisor next to it. Each turn:
+It is the :class:`~toolrelay.client.ToolCallingAdvisor` loop (same order, same options) over
+the searching provider, :class:`ToolSearch`, so a client adds no default loop advisor next to
+it, and any loop (a subclass of your own, say) gets tool search with
+``ToolCallingAdvisor(tool_provider=ToolSearch(catalog))``. Each turn:
 
 1. reads the conversation key (the ``conversation_id`` advisor parameter by default, scoped
    by the tool context's tenant: :mod:`~toolrelay.client._conversations`);
@@ -54,15 +56,19 @@ from toolrelay.client._tool_calling import (
     ToolCallingAdvisor,
     has_tool_calls,
 )
-from toolrelay.client._tool_loop import ToolLoopState
-from toolrelay.exceptions import ConfigurationError, ToolCallLimitError
+from toolrelay.client._tool_provider import RoundTools, TurnTools
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
+    Proceed,
     ToolCallGuard,
     ToolCallingManager,
+    ToolCallOutcome,
     ToolExecutionResult,
+    ToolInvocation,
     match_tool_name,
 )
 from toolrelay.memory import CONVERSATION_ID
+from toolrelay.messages import ChatResponse
 from toolrelay.prompt import Prompt
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, as_tools
@@ -80,7 +86,6 @@ from toolrelay.toolsearch._access import (
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
     TOOL_SEARCH_KEY,
-    TOOL_SEARCH_NAME,
     ToolSearcher,
     ToolSearchReport,
     ToolSearchRound,
@@ -89,25 +94,23 @@ from toolrelay.toolsearch._search_tool import (
 )
 from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
 
-__all__ = ["ConversationKey", "ToolSearchAdvisor", "tool_search_report"]
+__all__ = ["ConversationKey", "ToolSearch", "ToolSearchAdvisor", "tool_search_report"]
 
 ConversationKey = str | Callable[[ChatClientRequest], object]
 """An advisor parameter's name, or a function of the request returning the key."""
 
-_TURN = "toolrelay.tool_search.turn"
 
-
-class ToolSearchAdvisor(ToolCallingAdvisor):
-    """The tool loop with progressive tool disclosure (see the module docs).
+class ToolSearch:
+    """The searching tool provider: progressive tool disclosure for any tool loop.
 
     Args:
         catalog: The searchable tools: a :class:`~toolrelay.tools.ToolCatalog` (read live)
             or anything :func:`~toolrelay.tools.as_tools` accepts.
         index: The search index; by default the search package's ``default_index()`` (hybrid
-            BM25 + embeddings when installed, else BM25). Give each advisor its own: an index
-            holds one catalog.
+            BM25 + embeddings when installed, else BM25). Give each provider its own: an
+            index holds one catalog.
         session_store: Where discovered tools are kept between turns; an
-            :class:`~toolrelay.toolsearch._sessions.InMemorySessionStore` by default.
+            :class:`~toolrelay.toolsearch.InMemorySessionStore` by default.
         always_on: Names of catalog tools shown from the first model call on.
         conversation_key: The advisor parameter naming the conversation (default
             ``"conversation_id"``, as set by ``.conversation(...)``), or a function of the
@@ -123,20 +126,247 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             (0-1; ``None`` keeps them). At the default 0.5 answers in a 28-tool catalog
             shrink from 5 hits to 1-2, for at most 1.0 point of Complete@5 on BFCL,
             StableToolBench and RestBench with the hybrid index (2.3 with BM25); figures in
-            :data:`~toolrelay.toolsearch._search_tool.DEFAULT_MIN_RELATIVE_SCORE`.
+            :data:`~toolrelay.toolsearch.DEFAULT_MIN_RELATIVE_SCORE`.
         language: The texts' language: ``"auto"`` (the catalog's, decided again when it
-            changes), ``"en"``, ``"zh"``, or a :class:`~toolrelay.toolsearch._texts.SearchTexts`.
+            changes), ``"en"``, ``"zh"``, or a :class:`~toolrelay.toolsearch.SearchTexts`.
         search_description, system_suffix, unavailable_message: Replace the language's texts
-            (:class:`~toolrelay.toolsearch._texts.SearchTexts`); a ``None`` suffix: none.
+            (:class:`~toolrelay.toolsearch.SearchTexts`); a ``None`` suffix: none.
+
+    Raises:
+        ConfigurationError: An option is out of range. Per turn: the conversation key is
+            missing, an always-on name is not in the catalog, or another tool is called
+            ``tool_search``.
+    """
+
+    def __init__(
+        self,
+        catalog: ToolCatalog | Iterable[object],
+        *,
+        index: ToolIndex | None = None,
+        session_store: SessionStore | None = None,
+        always_on: Sequence[str] = (),
+        conversation_key: ConversationKey = CONVERSATION_ID,
+        tool_filter: ToolFilter | None = None,
+        authorize: Authorizer | None = None,
+        last_search_only: bool = False,
+        max_results: int = DEFAULT_MAX_RESULTS,
+        min_score: float | None = None,
+        min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
+        language: search_texts.SearchLanguage | search_texts.SearchTexts = "auto",
+        search_description: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
+        system_suffix: str | search_texts.FromLanguage | None = search_texts.FROM_LANGUAGE,
+        unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
+    ) -> None:
+        check_search_options(max_results, min_relative_score)
+        self.catalog = (
+            catalog if isinstance(catalog, ToolCatalog) else ToolCatalog(as_tools(catalog))
+        )
+        if index is None:
+            # Imported here: indexes need numpy and more, which plain clients do not.
+            from toolrelay.search._factory import default_index
+
+            index = default_index()
+        self.index = index
+        self.session_store = session_store if session_store is not None else InMemorySessionStore()
+        self.always_on = tuple(always_on)
+        self.conversation_key = conversation_key
+        self.tool_filter = tool_filter
+        self.authorize = authorize
+        self.last_search_only = last_search_only
+        self.max_results = max_results
+        self.min_score = min_score
+        self.min_relative_score = min_relative_score
+        self.texts = search_texts.SearchTextSelector(
+            language, search_description, system_suffix, unavailable_message
+        )
+        # The catalog as last indexed: shared by every conversation, like the index.
+        self._snapshot: CatalogSnapshot | None = None
+
+    async def open(self, request: ChatClientRequest, *, owner: str) -> TurnTools:
+        """Read the conversation's discovered tools and fix the tools every call shows."""
+        key = self.conversation_key_of(request, owner=owner)
+        snapshot, reindexed = await self._current_catalog()
+        options = request.prompt.options
+        view = CatalogView(snapshot, ToolContext(options.tool_context), self.tool_filter)
+        searcher = ToolSearcher(
+            index=self.index,
+            allowed=view.allowed(),
+            max_results=self.max_results,
+            min_score=self.min_score,
+            min_relative_score=self.min_relative_score,
+        )
+        texts = self.texts.for_catalog(snapshot.definitions)
+        search_tool = searcher.as_tool(texts.description, parameters=texts.parameters)
+        return _SearchTurn(
+            provider=self,
+            key=key,
+            snapshot=snapshot,
+            reindexed=reindexed,
+            view=view,
+            searcher=searcher,
+            search_tool=search_tool,
+            fixed=view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner),
+            texts=texts,
+            discovered=await self._stored_names(key, snapshot),
+        )
+
+    def conversation_key_of(self, request: ChatClientRequest, *, owner: str = "tool_search") -> str:
+        """The key the conversation's discovered tools are stored under.
+
+        The conversation (the advisor parameter, or what the ``conversation_key`` function
+        returns) scoped by :func:`~toolrelay.client.scoped_key`: by the tool context's
+        tenant unless the client chose another scope.
+
+        Raises:
+            ConfigurationError: The request names no conversation.
+        """
+        source = self.conversation_key
+        value = request.context.get(source) if isinstance(source, str) else source(request)
+        if value is not None and value != "":
+            return scoped_key(request, str(value))
+        if not isinstance(source, str):
+            raise ConfigurationError(f"{owner}: the conversation_key function gave no key")
+        raise ConfigurationError(
+            f"{owner}: missing advisor parameter {source!r}, which keys each conversation's "
+            f'discovered tools; pass it with .advisor_params({source}="...") (.conversation() '
+            f"sets {CONVERSATION_ID!r}) or choose another key with conversation_key="
+        )
+
+    async def _current_catalog(self) -> tuple[CatalogSnapshot, bool]:
+        """The catalog as indexed, re-indexed first when its tools changed."""
+        tools = tuple(self.catalog)
+        if self._snapshot is not None and self._snapshot.holds(tools):
+            return self._snapshot, False
+        snapshot, rebuilt = await CatalogSnapshot.indexed(tools, self.index, self.always_on)
+        self._snapshot = snapshot
+        return snapshot, rebuilt
+
+    async def _stored_names(self, key: str, snapshot: CatalogSnapshot) -> tuple[str, ...]:
+        """The conversation's discovered names, without tools that left the catalog."""
+        stored = await self.session_store.get(key)
+        kept = tuple(n for n in stored if n in snapshot.tools)
+        if len(kept) != len(stored):
+            await self.session_store.replace(key, kept)
+        return kept
+
+
+@dataclass(kw_only=True)
+class _SearchTurn:
+    """One turn of :class:`ToolSearch`: what it shows, what it found, what it reports."""
+
+    provider: ToolSearch
+    key: str
+    snapshot: CatalogSnapshot
+    reindexed: bool
+    view: CatalogView
+    searcher: ToolSearcher
+    search_tool: Tool
+    fixed: tuple[Tool, ...]
+    texts: search_texts.SearchTexts
+    discovered: tuple[str, ...]
+    rounds: list[ToolSearchRound] = field(default_factory=list)
+    hidden: Mapping[str, Tool] = field(default_factory=dict)
+
+    def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
+        """Show the fixed tools plus the discovered ones, and add the system suffix."""
+        tools = self.view.shown_tools(self.fixed, self.discovered)
+        names = tuple(t.definition.name for t in tools)
+        # The round's search answers leave out what the model sees in full (but the best hit).
+        self.searcher.shown = frozenset(names)
+        self.rounds.append(ToolSearchRound(model_call=model_call, exposed=names))
+        prompt = Prompt(
+            messages=with_system_suffix(request.prompt.messages, self.texts.system_suffix),
+            options=request.prompt.options.replace(tools=tuple(tools)),
+        )
+        return request.with_prompt(prompt)
+
+    def round(self, request: ChatClientRequest, response: ChatResponse) -> RoundTools:
+        """The shown tools; calls of tools the model was not shown are answered, never run.
+
+        Each such call gets a stand-in tool, so the manager still answers every call in
+        order and counts it against the limits, and the visibility guard denies it with the
+        unavailable text, or, for a name close to names of shown tools (a misspelling), with
+        those names (a name is never resolved anywhere else and only shown names are ever
+        suggested, so nothing about other tools leaks into the answer). Each search runs
+        bound to its call, so the report keeps every search by the call that made it.
+        """
+        exposed = request.prompt.options.tools
+        names = [t.definition.name for t in exposed]
+        hidden: dict[str, Tool] = {}
+        for call in calls_to_run(response):
+            if call.name not in hidden and match_tool_name(call.name, names) is None:
+                text = self.texts.unavailable_answer(call.name, names)
+                hidden[call.name] = HiddenTool(call.name, text)
+        self.hidden = hidden
+        guards = [visibility_guard(exposed, self.texts.unavailable_message)]
+        if self.provider.authorize is not None:
+            guards.append(authorize_guard(self.provider.authorize, exempt=self.search_tool))
+        return RoundTools(
+            tools=(*exposed, *hidden.values()),
+            guards=tuple(guards),
+            interceptors=(self._bind_search,),
+        )
+
+    async def _bind_search(
+        self, invocation: ToolInvocation, proceed: Proceed, /
+    ) -> ToolCallOutcome:
+        if invocation.tool is not self.search_tool:
+            return await proceed(invocation)
+        bound = self.searcher.as_tool(
+            invocation.tool.definition.description,
+            definition=invocation.tool.definition,
+            call_id=invocation.call.id,
+        )
+        return await proceed(dataclasses.replace(invocation, tool=bound))
+
+    async def after_round(self, result: ToolExecutionResult) -> None:
+        """Store what the round's searches found and note the round in the report."""
+        searches = self.searcher.take_records([o.call.id for o in result.outcomes])
+        self.rounds[-1] = dataclasses.replace(
+            self.rounds[-1],
+            searches=searches,
+            unavailable=tuple(o.call.name for o in result.outcomes if o.call.name in self.hidden),
+        )
+        found = [name for search in searches for name in search.names]
+        store = self.provider.session_store
+        if self.provider.last_search_only:
+            # The last round that searched replaces what earlier rounds found; the searches
+            # of one round (a model may send several at once) all count.
+            if searches:
+                names = tuple(dict.fromkeys(found))
+                await store.replace(self.key, names)
+                self.discovered = names
+            return
+        if found:
+            self.discovered = await store.add(self.key, found)
+
+    def finish(self, response: ChatClientResponse) -> ChatClientResponse:
+        """Leave the turn's :class:`~toolrelay.toolsearch.ToolSearchReport` in the response."""
+        report = ToolSearchReport(
+            conversation_key=self.key,
+            catalog_fingerprint=self.snapshot.fingerprint,
+            reindexed=self.reindexed,
+            rounds=tuple(self.rounds),
+            discovered=self.discovered,
+        )
+        return response.with_context(**{TOOL_SEARCH_KEY: report})
+
+
+class ToolSearchAdvisor(ToolCallingAdvisor):
+    """The tool loop over the searching provider, :class:`ToolSearch`.
+
+    Args:
+        catalog, index, session_store, always_on, conversation_key, tool_filter, authorize,
+            last_search_only, max_results, min_score, min_relative_score, language,
+            search_description, system_suffix, unavailable_message: As for
+            :class:`ToolSearch`.
         guards: Extra guards for every call, after the visibility and authorize checks.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
             only tools shown to the model can run, whatever the manager's resolver knows.
 
     Raises:
-        ConfigurationError: An option is out of range. Per turn: the conversation key is
-            missing, an always-on name is not in the catalog, or another tool is called
-            ``tool_search``.
+        ConfigurationError: As :class:`ToolSearch` and the loop raise.
     """
 
     def __init__(
@@ -165,7 +395,25 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         guards: Sequence[ToolCallGuard] = (),
         name: str = "tool_search",
     ) -> None:
+        self.search = ToolSearch(
+            catalog,
+            index=index,
+            session_store=session_store,
+            always_on=always_on,
+            conversation_key=conversation_key,
+            tool_filter=tool_filter,
+            authorize=authorize,
+            last_search_only=last_search_only,
+            max_results=max_results,
+            min_score=min_score,
+            min_relative_score=min_relative_score,
+            language=language,
+            search_description=search_description,
+            system_suffix=system_suffix,
+            unavailable_message=unavailable_message,
+        )
         super().__init__(
+            tool_provider=self.search,
             tool_calling_manager=tool_calling_manager,
             order=order,
             eligibility_checker=eligibility_checker,
@@ -174,222 +422,50 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             guards=guards,
             name=name,
         )
-        check_search_options(max_results, min_relative_score)
-        self.catalog = (
-            catalog if isinstance(catalog, ToolCatalog) else ToolCatalog(as_tools(catalog))
-        )
-        if index is None:
-            # Imported here: indexes need numpy and more, which plain clients do not.
-            from toolrelay.search._factory import default_index
 
-            index = default_index()
-        self.index = index
-        self.session_store = session_store if session_store is not None else InMemorySessionStore()
-        self.always_on = tuple(always_on)
-        self.conversation_key = conversation_key
-        self.tool_filter = tool_filter
-        self.authorize = authorize
-        self.last_search_only = last_search_only
-        self.max_results = max_results
-        self.min_score = min_score
-        self.min_relative_score = min_relative_score
-        self.texts = search_texts.SearchTextSelector(
-            language, search_description, system_suffix, unavailable_message
-        )
-        self._snapshot: CatalogSnapshot | None = None
+    @property
+    def catalog(self) -> ToolCatalog:
+        """The searchable tools (assignable: the next turn re-indexes)."""
+        return self.search.catalog
 
-    # --- hooks ----------------------------------------------------------------------------
+    @catalog.setter
+    def catalog(self, catalog: ToolCatalog) -> None:
+        self.search.catalog = catalog
 
-    async def init_loop(
-        self, request: ChatClientRequest, state: ToolLoopState
-    ) -> ChatClientRequest:
-        """Read the conversation's discovered tools and fix the tools every call shows."""
-        key = self.conversation_key_of(request)
-        snapshot, reindexed = await self._current_catalog()
-        request = self._with_named_tools(request)
-        options = request.prompt.options
-        view = CatalogView(snapshot, ToolContext(options.tool_context), self.tool_filter)
-        searcher = ToolSearcher(
-            index=self.index,
-            allowed=view.allowed(),
-            max_results=self.max_results,
-            min_score=self.min_score,
-            min_relative_score=self.min_relative_score,
-        )
-        texts = self.texts.for_catalog(snapshot.definitions)
-        search_tool = searcher.as_tool(texts.description, parameters=texts.parameters)
-        fixed = view.fixed_tools(search_tool, options.tools, self.always_on, owner=self.name)
-        state.data[_TURN] = _Turn(
-            key=key,
-            snapshot=snapshot,
-            reindexed=reindexed,
-            view=view,
-            searcher=searcher,
-            search_tool=search_tool,
-            fixed=fixed,
-            texts=texts,
-            discovered=await self._stored_names(key, snapshot),
-        )
-        return request.with_options(options.replace(tools=fixed, tool_names=()))
+    @property
+    def index(self) -> ToolIndex:
+        """The search index."""
+        return self.search.index
 
-    async def before_call(
-        self, request: ChatClientRequest, state: ToolLoopState
-    ) -> ChatClientRequest:
-        """Show the fixed tools plus the discovered ones, and add the system suffix."""
-        turn = _turn_of(state)
-        tools = turn.view.shown_tools(turn.fixed, turn.discovered)
-        names = tuple(t.definition.name for t in tools)
-        # The round's search answers leave out what the model sees in full (but the best hit).
-        turn.searcher.shown = frozenset(names)
-        turn.rounds.append(ToolSearchRound(model_call=state.model_calls + 1, exposed=names))
-        prompt = Prompt(
-            messages=with_system_suffix(request.prompt.messages, turn.texts.system_suffix),
-            options=request.prompt.options.replace(tools=tuple(tools)),
-        )
-        return request.with_prompt(prompt)
-
-    async def execute_tools(
-        self, request: ChatClientRequest, response: ChatClientResponse, state: ToolLoopState
-    ) -> ToolExecutionResult:
-        """Run the round; calls of tools the model was not shown are answered, never run.
-
-        Each such call gets a stand-in tool, so the manager still answers every call in
-        order and counts it against the limits, and the visibility guard denies it with the
-        unavailable text, or, for a name close to names of shown tools (a misspelling), with
-        those names (a name is never resolved anywhere else and only shown names are ever
-        suggested, so nothing about other tools leaks into the answer).
-        """
-        turn = _turn_of(state)
-        exposed = request.prompt.options.tools
-        names = [t.definition.name for t in exposed]
-        hidden: dict[str, Tool] = {}
-        for call in calls_to_run(response.chat_response):
-            if call.name not in hidden and match_tool_name(call.name, names) is None:
-                text = turn.texts.unavailable_answer(call.name, names)
-                hidden[call.name] = HiddenTool(call.name, text)
-        guards = [visibility_guard(exposed, turn.texts.unavailable_message)]
-        if self.authorize is not None:
-            guards.append(authorize_guard(self.authorize, exempt=turn.search_tool))
-        guards.extend(self.guards)
-        prompt = Prompt(
-            messages=tuple(state.history),
-            options=request.prompt.options.replace(tools=(*exposed, *hidden.values())),
-        )
-        try:
-            result = await self.tool_calling_manager.execute_tool_calls(
-                prompt, response.chat_response, guards=guards
-            )
-        except ToolCallLimitError as exc:
-            if isinstance(exc.partial, ToolExecutionResult):
-                await self._record_round(turn, exc.partial, hidden)
-            raise
-        await self._record_round(turn, result, hidden)
-        return result
-
-    async def finalize_loop(
-        self, response: ChatClientResponse, state: ToolLoopState
-    ) -> ChatClientResponse:
-        """Leave the turn's :class:`ToolSearchReport` in the response context."""
-        turn = _turn_of(state)
-        report = ToolSearchReport(
-            conversation_key=turn.key,
-            catalog_fingerprint=turn.snapshot.fingerprint,
-            reindexed=turn.reindexed,
-            rounds=tuple(turn.rounds),
-            discovered=turn.discovered,
-        )
-        return response.with_context(**{TOOL_SEARCH_KEY: report})
-
-    # --- parts ----------------------------------------------------------------------------
+    @property
+    def session_store(self) -> SessionStore:
+        """Where discovered tools are kept between turns."""
+        return self.search.session_store
 
     def conversation_key_of(self, request: ChatClientRequest) -> str:
-        """The key the conversation's discovered tools are stored under.
+        """The key the conversation's discovered tools are stored under (see ``ToolSearch``)."""
+        return self.search.conversation_key_of(request, owner=self.name)
 
-        The conversation (the advisor parameter, or what the ``conversation_key`` function
-        returns) scoped by :func:`~toolrelay.client._conversations.scoped_key`: by the
-        tool context's tenant unless the client chose another scope.
-
-        Raises:
-            ConfigurationError: The request names no conversation.
-        """
-        source = self.conversation_key
-        value = request.context.get(source) if isinstance(source, str) else source(request)
-        if value is not None and value != "":
-            return scoped_key(request, str(value))
-        if not isinstance(source, str):
-            raise ConfigurationError(f"{self.name}: the conversation_key function gave no key")
-        raise ConfigurationError(
-            f"{self.name}: missing advisor parameter {source!r}, which keys each conversation's "
-            f'discovered tools; pass it with .advisor_params({source}="...") (.conversation() '
-            f"sets {CONVERSATION_ID!r}) or choose another key with conversation_key="
-        )
-
-    async def _current_catalog(self) -> tuple[CatalogSnapshot, bool]:
-        """The catalog as indexed, re-indexed first when its tools changed."""
-        tools = tuple(self.catalog)
-        if self._snapshot is not None and self._snapshot.holds(tools):
-            return self._snapshot, False
-        snapshot, rebuilt = await CatalogSnapshot.indexed(tools, self.index, self.always_on)
-        self._snapshot = snapshot
-        return snapshot, rebuilt
-
-    async def _stored_names(self, key: str, snapshot: CatalogSnapshot) -> tuple[str, ...]:
-        """The conversation's discovered names, without tools that left the catalog."""
-        stored = await self.session_store.get(key)
-        kept = tuple(n for n in stored if n in snapshot.tools)
-        if len(kept) != len(stored):
-            await self.session_store.replace(key, kept)
-        return kept
-
-    async def _record_round(
-        self, turn: _Turn, result: ToolExecutionResult, hidden: Mapping[str, Tool]
-    ) -> None:
-        """Store what the round's searches found and note the round in the report."""
-        answers = [
-            o.response.data for o in result.outcomes if o.ok and o.tool_name == TOOL_SEARCH_NAME
-        ]
-        searches = turn.searcher.take_records(answers)
-        turn.rounds[-1] = dataclasses.replace(
-            turn.rounds[-1],
-            searches=searches,
-            unavailable=tuple(o.call.name for o in result.outcomes if o.call.name in hidden),
-        )
-        found = [name for search in searches for name in search.names]
-        if self.last_search_only:
-            # The last round that searched replaces what earlier rounds found; the searches
-            # of one round (a model may send several at once) all count.
-            if searches:
-                names = tuple(dict.fromkeys(found))
-                await self.session_store.replace(turn.key, names)
-                turn.discovered = names
-            return
-        if found:
-            turn.discovered = await self.session_store.add(turn.key, found)
+    def __getattr__(self, name: str) -> Any:
+        # The search options read as the advisor's own (advisor.max_results...), as before.
+        if name in _SEARCH_OPTIONS:
+            return getattr(self.search, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
-# --- helpers -------------------------------------------------------------------------------
-
-
-@dataclass(kw_only=True)
-class _Turn:
-    """Per-turn data of the advisor (kept in ``ToolLoopState.data``)."""
-
-    key: str
-    snapshot: CatalogSnapshot
-    reindexed: bool
-    view: CatalogView
-    searcher: ToolSearcher
-    search_tool: Tool
-    fixed: tuple[Tool, ...]
-    texts: search_texts.SearchTexts
-    discovered: tuple[str, ...]
-    rounds: list[ToolSearchRound] = field(default_factory=list)
-
-
-def _turn_of(state: ToolLoopState) -> _Turn:
-    turn = state.data[_TURN]
-    assert isinstance(turn, _Turn)  # init_loop always puts it there
-    return turn
+_SEARCH_OPTIONS = frozenset(
+    {
+        "always_on",
+        "conversation_key",
+        "tool_filter",
+        "authorize",
+        "last_search_only",
+        "max_results",
+        "min_score",
+        "min_relative_score",
+        "texts",
+    }
+)
 
 
 def tool_search_report(response: ChatClientResponse | CallResponse) -> ToolSearchReport | None:

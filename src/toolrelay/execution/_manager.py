@@ -261,7 +261,12 @@ class ToolCallingManager:
         return list(definitions.values())
 
     async def execute_tool_calls(
-        self, prompt: Prompt, chat_response: ChatResponse, *, guards: Sequence[ToolCallGuard] = ()
+        self,
+        prompt: Prompt,
+        chat_response: ChatResponse,
+        *,
+        guards: Sequence[ToolCallGuard] = (),
+        interceptors: Sequence[ToolCallInterceptor] = (),
     ) -> ToolExecutionResult:
         """Run the tool calls of ``chat_response`` and answer each of them.
 
@@ -270,6 +275,7 @@ class ToolCallingManager:
                 and the tool context, its messages start the new history.
             chat_response: The model's answer; the first generation with tool calls is used.
             guards: Extra guards for this round only, run after the manager's own.
+            interceptors: Extra interceptors for this round only, inside the manager's own.
 
         Returns:
             The new history (prompt messages, the assistant message, one tool response message
@@ -307,6 +313,7 @@ class ToolCallingManager:
 
         ready = [slot for slot in slots if isinstance(slot, _Ready)]
         all_guards = (*self.guards, *guards)
+        steps = (*self.interceptors, *interceptors)
         # A round no larger than the bound never waits, so it skips the semaphore's cost.
         semaphore: _Bound = (
             asyncio.Semaphore(self.max_concurrency)
@@ -315,7 +322,7 @@ class ToolCallingManager:
         )
         executed = iter(
             await run_all(
-                [partial(self._execute, r, all_guards, context, semaphore) for r in ready]
+                [partial(self._execute, r, all_guards, steps, context, semaphore) for r in ready]
             )
         )
         outcomes = tuple(s if isinstance(s, ToolCallOutcome) else next(executed) for s in slots)
@@ -405,7 +412,12 @@ class ToolCallingManager:
         return _Ready(call=call, tool=tool, arguments=arguments)
 
     async def _execute(
-        self, ready: _Ready, guards: Sequence[ToolCallGuard], context: ToolContext, sem: _Bound
+        self,
+        ready: _Ready,
+        guards: Sequence[ToolCallGuard],
+        steps: Sequence[ToolCallInterceptor],
+        context: ToolContext,
+        sem: _Bound,
     ) -> ToolCallOutcome:
         """Guard one call, then run it through the interceptors."""
         call, tool = ready.call, ready.tool
@@ -423,7 +435,7 @@ class ToolCallingManager:
             call=call, tool=tool, arguments=ready.arguments, context=context
         )
         run = partial(self._run, semaphore=sem)
-        return await run_interceptors(self.interceptors, invocation, run)
+        return await run_interceptors(steps, invocation, run)
 
     async def _run(self, invocation: ToolInvocation, semaphore: _Bound) -> ToolCallOutcome:
         """Run the tool, bounded by the concurrency limit and its timeout."""

@@ -270,7 +270,8 @@ class ToolSearcher:
     Attributes:
         shown: Names of the tools the current model call shows; the advisor sets it before
             each call. Answers leave them out, but the best hit (see :func:`search_answer`).
-        records: Every search made so far, in the order they finished.
+        records: The searches of tools bound to a call (``as_tool(call_id=...)``), by call id,
+            until :meth:`take_records` takes them.
 
     Raises:
         ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range.
@@ -292,13 +293,15 @@ class ToolSearcher:
         self.min_score = min_score
         self.min_relative_score = min_relative_score
         self.shown: frozenset[str] = frozenset()
-        self.records: list[ToolSearchRecord] = []
+        self.records: dict[str, ToolSearchRecord] = {}
 
     def as_tool(
         self,
         description: str = DEFAULT_SEARCH_DESCRIPTION,
         *,
         parameters: Mapping[str, str] | None = None,
+        definition: ToolDefinition | None = None,
+        call_id: str | None = None,
     ) -> FunctionTool:
         """This searcher as the ``tool_search`` tool the model calls.
 
@@ -310,22 +313,40 @@ class ToolSearcher:
             parameters: What it reads about each parameter (``query``, ``max_results``,
                 ``category``), by name; parameters not named keep the English text of
                 :data:`DEFAULT_PARAMETER_DESCRIPTIONS`.
+            definition: The whole definition instead (``description`` and ``parameters``
+                are then not read).
+            call_id: Bind the tool to one call: its search is kept in :attr:`records` under
+                this id, for the turn's report.
 
         Raises:
             ToolDefinitionError: ``parameters`` names a parameter the tool does not have.
         """
-        definition = ToolDefinition(
-            name=TOOL_SEARCH_NAME,
-            description=description,
-            input_schema=search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS),
-        )
-        if parameters:
-            definition = replace_texts(definition, parameters=parameters)
+        if definition is None:
+            definition = ToolDefinition(
+                name=TOOL_SEARCH_NAME,
+                description=description,
+                input_schema=search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS),
+            )
+            if parameters:
+                definition = replace_texts(definition, parameters=parameters)
+        function = self.tool_search
+        if call_id is not None:
+            key = call_id
+
+            async def bound(
+                query: SearchQuery, max_results: int | None = None, category: str | None = None
+            ) -> str:
+                record = await self.search(query, max_results, category)
+                self.records[key] = record
+                return record.answer
+
+            function = bound
         return FunctionTool(
-            function=self.tool_search,
+            function=function,
             definition=definition,
             metadata=ToolMetadata(read_only=True),
             schema=cached_function_schema(self.tool_search, tool_name=TOOL_SEARCH_NAME),
+            source=TOOL_SEARCH_NAME,
         )
 
     async def tool_search(
@@ -342,6 +363,12 @@ class ToolSearcher:
             max_results: How many tools (1-10).
             category: Only this category, e.g. 'refund' for refund.* tools.
         """
+        return (await self.search(query, max_results, category)).answer
+
+    async def search(
+        self, query: str, max_results: int | None = None, category: str | None = None
+    ) -> ToolSearchRecord:
+        """One search within this turn's view, as the tool answers it, with its record."""
         request = SearchRequest(
             # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
             query=valid_unicode(query),
@@ -352,30 +379,14 @@ class ToolSearcher:
             category=category or None,
         )
         response = await asyncio.to_thread(self.index.search, request)
-        answer = search_answer(response, shown=self.shown)
-        self.records.append(
-            ToolSearchRecord(
-                query=query,
-                max_results=request.max_results,
-                category=request.category,
-                response=response,
-                answer=answer,
-            )
+        return ToolSearchRecord(
+            query=query,
+            max_results=request.max_results,
+            category=request.category,
+            response=response,
+            answer=search_answer(response, shown=self.shown),
         )
-        return answer
 
-    def take_records(self, answers: Sequence[str]) -> tuple[ToolSearchRecord, ...]:
-        """Remove and return the records whose answers are ``answers``, in that order.
-
-        Searches of one round run concurrently and finish in any order; the tool responses
-        are in the order of the calls. Matching each response to the record that produced
-        it gives the calls' order back (equal answers come from equal searches, so which of
-        them matches does not matter).
-        """
-        taken = []
-        for answer in answers:
-            for position, record in enumerate(self.records):
-                if record.answer == answer:
-                    taken.append(self.records.pop(position))
-                    break
-        return tuple(taken)
+    def take_records(self, call_ids: Sequence[str]) -> tuple[ToolSearchRecord, ...]:
+        """Remove and return the records of the calls ``call_ids`` that searched, in that order."""
+        return tuple(self.records.pop(i) for i in call_ids if i in self.records)
