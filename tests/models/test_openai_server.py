@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import ChatClient, ChatClientRequest, ToolCallingAdvisor
-from toolrelay.client._tool_loop import ToolLoopState
+from toolrelay.client import ChatClient, ChatClientRequest, ToolCallingAdvisor, ToolLoopState
 from toolrelay.exceptions import ConfigurationError, ModelAPIError, ModelCallLimitError
 from toolrelay.messages import UserMessage
 from toolrelay.models import ChunkMerger

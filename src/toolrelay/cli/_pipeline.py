@@ -32,9 +32,9 @@ from toolrelay.client import (
     ChatClientRequest,
     ChatClientResponse,
     MessageChatMemoryAdvisor,
+    ToolLoopState,
     ToolSearchAdvisor,
 )
-from toolrelay.client._tool_loop import ToolLoopState
 from toolrelay.exceptions import InvalidJsonError
 from toolrelay.execution import ToolCallOutcome, ToolExecutionResult
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory

@@ -36,31 +36,29 @@ from toolrelay.client._conversations import (
     tenant_scope,
     unscoped,
 )
-from toolrelay.client._deferred_approval import (
-    ApprovalState,
-    PendingApproval,
-    Resumption,
-    approval_state,
-)
+from toolrelay.client._deferred_approval import ApprovalState, PendingApproval, Resumption
 from toolrelay.client._memory_advisor import MessageChatMemoryAdvisor
-from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
+from toolrelay.client._requests import (
+    ChatClientRequest,
+    ChatClientResponse,
+    approval_state,
+    tool_loop_report,
+    tool_search_report,
+)
 from toolrelay.client._responses import CallResponse, StreamResponse
-from toolrelay.client._tool_calling import DEFAULT_MAX_MODEL_CALLS, ToolCallingAdvisor
+from toolrelay.client._tool_calling import (
+    DEFAULT_MAX_MODEL_CALLS,
+    ToolCallingAdvisor,
+    ToolLoopState,
+)
 from toolrelay.client._tool_loop import (
     APPROVAL_REQUIRED_FINISH_REASON,
     TOOL_CALL_LIMIT_FINISH_REASON,
     LoopStop,
     ToolLoopReport,
-    ToolLoopState,
-    tool_loop_report,
 )
 from toolrelay.client._tool_provider import RequestTools, RoundTools, ToolProvider, TurnTools
-from toolrelay.client._tool_search import (
-    ConversationKey,
-    ToolSearch,
-    ToolSearchAdvisor,
-    tool_search_report,
-)
+from toolrelay.client._tool_search import ConversationKey, ToolSearch, ToolSearchAdvisor
 
 __all__ = [
     "APPROVAL_REQUIRED_FINISH_REASON",

@@ -41,7 +41,7 @@ from typing import Any
 from toolrelay._sync import run_sync
 from toolrelay.client._advisor import Advisor, AdvisorChain
 from toolrelay.client._conversations import CONVERSATION_SCOPE, ConversationScope
-from toolrelay.client._deferred_approval import RESUME_KEY, ApprovalState, Decisions, Resumption
+from toolrelay.client._deferred_approval import ApprovalState, Decisions, Resumption
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client._responses import CallResponse, StreamResponse, format_instructions
 from toolrelay.client._tool_calling import ToolCallingAdvisor
@@ -154,10 +154,8 @@ class ChatClient:
             tool_context={**options.tool_context, **defaults.tool_context, **spec._tool_context},
         )
         context = {**defaults.advisor_params, **spec._advisor_params}
-        if resume is not None:
-            context[RESUME_KEY] = resume
         request = ChatClientRequest(
-            prompt=Prompt(messages=tuple(messages), options=options), context=context
+            prompt=Prompt(messages=tuple(messages), options=options), context=context, resume=resume
         )
         advisors = self._advisors(spec._advisors)
         has_loop = any(isinstance(a, ToolCallingAdvisor) for a in advisors)

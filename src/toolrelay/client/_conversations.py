@@ -25,6 +25,7 @@ from urllib.parse import quote
 
 from toolrelay.client._requests import ChatClientRequest
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.memory import CONVERSATION_ID
 from toolrelay.tools import ToolContext
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "ConversationScope",
     "scoped_key",
     "tenant_scope",
+    "turn_conversation",
     "unscoped",
 ]
 
@@ -92,3 +94,8 @@ def scoped_key(request: ChatClientRequest, conversation_id: str) -> str:
             f"{conversation_id!r}; it must return text"
         )
     return key
+
+
+def turn_conversation(request: ChatClientRequest) -> str:
+    """The scoped key of the conversation ``request`` belongs to (its id may be absent)."""
+    return scoped_key(request, str(request.context.get(CONVERSATION_ID) or ""))

@@ -44,15 +44,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
 from toolrelay._storable import json_text
-from toolrelay.client._conversations import scoped_key
-from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
-from toolrelay.client._tool_loop import APPROVAL_REQUIRED_FINISH_REASON, ToolLoopState
 from toolrelay.exceptions import ConfigurationError, LoadError, ToolRelayError
 from toolrelay.execution import (
     ApprovalDecision,
@@ -64,11 +61,8 @@ from toolrelay.execution import (
 )
 from toolrelay.execution._arguments import parse_arguments
 from toolrelay.execution._audit import arguments_digest
-from toolrelay.memory import CONVERSATION_ID
 from toolrelay.messages import (
     AssistantMessage,
-    ChatResponse,
-    Generation,
     Message,
     ToolCall,
     ToolResponse,
@@ -79,22 +73,12 @@ from toolrelay.messages import (
 
 __all__ = [
     "APPROVAL_STATE_FORMAT",
-    "APPROVAL_STATE_KEY",
-    "RESUME_KEY",
     "ApprovalState",
     "Decisions",
     "PendingApproval",
     "Resumption",
-    "approval_required",
-    "approval_state",
-    "resumption_of",
-    "turn_conversation",
 ]
 
-APPROVAL_STATE_KEY = "toolrelay.approval_state"
-"""Response context key of the :class:`ApprovalState` of a turn waiting for approval."""
-RESUME_KEY = "toolrelay.resume"
-"""Request context key of the :class:`Resumption` that continues a turn."""
 APPROVAL_STATE_FORMAT = "toolrelay.approval_state/2"
 """The ``format`` entry of a serialised state; other formats are refused."""
 
@@ -202,13 +186,21 @@ class ApprovalState:
                 )
 
     @classmethod
-    def of(cls, state: ToolLoopState, result: ToolExecutionResult) -> ApprovalState:
+    def of(
+        cls,
+        result: ToolExecutionResult,
+        *,
+        history: Sequence[Message],
+        model_calls: int,
+        usage: Usage,
+        conversation: str | None,
+    ) -> ApprovalState:
         """The state of a turn whose round ``result`` has calls waiting for approval."""
         assistant = result.conversation_history[-2]
         assert isinstance(assistant, AssistantMessage)  # the manager puts it before the answers
         waiting = ToolCallStatus.PENDING_APPROVAL
         return cls(
-            history=tuple(state.history),
+            history=tuple(history),
             assistant=assistant,
             answered=tuple(None if o.status is waiting else o for o in result.outcomes),
             pending=tuple(
@@ -220,9 +212,9 @@ class ApprovalState:
                 )
                 for o in result.pending
             ),
-            model_calls=state.model_calls,
-            usage=state.usage,
-            conversation=turn_conversation(state.request),
+            model_calls=model_calls,
+            usage=usage,
+            conversation=conversation,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -311,7 +303,7 @@ Decisions = (
 
 @dataclass(frozen=True, kw_only=True)
 class Resumption:
-    """A stopped turn and the decisions that continue it (in the request context).
+    """A stopped turn and the decisions that continue it (a request's ``resume``).
 
     Attributes:
         state: The stopped turn.
@@ -360,58 +352,6 @@ class Resumption:
             decisions=self.by_call_id,
             tool_names={p.call_id: p.tool_name for p in self.state.pending},
         )
-
-    def restore(self, state: ToolLoopState) -> None:
-        """Put the stopped turn's history and counters back into ``state``.
-
-        Raises:
-            ConfigurationError: The turn belongs to another conversation (or tenant) than
-                the resuming request's.
-        """
-        expected = self.state.conversation
-        if expected is not None and turn_conversation(state.request) != expected:
-            raise ConfigurationError(
-                "this approval state belongs to another conversation: resume it with the "
-                "stopped turn's conversation id and tool context (tenant)"
-            )
-        state.history = list(self.state.history)
-        state.model_calls = self.state.model_calls
-        state.usage = self.state.usage
-
-    def response(self, request: ChatClientRequest) -> ChatClientResponse:
-        """The model answer that asked for the waiting round (its usage is counted already)."""
-        generation = Generation(message=self.state.assistant)
-        return ChatClientResponse(
-            chat_response=ChatResponse(generations=(generation,)), context=request.context
-        )
-
-
-def turn_conversation(request: ChatClientRequest) -> str:
-    """The scoped key of the conversation ``request`` belongs to (its id may be absent)."""
-    return scoped_key(request, str(request.context.get(CONVERSATION_ID) or ""))
-
-
-def resumption_of(request: ChatClientRequest) -> Resumption | None:
-    """The resumption a request carries, if any."""
-    value = request.context.get(RESUME_KEY)
-    return value if isinstance(value, Resumption) else None
-
-
-def approval_required(response: ChatClientResponse, state: ApprovalState) -> ChatClientResponse:
-    """The answer of a turn stopped for approval: finish reason ``"approvalRequired"``."""
-    waiting = ", ".join(f"{p.tool_name} (call {p.call_id})" for p in state.pending)
-    generation = Generation(
-        message=AssistantMessage(text=f"Waiting for approval: {waiting}."),
-        finish_reason=APPROVAL_REQUIRED_FINISH_REASON,
-    )
-    answer = dataclasses.replace(response.chat_response, generations=(generation,))
-    return response.with_chat_response(answer).with_context(**{APPROVAL_STATE_KEY: state})
-
-
-def approval_state(response: ChatClientResponse) -> ApprovalState | None:
-    """The state in ``response``'s context when its turn waits for approval, else ``None``."""
-    value = response.context.get(APPROVAL_STATE_KEY)
-    return value if isinstance(value, ApprovalState) else None
 
 
 # --- JSON of calls and outcomes --------------------------------------------------------------

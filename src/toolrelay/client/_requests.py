@@ -2,20 +2,34 @@
 
 The context is a read-only mapping shared by the advisors of one request: advisor parameters
 such as the conversation id (``CONVERSATION_ID``) travel in it, and advisors may add entries
-for the advisors outside them (the tool loop records the turn's history there).
+for the advisors outside them. What the library itself reports travels as typed fields: the
+tool loop's :class:`~toolrelay.client.ToolLoopReport` (``response.tool_loop``), tool
+search's :class:`~toolrelay.toolsearch.ToolSearchReport` (``response.tool_search``) and the
+:class:`~toolrelay.client.ApprovalState` of a turn stopped for approval
+(``response.approval``); a request resuming such a turn carries its ``resume``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
+from toolrelay.client._deferred_approval import ApprovalState, Resumption
+from toolrelay.client._tool_loop import ToolLoopReport
 from toolrelay.messages import ChatResponse, Message
 from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.toolsearch import ToolSearchReport
 
-__all__ = ["ChatClientRequest", "ChatClientResponse"]
+__all__ = [
+    "ChatClientRequest",
+    "ChatClientResponse",
+    "approval_state",
+    "tool_loop_report",
+    "tool_search_report",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,17 +39,19 @@ class ChatClientRequest:
     Attributes:
         prompt: The messages and options the model will get.
         context: Advisor parameters and shared state (read-only).
+        resume: The stopped turn, and the decisions, that this request continues.
     """
 
     prompt: Prompt
     context: Mapping[str, Any] = field(default_factory=dict)
+    resume: Resumption | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "context", MappingProxyType(dict(self.context)))
 
     def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
         """The same context with another prompt."""
-        return ChatClientRequest(prompt=prompt, context=self.context)
+        return dataclasses.replace(self, prompt=prompt)
 
     def with_messages(self, messages: Sequence[Message]) -> ChatClientRequest:
         """The same options and context over other messages."""
@@ -47,7 +63,7 @@ class ChatClientRequest:
 
     def with_context(self, **updates: Any) -> ChatClientRequest:
         """The same prompt with ``updates`` added to the context."""
-        return ChatClientRequest(prompt=self.prompt, context={**self.context, **updates})
+        return dataclasses.replace(self, context={**self.context, **updates})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -57,20 +73,53 @@ class ChatClientResponse:
     Attributes:
         chat_response: The answer or chunk.
         context: The request's context, plus whatever advisors added on the way back.
+        tool_loop: What the tool loop did this turn; ``None`` when no loop ran (and on
+            streamed chunks but the last).
+        tool_search: What tool search did this turn; ``None`` without tool search.
+        approval: When the turn stopped for a person's approval, what resuming it needs.
     """
 
     chat_response: ChatResponse
     context: Mapping[str, Any] = field(default_factory=dict)
+    tool_loop: ToolLoopReport | None = None
+    tool_search: ToolSearchReport | None = None
+    approval: ApprovalState | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "context", MappingProxyType(dict(self.context)))
 
     def with_chat_response(self, chat_response: ChatResponse) -> ChatClientResponse:
-        """The same context with another response."""
-        return ChatClientResponse(chat_response=chat_response, context=self.context)
+        """The same context and reports with another response."""
+        return dataclasses.replace(self, chat_response=chat_response)
 
     def with_context(self, **updates: Any) -> ChatClientResponse:
         """The same response with ``updates`` added to the context."""
-        return ChatClientResponse(
-            chat_response=self.chat_response, context={**self.context, **updates}
-        )
+        return dataclasses.replace(self, context={**self.context, **updates})
+
+
+class _Reporting(Protocol):
+    """A response with the library's reports: a ``ChatClientResponse`` or a ``CallResponse``."""
+
+    @property
+    def tool_loop(self) -> ToolLoopReport | None: ...
+
+    @property
+    def tool_search(self) -> ToolSearchReport | None: ...
+
+    @property
+    def approval(self) -> ApprovalState | None: ...
+
+
+def tool_loop_report(response: _Reporting) -> ToolLoopReport | None:
+    """``response.tool_loop``: what the tool loop did, or ``None`` when no loop ran."""
+    return response.tool_loop
+
+
+def tool_search_report(response: _Reporting) -> ToolSearchReport | None:
+    """``response.tool_search``: what tool search did, or ``None`` without it."""
+    return response.tool_search
+
+
+def approval_state(response: _Reporting) -> ApprovalState | None:
+    """``response.approval``: the state of a turn waiting for approval, else ``None``."""
+    return response.approval

@@ -13,12 +13,13 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from toolrelay.client._deferred_approval import ApprovalState, PendingApproval, approval_state
+from toolrelay.client._deferred_approval import ApprovalState, PendingApproval
 from toolrelay.client._requests import ChatClientResponse
 from toolrelay.client._streaming import StreamAggregator
-from toolrelay.client._tool_loop import ToolLoopReport, tool_loop_report
+from toolrelay.client._tool_loop import ToolLoopReport
 from toolrelay.exceptions import ModelResponseError
 from toolrelay.messages import ChatResponse
+from toolrelay.toolsearch import ToolSearchReport
 
 __all__ = ["CallResponse", "StreamResponse", "format_instructions", "parse_entity"]
 
@@ -96,17 +97,27 @@ class CallResponse:
     @property
     def tool_loop(self) -> ToolLoopReport | None:
         """What the tool loop did (history, rounds, usage), or ``None`` when none ran."""
-        return tool_loop_report(self.chat_client_response)
+        return self.chat_client_response.tool_loop
+
+    @property
+    def tool_search(self) -> ToolSearchReport | None:
+        """What tool search did (searches, tools shown per call), or ``None`` without it."""
+        return self.chat_client_response.tool_search
+
+    @property
+    def approval(self) -> ApprovalState | None:
+        """When the turn stopped for approval, what resuming it needs; else ``None``."""
+        return self.chat_client_response.approval
 
     @property
     def approval_state(self) -> ApprovalState | None:
-        """When the turn stopped for approval, what resuming it needs; else ``None``."""
-        return approval_state(self.chat_client_response)
+        """The same as :attr:`approval` (the name of earlier releases)."""
+        return self.approval
 
     @property
     def pending_approvals(self) -> tuple[PendingApproval, ...]:
         """The calls waiting for a person's decision (empty unless the turn stopped for it)."""
-        state = self.approval_state
+        state = self.approval
         return state.pending if state is not None else ()
 
     def __repr__(self) -> str:

@@ -29,6 +29,7 @@ class StreamAggregator:
         self._merger = ChunkMerger()
         self._context: dict[str, Any] = {}
         self._final: ChatResponse | None = None
+        self._reports: ChatClientResponse | None = None
 
     def add(self, chunk: ChatClientResponse) -> None:
         """Fold one chunk in; its context entries win over earlier ones."""
@@ -37,12 +38,21 @@ class StreamAggregator:
         final = chunk.context.get(FINAL_RESPONSE_KEY)
         if isinstance(final, ChatResponse):
             self._final = final
+        if chunk.tool_loop is not None or chunk.approval is not None or chunk.tool_search:
+            self._reports = chunk  # the closing chunk carries the turn's reports
 
     def response(self) -> ChatClientResponse:
         """The complete response: the declared final answer, or the merged chunks."""
         chat_response = self._final if self._final is not None else self._merger.response()
         context = {k: v for k, v in self._context.items() if k != FINAL_RESPONSE_KEY}
-        return ChatClientResponse(chat_response=chat_response, context=context)
+        reports = self._reports
+        return ChatClientResponse(
+            chat_response=chat_response,
+            context=context,
+            tool_loop=None if reports is None else reports.tool_loop,
+            tool_search=None if reports is None else reports.tool_search,
+            approval=None if reports is None else reports.approval,
+        )
 
 
 def text_chunk(chunk: ChatResponse) -> ChatResponse | None:

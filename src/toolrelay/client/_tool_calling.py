@@ -29,9 +29,8 @@ manager's resolver into ``options.tools``: models read their tools from ``option
 After it, tool call ids the model repeated (or left empty) are renamed, so every call of the
 turn has an id of its own: tool responses, approvals and providers all pair by id.
 
-The final response's usage is the sum over all rounds, and its context holds a
-:class:`~toolrelay.client._tool_loop.ToolLoopReport` (the whole turn's history) under
-``TOOL_LOOP_KEY``.
+The final response's usage is the sum over all rounds, and its ``tool_loop`` is a
+:class:`~toolrelay.client.ToolLoopReport` (the whole turn's history).
 
 **Memory inside the loop.** When an advisor that keeps the conversation
 (:class:`~toolrelay.client._advisor.HistoryAdvisor`, e.g. a ``MessageChatMemoryAdvisor`` with a
@@ -52,25 +51,26 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from toolrelay.client._advisor import (
     TOOL_CALLING_ADVISOR_ORDER,
     AdvisorChain,
     HistoryAdvisor,
 )
-from toolrelay.client._deferred_approval import ApprovalState, approval_required, resumption_of
+from toolrelay.client._conversations import turn_conversation
+from toolrelay.client._deferred_approval import ApprovalState, Resumption
 from toolrelay.client._memory_advisor import answer_message
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client._streaming import FINAL_RESPONSE_KEY, StreamAggregator, text_chunk
 from toolrelay.client._tool_loop import (
+    APPROVAL_REQUIRED_FINISH_REASON,
     TOOL_CALL_LIMIT_FINISH_REASON,
-    TOOL_LOOP_KEY,
     LoopStop,
     ToolLoopReport,
-    ToolLoopState,
-    with_report,
 )
-from toolrelay.client._tool_provider import RequestTools, ToolProvider
+from toolrelay.client._tool_provider import _REQUEST_TURN, RequestTools, ToolProvider, TurnTools
 from toolrelay.exceptions import (
     ConfigurationError,
     ModelCallLimitError,
@@ -90,11 +90,18 @@ from toolrelay.messages import (
     Generation,
     Message,
     SystemMessage,
+    Usage,
 )
 from toolrelay.models._call_ids import consistent_call_ids
 from toolrelay.prompt import Prompt
 
-__all__ = ["DEFAULT_MAX_MODEL_CALLS", "EligibilityChecker", "ToolCallingAdvisor", "has_tool_calls"]
+__all__ = [
+    "DEFAULT_MAX_MODEL_CALLS",
+    "EligibilityChecker",
+    "ToolCallingAdvisor",
+    "ToolLoopState",
+    "has_tool_calls",
+]
 
 DEFAULT_MAX_MODEL_CALLS = 50
 
@@ -105,6 +112,46 @@ EligibilityChecker = Callable[[ChatResponse], bool]
 def has_tool_calls(response: ChatResponse) -> bool:
     """The default eligibility check: any generation asks for tool calls."""
     return response.has_tool_calls
+
+
+@dataclass(kw_only=True)
+class ToolLoopState:
+    """What the loop knows during one turn; every hook receives it.
+
+    The advisor object is shared by concurrent requests, so per-turn data lives here, never
+    on the advisor. Subclasses keep their own per-turn data in :attr:`data`.
+
+    Attributes:
+        request: The request the loop received (as returned by ``init_loop``).
+        chain: The advisors after the loop, then the model.
+        streaming: Whether the turn is streamed.
+        history: The turn so far: the messages the loop started with, then each round's
+            assistant message and tool response message. This is also the prompt given to
+            the execution manager, so its per-turn call limits count every round.
+        history_advisors: Advisors after the loop that keep the conversation themselves;
+            when there are any (and ``conversation_history`` is not forced on), each round
+            sends them only new messages.
+        delegate_history: Whether rounds send only new messages (see above).
+        model_calls: Model calls made so far in this turn.
+        usage: Usage summed over the rounds so far.
+        rounds: The execution result of every tool round so far.
+        stop: Why the loop ended (set when it ends).
+        tools: The turn's side of the loop's tool provider (see ``ToolProvider``).
+        data: Free space for subclasses.
+    """
+
+    request: ChatClientRequest
+    chain: AdvisorChain
+    streaming: bool
+    history: list[Message] = field(default_factory=list)
+    history_advisors: tuple[HistoryAdvisor, ...] = ()
+    delegate_history: bool = False
+    model_calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    rounds: list[ToolExecutionResult] = field(default_factory=list)
+    stop: LoopStop | None = None
+    tools: TurnTools = _REQUEST_TURN
+    data: dict[str, Any] = field(default_factory=dict)
 
 
 class ToolCallingAdvisor:
@@ -175,12 +222,12 @@ class ToolCallingAdvisor:
             if not final:
                 yield response
                 continue
-            report = response.context.get(TOOL_LOOP_KEY)
             complete = response.chat_response
             closing = complete
-            if isinstance(report, ToolLoopReport) and report.stop is LoopStop.ANSWER:
+            if response.tool_loop is not None and response.tool_loop.stop is LoopStop.ANSWER:
                 closing = _without_text(complete)  # its text was streamed already
-            yield ChatClientResponse(
+            yield dataclasses.replace(
+                response,
                 chat_response=closing,
                 context={**response.context, FINAL_RESPONSE_KEY: complete},
             )
@@ -314,13 +361,16 @@ class ToolCallingAdvisor:
         state.tools = await self.tool_provider.open(request, owner=self.name)
         state.history = list(request.prompt.messages)
         instructions: Sequence[Message] = request.prompt.messages
-        resumed = resumption_of(request)
+        resumed = request.resume
         if resumed is not None:
-            resumed.restore(state)
+            _restore(state, resumed)
         while True:
             if resumed is not None:  # the round that waited for approval; the model is not asked
                 round_request = await self._round_request(state.history, state)
-                response = resumed.response(request)
+                generation = Generation(message=resumed.state.assistant)
+                response = ChatClientResponse(  # its usage is counted already
+                    chat_response=ChatResponse(generations=(generation,)), context=request.context
+                )
                 chat_response = response.chat_response
             else:
                 if state.model_calls >= self.max_model_calls:
@@ -363,7 +413,7 @@ class ToolCallingAdvisor:
             resumed = None
             if result.pending:  # a person decides; the turn can resume with the saved state
                 state.stop = LoopStop.APPROVAL_REQUIRED
-                final = approval_required(response, ApprovalState.of(state, result))
+                final = _approval_required(response, _stopped(state, result))
                 break
             state.rounds.append(result)
             state.history = list(result.conversation_history)
@@ -377,7 +427,7 @@ class ToolCallingAdvisor:
                 break
             instructions = await self.next_instructions(round_request, response, result, state)
 
-        final = state.tools.finish(with_report(final, state))
+        final = state.tools.finish(_with_report(final, state))
         yield await self.finalize_loop(final, state), True
 
     async def _round_request(
@@ -461,3 +511,58 @@ def _without_text(response: ChatResponse) -> ChatResponse:
             for g in response.generations
         ),
     )
+
+
+def _with_report(final: ChatClientResponse, state: ToolLoopState) -> ChatClientResponse:
+    """The final response with the turn's summed usage and its report."""
+    chat_response = dataclasses.replace(final.chat_response, usage=state.usage)
+    message = answer_message(chat_response)
+    history = (*state.history, *([message] if message is not None else []))
+    report = ToolLoopReport(
+        history=history,
+        model_calls=state.model_calls,
+        usage=state.usage,
+        rounds=tuple(state.rounds),
+        stop=state.stop or LoopStop.ANSWER,
+    )
+    return dataclasses.replace(final, chat_response=chat_response, tool_loop=report)
+
+
+def _stopped(state: ToolLoopState, result: ToolExecutionResult) -> ApprovalState:
+    """The state of the turn, stopped at round ``result`` for approval."""
+    return ApprovalState.of(
+        result,
+        history=state.history,
+        model_calls=state.model_calls,
+        usage=state.usage,
+        conversation=turn_conversation(state.request),
+    )
+
+
+def _restore(state: ToolLoopState, resumed: Resumption) -> None:
+    """Put a stopped turn's history and counters back into ``state``.
+
+    Raises:
+        ConfigurationError: The turn belongs to another conversation (or tenant) than the
+            resuming request's.
+    """
+    expected = resumed.state.conversation
+    if expected is not None and turn_conversation(state.request) != expected:
+        raise ConfigurationError(
+            "this approval state belongs to another conversation: resume it with the "
+            "stopped turn's conversation id and tool context (tenant)"
+        )
+    state.history = list(resumed.state.history)
+    state.model_calls = resumed.state.model_calls
+    state.usage = resumed.state.usage
+
+
+def _approval_required(response: ChatClientResponse, state: ApprovalState) -> ChatClientResponse:
+    """The answer of a turn stopped for approval: finish reason ``"approvalRequired"``."""
+    waiting = ", ".join(f"{p.tool_name} (call {p.call_id})" for p in state.pending)
+    generation = Generation(
+        message=AssistantMessage(text=f"Waiting for approval: {waiting}."),
+        finish_reason=APPROVAL_REQUIRED_FINISH_REASON,
+    )
+    answer = dataclasses.replace(response.chat_response, generations=(generation,))
+    return dataclasses.replace(response, chat_response=answer, approval=state)

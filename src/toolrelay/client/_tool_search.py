@@ -36,7 +36,7 @@ name close to the names of tools the model sees (``get_wether`` beside ``get_wea
 answered with those names instead, so a misspelling costs no search; only shown names are
 ever suggested.
 Each turn's searches (queries, hits, scores, timings) and the tools shown per model call are
-reported under :data:`~toolrelay.toolsearch.TOOL_SEARCH_KEY` (:func:`tool_search_report`).
+reported as the response's ``tool_search`` (a :class:`~toolrelay.toolsearch.ToolSearchReport`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from typing import Any
 from toolrelay.client._advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolrelay.client._conversations import scoped_key
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
-from toolrelay.client._responses import CallResponse
 from toolrelay.client._tool_calling import (
     DEFAULT_MAX_MODEL_CALLS,
     EligibilityChecker,
@@ -85,7 +84,6 @@ from toolrelay.toolsearch._access import (
 )
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
-    TOOL_SEARCH_KEY,
     ToolSearcher,
     ToolSearchReport,
     ToolSearchRound,
@@ -94,7 +92,7 @@ from toolrelay.toolsearch._search_tool import (
 )
 from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
 
-__all__ = ["ConversationKey", "ToolSearch", "ToolSearchAdvisor", "tool_search_report"]
+__all__ = ["ConversationKey", "ToolSearch", "ToolSearchAdvisor"]
 
 ConversationKey = str | Callable[[ChatClientRequest], object]
 """An advisor parameter's name, or a function of the request returning the key."""
@@ -349,7 +347,7 @@ class _SearchTurn:
             rounds=tuple(self.rounds),
             discovered=self.discovered,
         )
-        return response.with_context(**{TOOL_SEARCH_KEY: report})
+        return dataclasses.replace(response, tool_search=report)
 
 
 class ToolSearchAdvisor(ToolCallingAdvisor):
@@ -466,10 +464,3 @@ _SEARCH_OPTIONS = frozenset(
         "texts",
     }
 )
-
-
-def tool_search_report(response: ChatClientResponse | CallResponse) -> ToolSearchReport | None:
-    """The tool search advisor's report in ``response``'s context, or ``None``."""
-    context: Mapping[str, Any] = response.context
-    report = context.get(TOOL_SEARCH_KEY)
-    return report if isinstance(report, ToolSearchReport) else None

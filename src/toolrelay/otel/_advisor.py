@@ -32,8 +32,6 @@ from opentelemetry.util.types import AttributeValue
 from toolrelay.client._advisor import HIGHEST_PRECEDENCE, AdvisorChain
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client._streaming import StreamAggregator
-from toolrelay.client._tool_loop import tool_loop_report
-from toolrelay.client._tool_search import tool_search_report
 from toolrelay.memory import CONVERSATION_ID
 from toolrelay.models import _metadata as keys
 from toolrelay.otel import _content
@@ -180,7 +178,7 @@ class TracingAdvisor:
 def _loop_attributes(response: ChatClientResponse) -> _Attributes:
     """What the tool loop and the tool search reported about the turn."""
     attributes: _Attributes = {}
-    loop = tool_loop_report(response)
+    loop = response.tool_loop
     if loop is not None:
         outcomes = [o for r in loop.rounds for o in r.outcomes]
         attributes |= {
@@ -190,7 +188,7 @@ def _loop_attributes(response: ChatClientResponse) -> _Attributes:
             TOOLRELAY_LOOP_TOOL_CALLS: len(outcomes),
             TOOLRELAY_LOOP_FAILED_TOOL_CALLS: sum(1 for o in outcomes if o.response.is_error),
         }
-    search = tool_search_report(response)
+    search = response.tool_search
     if search is not None:
         attributes |= {
             TOOLRELAY_SEARCH_SEARCHES: len(search.searches),

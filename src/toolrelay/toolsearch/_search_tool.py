@@ -56,7 +56,6 @@ __all__ = [
     "DEFAULT_SEARCH_DESCRIPTION",
     "DEFAULT_SYSTEM_SUFFIX",
     "MAX_QUERY_LENGTH",
-    "TOOL_SEARCH_KEY",
     "TOOL_SEARCH_NAME",
     "SearchQuery",
     "ToolSearchRecord",
@@ -71,9 +70,6 @@ __all__ = [
 
 TOOL_SEARCH_NAME = "tool_search"
 """The name of the search tool (provider-safe as it is)."""
-
-TOOL_SEARCH_KEY = "toolrelay.tool_search"
-"""Response context key of the :class:`ToolSearchReport` the tool search advisor leaves."""
 
 DEFAULT_SEARCH_DESCRIPTION = (
     "Find hidden tools by what they do; call them from your next step by the exact names returned."
@@ -233,7 +229,7 @@ class ToolSearchRound:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolSearchReport:
-    """What the tool search advisor did in one turn (at :data:`TOOL_SEARCH_KEY`).
+    """What the tool search advisor did in one turn (a response's ``tool_search``).
 
     Attributes:
         conversation_key: The key the discovered tools are stored under.
