@@ -525,7 +525,7 @@ def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolC
 
     Raises:
         ConfigurationError: Two loop advisors; a loop advisor given while tool calling is
-            off; the builder's manager given while a loop advisor (with a manager of its own)
+            off; the client's manager given while a loop advisor (with a manager of its own)
             runs the loop, or while tool calling is off.
     """
     loops = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
@@ -537,20 +537,21 @@ def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolC
         )
     if loops and not defaults.tool_calling:
         raise ConfigurationError(
-            f".tool_calling(False) switches the tool loop off, but {names} was given and "
-            "runs one; remove one of the two"
+            f"tool_calling=False (.tool_calling(False)) switches the tool loop off, but "
+            f"{names} was given and runs one; remove one of the two"
         )
     if defaults.tool_calling_manager is not None and loops:
         raise ConfigurationError(
-            f".tool_calling_manager(...) sets the manager of the default tool loop, but "
-            f"{names} runs the loop with its own manager, so the builder's would be "
-            f"ignored; give the manager to it ({type(loops[0]).__name__}(..., "
+            "tool_calling_manager= (.tool_calling_manager(...)) sets the manager of the "
+            f"default tool loop, but {names} runs the loop with its own manager, so the "
+            f"client's would be ignored; give the manager to it ({type(loops[0]).__name__}(..., "
             "tool_calling_manager=manager)) instead"
         )
     if defaults.tool_calling_manager is not None and not defaults.tool_calling:
         raise ConfigurationError(
-            ".tool_calling_manager(...) sets the manager of the default tool loop, but "
-            ".tool_calling(False) switches it off; remove one of the two"
+            "tool_calling_manager= (.tool_calling_manager(...)) sets the manager of the "
+            "default tool loop, but tool_calling=False (.tool_calling(False)) switches it "
+            "off; remove one of the two"
         )
     return loops
 
