@@ -217,7 +217,8 @@ class ChatClient:
         spec = self.prompt(task)
         if system is not None:
             spec.system(system)
-        return await self._run(spec, conversation, context, tools, options)
+        spec = self._for_turn(spec, conversation, context, tools, options)
+        return run_result((await spec.acall()).chat_client_response)
 
     def run_sync(
         self,
@@ -274,8 +275,10 @@ class ChatClient:
             LoadError: ``state`` is text that is not a serialised approval state, or one
                 whose waiting calls do not match their arguments (edited).
         """
-        spec = self.prompt().resume(state, decisions)
-        return await self._run(spec, conversation, context, tools, options)
+        spec = self._for_turn(
+            self.prompt().resume(state, decisions), conversation, context, tools, options
+        )
+        return run_result((await spec.acall()).chat_client_response)
 
     def resume_sync(
         self,
@@ -299,14 +302,15 @@ class ChatClient:
             )
         )
 
-    async def _run(
-        self,
+    @staticmethod
+    def _for_turn(
         spec: ChatClientRequestSpec,
         conversation: str | None,
         context: Mapping[str, Any] | None,
         tools: Iterable[object] | object,
         options: ChatOptions | None,
-    ) -> RunResult:
+    ) -> ChatClientRequestSpec:
+        """``spec`` with the settings :meth:`run` and :meth:`resume` take as keywords."""
         _check(conversation, str, "conversation", "the conversation id as text")
         _check(context, Mapping, "context", "a mapping or a ToolContext")
         _check(options, ChatOptions, "options", "a ChatOptions")
@@ -316,9 +320,7 @@ class ChatClient:
             spec.tool_context(context)
         if options is not None:
             spec.options(options)
-        spec.tools(*_tool_sources(tools))
-        response = await spec.acall()
-        return run_result(response.chat_client_response)
+        return spec.tools(*_tool_sources(tools))
 
     # --- running a request ----------------------------------------------------------------
 
@@ -400,7 +402,11 @@ class ChatClient:
 
 
 class ChatClientBuilder:
-    """Collects a client's defaults; every method returns the builder."""
+    """Collects a client's settings fluently, as Spring AI's ``ChatClient.Builder`` does.
+
+    Each method sets one of the :class:`ChatClient` constructor's arguments and returns the
+    builder; :meth:`build` passes them all to the constructor.
+    """
 
     def __init__(self, model: ChatModel, defaults: _Defaults | None = None) -> None:
         self._model = model
