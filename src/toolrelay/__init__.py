@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from toolrelay.client import (
         ChatClient,
         MessageChatMemoryAdvisor,
+        RunResult,
         ToolCallingAdvisor,
         ToolSearchAdvisor,
     )
@@ -91,6 +92,7 @@ _HOMES: dict[str, str] = {
     **dict.fromkeys(
         (
             "ChatClient",
+            "RunResult",
             "ToolCallingAdvisor",
             "ToolSearchAdvisor",
             "MessageChatMemoryAdvisor",
@@ -159,6 +161,7 @@ __all__ = [
     "MessageChatMemoryAdvisor",
     "MessageWindowChatMemory",
     "Prompt",
+    "RunResult",
     "SearchRequest",
     "SqliteChatMemoryRepository",
     "SystemMessage",

@@ -18,7 +18,7 @@ from toolrelay.client import (
 from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ModelResponseError
 from toolrelay.execution import ApprovalInterceptor, ToolCallingManager
 from toolrelay.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
-from toolrelay.prompt import ChatOptions
+from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import RecordingAdvisor, ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, tool
@@ -415,3 +415,181 @@ def test_request_advisors_apply_to_that_request_only() -> None:
     client = ChatClient.create(ScriptedModel(["quiet", "quiet"]))
     assert client.prompt("a").advisors(Upper()).call().content() == "QUIET"
     assert client.prompt("b").call().content() == "quiet"
+
+
+# --- the constructor and run ---------------------------------------------------------------------
+
+
+def _without_tools(prompt: Prompt) -> Prompt:
+    return Prompt(messages=prompt.messages, options=prompt.options.replace(tools=()))
+
+
+def greeting_script(*more: str) -> ScriptedModel:
+    return ScriptedModel(
+        [tool_call_response(("greet", {"name": "Ada"}), usage=(10, 2)), "Done.", *more]
+    )
+
+
+def test_the_constructor_and_the_builder_make_the_same_client() -> None:
+    options = ChatOptions(model="m-1", temperature=0.1)
+    shop = Shop()
+    built_model, made_model = greeting_script(), greeting_script("Brief.")
+    built_recorder, made_recorder = RecordingAdvisor("rec", 0), RecordingAdvisor("rec", 0)
+    built = (
+        ChatClient.builder(built_model)
+        .default_system("Be kind.")
+        .default_tools(greet, shop)
+        .default_advisors(built_recorder)
+        .default_tool_context({"user_id": "u-1"})
+        .default_options(options)
+        .default_advisor_params(locale="en")
+        .build()
+    )
+    made = ChatClient(
+        made_model,
+        system="Be kind.",
+        tools=[greet, shop],
+        advisors=[made_recorder],
+        context=ToolContext(user_id="u-1"),
+        options=options,
+        advisor_params={"locale": "en"},
+    )
+    built_answer = built.prompt("greet Ada").conversation("c1").call()
+    made_answer = made.prompt("greet Ada").conversation("c1").call()
+    assert made_answer.content() == built_answer.content() == "Done."
+    # Tools are made afresh per request, so the prompts are compared without them.
+    assert [_without_tools(p) for p in made_model.prompts] == [
+        _without_tools(p) for p in built_model.prompts
+    ]
+    assert made_model.tool_definitions == built_model.tool_definitions
+    assert made_model.prompts[0].options.tool_context == {"user_id": "u-1"}
+    assert made_recorder.requests[0].context == built_recorder.requests[0].context
+    assert made_answer.tool_loop is not None
+    assert built_answer.tool_loop is not None
+    assert made_answer.tool_loop.history == built_answer.tool_loop.history
+    # And a constructed client mutates like a built one.
+    other = made.mutate().default_system("Be brief.").build()
+    assert other.run_sync("hi", conversation="c2").text == "Brief."
+    assert made_model.prompts[2].messages[0] == SystemMessage(text="Be brief.")
+    assert made_model.tool_names_shown(2) == ["greet", "shop.price", "shop.stock"]
+
+
+def test_the_constructor_takes_one_tool_source_or_advisor_without_a_list() -> None:
+    catalog = ToolCatalog([FunctionTool.from_function(greet)])
+    model = ScriptedModel(["a", "b"])
+    recorder = RecordingAdvisor("rec", 0)
+    client = ChatClient(model, tools=catalog, advisors=recorder)
+    client.run_sync("hi")
+    # A catalog stays live: a tool added after the client was made is offered too.
+    catalog.add(FunctionTool.from_function(Shop().price))
+    client.run_sync("hi")
+    assert model.tool_names_shown(0) == ["greet"]
+    assert model.tool_names_shown(1) == ["greet", "shop.price"]
+    assert len(recorder.requests) == 2
+
+
+def test_run_is_the_request_spec_with_keywords() -> None:
+    spec_model, run_model = greeting_script(), greeting_script()
+    spec_recorder, run_recorder = RecordingAdvisor("rec", 0), RecordingAdvisor("rec", 0)
+    spec_client = ChatClient(spec_model, system="Default.", advisors=[spec_recorder])
+    run_client = ChatClient(run_model, system="Default.", advisors=[run_recorder])
+    options = ChatOptions(max_tokens=64)
+    called = (
+        spec_client.prompt("greet Ada")
+        .conversation("c7")
+        .tool_context({"user_id": "u-9"})
+        .system("Special.")
+        .tools(greet)
+        .options(options)
+        .call()
+    )
+    result = run_client.run_sync(
+        "greet Ada",
+        conversation="c7",
+        context={"user_id": "u-9"},
+        system="Special.",
+        tools=[greet],
+        options=options,
+    )
+    assert result.text == called.content() == "Done."
+    assert [_without_tools(p) for p in run_model.prompts] == [
+        _without_tools(p) for p in spec_model.prompts
+    ]
+    assert run_model.tool_definitions == spec_model.tool_definitions
+    assert run_recorder.requests[0].context == spec_recorder.requests[0].context
+    assert run_recorder.requests[0].context["conversation_id"] == "c7"
+    assert result.tool_loop is not None
+    assert result.tool_loop.rounds[0].responses[0].data == "u-9 greets Ada"
+    assert result.response.context.keys() == called.context.keys()
+    assert result.messages == called.tool_loop.history[1:]  # the turn, without system text
+
+
+def test_run_keeps_the_request_specs_checks() -> None:
+    client = ChatClient(ScriptedModel(["x"]), tools=[greet])
+    with pytest.raises(DuplicateToolError, match="greet"):
+        client.run_sync("hi", tools=[greet])
+    client = ChatClient(ScriptedModel(["x"]), tool_calling=False)
+    with pytest.raises(ConfigurationError, match="tool_names"):
+        client.run_sync("hi", options=ChatOptions(tool_names=("greet",)))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fix"),
+    [
+        (
+            {"advisors": [ToolCallingAdvisor()], "tool_calling_manager": ToolCallingManager()},
+            r"give the manager to it \(ToolCallingAdvisor\(\.\.\., tool_calling_manager",
+        ),
+        (
+            {"advisors": [ToolCallingAdvisor()], "tool_calling": False},
+            "switches the tool loop off",
+        ),
+        (
+            {"tool_calling_manager": ToolCallingManager(), "tool_calling": False},
+            "remove one of the two",
+        ),
+        ({"advisors": [ToolCallingAdvisor(), ToolCallingAdvisor()]}, "keep one"),
+        ({"advisors": [ToolCallingManager()]}, "give it as tool_calling_manager="),
+        ({"advisors": ["logging"]}, "'logging' among the advisors is not an advisor"),
+        ({"advisors": 3}, "advisors takes a list of advisors"),
+        ({"context": "acme"}, "context takes a mapping or a ToolContext, not 'acme'"),
+        ({"system": ["Be brief."]}, "system takes the system text"),
+        ({"options": {"temperature": 0.2}}, "options takes a ChatOptions"),
+        ({"tool_calling_manager": ToolCallingAdvisor()}, "tool_calling_manager takes a manager"),
+        ({"tool_calling": "no"}, "tool_calling takes True or False"),
+    ],
+)
+def test_a_misconfigured_client_is_refused_naming_the_fix(
+    arguments: dict[str, Any], fix: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=fix):
+        ChatClient(ScriptedModel([]), **arguments)
+
+
+def test_a_client_needs_a_chat_model() -> None:
+    with pytest.raises(ConfigurationError, match=r"needs a chat model .* not 'gpt-4\.1-mini'"):
+        ChatClient("gpt-4.1-mini")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fix"),
+    [
+        ({"task": ["hi"]}, r"run takes the task as text, not \['hi'\]"),
+        ({"task": "hi", "conversation": 7}, "conversation takes the conversation id as text"),
+        ({"task": "hi", "context": ["u-1"]}, "context takes a mapping"),
+        ({"task": "hi", "options": "fast"}, "options takes a ChatOptions"),
+    ],
+)
+def test_a_misconfigured_run_is_refused_before_the_model_is_called(
+    arguments: dict[str, Any], fix: str
+) -> None:
+    model = ScriptedModel(["x"])
+    with pytest.raises(ConfigurationError, match=fix):
+        ChatClient(model).run_sync(**arguments)
+    assert model.call_count == 0
+
+
+async def test_run_sync_works_inside_a_running_event_loop_and_run_is_the_async_form() -> None:
+    client = ChatClient(ScriptedModel(["from sync", "from async"]))
+    assert client.run_sync("hi").text == "from sync"
+    assert (await client.run("hi")).text == "from async"

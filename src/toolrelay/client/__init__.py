@@ -1,6 +1,10 @@
 """The chat client: an ordered advisor chain around a model, with the tool loop as an advisor.
 
-- :class:`ChatClient` — fluent requests (``client.prompt().user(...).call().content()``).
+- :class:`ChatClient` — ``ChatClient(model, system=..., tools=[...], advisors=[...])`` runs a
+  task with ``await client.run(task, conversation=...)`` (or ``run_sync``) into a typed
+  :class:`RunResult` (``.text``, ``.messages``, ``.usage``, ``.tool_loop``, ``.tool_search``,
+  ``.approval``); the builder and fluent requests (``client.prompt().user(...).call()``)
+  are the Spring AI style of the same client.
 - :mod:`~toolrelay.client._advisor` — advisor protocols, :class:`AdvisorChain`, order constants.
 - :class:`ToolCallingAdvisor` — the do-while tool loop (one per client).
 - :class:`MessageChatMemoryAdvisor` — conversation memory, outside or inside the loop.
@@ -10,7 +14,7 @@
   (``tool_search``), discovered tools kept per conversation in a :class:`SessionStore`;
   the texts it shows the model come in the catalog's language (:class:`SearchTexts`).
 - :class:`ApprovalState` — a turn stopped for a person's approval (finish reason
-  ``"approvalRequired"``), resumed with ``client.prompt().resume(state, decisions)``.
+  ``"approvalRequired"``), resumed with ``client.resume(state, decisions)``.
 - :mod:`~toolrelay.client._conversations` — the key a conversation's memory, discovered
   tools and approval state are kept under: the id scoped by tenant (:func:`tenant_scope`).
 """
@@ -46,6 +50,7 @@ from toolrelay.client._requests import (
     tool_search_report,
 )
 from toolrelay.client._responses import CallResponse, StreamResponse
+from toolrelay.client._run import RunResult
 from toolrelay.client._tool_calling import (
     DEFAULT_MAX_MODEL_CALLS,
     ToolCallingAdvisor,
@@ -89,6 +94,7 @@ __all__ = [
     "RequestTools",
     "Resumption",
     "RoundTools",
+    "RunResult",
     "StreamAdvisor",
     "StreamResponse",
     "ToolCallingAdvisor",

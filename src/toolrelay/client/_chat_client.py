@@ -1,6 +1,17 @@
-"""``ChatClient``: a fluent front end over a chat model and an advisor chain.
+"""``ChatClient``: a chat model behind an ordered advisor chain, with the tool loop in it.
 
 Example::
+
+    client = ChatClient(
+        model,
+        system="You triage failed refunds.",
+        tools=[RefundTools(), notify_owner],
+        advisors=[MessageChatMemoryAdvisor(MessageWindowChatMemory())],
+    )
+    result = await client.run("Fix yesterday's refunds", conversation="c1")
+    result.text, result.messages, result.usage, result.tool_loop
+
+The same client, built the way Spring AI builds one, and a request spec::
 
     client = (
         ChatClient.builder(model)
@@ -12,38 +23,44 @@ Example::
     answer = client.prompt().user("Fix yesterday's refunds").conversation("c1").call().content()
     async for text in client.prompt("Hi").stream().content(): ...
 
-A turn that stopped for approval (finish reason ``"approvalRequired"``) continues with
-``client.prompt().resume(response.approval_state, {call_id: Approve()}).call()``, in this
-process or another (see :mod:`~toolrelay.client._deferred_approval`).
+Both are one path: the builder collects the constructor's arguments, and ``run`` is a request
+spec (``prompt(task).conversation(...).tool_context(...)``) whose response is read as a
+:class:`~toolrelay.client._run.RunResult`.
+
+A turn that stopped for approval (``result.approval`` set; finish reason
+``"approvalRequired"``) continues with ``client.resume(result.approval, {call_id: Approve()})``
+(or ``client.prompt().resume(state, decisions).call()``), in this process or another (see
+:mod:`~toolrelay.client._deferred_approval`).
 
 A request is built from the client's defaults plus the request's own settings: the request's
 system text replaces the default, tools and advisors add to the defaults (tools with the same
 name are an error), options, tool context and advisor parameters are merged with the request
 winning. Every client has exactly one tool-calling advisor: a default
 :class:`~toolrelay.client._tool_calling.ToolCallingAdvisor` unless one (or a subclass) is given
-as an advisor, or tool calling is switched off with ``.tool_calling(False)``.
+as an advisor, or tool calling is switched off (``tool_calling=False``).
 
 No setting is silently dropped: one that nothing would honour is a
-:class:`~toolrelay.exceptions.ConfigurationError` naming the conflict, raised by ``build()``
-for the client's defaults and when a request runs for its own settings. A builder's
+:class:`~toolrelay.exceptions.ConfigurationError` naming the conflict, raised when the client
+is made for its defaults and when a request runs for its own settings. A
 ``tool_calling_manager`` is the default loop's, so it conflicts with a loop advisor given
-(which has a manager of its own) and with ``tool_calling(False)``; a loop advisor conflicts
-with ``tool_calling(False)``; ``tool_names`` need a loop to resolve them; a resumed request
+(which has a manager of its own) and with ``tool_calling=False``; a loop advisor conflicts
+with ``tool_calling=False``; ``tool_names`` need a loop to resolve them; a resumed request
 takes no new system text, messages or response format.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from toolrelay._sync import run_sync
-from toolrelay.client._advisor import Advisor, AdvisorChain
+from toolrelay.client._advisor import Advisor, AdvisorChain, CallAdvisor, StreamAdvisor
 from toolrelay.client._conversations import CONVERSATION_SCOPE, ConversationScope
 from toolrelay.client._deferred_approval import ApprovalState, Decisions, Resumption
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client._responses import CallResponse, StreamResponse, format_instructions
+from toolrelay.client._run import RunResult, run_result
 from toolrelay.client._tool_calling import ToolCallingAdvisor
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallingManager
@@ -58,9 +75,10 @@ __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
 @dataclass(frozen=True, kw_only=True)
 class _Defaults:
+    # The constructor's keyword arguments, checked; the builder collects the same fields.
     system: str | None = None
     tools: tuple[object, ...] = ()
-    tool_context: Mapping[str, Any] = field(default_factory=dict)
+    context: Mapping[str, Any] = field(default_factory=dict)
     advisors: tuple[Advisor, ...] = ()
     advisor_params: Mapping[str, Any] = field(default_factory=dict)
     options: ChatOptions = field(default_factory=ChatOptions)
@@ -71,11 +89,71 @@ class _Defaults:
 class ChatClient:
     """Sends prompts to a model through an ordered advisor chain.
 
-    Build one with :meth:`builder` (or :meth:`create` for no defaults); a client is immutable
-    and safe to share between concurrent requests.
+    A client is immutable and safe to share between concurrent requests. Run a task with
+    :meth:`run` (or :meth:`run_sync`); build requests fluently with :meth:`prompt`. The same
+    client can be built with :meth:`builder`, as in Spring AI.
+
+    Args:
+        model: The chat model (``OpenAIChatModel(...)``, ``AnthropicChatModel(...)``...).
+        system: The system text of every request (a request's own replaces it).
+        tools: Tools offered on every request: tools, functions, objects or classes with
+            ``@tool`` methods, catalogs, or a list of these (see
+            :func:`toolrelay.tools.as_tools`). A catalog stays live: tools added to it later
+            are offered too.
+        advisors: The advisor chain, run sorted by ``order``. Without a loop advisor among
+            them (a ``ToolCallingAdvisor``, a ``ToolSearchAdvisor``), a default
+            ``ToolCallingAdvisor`` runs the tool loop.
+        context: The tool context of every request (a mapping or a ``ToolContext``): handed
+            to tools, never shown to the model; a request's entries win.
+        options: The options of every request; fields a request sets win.
+        advisor_params: Advisor parameters of every request (e.g. ``conversation_scope``).
+        tool_calling: ``False`` runs no tool loop: tool calls come back unexecuted.
+        tool_calling_manager: The manager of the default tool loop (a loop advisor given in
+            ``advisors`` has its own).
+
+    Raises:
+        ConfigurationError: An argument of the wrong kind (something that is not an
+            advisor among ``advisors``, a context that is not a mapping...), or settings
+            that conflict, so one would be ignored: a ``tool_calling_manager`` next to a loop
+            advisor (give the manager to it) or with ``tool_calling=False``, a loop advisor
+            with ``tool_calling=False``, or two loop advisors.
     """
 
-    def __init__(self, model: ChatModel, defaults: _Defaults) -> None:
+    def __init__(
+        self,
+        model: ChatModel,
+        *,
+        system: str | None = None,
+        tools: Iterable[object] | object = (),
+        advisors: Iterable[Advisor] | Advisor = (),
+        context: Mapping[str, Any] | None = None,
+        options: ChatOptions | None = None,
+        advisor_params: Mapping[str, Any] | None = None,
+        tool_calling: bool = True,
+        tool_calling_manager: ToolCallingManager | None = None,
+    ) -> None:
+        if not isinstance(model, ChatModel):
+            raise ConfigurationError(
+                f"ChatClient needs a chat model (OpenAIChatModel(...), AnthropicChatModel(...), "
+                f"a ChatModel of your own), not {model!r}"
+            )
+        _check(system, str, "system", 'the system text, e.g. system="Be brief."')
+        _check(context, Mapping, "context", "a mapping or a ToolContext")
+        _check(advisor_params, Mapping, "advisor_params", "a mapping")
+        _check(options, ChatOptions, "options", "a ChatOptions")
+        _check(tool_calling_manager, ToolCallingManager, "tool_calling_manager", "a manager")
+        _check(tool_calling, bool, "tool_calling", "True or False")
+        defaults = _Defaults(
+            system=system,
+            tools=_tool_sources(tools),
+            context=dict(context or {}),
+            advisors=_advisors(advisors),
+            advisor_params=dict(advisor_params or {}),
+            options=options or ChatOptions(),
+            tool_calling=tool_calling,
+            tool_calling_manager=tool_calling_manager,
+        )
+        _check_loops(defaults, defaults.advisors)
         self.model = model
         self._defaults = defaults
         # The default loop advisor is stateless per turn, so one instance serves every request.
@@ -90,8 +168,8 @@ class ChatClient:
 
     @staticmethod
     def create(model: ChatModel) -> ChatClient:
-        """A client over ``model`` with no defaults."""
-        return ChatClientBuilder(model).build()
+        """A client over ``model`` with no defaults (``ChatClient(model)``)."""
+        return ChatClient(model)
 
     def mutate(self) -> ChatClientBuilder:
         """A builder starting from this client's settings."""
@@ -101,6 +179,148 @@ class ChatClient:
         """Start a request, optionally with the user's text."""
         spec = ChatClientRequestSpec(self)
         return spec.user(user) if user is not None else spec
+
+    async def run(
+        self,
+        task: str,
+        *,
+        conversation: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        system: str | None = None,
+        tools: Iterable[object] | object = (),
+        options: ChatOptions | None = None,
+    ) -> RunResult:
+        """Run one turn on ``task`` and return its typed result.
+
+        The request spec ``prompt(task).conversation(...).tool_context(...)...`` run with
+        ``acall()``: the same defaults, merging and checks.
+
+        Args:
+            task: The user's message.
+            conversation: The conversation id (memory, discovered tools and approval states
+                are kept under it, scoped by tenant).
+            context: This turn's tool context, merged over the client's (a mapping or a
+                ``ToolContext``).
+            system: The system text for this turn, replacing the client's.
+            tools: More tools for this turn (anything ``tools=`` of the client takes).
+            options: Options for this turn, merged over the client's.
+
+        Raises:
+            ConfigurationError: ``task`` is not text, or a setting nothing would honour (see
+                the module docs); a memory advisor without a conversation id.
+            DuplicateToolError: Two tools share a name.
+            ToolsNotSupportedError: Tools were offered to a model that cannot take them.
+            ModelCallLimitError: The tool loop called the model too many times.
+        """
+        if not isinstance(task, str):
+            raise ConfigurationError(f"run takes the task as text, not {task!r}")
+        spec = self.prompt(task)
+        if system is not None:
+            spec.system(system)
+        spec = self._for_turn(spec, conversation, context, tools, options)
+        return run_result((await spec.acall()).chat_client_response)
+
+    def run_sync(
+        self,
+        task: str,
+        *,
+        conversation: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        system: str | None = None,
+        tools: Iterable[object] | object = (),
+        options: ChatOptions | None = None,
+    ) -> RunResult:
+        """Blocking :meth:`run` (works inside a running event loop too)."""
+        return run_sync(
+            self.run(
+                task,
+                conversation=conversation,
+                context=context,
+                system=system,
+                tools=tools,
+                options=options,
+            )
+        )
+
+    async def resume(
+        self,
+        state: ApprovalState | str,
+        decisions: Decisions | None = None,
+        *,
+        conversation: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        tools: Iterable[object] | object = (),
+        options: ChatOptions | None = None,
+    ) -> RunResult:
+        """Continue a turn that stopped for approval, with people's decisions.
+
+        ``prompt().resume(state, decisions)`` run as :meth:`run` runs a task. Give it the
+        stopped turn's conversation id and tool context again (the state keeps neither), and
+        the tools given to that turn's ``run``.
+
+        Args:
+            state: The stopped turn's ``result.approval``, or its JSON text (``to_json()``).
+            decisions: By call id, or by the ``PendingApproval`` the person was shown:
+                ``Approve()``, ``Approve(arguments={...})`` or ``Deny(reason)``. A waiting
+                call without a decision is asked about again.
+            conversation: The stopped turn's conversation id.
+            context: The stopped turn's tool context.
+            tools: The stopped turn's own tools, if it had any.
+            options: Options for the rest of the turn.
+
+        Raises:
+            ConfigurationError: A decision names a call that is not waiting, or one it was
+                not shown; the state belongs to another conversation or tenant; the client
+                has no tool loop.
+            LoadError: ``state`` is text that is not a serialised approval state, or one
+                whose waiting calls do not match their arguments (edited).
+        """
+        spec = self._for_turn(
+            self.prompt().resume(state, decisions), conversation, context, tools, options
+        )
+        return run_result((await spec.acall()).chat_client_response)
+
+    def resume_sync(
+        self,
+        state: ApprovalState | str,
+        decisions: Decisions | None = None,
+        *,
+        conversation: str | None = None,
+        context: Mapping[str, Any] | None = None,
+        tools: Iterable[object] | object = (),
+        options: ChatOptions | None = None,
+    ) -> RunResult:
+        """Blocking :meth:`resume` (works inside a running event loop too)."""
+        return run_sync(
+            self.resume(
+                state,
+                decisions,
+                conversation=conversation,
+                context=context,
+                tools=tools,
+                options=options,
+            )
+        )
+
+    @staticmethod
+    def _for_turn(
+        spec: ChatClientRequestSpec,
+        conversation: str | None,
+        context: Mapping[str, Any] | None,
+        tools: Iterable[object] | object,
+        options: ChatOptions | None,
+    ) -> ChatClientRequestSpec:
+        """``spec`` with the settings :meth:`run` and :meth:`resume` take as keywords."""
+        _check(conversation, str, "conversation", "the conversation id as text")
+        _check(context, Mapping, "context", "a mapping or a ToolContext")
+        _check(options, ChatOptions, "options", "a ChatOptions")
+        if conversation is not None:
+            spec.conversation(conversation)
+        if context is not None:
+            spec.tool_context(context)
+        if options is not None:
+            spec.options(options)
+        return spec.tools(*_tool_sources(tools))
 
     # --- running a request ----------------------------------------------------------------
 
@@ -151,7 +371,7 @@ class ChatClient:
         options = replace(
             options,
             tools=tuple(tools),
-            tool_context={**options.tool_context, **defaults.tool_context, **spec._tool_context},
+            tool_context={**options.tool_context, **defaults.context, **spec._tool_context},
         )
         context = {**defaults.advisor_params, **spec._advisor_params}
         request = ChatClientRequest(
@@ -180,7 +400,11 @@ class ChatClient:
 
 
 class ChatClientBuilder:
-    """Collects a client's defaults; every method returns the builder."""
+    """Collects a client's settings fluently, as Spring AI's ``ChatClient.Builder`` does.
+
+    Each method sets one of the :class:`ChatClient` constructor's arguments and returns the
+    builder; :meth:`build` passes them all to the constructor.
+    """
 
     def __init__(self, model: ChatModel, defaults: _Defaults | None = None) -> None:
         self._model = model
@@ -204,7 +428,7 @@ class ChatClientBuilder:
 
     def default_tool_context(self, context: Mapping[str, Any]) -> ChatClientBuilder:
         """Tool context entries of every request."""
-        return self._set(tool_context={**self._defaults.tool_context, **context})
+        return self._set(context={**self._defaults.context, **context})
 
     def default_advisors(self, *advisors: Advisor) -> ChatClientBuilder:
         """Advisors of every request."""
@@ -253,8 +477,51 @@ class ChatClientBuilder:
                 manager) or with ``tool_calling(False)``, a loop advisor with
                 ``tool_calling(False)``, or two loop advisors.
         """
-        _check_loops(self._defaults, self._defaults.advisors)
-        return ChatClient(self._model, self._defaults)
+        defaults = self._defaults
+        return ChatClient(
+            self._model, **{f.name: getattr(defaults, f.name) for f in fields(defaults)}
+        )
+
+
+def _check(value: object, kind: type, name: str, what: str) -> None:
+    """Nothing when ``value`` is ``None`` or a ``kind``.
+
+    Raises:
+        ConfigurationError: It is not; the message says what ``name`` takes (``what``).
+    """
+    if value is not None and not isinstance(value, kind):
+        raise ConfigurationError(f"{name} takes {what}, not {value!r}")
+
+
+def _tool_sources(tools: Iterable[object] | object) -> tuple[object, ...]:
+    # as_tools flattens lists and keeps a catalog live, so any single value is one source.
+    return tuple(tools) if isinstance(tools, list | tuple) else (tools,)
+
+
+def _advisors(advisors: Iterable[Advisor] | Advisor) -> tuple[Advisor, ...]:
+    """``advisors`` as a tuple (one advisor alone too), each checked to be an advisor.
+
+    Raises:
+        ConfigurationError: Something among them is not an advisor; a ``ToolCallingManager``
+            is named with where it goes.
+    """
+    given = (advisors,) if isinstance(advisors, CallAdvisor | StreamAdvisor) else advisors
+    if not isinstance(given, Iterable):
+        raise ConfigurationError(f"advisors takes a list of advisors, not {advisors!r}")
+    checked = tuple(given)
+    for advisor in checked:
+        if isinstance(advisor, ToolCallingManager):
+            raise ConfigurationError(
+                "a ToolCallingManager is not an advisor: give it as tool_calling_manager=... "
+                "(the default tool loop's), or to the loop advisor you give "
+                "(ToolCallingAdvisor(tool_calling_manager=...))"
+            )
+        if not isinstance(advisor, CallAdvisor | StreamAdvisor):
+            raise ConfigurationError(
+                f"{advisor!r} among the advisors is not an advisor: one has a name, an order "
+                "and advise_call and/or advise_stream (subclass BaseAdvisor for the short way)"
+            )
+    return checked
 
 
 def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolCallingAdvisor]:
@@ -262,7 +529,7 @@ def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolC
 
     Raises:
         ConfigurationError: Two loop advisors; a loop advisor given while tool calling is
-            off; the builder's manager given while a loop advisor (with a manager of its own)
+            off; the client's manager given while a loop advisor (with a manager of its own)
             runs the loop, or while tool calling is off.
     """
     loops = [a for a in advisors if isinstance(a, ToolCallingAdvisor)]
@@ -274,20 +541,21 @@ def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolC
         )
     if loops and not defaults.tool_calling:
         raise ConfigurationError(
-            f".tool_calling(False) switches the tool loop off, but {names} was given and "
-            "runs one; remove one of the two"
+            f"tool_calling=False (.tool_calling(False)) switches the tool loop off, but "
+            f"{names} was given and runs one; remove one of the two"
         )
     if defaults.tool_calling_manager is not None and loops:
         raise ConfigurationError(
-            f".tool_calling_manager(...) sets the manager of the default tool loop, but "
-            f"{names} runs the loop with its own manager, so the builder's would be "
-            f"ignored; give the manager to it ({type(loops[0]).__name__}(..., "
+            "tool_calling_manager= (.tool_calling_manager(...)) sets the manager of the "
+            f"default tool loop, but {names} runs the loop with its own manager, so the "
+            f"client's would be ignored; give the manager to it ({type(loops[0]).__name__}(..., "
             "tool_calling_manager=manager)) instead"
         )
     if defaults.tool_calling_manager is not None and not defaults.tool_calling:
         raise ConfigurationError(
-            ".tool_calling_manager(...) sets the manager of the default tool loop, but "
-            ".tool_calling(False) switches it off; remove one of the two"
+            "tool_calling_manager= (.tool_calling_manager(...)) sets the manager of the "
+            "default tool loop, but tool_calling=False (.tool_calling(False)) switches it "
+            "off; remove one of the two"
         )
     return loops
 
