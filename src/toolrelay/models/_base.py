@@ -58,8 +58,8 @@ class ChatModel(Protocol):
         """Answer ``prompt`` as a stream of chunks.
 
         Each chunk is a :class:`~toolrelay.messages.ChatResponse` holding a piece of the
-        answer (partial tool calls are carried as :class:`~toolrelay.models.ChunkMerger`
-        describes); it rebuilds the complete response.
+        answer; :class:`~toolrelay.models.ChunkMerger` says how partial tool calls are carried
+        and rebuilds the complete response.
 
         Raises:
             ToolsNotSupportedError: The prompt carries tools and the model cannot take them.
