@@ -35,6 +35,7 @@ WRITERS = (
     "retrieval/report.py",
     "retrieval/speed.py",
     "reliability.py",
+    "shape.py",
 )
 """The scripts with a ``docs_sections()``, relative to ``benchmarks/``."""
 

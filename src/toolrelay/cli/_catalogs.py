@@ -8,7 +8,7 @@
   OpenAI's ``{"type": "function", "function": {...}}`` wrapper is unwrapped;
 - a folder holding ``tools.jsonl`` (a benchmark dataset);
 - a Python module, by dotted name (``pkg.module``) or path (``path/to/file.py``, a package
-  folder), optionally with ``:attribute`` (see :mod:`toolrelay.cli._catalog_modules`).
+  folder), optionally with ``:attribute`` (see ``_catalog_modules.py``).
 
 Problems a user must fix before anything can run (a missing file, a line that is not JSON, a
 tool without a name, an input schema that is not valid JSON Schema) raise

@@ -8,10 +8,10 @@ token table compares every request with the same request carrying every tool, an
 says whether the four required tools were found and called in order (exit status 1 if not).
 
 By default the model is a replay of the task's decisions (no key, no server; see
-:mod:`toolrelay.cli._replay`); ``--model local`` / ``openai:NAME`` / ``anthropic:NAME`` puts a
+``_replay.py``); ``--model local`` / ``openai:NAME`` / ``anthropic:NAME`` puts a
 real model in its place. ``--lang zh`` runs the task in Chinese, the language of the seed
 documents: the catalog's descriptions, the task, the system text, the replay's searches and
-words, and the tool search texts (see :mod:`toolrelay.cli._demo_language`).
+words, and the tool search texts (see ``_demo_language.py``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``toolrelay eval retrieval``: is the right tool found, and how high? (R@k, NDCG, MRR).
 
-The metrics are those of :mod:`toolrelay.search._evaluation`; this command loads the inputs
+The metrics are the search package's (``search/_evaluation.py``); this command loads the inputs
 with precise error messages, shows progress, and prints or writes the report. A benchmark is
 a catalog and a queries file (``{"id", "query", "relevant": [names]}`` per line), optionally
 with a name map for lenient scoring; ``--dataset NAME`` takes all three from

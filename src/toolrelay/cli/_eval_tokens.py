@@ -2,7 +2,7 @@
 
 Without tool search every request carries the whole catalog. With progressive disclosure a
 request carries the search tool and the few tools the model asked for. Both are counted with
-cl100k_base (see :mod:`toolrelay.cli._tokens`); a conversation of ``--rounds`` model requests
+cl100k_base (see ``_tokens.py``); a conversation of ``--rounds`` model requests
 pays the per-request cost each time.
 """
 

@@ -3,12 +3,12 @@
 Each kind maps to a class of :mod:`toolrelay.search`, made with its defaults: ``regex``
 matches a pattern against names and descriptions, ``bm25`` ranks by keywords, ``vector`` by
 embedding similarity (needs the ``embeddings`` extra), ``hybrid`` fuses keywords and
-embeddings, and ``auto`` is what :func:`toolrelay.search._factory.default_index` recommends for
+embeddings, and ``auto`` is what :func:`toolrelay.search.default_index` recommends for
 the installed packages.
 
 :func:`build_index` is how every command builds one: the embedding model is loaded first,
 under a spinner and timed on its own, then the catalog is indexed under a progress bar fed
-by the index itself (:data:`~toolrelay.search._base.IndexProgress`: ``Embedding 1,200/2,574
+by the index itself (:data:`~toolrelay.search.IndexProgress`: ``Embedding 1,200/2,574
 tools ... 0:00:31 remaining``), so neither wait is counted as search time.
 """
 

@@ -5,7 +5,7 @@ the largest confusable clusters, the least retrievable tools, the largest defini
 a summary line; ``--json`` prints the whole report instead. The exit status is 1 when a
 finding reaches ``--fail-on`` (``error`` by default), so the command can guard a catalog in
 CI or a pre-commit hook. Settings come from ``[tool.toolrelay.lint]`` in the nearest
-``pyproject.toml`` (see :mod:`toolrelay.lint._config`); options given here override them.
+``pyproject.toml`` (see :class:`~toolrelay.lint.LintConfig`); options given here override them.
 
 Tools of JSON catalogs may declare their side effects with MCP ``annotations``
 (``readOnlyHint``, ``destructiveHint``); they are read from the catalog file.

@@ -232,7 +232,7 @@ class MeteredModel:
 
 
 class RecordingIndex:
-    """A :class:`~toolrelay.search._base.ToolIndex` that keeps every search's response."""
+    """A :class:`~toolrelay.search.ToolIndex` that keeps every search's response."""
 
     def __init__(self, index: ToolIndex) -> None:
         self.inner = index

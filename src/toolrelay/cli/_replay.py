@@ -15,7 +15,7 @@ decision is read off the conversation so far, the way a model reads it:
 - a tool that answers with an error ends the replay with that error quoted.
 
 Each user message starts the triage again from whatever the back end holds by then. What the
-replay says and writes comes in the demo's language (:mod:`toolrelay.cli._demo_language`).
+replay says and writes comes in the demo's language (``_demo_language.py``).
 """
 
 from __future__ import annotations

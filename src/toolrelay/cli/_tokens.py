@@ -1,6 +1,6 @@
 """Token sizes of tool definitions for the command line, and the search tool's own size.
 
-The counting itself lives in :mod:`toolrelay.tools._tokens` (cl100k_base on the OpenAI wire
+The counting itself is :func:`~toolrelay.tools.tool_tokens`'s (cl100k_base on the OpenAI wire
 shape of a definition); it is re-exported here for the commands. This module adds the
 definition of the ``tool_search`` tool, which only the chat client knows, in the language
 the advisor would show it.

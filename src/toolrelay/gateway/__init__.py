@@ -1,18 +1,17 @@
 """The tool-search gateway: one MCP server fronting many tool sources (``toolrelay serve``).
 
 It fronts upstream MCP servers and Python tool modules, named in a TOML file
-(:mod:`toolrelay.gateway._config`), and offers any MCP client progressive disclosure:
+(:class:`GatewayConfig`), and offers any MCP client progressive disclosure:
 ``tool_search`` over all their tools and ``call_tool(name, arguments)``, which forwards to the
 tool's owner. The permission hooks are the in-process tool search's (``tool_filter``,
 ``authorize``); calls run through a :class:`~toolrelay.execution.ToolCallingManager` with
-approval, idempotency and audit interceptors (:mod:`toolrelay.gateway._side_effects`), driven
-by each tool's metadata and the file's per-tool policies (:mod:`toolrelay.gateway._policy`:
+approval, idempotency and audit interceptors, driven
+by each tool's metadata and the file's per-tool policies (:class:`ToolPolicy`:
 ``[tools."NAME"]`` with ``requires_approval``, ``idempotency_key``...). What clients read
 besides the catalog is in the catalog's language, English or Chinese
-(:mod:`toolrelay.gateway._texts`). Clients are told each tool's side effects as the gateway
-runs it, and ``call_tool``'s as the most any of them may do
-(:mod:`toolrelay.gateway._annotations`); what they may send is in
-:mod:`toolrelay.gateway._parameters`. Needs the ``mcp`` extra.
+(:class:`GatewayTexts`). Clients are told each tool's side effects as the gateway
+runs it, and ``call_tool``'s as the most any of them may do, as MCP annotations; what they
+may send is checked before a call runs. Needs the ``mcp`` extra.
 
 Example::
 

@@ -2,9 +2,9 @@
 
 An MCP client decides what to confirm from the annotations of the tools it lists, and a
 gateway's clients list two. :func:`as_run` gives a tool's annotations as the gateway runs it
-(its policies applied, see :func:`~toolrelay.gateway._policy.apply_policies`), which each
+(its policies applied, see ``apply_policies``), which each
 ``tool_search`` hit carries; :func:`most_of` gives ``call_tool``'s, the most any tool may do.
-Both publish as :func:`~toolrelay.mcp._annotations.annotations_from_metadata` does: every hint
+Both publish as the MCP server's ``annotations_from_metadata`` does: every hint
 stated, none safer than declared.
 """
 

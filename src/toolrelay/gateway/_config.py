@@ -97,10 +97,10 @@ class SearchSettings:
         min_score: Hits scoring below this are dropped; ``None`` keeps all.
         min_relative_score: Hits scoring below this fraction (0-1) of the best hit's score
             are dropped; ``None`` (or ``0``, as TOML has no null) keeps all. See
-            :class:`~toolrelay.gateway._gateway.ToolGateway` for why it is on by default.
+            :class:`~toolrelay.gateway.ToolGateway` for why it is on by default.
         language: The language of what clients read besides the catalog (the two tools'
             texts, the "not available" answer, the default instructions): ``"auto"`` (the
-            catalog's language, see :mod:`toolrelay.gateway._texts`), ``"en"`` or ``"zh"``.
+            catalog's language, see :class:`~toolrelay.gateway.GatewayTexts`), ``"en"`` or ``"zh"``.
     """
 
     index: str = "auto"

@@ -1,6 +1,6 @@
 """The parameters of ``tool_search`` and ``call_tool`` as clients send them.
 
-The schemas clients read are plain (:func:`~toolrelay.gateway._texts.call_tool_schema`); what
+The schemas clients read are plain (``call_tool_schema``); what
 arrives is looser. Command-line clients decode every ``key=value`` they can (the MCP
 Inspector sends ``query=404`` as the number 404), and models send a JSON text where an object
 is expected. The types here validate the functions behind the two tools: they accept those
@@ -49,7 +49,7 @@ def _as_object(value: object) -> object:
 
 SearchText = Annotated[SearchQuery, BeforeValidator(_as_text)]
 """A ``tool_search`` text (``query``, ``category``): a string, or words a client decoded into
-a number, a boolean or a list; at most :data:`~toolrelay.toolsearch._search_tool.MAX_QUERY_LENGTH`
+a number, a boolean or a list; at most :data:`~toolrelay.toolsearch.MAX_QUERY_LENGTH`
 characters."""
 
 CallArguments = Annotated[dict[str, Any], BeforeValidator(_as_object)]

@@ -17,7 +17,7 @@ Keys (all optional; what a table leaves out keeps the tool's own value):
 
 - ``read_only``, ``destructive``, ``requires_approval``, ``timeout``: replace the tool's
   metadata (for an MCP tool: what its ``readOnlyHint``, ``destructiveHint`` and approval
-  ``_meta`` key say, see :mod:`toolrelay.mcp._annotations`);
+  ``_meta`` key say, see :class:`~toolrelay.mcp.McpTool`);
 - ``idempotency_key``: argument names (one, or a list), exactly as
   :attr:`ToolMetadata.idempotency_key <toolrelay.tools.ToolMetadata.idempotency_key>` takes
   them: the key is the tool's name plus a digest of those arguments and the tenant. Each name
@@ -189,7 +189,7 @@ def apply_policies(tool: Tool, policies: Sequence[ToolPolicy]) -> Tool:
     The policies replace what they set. A tool that is not read-only counts as destructive
     unless it says it destroys nothing (an MCP server's ``destructiveHint: false``) or a
     policy says ``destructive = false``: that is what MCP assumes of a tool that may change
-    state, and what the gateway tells its clients (see :mod:`toolrelay.mcp._annotations`), so
+    state, and what the gateway tells its clients (as MCP annotations), so
     ``[approval] destructive = true`` asks about every such tool.
 
     Raises:

@@ -82,10 +82,10 @@ async def open_gateway(
         authorize: Whether a call may run (as for :class:`ToolGateway`).
         tool_calling_manager: Runs the calls, with interceptors of its own. By default one
             whose ``default_timeout`` is ``config.timeout``, with the audit, idempotency and
-            approval interceptors of :mod:`toolrelay.gateway._side_effects`.
+            approval interceptors the file's settings ask for (``_side_effects.py``).
         guards: Extra guards for every call.
         index: The search index; by default the one ``config.search.index`` names.
-        module_loader: Loads a ``[[modules]]`` entry (see :mod:`toolrelay.gateway._modules`).
+        module_loader: Loads a ``[[modules]]`` entry (see ``_modules.py``).
         approval: Decides about calls that need approval (sync or async); replaces the
             file's ``[approval] handler``.
         idempotency_store: Where results of idempotent calls are recorded; replaces the

@@ -22,7 +22,7 @@ The gateway's :class:`~toolrelay.execution.ToolCallingManager` gets, outermost f
 :class:`~toolrelay.execution.IdempotencyInterceptor` and an
 :class:`~toolrelay.execution.ApprovalInterceptor`: a recorded result answers a repeated call
 before anyone is asked again. Which calls they act on follows each tool's metadata, with the
-file's ``[tools."NAME"]`` policies applied (:mod:`toolrelay.gateway._policy`).
+file's ``[tools."NAME"]`` policies applied (``_policy.py``).
 
 The handler receives a :class:`~toolrelay.execution.ToolCallRequest` (tool, arguments, the
 caller's context) and answers ``Approve()``, ``Deny(reason)`` or ``Defer()``; it may be a

@@ -3,14 +3,14 @@
 Besides the catalog's own texts, an MCP client's model reads the descriptions of
 ``tool_search`` and ``call_tool`` and of their parameters, the server's instructions, and the
 answer to a name it may not use. The parameters of ``tool_search`` and that answer are the
-in-process tool search's (:mod:`toolrelay.toolsearch._texts`), so both speak alike. The
+in-process tool search's (:class:`~toolrelay.toolsearch.SearchTexts`), so both speak alike. The
 rest differs from the in-process texts, because a gateway's hits carry their input schema and
 its tools run through ``call_tool``; :class:`GatewayTexts` holds them, with the search texts,
 in one language: :data:`ENGLISH` and :data:`CHINESE`.
 
 :class:`~toolrelay.gateway.ToolGateway` takes ``language="auto"`` by default, like the
 :class:`~toolrelay.client.ToolSearchAdvisor`: the texts follow the language of the catalogs'
-descriptions (:func:`~toolrelay.tools._language.catalog_language`); ``"en"`` and ``"zh"`` fix
+descriptions (``catalog_language``); ``"en"`` and ``"zh"`` fix
 it, and :class:`GatewayTexts` of your own give texts in any other::
 
     ToolGateway(catalogs, language="zh")
@@ -148,7 +148,7 @@ class GatewayTextSelector:
     Args:
         language: ``"auto"``, ``"en"``, ``"zh"`` or texts of your own (see the module docs).
         unavailable_message: The answer to a name the caller cannot use, winning over the
-            language's; :data:`~toolrelay.toolsearch._texts.FROM_LANGUAGE` for the
+            language's; :data:`~toolrelay.toolsearch.FROM_LANGUAGE` for the
             language's.
 
     Raises:

@@ -1,9 +1,9 @@
 """The index the retrieval rules rank a catalog with: the one that would serve it.
 
-``auto`` is what :func:`toolrelay.search._factory.default_index` recommends: BM25 plus MiniLM
+``auto`` is what :func:`toolrelay.search.default_index` recommends: BM25 plus MiniLM
 embeddings when the ``embeddings`` extra is installed, BM25 alone otherwise. For the
 embedding side, queries are embedded ahead in batches (see
-:class:`~toolrelay.lint._query_vectors.BatchedQueryEmbedder`), and both query and document
+``BatchedQueryEmbedder``), and both query and document
 vectors go to the disk cache, so linting an unchanged catalog again embeds nothing.
 """
 

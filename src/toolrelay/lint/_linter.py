@@ -49,7 +49,7 @@ def lint(
         cache: The embedding cache (``True``: the default file; ``False``: none).
         catalog: A label for the report (a path or module name).
         progress: Told how far indexing the catalog for the retrieval rules is (see
-            :data:`~toolrelay.search._base.IndexProgress`); embedding a large catalog the
+            :data:`~toolrelay.search.IndexProgress`); embedding a large catalog the
             first time takes minutes.
 
     Returns:

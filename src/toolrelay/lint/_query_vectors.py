@@ -28,7 +28,7 @@ _BATCH = 256
 
 
 class BatchedQueryEmbedder:
-    """An :class:`~toolrelay.search._embedders.Embedder` that answers primed queries from memory.
+    """An :class:`~toolrelay.search.Embedder` that answers primed queries from memory.
 
     Args:
         embedder: The embedder that does the work.

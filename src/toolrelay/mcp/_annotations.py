@@ -56,8 +56,8 @@ OPEN_WORLD = "open_world"
 
 ANNOTATIONS = "annotations"
 """``ToolMetadata.extra`` key: the MCP annotations as the tool's source stated them, by their
-MCP names (``destructiveHint``...). The same key as ``toolrelay.lint._targets.ANNOTATIONS``,
-which the linter reads; the linter cannot import this module, which needs the MCP SDK."""
+MCP names (``destructiveHint``...). The same key as the linter's ``ANNOTATIONS``, which it
+reads; the linter cannot import this module, which needs the MCP SDK."""
 
 MCP_SERVER = "mcp_server"
 """``ToolMetadata.extra`` key: the configured name of the tool's server."""

@@ -68,7 +68,7 @@ class McpServerConfig:
         url: The endpoint of a streamable HTTP server (``http://host:port/mcp``).
         headers: HTTP headers sent with every request (e.g. ``Authorization``).
         prefix: Put in front of each tool name as a category; ``None`` uses ``name``, ``""``
-            none (see :func:`~toolrelay.mcp._names.mcp_tool_name`).
+            none (see ``mcp_tool_name``).
         timeout: Seconds one tool call may take (``None``: no limit). Also the tool's
             ``ToolMetadata.timeout``, so the execution layer cancels it at the same time.
         connect_timeout: Seconds to start or reach the server and list its tools.

@@ -1,13 +1,13 @@
 """The names MCP tools get in toolrelay: prefixed by server, valid, at most 64 characters sent.
 
 An MCP server names its tools as it likes. :func:`mcp_tool_name` turns the server's name into a
-toolrelay name, valid by :func:`~toolrelay.tools._names.validate_tool_name`:
+toolrelay name, valid by :func:`~toolrelay.tools.validate_tool_name`:
 
 1. the server's prefix goes in front as a category: ``payments.get_transaction`` (sent to
    providers as ``payments__get_transaction``);
 2. a name toolrelay accepts is kept as it is, in any script: ``weather.查询天气`` is sent as
    ``weather_<8 hex>`` by the same rule as every other tool name
-   (:func:`~toolrelay.tools._names.provider_safe_name`) and mapped back;
+   (:func:`~toolrelay.tools.provider_safe_name`) and mapped back;
 3. otherwise each character toolrelay rejects (spaces, punctuation) becomes ``_``, an empty
    dotted segment becomes ``_``, and the name ends in ``_`` plus 8 hex digits of a SHA-256 of
    prefix and original name; a name whose provider-safe form would still be longer than 64
@@ -81,7 +81,7 @@ def mcp_tool_name(original: str, prefix: str = "") -> str:
 
     Returns:
         A valid toolrelay tool name whose provider-safe form has at most 64 characters
-        (:data:`~toolrelay.tools._names.HASH_LENGTH` hex digits end a cleaned-up one).
+        (``HASH_LENGTH`` hex digits end a cleaned-up one).
     """
     name = f"{prefix}.{original}" if prefix else original
     try:

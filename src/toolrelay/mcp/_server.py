@@ -8,9 +8,9 @@
 
 Each tool is listed with its definition exactly as toolrelay has it (canonical name, the
 description, the input schema) and annotations from its metadata
-(:func:`~toolrelay.mcp._annotations.annotations_from_metadata`). A call runs ``tool.call`` with
+(``annotations_from_metadata``). A call runs ``tool.call`` with
 the request's ``_meta`` as the :class:`~toolrelay.tools.ToolContext`
-(:func:`~toolrelay.mcp._context.context_from_meta`; ``context`` entries override it), within
+(:func:`~toolrelay.mcp.context_from_meta`; ``context`` entries override it), within
 the tool's ``metadata.timeout``. Whatever goes wrong becomes a result with ``isError`` set
 whose text tells the model what happened; only an unknown tool name is a protocol error.
 """

@@ -7,7 +7,7 @@ A call:
    (:class:`~toolrelay.exceptions.ToolArgumentError`), so a bad call never reaches the server;
 3. sends it under the tool's original name, with the
    :class:`~toolrelay.tools.ToolContext` as the request's ``_meta`` (never as arguments);
-4. returns the result as text (see :mod:`toolrelay.mcp._results`), or raises
+4. returns the result as text (see ``_results.py``), or raises
    :class:`~toolrelay.exceptions.ToolExecutionError` with the server's text when the result
    has ``isError`` set. The execution layer answers that with an error tool response
    (``is_error=True``) the model can act on, as it does a server that fails or dies
@@ -47,7 +47,7 @@ class McpTool:
     Args:
         info: The tool as the server listed it.
         name: Its toolrelay name (prefixed, provider-safe; see
-            :func:`~toolrelay.mcp._names.mcp_tool_name`).
+            ``mcp_tool_name``).
         server: The server's configured name.
         caller: Sends a call to the server.
         timeout: The server's call timeout (becomes ``metadata.timeout``).
@@ -88,7 +88,7 @@ class McpTool:
 
     @property
     def metadata(self) -> ToolMetadata:
-        """Flags from the server's annotations (see :mod:`toolrelay.mcp._annotations`)."""
+        """Flags from the server's annotations (see ``_annotations.py``)."""
         return self._metadata
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:

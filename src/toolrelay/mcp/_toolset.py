@@ -15,7 +15,7 @@ tools can be called from any loop or thread (``call_sync`` included), and ``with
 works in synchronous code.
 
 Names are prefixed by server (``payments.get_transaction``; see
-:mod:`toolrelay.mcp._names`). Two servers offering the same name without prefixes is an
+``_names.py``). Two servers offering the same name without prefixes is an
 error naming both servers (:class:`~toolrelay.exceptions.DuplicateToolError`), and a tool
 whose input schema is not valid JSON Schema is refused like any other definition
 (:class:`~toolrelay.exceptions.ToolDefinitionError`, naming the tool and the problem).

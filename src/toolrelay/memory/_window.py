@@ -83,7 +83,7 @@ class MessageWindowChatMemory:
     Concurrent calls for one conversation on one event loop are serialised, so appends from
     parallel requests are never lost; different conversations never wait for each other.
     Across processes, a repository with an atomic ``append``
-    (:class:`~toolrelay.memory._base.AppendingRepository`, e.g. Redis) is appended to instead
+    (``AppendingRepository``, e.g. Redis) is appended to instead
     of read, trimmed and saved, so workers sharing a conversation never lose a message; it
     stores up to :data:`STORED_WINDOWS` windows and the window is applied when reading.
     """

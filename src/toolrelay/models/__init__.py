@@ -1,7 +1,7 @@
 """Chat models: the contract every provider adapter satisfies, and the streamed-chunk format.
 
-See :class:`ChatModel` for the contract and :mod:`toolrelay.models._chunks` for how partial
-tool calls travel in a stream and merge back.
+See :class:`ChatModel` for the contract and :class:`ChunkMerger` for how partial tool calls
+travel in a stream and merge back.
 
 Provider adapters (each needs its extra; importing this package imports no provider SDK):
 

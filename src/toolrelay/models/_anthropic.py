@@ -8,8 +8,8 @@ Example::
     client = ChatClient.builder(model).default_tools(RefundTools()).build()
 
 The wire format (``tool_use`` / ``tool_result`` blocks, ``is_error``, prompt caching, cache
-token metadata) is documented in :mod:`toolrelay.models._anthropic_wire`; tool choice and the
-parallel-calls switch in :mod:`toolrelay.models._tool_choice`. Errors of the SDK become
+token metadata) is documented with its translation (``_anthropic_wire.py``); tool choice and the
+parallel-calls switch with theirs (``_tool_choice.py``). Errors of the SDK become
 :class:`~toolrelay.exceptions.ModelAPIError` (and subclasses) or
 :class:`~toolrelay.exceptions.ModelConnectionError` after the SDK's own retries.
 """

@@ -1,7 +1,7 @@
 """The Anthropic Messages wire format: request parts in, messages and stream events out.
 
 Pure functions over plain JSON data (the SDK's objects are dumped first).
-:class:`AnthropicChatModel <toolrelay.models._anthropic.AnthropicChatModel>` does the sending.
+:class:`~toolrelay.models.AnthropicChatModel` does the sending.
 
 Mapping:
 
@@ -16,8 +16,8 @@ Mapping:
   cached.
 - ``prompt_tokens`` counts every input token (uncached + cache reads + cache writes); the
   cache parts are in the response metadata under
-  :data:`~toolrelay.models._metadata.CACHE_READ_TOKENS` and
-  :data:`~toolrelay.models._metadata.CACHE_WRITE_TOKENS`.
+  ``CACHE_READ_TOKENS`` and
+  ``CACHE_WRITE_TOKENS``.
 - ``thinking`` blocks are not kept.
 """
 

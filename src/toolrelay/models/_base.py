@@ -11,7 +11,7 @@ call :func:`ensure_tools_supported` first thing, and the client checks again bef
 any model.
 
 Streaming yields :class:`~toolrelay.messages.ChatResponse` chunks in the representation
-documented in :mod:`toolrelay.models._chunks`.
+that :class:`~toolrelay.models.ChunkMerger` documents and merges.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ class ChatModel(Protocol):
         """Answer ``prompt`` as a stream of chunks.
 
         Each chunk is a :class:`~toolrelay.messages.ChatResponse` holding a piece of the
-        answer (see :mod:`toolrelay.models._chunks` for how partial tool calls are carried);
-        :class:`~toolrelay.models._chunks.ChunkMerger` rebuilds the complete response.
+        answer; :class:`~toolrelay.models.ChunkMerger` says how partial tool calls are carried
+        and rebuilds the complete response.
 
         Raises:
             ToolsNotSupportedError: The prompt carries tools and the model cannot take them.

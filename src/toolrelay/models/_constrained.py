@@ -1,6 +1,6 @@
 """Tool calling by constrained decoding: the prompt a local model sees and the grammars it obeys.
 
-A local model has no tool-calling API, so :class:`~toolrelay.models._llama_cpp.LlamaCppChatModel`
+A local model has no tool-calling API, so :class:`~toolrelay.models.LlamaCppChatModel`
 describes the tools in the system prompt and constrains generation in two steps, so that
 every call it returns names an exposed tool and has arguments matching that tool's schema:
 

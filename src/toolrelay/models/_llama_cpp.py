@@ -2,7 +2,7 @@
 
 It runs the model with llama.cpp (through llama-cpp-python) and needs the ``local`` extra
 (``pip install "toolrelay[local]"``, which builds llama.cpp). Tool calling works by two-step
-constrained decoding (see :mod:`toolrelay.models._constrained`): every call names an exposed
+constrained decoding (see ``_constrained.py``): every call names an exposed
 tool and its arguments match that tool's JSON Schema, whatever the model's size. A reply
 holds at most one call.
 

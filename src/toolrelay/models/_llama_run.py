@@ -1,6 +1,6 @@
 """Generation steps on a llama.cpp model, streamed token by token, with usage summed.
 
-One request to :class:`~toolrelay.models._llama_cpp.LlamaCppChatModel` runs one or two
+One request to :class:`~toolrelay.models.LlamaCppChatModel` runs one or two
 constrained steps on the same prompt; :class:`GenerationRun` runs them, passes text on as it
 is generated, and builds the response with the usage of all steps.
 """

@@ -10,8 +10,8 @@ Example::
     local = OpenAIChatModel("qwen2.5", base_url="http://localhost:11434/v1")
     client = ChatClient.builder(model).default_tools(get_weather).build()
 
-The wire format is documented in :mod:`toolrelay.models._openai_wire`; tool choice and the
-parallel-calls switch in :mod:`toolrelay.models._tool_choice`. Errors of the SDK become
+The wire format is documented with its translation (``_openai_wire.py``); tool choice and the
+parallel-calls switch with theirs (``_tool_choice.py``). Errors of the SDK become
 :class:`~toolrelay.exceptions.ModelAPIError` (and subclasses) or
 :class:`~toolrelay.exceptions.ModelConnectionError` after the SDK's own retries.
 """
@@ -74,7 +74,7 @@ class OpenAIChatModel:
         http_client: An ``httpx`` async client for the SDK (proxies, tests).
         max_retries: Retries of the SDK for connection errors, 408, 409, 429 and 5xx.
         timeout: Seconds per request (the SDK's default when ``None``).
-        strict_tools: Send tools in strict mode (see :mod:`toolrelay.models._strict_schema`).
+        strict_tools: Send tools in strict mode (OpenAI's strict subset of JSON Schema).
         tool_choice: Default tool choice (``"auto"``, ``"required"``, ``"none"``, a tool name
             or the provider's own mapping); a request's ``extras["tool_choice"]`` wins.
         parallel_tool_calls: Default of the parallel-calls switch; ``None`` leaves the

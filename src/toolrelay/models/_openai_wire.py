@@ -1,8 +1,8 @@
 """The OpenAI Chat Completions wire format: request bodies in, responses and chunks out.
 
 Pure functions over plain JSON data (the SDK's objects are dumped first), so the format is
-tested without a network and without the SDK's types. :class:`OpenAIChatModel
-<toolrelay.models._openai.OpenAIChatModel>` does the sending.
+tested without a network and without the SDK's types.
+:class:`~toolrelay.models.OpenAIChatModel` does the sending.
 
 Mapping:
 
@@ -13,9 +13,9 @@ Mapping:
 - Chat Completions has no error flag on tool results, so the content of a failed call is
   prefixed with :data:`DEFAULT_ERROR_PREFIX` (``"ERROR: "``, configurable).
 - Tools go out as ``function`` tools under their provider-safe names; in strict mode with
-  :func:`~toolrelay.models._strict_schema.to_strict_schema` schemas and ``"strict": true``.
+  ``to_strict_schema`` schemas and ``"strict": true``.
 - Usage maps to :class:`~toolrelay.messages.Usage`; cached prompt tokens and reasoning tokens
-  go to the response metadata (:data:`~toolrelay.models._metadata.CACHE_READ_TOKENS`, ...).
+  go to the response metadata (``CACHE_READ_TOKENS``, ...).
 """
 
 from __future__ import annotations
@@ -131,7 +131,7 @@ def tools_to_openai(
 
     Raises:
         ConfigurationError: ``strict`` and a tool's schema strict mode cannot express (see
-            :func:`~toolrelay.models._strict_schema.to_strict_schema`); the tool is named.
+            ``to_strict_schema``); the tool is named.
     """
     tools = []
     for definition in definitions:
@@ -218,9 +218,10 @@ def completion_to_response(data: Mapping[str, Any], tools: WireTools) -> ChatRes
 class OpenAIStreamParser:
     """Turns ``chat.completion.chunk`` objects into toolrelay chunks, one at a time.
 
-    Tool-call deltas are tagged with their call's index (see :mod:`toolrelay.models._chunks`).
-    A delta at an index already taken by a call with another, non-empty id starts a new call
-    (some servers number every call 0); empty and repeated ids continue the call. In strict
+    Tool-call deltas are tagged with their call's index (as
+    :class:`~toolrelay.models.ChunkMerger` reads them). A delta at an index already taken by a
+    call with another, non-empty id starts a new call (some servers number every call 0); empty
+    and repeated ids continue the call. In strict
     mode the calls are held back and sent complete by :meth:`finish`, because dropping the
     nulls strict mode added needs the whole arguments.
     """

@@ -1,6 +1,6 @@
 """The two names of a tool on the wire: the provider-safe one sent, the canonical one kept.
 
-Adapters send every tool under :func:`~toolrelay.tools._names.provider_safe_name` of its
+Adapters send every tool under :func:`~toolrelay.tools.provider_safe_name` of its
 canonical name (``refund.find_orders`` goes out as ``refund__find_orders``) and translate the
 names in a reply back through the request's own tools, so the tool loop sees canonical names
 whichever form the model echoes. A name that matches no tool of the request is kept as the

@@ -35,8 +35,8 @@ the turn it belongs to (``toolrelay.turn.model_call``).
 Metrics (histograms): ``gen_ai.client.operation.duration`` (seconds, by
 ``gen_ai.operation.name``: ``chat``, ``execute_tool``, ``invoke_agent``),
 ``gen_ai.client.token.usage`` (tokens per model call, by ``gen_ai.token.type``: ``input`` and
-``output``) and ``toolrelay.search.duration`` (seconds). Attribute names are in
-:mod:`toolrelay.otel._attributes`.
+``output``) and ``toolrelay.search.duration`` (seconds). Attribute names other than
+the semantic conventions' start with ``toolrelay.``.
 
 **Content stays out by default.** Spans carry names, ids, counts, statuses and error types,
 never what people, models or tools wrote: no messages, tool arguments or results, search

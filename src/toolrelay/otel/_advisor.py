@@ -62,8 +62,8 @@ from toolrelay.otel._context import (
     traced_stream,
     turn_context,
 )
+from toolrelay.otel._instruments import Instruments
 from toolrelay.otel._model import finish_reasons, usage_attributes
-from toolrelay.otel._telemetry import Telemetry
 
 __all__ = ["TracingAdvisor"]
 
@@ -74,8 +74,8 @@ class TracingAdvisor:
     """Traces and measures each client request (see the module docs).
 
     Args:
-        telemetry: Where spans and metrics go; a default ``Telemetry()`` (global providers,
-            no content) when omitted.
+        telemetry: Where spans and metrics go, a :class:`~toolrelay.otel.Telemetry`; the
+            global providers, without content, when omitted.
         agent_name: ``gen_ai.agent.name``; the span is named ``invoke_agent {agent_name}``.
         order: Position in the chain; keep it lower than every other advisor's.
         name: For messages.
@@ -83,13 +83,13 @@ class TracingAdvisor:
 
     def __init__(
         self,
-        telemetry: Telemetry | None = None,
+        telemetry: Instruments | None = None,
         *,
         agent_name: str | None = None,
         order: int = HIGHEST_PRECEDENCE,
         name: str = "tracing",
     ) -> None:
-        self.telemetry = telemetry if telemetry is not None else Telemetry()
+        self.telemetry = telemetry if telemetry is not None else Instruments()
         self.agent_name = agent_name
         self.order = order
         self.name = name

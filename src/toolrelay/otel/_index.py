@@ -40,7 +40,7 @@ from toolrelay.otel._attributes import (
     TOOLRELAY_SEARCH_TYPE,
 )
 from toolrelay.otel._context import mark_failed, present
-from toolrelay.otel._telemetry import Telemetry
+from toolrelay.otel._instruments import Instruments
 from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
 from toolrelay.tools import ToolDefinition
 
@@ -52,16 +52,16 @@ class TracedToolIndex:
 
     Args:
         index: The index to wrap.
-        telemetry: Where spans and metrics go; a default ``Telemetry()`` (global providers,
-            no content) when omitted.
+        telemetry: Where spans and metrics go, a :class:`~toolrelay.otel.Telemetry`; the
+            global providers, without content, when omitted.
 
     Attributes:
         wrapped: The wrapped index; its other attributes are reachable through this object.
     """
 
-    def __init__(self, index: ToolIndex, telemetry: Telemetry | None = None) -> None:
+    def __init__(self, index: ToolIndex, telemetry: Instruments | None = None) -> None:
         self.wrapped = index
-        self.telemetry = telemetry if telemetry is not None else Telemetry()
+        self.telemetry = telemetry if telemetry is not None else Instruments()
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes this class lacks: the wrapped index answers.

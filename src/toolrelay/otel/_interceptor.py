@@ -43,7 +43,7 @@ from toolrelay.otel._attributes import (
     TOOLRELAY_TURN_MODEL_CALL,
 )
 from toolrelay.otel._context import attached, current_turn, mark_failed, present
-from toolrelay.otel._telemetry import Telemetry
+from toolrelay.otel._instruments import Instruments
 
 __all__ = ["TracingInterceptor"]
 
@@ -55,12 +55,12 @@ class TracingInterceptor:
     """Traces and measures every tool execution (see the module docs).
 
     Args:
-        telemetry: Where spans and metrics go; a default ``Telemetry()`` (global providers,
-            no content) when omitted.
+        telemetry: Where spans and metrics go, a :class:`~toolrelay.otel.Telemetry`; the
+            global providers, without content, when omitted.
     """
 
-    def __init__(self, telemetry: Telemetry | None = None) -> None:
-        self.telemetry = telemetry if telemetry is not None else Telemetry()
+    def __init__(self, telemetry: Instruments | None = None) -> None:
+        self.telemetry = telemetry if telemetry is not None else Instruments()
 
     def __repr__(self) -> str:
         return f"TracingInterceptor({self.telemetry!r})"

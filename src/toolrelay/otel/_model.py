@@ -62,7 +62,7 @@ from toolrelay.otel._context import (
     present,
     traced_stream,
 )
-from toolrelay.otel._telemetry import Telemetry
+from toolrelay.otel._instruments import Instruments
 from toolrelay.prompt import Prompt
 
 __all__ = ["TracedChatModel", "finish_reasons", "usage_attributes"]
@@ -73,8 +73,8 @@ class TracedChatModel:
 
     Args:
         model: The model to wrap.
-        telemetry: Where spans and metrics go; a default ``Telemetry()`` (global providers,
-            no content) when omitted.
+        telemetry: Where spans and metrics go, a :class:`~toolrelay.otel.Telemetry`; the
+            global providers, without content, when omitted.
         provider_name: ``gen_ai.provider.name`` (``"openai"``, ...); by default the part of
             the model's ``name`` before ``":"`` (``"openai:gpt-4o"`` gives ``"openai"``), or
             none.
@@ -86,12 +86,12 @@ class TracedChatModel:
     def __init__(
         self,
         model: ChatModel,
-        telemetry: Telemetry | None = None,
+        telemetry: Instruments | None = None,
         *,
         provider_name: str | None = None,
     ) -> None:
         self.wrapped = model
-        self.telemetry = telemetry if telemetry is not None else Telemetry()
+        self.telemetry = telemetry if telemetry is not None else Instruments()
         self.provider_name = provider_name if provider_name is not None else _provider_of(model)
 
     @property

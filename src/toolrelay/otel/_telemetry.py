@@ -1,44 +1,24 @@
-"""``Telemetry``: the tracer, the instruments and the content policy that the pieces share."""
+"""``Telemetry``: the shared instruments, and the methods that hand out the traced pieces."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
-
-from opentelemetry import metrics, trace
-from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import TracerProvider
-from opentelemetry.util.types import AttributeValue
-
-from toolrelay._version import __version__
 from toolrelay.client._advisor import HIGHEST_PRECEDENCE
-from toolrelay.messages import Usage
-from toolrelay.otel._attributes import (
-    DURATION_BUCKETS,
-    GEN_AI_CLIENT_OPERATION_DURATION,
-    GEN_AI_CLIENT_TOKEN_USAGE,
-    GEN_AI_TOKEN_TYPE,
-    SCOPE,
-    SEARCH_DURATION,
-    TOKEN_BUCKETS,
-    TOKEN_INPUT,
-    TOKEN_OUTPUT,
-)
-from toolrelay.otel._context import present
-
-if TYPE_CHECKING:
-    from toolrelay.models._base import ChatModel
-    from toolrelay.otel._advisor import TracingAdvisor
-    from toolrelay.otel._index import TracedToolIndex
-    from toolrelay.otel._interceptor import TracingInterceptor
-    from toolrelay.otel._model import TracedChatModel
-    from toolrelay.search._base import ToolIndex
+from toolrelay.models import ChatModel
+from toolrelay.otel._advisor import TracingAdvisor
+from toolrelay.otel._index import TracedToolIndex
+from toolrelay.otel._instruments import Instruments
+from toolrelay.otel._interceptor import TracingInterceptor
+from toolrelay.otel._model import TracedChatModel
+from toolrelay.search import ToolIndex
 
 __all__ = ["Telemetry"]
 
 
-class Telemetry:
+class Telemetry(Instruments):
     """Where spans and metrics go, and whether they may carry content; hands out the pieces.
+
+    Every piece it hands out records with this object, so they share one tracer, one set of
+    metric instruments and one content policy.
 
     Example::
 
@@ -63,83 +43,20 @@ class Telemetry:
         capture_content: As given.
     """
 
-    def __init__(
-        self,
-        *,
-        tracer_provider: TracerProvider | None = None,
-        meter_provider: MeterProvider | None = None,
-        capture_content: bool = False,
-    ) -> None:
-        self.capture_content = capture_content
-        self.tracer = trace.get_tracer(SCOPE, __version__, tracer_provider)
-        meter = metrics.get_meter(SCOPE, __version__, meter_provider)
-        self._operation_duration = meter.create_histogram(
-            GEN_AI_CLIENT_OPERATION_DURATION,
-            unit="s",
-            description="Duration of GenAI operations: model calls, tool executions, requests.",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
-        )
-        self._token_usage = meter.create_histogram(
-            GEN_AI_CLIENT_TOKEN_USAGE,
-            unit="{token}",
-            description="Tokens used per model call, by token type.",
-            explicit_bucket_boundaries_advisory=TOKEN_BUCKETS,
-        )
-        self._search_duration = meter.create_histogram(
-            SEARCH_DURATION,
-            unit="s",
-            description="Duration of tool index searches.",
-            explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
-        )
-
-    def __repr__(self) -> str:
-        return f"Telemetry(capture_content={self.capture_content})"
-
-    # --- the pieces -------------------------------------------------------------------------
-    # Imported on use: every piece module imports this one.
-
     def advisor(
         self, *, agent_name: str | None = None, order: int = HIGHEST_PRECEDENCE
     ) -> TracingAdvisor:
         """A :class:`~toolrelay.otel.TracingAdvisor` (one span per client request)."""
-        from toolrelay.otel._advisor import TracingAdvisor
-
         return TracingAdvisor(self, agent_name=agent_name, order=order)
 
     def model(self, model: ChatModel, *, provider_name: str | None = None) -> TracedChatModel:
         """``model`` wrapped in a :class:`~toolrelay.otel.TracedChatModel` (a span per call)."""
-        from toolrelay.otel._model import TracedChatModel
-
         return TracedChatModel(model, self, provider_name=provider_name)
 
     def interceptor(self) -> TracingInterceptor:
         """A :class:`~toolrelay.otel.TracingInterceptor` (a span per tool execution)."""
-        from toolrelay.otel._interceptor import TracingInterceptor
-
         return TracingInterceptor(self)
 
     def index(self, index: ToolIndex) -> TracedToolIndex:
         """``index`` wrapped in a :class:`~toolrelay.otel.TracedToolIndex` (a span per search)."""
-        from toolrelay.otel._index import TracedToolIndex
-
         return TracedToolIndex(index, self)
-
-    # --- recording --------------------------------------------------------------------------
-
-    def record_operation(
-        self, seconds: float, attributes: Mapping[str, AttributeValue | None]
-    ) -> None:
-        """Add one operation's duration to ``gen_ai.client.operation.duration``."""
-        self._operation_duration.record(seconds, present(attributes))
-
-    def record_tokens(self, usage: Usage, attributes: Mapping[str, AttributeValue | None]) -> None:
-        """Add one model call's input and output tokens to ``gen_ai.client.token.usage``."""
-        base = present(attributes)
-        self._token_usage.record(usage.prompt_tokens, {**base, GEN_AI_TOKEN_TYPE: TOKEN_INPUT})
-        self._token_usage.record(usage.completion_tokens, {**base, GEN_AI_TOKEN_TYPE: TOKEN_OUTPUT})
-
-    def record_search(
-        self, seconds: float, attributes: Mapping[str, AttributeValue | None]
-    ) -> None:
-        """Add one search's duration to ``toolrelay.search.duration``."""
-        self._search_duration.record(seconds, present(attributes))

@@ -9,7 +9,7 @@ run again. Results and unknown outcomes expire after ``ttl``. Reserving is one L
 two workers reserving the same key at the same moment, exactly one acquires it.
 
 A record is only as durable as the server: before its first reservation the store reads the
-server's persistence (:mod:`toolrelay.redis._persistence`) and refuses one that keeps no
+server's persistence (:class:`~toolrelay.redis.RedisPersistence`) and refuses one that keeps no
 append-only file, where a restart would forget executed operations and retried calls would
 run again (``require_durable=False`` accepts it, with a warning).
 """
@@ -130,7 +130,7 @@ class RedisIdempotencyStore(RedisStore):
         self._durability_checked = False
 
     async def persistence(self) -> RedisPersistence:
-        """The server's persistence, read now (see :mod:`toolrelay.redis._persistence`)."""
+        """The server's persistence, read now (see :class:`~toolrelay.redis.RedisPersistence`)."""
         return await read_persistence(self.connection)
 
     async def check_durability(self) -> RedisPersistence:

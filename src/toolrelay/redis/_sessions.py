@@ -56,7 +56,7 @@ _DELETE = "return redis.call('DEL', KEYS[1])"
 
 
 class RedisSessionStore(RedisStore):
-    """A :class:`~toolrelay.toolsearch._sessions.SessionStore` in Redis.
+    """A :class:`~toolrelay.toolsearch.SessionStore` in Redis.
 
     Args:
         redis: A Redis URL (``redis://host:6379/0``, ``rediss://`` for TLS, ``unix://``) or a

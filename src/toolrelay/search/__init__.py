@@ -13,7 +13,7 @@ changes) and searched by any number of conversations, each with its own permitte
 Indexes: :class:`RegexToolIndex` (patterns or keywords over names and descriptions),
 :class:`BM25ToolIndex` (keywords, no model), :class:`VectorToolIndex` (embeddings, any
 :class:`Embedder`), :class:`HybridToolIndex` (BM25 and embeddings fused; the default when
-``toolrelay[embeddings]`` is installed). :mod:`toolrelay.search._evaluation` measures them.
+``toolrelay[embeddings]`` is installed). ``toolrelay eval retrieval`` measures them.
 
 Building an index that embeds takes a while on a large catalog: ``index.load_models(catalog)``
 loads its model ahead, and ``index.index(catalog, progress=report)`` calls

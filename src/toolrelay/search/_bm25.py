@@ -3,7 +3,7 @@
 Each tool is one document: the words of its name (counted ``name_boost`` times, so a word in
 the name weighs more than the same word deep in a description), its description, and its
 parameters' names, descriptions and enumerated values. Text is cut by the shared
-:class:`~toolrelay.search._text.Tokenizer` (identifiers split, stop words dropped, Snowball
+:class:`~toolrelay.search.Tokenizer` (identifiers split, stop words dropped, Snowball
 stems; Chinese, Japanese and Korean as bigrams, single ideographs and dictionary words).
 
 The index is an inverted index in numpy arrays (:class:`Postings`: for every term, the tools
@@ -303,7 +303,7 @@ class BM25ToolIndex(ScoringToolIndex):
         k1: BM25 term-frequency saturation.
         b: BM25 length normalisation.
         tokenizer: How text becomes terms (stemmed English without stop words by default).
-        prerequisite_lift: See :class:`~toolrelay.search._scoring.ScoringToolIndex`.
+        prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`.
 
     Example:
         >>> index = BM25ToolIndex()

@@ -5,7 +5,7 @@ reads as "refund find failed orders", ``退款.查询Failed订单`` as "退款 �
 description, and its parameters (names, descriptions and enumerated values, nested objects
 included). Lexical indexes weigh the fields separately; embedders read them joined into one
 passage. Fields keep their text as written: cutting it into terms, Chinese included, is the
-:class:`~toolrelay.search._text.Tokenizer`'s job.
+:class:`~toolrelay.search.Tokenizer`'s job.
 """
 
 from __future__ import annotations

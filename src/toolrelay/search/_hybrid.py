@@ -50,7 +50,7 @@ class HybridToolIndex(ScoringToolIndex):
             :class:`~toolrelay.search.VectorToolIndex` choosing its model per catalog.
         semantic_weight: Share of the semantic side in the fused score (0–1).
         fusion: ``"score"`` (normalised score mixing) or ``"rrf"`` (reciprocal rank fusion).
-        prerequisite_lift: See :class:`~toolrelay.search._scoring.ScoringToolIndex`; applied
+        prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`; applied
             to the fused scores (the sides' own settings do not matter here).
 
     Both sides are (re)built by :meth:`index`; they must not be re-indexed with another

@@ -11,7 +11,7 @@ fuses scores.
 Every search ranks its permitted tools alone (``SearchRequest.allowed``, a set or a
 predicate, asked about every tool): keyword statistics are those of the permitted tools, a
 small permitted subset is scanned exactly instead of walking the HNSW graph, and the hybrid
-normalisation reads permitted tools only (:mod:`~toolrelay.search._postgres_search`).
+normalisation reads permitted tools only (``_postgres_search.py``).
 
 Connect and statement timeouts turn an unreachable or stuck server into
 :class:`~toolrelay.exceptions.StorageUnavailableError` within seconds, never a hang, or into

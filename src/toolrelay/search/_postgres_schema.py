@@ -1,4 +1,4 @@
-"""The tables of :class:`~toolrelay.search._postgres.PostgresToolIndex` and how they are filled.
+"""The tables of :class:`~toolrelay.search.PostgresToolIndex` and how they are filled.
 
 In one PostgreSQL schema (``toolrelay`` by default)::
 
@@ -10,8 +10,8 @@ In one PostgreSQL schema (``toolrelay`` by default)::
               pgvector an embedding (HNSW index per embedding size, cosine distance)
 
 Terms and postings come from the BM25 index's own analysis
-(:class:`~toolrelay.search._bm25.BM25Analysis`: the search package's tokenizer, name words
-counted three times, parameters included) and its own :class:`~toolrelay.search._bm25.Postings`,
+(``BM25Analysis``: the search package's tokenizer, name words
+counted three times, parameters included) and its own ``Postings``,
 so the database holds exactly what the in-process BM25 index holds, whatever the server's
 language settings. Embeddings of any size share one ``vector`` column, with a partial HNSW
 index per size on ``embedding::vector(N)`` (queries repeat the cast). Writers take an

@@ -1,12 +1,12 @@
-"""Running one search of :class:`~toolrelay.search._postgres.PostgresToolIndex`.
+"""Running one search of :class:`~toolrelay.search.PostgresToolIndex`.
 
 Every search starts from its permitted subset (``SearchRequest.allowed``, a set or a
 predicate, made a mask over the catalog as in the in-process indexes; see
-:mod:`~toolrelay.search._masks`), and ranks nothing else:
+``_masks.py``), and ranks nothing else:
 
 - **Keywords**: one indexed read fetches the BM25 postings of the query's terms from the
   ``terms`` table (those not in the worker's :class:`PostingsCache` already); the search
-  package's :class:`~toolrelay.search._bm25.BM25` ranks them with statistics of the permitted
+  package's ``BM25`` ranks them with statistics of the permitted
   tools alone. The database holds the in-process index's postings, so both give the same
   scores and the same order.
 - **Embeddings**: with every tool permitted, an HNSW walk (pgvector, cosine). With a
@@ -15,7 +15,7 @@ predicate, made a mask over the catalog as in the in-process indexes; see
   subset walks the graph with the subset as a filter (iterative scans keep walking until enough
   permitted tools are found).
 - **Hybrid**: the best ``candidates`` of each side, fused by the hybrid index's
-  :func:`~toolrelay.search._hybrid.score_fusion`, normalised over those (permitted) candidates
+  ``score_fusion``, normalised over those (permitted) candidates
   and the median similarity of up to 256 permitted tools, spread evenly over the catalog.
 """
 

@@ -225,7 +225,7 @@ class RegexToolIndex(ScoringToolIndex):
     Args:
         time_limit: Seconds of CPU time a search may spend matching a query's own pattern;
             one still unfinished by then is given up for the query's keywords.
-        prerequisite_lift: See :class:`~toolrelay.search._scoring.ScoringToolIndex`.
+        prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`.
 
     Raises:
         ConfigurationError: ``time_limit`` is not positive.

@@ -2,7 +2,7 @@
 
 A backend only says how to build its structures from a catalog and how to score every tool
 for a query (one number per tool, in catalog order), *from the permitted tools alone*: the
-search's permitted subset (:mod:`~toolrelay.search._masks`) is handed to the backend, which
+search's permitted subset (a mask over the catalog, ``_masks.py``) is handed to the backend, which
 takes every statistic it ranks by from the tools inside it. :class:`ScoringToolIndex` does the
 rest: it fingerprints the catalog and rebuilds only when it changed, swaps the built catalog
 in atomically, masks the scores by permitted subset, category and ``min_score``, and picks the
@@ -68,7 +68,7 @@ class ScoringToolIndex(ABC):
         prerequisite_lift: When set, a tool that finds what another tool requires (a
             ``search_movie`` for a ``get_movie_credits(movie_id)``) scores at least this
             fraction of that tool's score, so both come back together (see
-            :mod:`toolrelay.search._prerequisites`). ``None`` ranks tools independently.
+            ``_prerequisites.py``). ``None`` ranks tools independently.
     """
 
     search_type: ClassVar[str] = "abstract"
@@ -109,7 +109,7 @@ class ScoringToolIndex(ABC):
             categories: Extra categories per tool name (a name or several), searchable with
                 ``SearchRequest.category`` besides the prefixes of dotted names.
             progress: Told how far the build is, as ``progress(done, total)`` (see
-                :data:`~toolrelay.search._base.IndexProgress`); not called when nothing is
+                :data:`~toolrelay.search.IndexProgress`); not called when nothing is
                 rebuilt.
 
         Returns:
@@ -168,7 +168,7 @@ class ScoringToolIndex(ABC):
 
         Args:
             query: The query.
-            permitted: Score from these tools alone (see :mod:`~toolrelay.search._masks`);
+            permitted: Score from these tools alone (a mask);
                 tools outside the mask score 0. ``None``: every tool.
 
         Empty when nothing is indexed; before prerequisites are lifted. Fusing indexes read

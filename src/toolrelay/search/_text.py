@@ -9,7 +9,7 @@ one pass over text in any mix of languages:
   characters, so Cyrillic, Greek or Arabic words are terms too (unstemmed).
 - **Chinese, Japanese, Korean**: a run of CJK characters is a word of its own, even inside an
   identifier (``查询refund失败的orderId`` is ``查询 refund 失败的 order id``), and becomes
-  bigrams, single Han characters and dictionary words (:mod:`toolrelay.search._cjk`).
+  bigrams, single Han characters and dictionary words (``_cjk.py``).
 - Full-width letters and digits (``ＩＤ１２``) read as their ASCII forms.
 
 Text without CJK characters is cut exactly as it was before CJK analysis existed.

@@ -1,7 +1,7 @@
 """Semantic search: cosine similarity between a query's embedding and each tool's.
 
 Each tool is embedded once as one passage (name words, description, parameters); vectors
-are cached on disk by model and content hash (:class:`~toolrelay.search._cache.EmbeddingCache`),
+are cached on disk by model and content hash (:class:`~toolrelay.search.EmbeddingCache`),
 so rebuilding for an unchanged or slightly changed catalog embeds only what is new. A search
 embeds the query and takes one matrix product.
 
@@ -59,18 +59,18 @@ class VectorToolIndex(ScoringToolIndex):
     """Ranks tools by the cosine similarity of their embedding to the query's.
 
     Args:
-        embedder: Any :class:`~toolrelay.search._embedders.Embedder`. By default each catalog
+        embedder: Any :class:`~toolrelay.search.Embedder`. By default each catalog
             gets the installed model that suits its language
-            (:func:`~toolrelay.search._auto_embedder.catalog_embedder`: all-MiniLM-L6-v2 for
+            (:func:`~toolrelay.search.catalog_embedder`: all-MiniLM-L6-v2 for
             English, multilingual-e5-small for Chinese, both for a mixed catalog, each query
             scored by the model of its language; needs the ``embeddings`` extra).
         model_id: Names the model in the disk cache; defaults to the embedder's
             ``model_id`` attribute. Without one, vectors are not cached on disk.
-        cache: An :class:`~toolrelay.search._cache.EmbeddingCache`, ``True`` for the default
+        cache: An :class:`~toolrelay.search.EmbeddingCache`, ``True`` for the default
             file, or ``False`` for no disk cache.
         split_sentences: Embed a query of several sentences sentence by sentence and score
             each tool by its best match.
-        prerequisite_lift: See :class:`~toolrelay.search._scoring.ScoringToolIndex`.
+        prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`.
 
     Raises:
         ConfigurationError: No embedder was given and the embeddings extra is missing.

@@ -137,9 +137,9 @@ def split_response(response: ChatResponse, chunk_size: int = 4) -> list[ChatResp
 
     Text is cut every ``chunk_size`` characters; each tool call becomes fragments carrying
     ``chunk_size`` characters of its arguments, only the first one with the id and name
-    (the representation of :mod:`toolrelay.models._chunks`). Response metadata rides on the
-    first chunk and the usage on the last. ``merge_chunks(split_response(r)) == r`` for any
-    response whose tool calls all have ids.
+    (the representation :class:`~toolrelay.models.ChunkMerger` merges). Response metadata
+    rides on the first chunk and the usage on the last. ``merge_chunks(split_response(r)) == r``
+    for any response whose tool calls all have ids.
     """
     if chunk_size < 1:
         raise ValueError("chunk_size must be at least 1")

@@ -73,7 +73,7 @@ class ToolDefinition:
     Raises:
         ToolDefinitionError: ``input_schema`` is not valid JSON Schema, or its top level is
             not an object schema; every problem is named by its JSON pointer, with the fix
-            (see :mod:`toolrelay.tools._meta_schema`).
+            (see ``_meta_schema.py``).
     """
 
     name: str
@@ -249,7 +249,7 @@ class ValidatingTool(Tool, Protocol):
             arguments: The validated arguments.
             context: The call's tool context.
             workers: Where a synchronous body runs; the process-wide pool of
-                :func:`~toolrelay.tools._workers.sync_tool_workers` when ``None``.
+                :func:`~toolrelay.tools.sync_tool_workers` when ``None``.
         """
         ...
 

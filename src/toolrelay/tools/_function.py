@@ -4,11 +4,12 @@ One class serves every shape of callable: plain parameters (``get_weather(city, 
 single pydantic model or dataclass input (``refund(request)``), no input at all (a supplier),
 no output (a consumer, whose result is ``"Done"``), each with or without a ``ToolContext``
 parameter. The shapes differ only in the schema and in how the validated input maps to call
-arguments (the :class:`~toolrelay.tools._schema.InputBinding` strategy); calling is the same.
+arguments (the ``InputBinding`` strategy); calling is the same.
 
 A call decodes the JSON text, validates and coerces it with pydantic, injects the context,
-runs the function (sync functions in the pool of :mod:`~toolrelay.tools._workers`, which also
-carries the caller's contextvars; async functions are awaited) and converts the result to text.
+runs the function (sync functions in the pool of :func:`~toolrelay.tools.sync_tool_workers`,
+which also carries the caller's contextvars; async functions are awaited) and converts the
+result to text.
 The tool is a :class:`~toolrelay.tools.ValidatingTool`: the execution layer validates a call
 once with :meth:`FunctionTool.validate_arguments`, and runs the validated input with
 :meth:`FunctionTool.call_validated`.
@@ -251,7 +252,7 @@ class FunctionTool:
                 input, are validated first).
             context: Handed to the function's ``ToolContext`` parameter, if it has one.
             workers: Where a synchronous function runs; the process-wide pool
-                (:func:`~toolrelay.tools._workers.sync_tool_workers`) when ``None``.
+                (:func:`~toolrelay.tools.sync_tool_workers`) when ``None``.
 
         Raises:
             ToolContextError: The function needs a context and none was given.

@@ -6,7 +6,7 @@
   picks the tools each model call shows (:meth:`~CatalogView.shown_tools`).
 - :func:`visibility_guard` and :class:`HiddenTool`: a call of a tool the model was not shown
   gets the unavailable text (:data:`DEFAULT_UNAVAILABLE_MESSAGE` in English, the advisor's
-  language's text from :mod:`~toolrelay.toolsearch._texts` otherwise) and never runs; a
+  language's text from :class:`~toolrelay.toolsearch.SearchTexts` otherwise) and never runs; a
   name close to one the model was shown gets those names instead
   (:data:`DEFAULT_SIMILAR_NAMES_MESSAGE`).
 - :func:`authorize_guard`: the ``authorize`` check as an execution guard.

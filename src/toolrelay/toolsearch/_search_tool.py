@@ -14,13 +14,13 @@ Everything here travels with many requests (the tool's definition and the suffix
 one, each answer in the history of every later one), so it is kept short: the schema the
 model is shown has plain optional parameters (the schema that validates the arguments still
 accepts ``null``), the answer is compact JSON. The texts here are the English ones;
-:mod:`~toolrelay.toolsearch._texts` has them in other languages.
+:class:`~toolrelay.toolsearch.SearchTexts` has them in other languages.
 
 A :class:`ToolSearcher` exists per turn: it searches the shared index through that turn's
 permitted view (``SearchRequest.allowed``), so a search can only ever return tools the user
 may use, and it keeps a :class:`ToolSearchRecord` of every search for the turn's report.
 Searches run in the event loop's default executor, never in the threads of synchronous tools
-(:mod:`~toolrelay.tools._workers`), so tools stuck in theirs never stop a search; a query
+(:func:`~toolrelay.tools.sync_tool_workers`), so tools stuck in theirs never stop a search; a query
 longer than :data:`MAX_QUERY_LENGTH` characters is refused as an invalid argument before the
 index sees it.
 """

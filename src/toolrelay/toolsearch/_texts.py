@@ -8,7 +8,7 @@ to the name of a tool it was shown (a misspelling: the answer names those tools)
 
 :class:`~toolrelay.client.ToolSearchAdvisor` takes ``language="auto"`` by default: the texts
 follow the catalog's language (Chinese when more than a fifth of the characters of its
-descriptions are CJK, see :func:`~toolrelay.tools._language.catalog_language`), decided again
+descriptions are CJK, see ``catalog_language``), decided again
 whenever the catalog changes. ``"en"`` and ``"zh"`` fix the language, and a
 :class:`SearchTexts` of your own gives texts in any other; ``search_description``,
 ``system_suffix`` and ``unavailable_message`` given explicitly win over the language's texts::
@@ -89,7 +89,7 @@ class SearchTexts:
             ``{name}`` (the name as called, quoted) and ``{search_tool}`` are filled in.
         similar_names_message: The answer instead when the name is close to names of tools
             the model was shown (:func:`~toolrelay.execution.closest_names` at
-            :data:`~toolrelay.toolsearch._access.SIMILAR_NAME_CUTOFF`); ``{similar}``
+            ``SIMILAR_NAME_CUTOFF``); ``{similar}``
             lists those, and ``{name}`` and ``{search_tool}`` are filled in as above.
             ``None``: such a call gets ``unavailable_message`` too.
     """

@@ -1,6 +1,6 @@
 """Every lint rule, one module per concept, in the order findings are reported.
 
-Each module defines its :class:`~toolrelay.lint._findings.Rule` s (``RULES``) and one
+Each module defines its :class:`~toolrelay.lint.Rule` s (``RULES``) and one
 ``check(ctx)`` that yields their findings. :data:`RULES` maps every rule id to its rule;
 :data:`CHECKS` pairs each module's rules with its check, so a run can skip a module whose
 rules are all disabled (and with it, for the retrieval rules, building an index).

@@ -5,7 +5,7 @@ own score for the other's own description: a request that fits one fits the othe
 to the index and most likely to the model. Confusable pairs joined transitively form a
 cluster (BFCL's thirty paraphrases of ``get_current_weather`` are one); every member gets a
 finding naming the rest. The ranking is the catalog's own index: BM25, plus embeddings when
-they are installed (see :mod:`toolrelay.lint._self_search`).
+they are installed (see ``lint/_self_search.py``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What the tool definitions cost in tokens (cl100k_base, see :mod:`toolrelay.tools._tokens`).
+"""What the tool definitions cost in tokens (cl100k_base, see :func:`~toolrelay.tools.tool_tokens`).
 
 - ``schema-too-large`` (*warning*): one definition (name, description and JSON Schema on the
   wire) over ``max-tool-tokens`` (1,000). It is paid with every request that carries it.
@@ -7,7 +7,7 @@
   sends a search tool and the few tools found instead.
 
 The report also carries the size of every tool, the largest ones and the total
-(:class:`~toolrelay.lint._report.CostSummary`).
+(:class:`~toolrelay.lint.CostSummary`).
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@
   keeps a model from confusing similar tools.
 
 Descriptions that are missing, too short or only repeat the name are left to the rules
-that say so (see :mod:`toolrelay.lint._rules.descriptions`); their fix covers these.
+that say so (see ``descriptions.py``); their fix covers these.
 """
 
 from __future__ import annotations

@@ -2,11 +2,12 @@
 
 - ``name-not-provider-safe``: OpenAI and Anthropic accept ``^[a-zA-Z0-9_-]{1,64}$``, toolrelay
   accepts more and sends each name in a provider-safe form, mapping answers back (see
-  :mod:`toolrelay.tools._names`). A name toolrelay rejects too (spaces, punctuation, an empty
-  dotted segment) is an *error*. A valid name that is sent in another form is *info*, naming
-  that form: a dotted name (``refund.create``) goes out as ``refund__create``; a name with
-  letters outside ASCII (``查询天气``, ``météo``) as its ASCII letters plus a hash
-  (``tool_22cf3c76``, ``meteo_54d1ed64``), which is all a model reads of it.
+  :func:`~toolrelay.tools.provider_safe_name`). A name toolrelay rejects too (spaces,
+  punctuation, an empty dotted segment) is an *error*. A valid name that is sent in another
+  form is *info*, naming that form: a dotted name (``refund.create``) goes out as
+  ``refund__create``; a name with letters outside ASCII (``查询天气``, ``météo``) as its
+  ASCII letters plus a hash (``tool_22cf3c76``, ``meteo_54d1ed64``), which is all a model
+  reads of it.
 - ``name-too-long``: the provider-safe form is longer than 64 characters (*error*).
 - ``name-duplicate``: two tools share a name, or their provider-safe forms collide
   (``a.b`` and ``a__b``) (*error*; only the first is linted further).

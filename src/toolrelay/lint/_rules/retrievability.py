@@ -1,7 +1,7 @@
 """Whether the catalog's own index finds each tool, and whether one tool crowds out the rest.
 
 The catalog is searched with every tool's description, and separately with the words of its
-name (see :mod:`toolrelay.lint._self_search`):
+name (see ``lint/_self_search.py``):
 
 - ``hard-to-find`` (*warning*): the tool is not in the top ``top-k`` (5) for its own
   description. Another tool claims its words, so a request phrased like its description
