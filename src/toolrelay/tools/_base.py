@@ -16,7 +16,7 @@ JSON Schema and called with ``call``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
@@ -200,6 +200,9 @@ class Tool(Protocol):
 class ValidatedArguments:
     """A call's arguments after validation against the tool's schema.
 
+    They read like a read-only mapping of :attr:`values` (``arguments["amount"]``,
+    ``arguments.get("note")``, ``dict(arguments)``).
+
     Attributes:
         values: The validated values, JSON-ready and keyed as the schema names them; where
             the tool coerces (a function tool's ``int`` parameter given ``"5"``), the coerced
@@ -217,6 +220,34 @@ class ValidatedArguments:
     def __post_init__(self) -> None:
         if not isinstance(self.values, MappingProxyType):
             object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
+
+    # Read like the mapping of ``values`` (``arguments["amount"]``, ``dict(arguments)``,
+    # ``{**arguments}``), which is what a policy deciding about a call reads. Not a
+    # ``Mapping`` subclass: ``values`` is the attribute, not ``Mapping.values()``.
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value of argument ``name``, or ``default``."""
+        return self.values.get(name, default)
+
+    def keys(self) -> KeysView[str]:
+        """The argument names."""
+        return self.values.keys()
+
+    def items(self) -> ItemsView[str, Any]:
+        """The ``(name, value)`` pairs."""
+        return self.values.items()
 
 
 @runtime_checkable
