@@ -73,12 +73,12 @@ from toolrelay.exceptions import (
     ToolNotFoundError,
 )
 from toolrelay.execution import (
-    ToolCallGuard,
     ToolCallingManager,
+    ToolCallInterceptor,
     ToolExecutionResult,
     closest_names,
 )
-from toolrelay.execution._approval import resumed_round
+from toolrelay.execution._guards import ToolCallGuard, guard_interceptors
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -113,7 +113,8 @@ class ToolCallingAdvisor:
             :class:`~toolrelay.exceptions.ModelCallLimitError`.
         conversation_history: ``None`` (auto): full histories unless a history advisor sits
             after the loop; ``True``: always full; ``False``: always only new messages.
-        guards: Extra guards passed to every round (after the manager's own).
+        guards: Deprecated: guards for every round, as interceptors outside the manager's
+            (with a :class:`DeprecationWarning`); give the manager interceptors instead.
         name: For messages.
 
     Subclasses customise the loop through the hooks ``init_loop``, ``before_call``,
@@ -139,7 +140,9 @@ class ToolCallingAdvisor:
         self.eligibility_checker = eligibility_checker
         self.max_model_calls = max_model_calls
         self.conversation_history = conversation_history
-        self.guards = tuple(guards)
+        self.round_interceptors: tuple[ToolCallInterceptor, ...] = guard_interceptors(
+            guards, owner=f"{type(self).__name__}(guards=...)"
+        )
         self.name = name
 
     def __repr__(self) -> str:
@@ -209,7 +212,10 @@ class ToolCallingAdvisor:
         """Run one round's tool calls with the manager, over the turn's whole history."""
         prompt = Prompt(messages=tuple(state.history), options=request.prompt.options)
         return await self.tool_calling_manager.execute_tool_calls(
-            prompt, response.chat_response, guards=self.guards
+            prompt,
+            response.chat_response,
+            interceptors=self.round_interceptors,
+            resumed=state.resumed,
         )
 
     async def next_instructions(
@@ -327,12 +333,14 @@ class ToolCallingAdvisor:
                     state.stop = LoopStop.ANSWER
                     final = response
                     break
+            state.resumed = None if resumed is None else resumed.round()
             try:
-                with resumed_round(None if resumed is None else resumed.round()):
-                    result = await self.execute_tools(round_request, response, state)
+                result = await self.execute_tools(round_request, response, state)
             except ToolCallLimitError as exc:
                 final = await self._limit_answer(exc, round_request, response, state)
                 break
+            finally:
+                state.resumed = None
             resumed = None
             if result.pending:  # a person decides; the turn can resume with the saved state
                 state.stop = LoopStop.APPROVAL_REQUIRED

@@ -10,7 +10,7 @@ from typing import Any
 from toolrelay.client._advisor import AdvisorChain, HistoryAdvisor
 from toolrelay.client._memory_advisor import answer_message
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
-from toolrelay.execution import ToolExecutionResult
+from toolrelay.execution import ResumedRound, ToolExecutionResult
 from toolrelay.messages import Message, Usage
 
 __all__ = [
@@ -69,6 +69,9 @@ class ToolLoopState:
         usage: Usage summed over the rounds so far.
         rounds: The execution result of every tool round so far.
         stop: Why the loop ended (set when it ends).
+        resumed: While the round that stopped for approval runs again, that round (with the
+            person's decisions); ``execute_tools`` passes it to the manager. ``None``
+            otherwise.
         data: Free space for subclasses.
     """
 
@@ -82,6 +85,7 @@ class ToolLoopState:
     usage: Usage = field(default_factory=Usage)
     rounds: list[ToolExecutionResult] = field(default_factory=list)
     stop: LoopStop | None = None
+    resumed: ResumedRound | None = None
     data: dict[str, Any] = field(default_factory=dict)
 
 

@@ -57,11 +57,12 @@ from toolrelay.client._tool_calling import (
 from toolrelay.client._tool_loop import ToolLoopState
 from toolrelay.exceptions import ConfigurationError, ToolCallLimitError
 from toolrelay.execution import (
-    ToolCallGuard,
+    AuthorizationInterceptor,
     ToolCallingManager,
     ToolExecutionResult,
     match_tool_name,
 )
+from toolrelay.execution._guards import ToolCallGuard
 from toolrelay.memory import CONVERSATION_ID
 from toolrelay.prompt import Prompt
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
@@ -73,9 +74,8 @@ from toolrelay.toolsearch._access import (
     CatalogView,
     HiddenTool,
     ToolFilter,
-    authorize_guard,
     calls_to_run,
-    visibility_guard,
+    visibility_interceptor,
 )
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
@@ -128,7 +128,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             changes), ``"en"``, ``"zh"``, or a :class:`~toolrelay.toolsearch._texts.SearchTexts`.
         search_description, system_suffix, unavailable_message: Replace the language's texts
             (:class:`~toolrelay.toolsearch._texts.SearchTexts`); a ``None`` suffix: none.
-        guards: Extra guards for every call, after the visibility and authorize checks.
+        guards: Deprecated: guards for every call, after the visibility and authorize checks
+            (with a :class:`DeprecationWarning`); give the manager interceptors instead.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
             only tools shown to the model can run, whatever the manager's resolver knows.
@@ -254,7 +255,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         """Run the round; calls of tools the model was not shown are answered, never run.
 
         Each such call gets a stand-in tool, so the manager still answers every call in
-        order and counts it against the limits, and the visibility guard denies it with the
+        order and counts it against the limits, and the visibility interceptor denies it with the
         unavailable text, or, for a name close to names of shown tools (a misspelling), with
         those names (a name is never resolved anywhere else and only shown names are ever
         suggested, so nothing about other tools leaks into the answer).
@@ -267,17 +268,19 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             if call.name not in hidden and match_tool_name(call.name, names) is None:
                 text = turn.texts.unavailable_answer(call.name, names)
                 hidden[call.name] = HiddenTool(call.name, text)
-        guards = [visibility_guard(exposed, turn.texts.unavailable_message)]
+        checks = [visibility_interceptor(exposed, turn.texts.unavailable_message)]
         if self.authorize is not None:
-            guards.append(authorize_guard(self.authorize, exempt=turn.search_tool))
-        guards.extend(self.guards)
+            checks.append(AuthorizationInterceptor(self.authorize, exempt=[turn.search_tool]))
         prompt = Prompt(
             messages=tuple(state.history),
             options=request.prompt.options.replace(tools=(*exposed, *hidden.values())),
         )
         try:
             result = await self.tool_calling_manager.execute_tool_calls(
-                prompt, response.chat_response, guards=guards
+                prompt,
+                response.chat_response,
+                interceptors=(*checks, *self.round_interceptors),
+                resumed=state.resumed,
             )
         except ToolCallLimitError as exc:
             if isinstance(exc.partial, ToolExecutionResult):
