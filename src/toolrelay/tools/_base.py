@@ -7,8 +7,8 @@ models produce and read. The :class:`ToolContext` carries what the caller knows 
 must never see (tenant, user, session).
 
 A tool may also validate arguments ahead of the call (:class:`ValidatingTool`): the execution
-layer then validates a call's arguments once, shows guards and interceptors (approval,
-idempotency, audit) the validated values, and runs the tool with them
+layer then validates a call's arguments once, shows every interceptor (authorization,
+approval, idempotency, audit) the validated values, and runs the tool with them
 (:class:`ValidatedArguments`). Tools without that capability are validated against their
 JSON Schema and called with ``call``.
 """
@@ -255,8 +255,9 @@ class ValidatingTool(Tool, Protocol):
     """A tool that validates arguments ahead of the call, so they are validated only once.
 
     :class:`~toolrelay.tools.FunctionTool` implements it with its pydantic model. The
-    execution layer validates each call with :meth:`validate_arguments`, lets guards and
-    interceptors see the result, then runs :meth:`call_validated` with it.
+    execution layer validates each call with :meth:`validate_arguments`, lets its
+    interceptors see the result, then runs :meth:`call_validated` with it, never parsing the
+    arguments again.
     """
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:
