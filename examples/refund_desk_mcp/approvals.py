@@ -9,13 +9,13 @@ is refused with a reason the model passes on.
 
 from __future__ import annotations
 
-from toolrelay.execution import Approve, Deny, ToolCallRequest
+from toolrelay.execution import Approve, Deny, ToolInvocation
 
 AGENT_MAY_RUN = frozenset({"refund.retry_failed_order"})
 """Tools a support agent's call is approved for."""
 
 
-def decide(request: ToolCallRequest, /) -> Approve | Deny:
+def decide(request: ToolInvocation, /) -> Approve | Deny:
     """Approve a named agent's retries; refuse everything else that needs approval."""
     name = request.tool.definition.name
     if name not in AGENT_MAY_RUN:

@@ -80,15 +80,26 @@ def install() -> None:
 
 
 def moved_names(package: str, homes: Mapping[str, str]) -> Callable[[str], object]:
-    """A module ``__getattr__`` serving names that moved from ``package`` to ``homes[name]``."""
+    """A module ``__getattr__`` serving names that moved from ``package`` to ``homes[name]``.
+
+    A home is a module the name moved to, or ``"module:Name"`` for a deprecated name served
+    by ``module.Name``: the name that replaces it (``"toolrelay.execution._interception:
+    ToolInvocation"``), or itself in a module of deprecated shims.
+    """
 
     def __getattr__(name: str) -> object:
         home = homes.get(name)
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        warnings.warn(
-            f"{package}.{name} moved; import it from {home}", DeprecationWarning, stacklevel=2
-        )
-        return getattr(importlib.import_module(home), name)
+        module, _, current = home.partition(":")
+        if current == name:
+            message = f"{package}.{name} is deprecated and will be removed; see its docstring"
+        elif current:
+            public = module.split("._", 1)[0]
+            message = f"{package}.{name} is deprecated; use {current} from {public}"
+        else:
+            message = f"{package}.{name} moved; import it from {module}"
+        warnings.warn(message, DeprecationWarning, stacklevel=2)
+        return getattr(importlib.import_module(module), current or name)
 
     return __getattr__

@@ -25,7 +25,7 @@ from toolrelay.execution import (
     InMemoryIdempotencyStore,
     ToolCallingManager,
     ToolCallInterceptor,
-    ToolCallRequest,
+    ToolInvocation,
 )
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import (
@@ -254,7 +254,7 @@ class CountingApprover:
     def __init__(self) -> None:
         self.asked: list[str] = []
 
-    async def __call__(self, request: ToolCallRequest, /) -> Approve:
+    async def __call__(self, request: ToolInvocation, /) -> Approve:
         self.asked.append(request.call.id)
         return Approve()
 

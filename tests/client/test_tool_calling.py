@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -17,12 +18,13 @@ from toolrelay.client import (
 )
 from toolrelay.exceptions import ModelCallLimitError, ToolNotFoundError, ToolsNotSupportedError
 from toolrelay.execution import (
+    AuthorizationInterceptor,
     CallLimits,
     StaticToolResolver,
     ToolCallingManager,
-    ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
+    ToolInvocation,
 )
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import (
@@ -36,7 +38,7 @@ from toolrelay.messages import (
 )
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import FunctionModel, ScriptedModel, text_response, tool_call_response
-from toolrelay.tools import as_tools, tool
+from toolrelay.tools import Tool, ToolContext, as_tools, tool
 
 
 @tool
@@ -203,12 +205,29 @@ async def test_tools_on_a_model_without_tool_support_is_an_error() -> None:
     assert await client_for(model, tools=()).prompt("go").acall()  # no tools: fine
 
 
-async def test_guards_given_to_the_advisor_apply_to_every_round() -> None:
-    async def deny_b(request: ToolCallRequest) -> str | None:
+async def test_the_managers_interceptors_apply_to_every_round_of_the_loop() -> None:
+    def deny_b(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
+        return "b is off limits" if arguments.get("host") == "b" else True
+
+    model = ScriptedModel([pinging("a", "b"), "done"])
+    manager = ToolCallingManager(interceptors=[AuthorizationInterceptor(deny_b)])
+    advisor = ToolCallingAdvisor(tool_calling_manager=manager)
+    await client_for(model, advisor).prompt("go").acall()
+    responses = model.prompts[1].messages[-1]
+    assert isinstance(responses, ToolResponseMessage)
+    assert [(r.data, r.is_error) for r in responses.responses] == [
+        ("a is up", False),
+        ("b is off limits", True),
+    ]
+
+
+async def test_guards_given_to_the_advisor_still_apply_to_every_round_and_warn() -> None:
+    async def deny_b(request: ToolInvocation) -> str | None:
         return "b is off limits" if request.arguments.get("host") == "b" else None
 
     model = ScriptedModel([pinging("a", "b"), "done"])
-    advisor = ToolCallingAdvisor(guards=[deny_b])
+    with pytest.warns(DeprecationWarning, match=r"ToolCallingAdvisor\(guards=\.\.\.\)"):
+        advisor = ToolCallingAdvisor(guards=[deny_b])
     await client_for(model, advisor).prompt("go").acall()
     responses = model.prompts[1].messages[-1]
     assert isinstance(responses, ToolResponseMessage)

@@ -18,14 +18,14 @@ from toolrelay.execution import (
     Approve,
     Defer,
     Deny,
+    Proceed,
     ResumedRound,
     ToolCallingManager,
     ToolCallOutcome,
-    ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
+    ToolInvocation,
 )
-from toolrelay.execution._approval import resumed_round
 from toolrelay.execution._feedback import denied
 from toolrelay.messages import ToolCall, ToolResponse, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
@@ -74,11 +74,11 @@ class Ledger:
 class Handler:
     """An approval handler answering with a fixed verdict and recording what it was asked."""
 
-    def __init__(self, verdict: ApprovalVerdict | Callable[[ToolCallRequest], Any]) -> None:
+    def __init__(self, verdict: ApprovalVerdict | Callable[[ToolInvocation], Any]) -> None:
         self.verdict = verdict
-        self.asked: list[ToolCallRequest] = []
+        self.asked: list[ToolInvocation] = []
 
-    async def __call__(self, request: ToolCallRequest, /) -> Any:
+    async def __call__(self, request: ToolInvocation, /) -> Any:
         self.asked.append(request)
         return self.verdict(request) if callable(self.verdict) else self.verdict
 
@@ -208,7 +208,7 @@ async def test_without_a_handler_calls_wait_for_a_person() -> None:
 
 
 async def test_a_handler_may_defer_some_calls_and_decide_others() -> None:
-    def verdict(request: ToolCallRequest) -> ApprovalVerdict:
+    def verdict(request: ToolInvocation) -> ApprovalVerdict:
         return Defer() if request.arguments["amount"] > 1000 else Approve()
 
     ledger = Ledger()
@@ -254,8 +254,7 @@ async def test_a_resumed_round_keeps_earlier_answers_and_applies_decisions() -> 
 
     calls = response.generations[0].message.tool_calls
     resumed = ResumedRound(calls=calls, answered=first_answers(first), decisions={"c1": Approve()})
-    with resumed_round(resumed):
-        second = await manager.execute_tool_calls(prompt, response)
+    second = await manager.execute_tool_calls(prompt, response, resumed=resumed)
     assert [o.status for o in second.outcomes] == [ToolCallStatus.OK, ToolCallStatus.OK]
     assert second.outcomes[0] == first.outcomes[0]
     assert second.outcomes[1].approval is ApprovalStatus.APPROVED
@@ -267,22 +266,47 @@ async def test_a_pending_call_without_a_decision_is_asked_about_again() -> None:
     manager = ToolCallingManager(interceptors=[ApprovalInterceptor()])
     response = tool_call_response(ToolCall(id="c1", name="refund", arguments=json.dumps(REFUND[1])))
     calls = response.generations[0].message.tool_calls
-    with resumed_round(ResumedRound(calls=calls, answered=(None,))):
-        result = await manager.execute_tool_calls(prompt_for(ledger), response)
+    resumed = ResumedRound(calls=calls, answered=(None,))
+    result = await manager.execute_tool_calls(prompt_for(ledger), response, resumed=resumed)
     assert result.outcomes[0].status is ToolCallStatus.PENDING_APPROVAL
     assert ledger.ran == []
 
 
-async def test_decisions_only_apply_to_the_round_being_resumed() -> None:
+async def test_a_resumed_round_given_with_other_calls_is_refused_before_anything_runs() -> None:
     ledger = Ledger()
     manager = ToolCallingManager(interceptors=[ApprovalInterceptor()])
     waiting = ToolCall(id="c1", name="refund", arguments=json.dumps(REFUND[1]))
     other = ToolCall(id="c1", name="refund", arguments='{"order_id": "B7", "amount": 1}')
     resumed = ResumedRound(calls=(waiting,), answered=(None,), decisions={"c1": Approve()})
-    with resumed_round(resumed):
-        result = await manager.execute_tool_calls(prompt_for(ledger), tool_call_response(other))
-    assert result.outcomes[0].status is ToolCallStatus.PENDING_APPROVAL
+    with pytest.raises(ConfigurationError, match="another round's calls"):
+        await manager.execute_tool_calls(
+            prompt_for(ledger), tool_call_response(other), resumed=resumed
+        )
     assert ledger.ran == []
+
+
+async def test_a_decision_reaches_the_approval_interceptor_on_the_invocation() -> None:
+    seen: list[object] = []
+
+    async def look(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        seen.append(invocation.decision)
+        return await proceed(invocation)
+
+    ledger = Ledger()
+    manager = ToolCallingManager(interceptors=[look, ApprovalInterceptor()])
+    call = ToolCall(id="c1", name="refund", arguments=json.dumps(REFUND[1]))
+    decision = Deny("not this week")
+    resumed = ResumedRound(calls=(call,), answered=(None,), decisions={"c1": decision})
+    result = await manager.execute_tool_calls(
+        prompt_for(ledger), tool_call_response(call), resumed=resumed
+    )
+    assert seen == [decision]
+    assert result.outcomes[0].status is ToolCallStatus.DENIED
+    assert result.outcomes[0].response.data == "not this week"
+    assert ledger.ran == []
+    # An ordinary round carries no decision.
+    await manager.execute_tool_calls(prompt_for(ledger), tool_call_response(call))
+    assert seen == [decision, None]
 
 
 def test_resumed_round_checks_its_decisions_and_answers() -> None:
@@ -320,7 +344,7 @@ async def test_the_handler_sees_validated_values_and_invalid_calls_are_never_ask
 
 
 async def test_a_policy_on_amounts_never_approves_a_nan() -> None:
-    async def up_to_100(request: ToolCallRequest, /) -> ApprovalVerdict:
+    async def up_to_100(request: ToolInvocation, /) -> ApprovalVerdict:
         return Deny("too much") if request.arguments["amount"] > 10_000 else Approve()
 
     ledger = Ledger()
@@ -341,7 +365,7 @@ async def test_an_edit_with_a_nan_is_refused() -> None:
 
 
 async def test_a_handler_that_never_answers_is_a_denial_after_its_timeout() -> None:
-    async def silent(request: ToolCallRequest, /) -> ApprovalVerdict:
+    async def silent(request: ToolInvocation, /) -> ApprovalVerdict:
         await asyncio.sleep(30)
         return Approve()
 
@@ -360,7 +384,7 @@ async def test_a_handler_that_never_answers_is_a_denial_after_its_timeout() -> N
 
 
 async def test_a_silent_handler_may_defer_to_a_person_instead() -> None:
-    async def silent(request: ToolCallRequest, /) -> ApprovalVerdict:
+    async def silent(request: ToolInvocation, /) -> ApprovalVerdict:
         await asyncio.sleep(30)
         return Approve()
 
@@ -389,7 +413,7 @@ class NotAnException(BaseException):
 async def test_a_failing_handler_denies_its_call_and_the_round_goes_on(
     raised: BaseException,
 ) -> None:
-    async def failing(request: ToolCallRequest, /) -> ApprovalVerdict:
+    async def failing(request: ToolInvocation, /) -> ApprovalVerdict:
         raise raised
 
     ledger = Ledger()
@@ -409,7 +433,7 @@ async def test_a_failing_handler_denies_its_call_and_the_round_goes_on(
 async def test_keyboard_interrupt_and_memory_error_from_a_handler_propagate(
     raised: BaseException,
 ) -> None:
-    async def failing(request: ToolCallRequest, /) -> ApprovalVerdict:
+    async def failing(request: ToolInvocation, /) -> ApprovalVerdict:
         raise raised
 
     ledger = Ledger()
@@ -419,7 +443,7 @@ async def test_keyboard_interrupt_and_memory_error_from_a_handler_propagate(
 
 
 async def test_a_handler_that_is_not_async_is_a_configuration_error_naming_the_fix() -> None:
-    def blocking(request: ToolCallRequest, /) -> ApprovalVerdict:
+    def blocking(request: ToolInvocation, /) -> ApprovalVerdict:
         return Approve()
 
     ledger = Ledger()

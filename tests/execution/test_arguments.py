@@ -1,9 +1,24 @@
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel, field_validator
 
 from toolrelay.exceptions import InvalidJsonError
+from toolrelay.execution import (
+    ApprovalInterceptor,
+    AuditInterceptor,
+    LoggingAuditSink,
+    Proceed,
+    ToolCallingManager,
+    ToolCallOutcome,
+    ToolCallStatus,
+    ToolInvocation,
+)
 from toolrelay.execution._arguments import parse_arguments
+from toolrelay.messages import ToolCall, UserMessage
+from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.testing import tool_call_response
+from toolrelay.tools import FunctionTool, tool
 from toolrelay.tools._arguments import decode_arguments
 
 
@@ -77,3 +92,56 @@ def test_a_value_that_is_not_an_object_reads_as_in_the_tools_layer(text: str) ->
         decode_arguments("get_weather", text)
     assert parsed.value.problems == decoded.value.problems
     assert str(parsed.value) == str(decoded.value)
+
+
+# --- validated once -----------------------------------------------------------------------------
+
+validations: list[str] = []
+received: list[object] = []
+
+
+class Refund(BaseModel):
+    order_id: str
+    amount: int
+
+    @field_validator("amount")
+    @classmethod
+    def _count(cls, value: int) -> int:
+        validations.append("amount")  # runs each time pydantic validates the input
+        return value
+
+
+@tool
+def refund(request: Refund) -> str:
+    """Refund an order."""
+    received.append(request)
+    return f"refunded {request.amount} on {request.order_id}"
+
+
+async def test_a_validating_tools_arguments_are_validated_once_per_call() -> None:
+    validations.clear()
+    received.clear()
+    seen: list[object] = []
+
+    async def look(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        seen.append(invocation.arguments.native)
+        return await proceed(invocation)
+
+    manager = ToolCallingManager(
+        interceptors=[AuditInterceptor(LoggingAuditSink()), look, ApprovalInterceptor()]
+    )
+    tools = (FunctionTool.from_model_function(refund),)
+    prompt = Prompt(messages=(UserMessage(text="go"),), options=ChatOptions(tools=tools))
+    response = tool_call_response(
+        ToolCall(id="c1", name="refund", arguments='{"order_id": "A1", "amount": "5"}'),
+        ToolCall(id="c2", name="refund", arguments='{"order_id": "B2", "amount": 7}'),
+    )
+    result = await manager.execute_tool_calls(prompt, response)
+    assert [o.response.data for o in result.outcomes] == ["refunded 5 on A1", "refunded 7 on B2"]
+    assert validations == ["amount", "amount"]  # once per call, none in the tool
+    assert received == seen  # the tool ran with the very input the pipeline saw
+    one = await manager.run_call(
+        ToolCall(id="g1", name="refund", arguments='{"order_id": "C3", "amount": 1}'), tools
+    )
+    assert one.status is ToolCallStatus.OK
+    assert validations == ["amount"] * 3

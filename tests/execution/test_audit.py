@@ -28,9 +28,9 @@ from toolrelay.execution import (
     LoggingAuditSink,
     ToolCallingManager,
     ToolCallInterceptor,
-    ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
+    ToolInvocation,
 )
 from toolrelay.execution._audit import arguments_digest
 from toolrelay.messages import ToolCall, UserMessage
@@ -64,7 +64,7 @@ class Approver:
     def __init__(self, verdict: Any) -> None:
         self.verdict = verdict
 
-    async def __call__(self, request: ToolCallRequest, /) -> Any:
+    async def __call__(self, request: ToolInvocation, /) -> Any:
         return self.verdict
 
 

@@ -35,7 +35,6 @@ from toolrelay.execution import (
     SqliteIdempotencyStore,
     ToolCallingManager,
     ToolCallOutcome,
-    ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
     ToolInvocation,
@@ -92,9 +91,9 @@ def tools_of(desk: Refunds) -> tuple[Tool, ...]:
 class CountingApprover:
     def __init__(self, verdict: Any = None) -> None:
         self.verdict = verdict or Approve()
-        self.asked: list[ToolCallRequest] = []
+        self.asked: list[ToolInvocation] = []
 
-    async def __call__(self, request: ToolCallRequest, /) -> Any:
+    async def __call__(self, request: ToolInvocation, /) -> Any:
         self.asked.append(request)
         return self.verdict
 

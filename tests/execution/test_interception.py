@@ -11,9 +11,9 @@ from toolrelay.execution import (
     ToolCallingManager,
     ToolCallInterceptor,
     ToolCallOutcome,
-    ToolCallRequest,
     ToolCallStatus,
     ToolInvocation,
+    answer,
     proceed_with_arguments,
     validate_call_arguments,
 )
@@ -81,19 +81,44 @@ async def test_an_interceptor_may_answer_without_running_the_tool() -> None:
     assert runs == []
 
 
-async def test_guards_run_before_any_interceptor() -> None:
+async def test_an_interceptor_that_answers_stops_the_chain_before_inner_steps() -> None:
     reached: list[str] = []
 
-    async def deny(request: ToolCallRequest, /) -> str | None:
-        return "no"
+    async def deny(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        return answer(invocation, "no")
 
     async def step(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         reached.append(invocation.call.id)
         return await proceed(invocation)
 
-    result = await execute([step], {"x": 1}, guards=[deny])
+    result = await execute([deny, step], {"x": 1})
     assert result.outcomes[0].status is ToolCallStatus.DENIED
+    assert result.outcomes[0].response.data == "no"
+    assert result.outcomes[0].response.is_error
     assert reached == []
+    assert runs == []
+
+
+async def test_the_invocation_reads_its_arguments_like_a_mapping() -> None:
+    seen: list[Any] = []
+
+    async def look(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        arguments = invocation.arguments
+        seen.append(
+            (
+                arguments["x"],
+                arguments.get("y", "-"),
+                "x" in arguments,
+                dict(arguments),
+                {**arguments},
+                len(arguments),
+                arguments.text,
+            )
+        )
+        return await proceed(invocation)
+
+    await execute([look], {"x": "3"})
+    assert seen == [(3, "-", True, {"x": 3}, {"x": 3}, 1, '{"x": 3}')]
 
 
 async def test_changed_arguments_pass_the_outer_arguments_check_first() -> None:

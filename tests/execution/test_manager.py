@@ -14,14 +14,18 @@ from toolrelay.exceptions import (
     ToolNotFoundError,
 )
 from toolrelay.execution import (
+    AuthorizationInterceptor,
     CallLimits,
     DefaultToolExceptionProcessor,
+    Proceed,
     StaticToolResolver,
-    ToolCallGuard,
     ToolCallingManager,
-    ToolCallRequest,
+    ToolCallInterceptor,
+    ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
+    ToolInvocation,
+    answer,
 )
 from toolrelay.messages import (
     AssistantMessage,
@@ -33,7 +37,7 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
+from toolrelay.tools import FunctionTool, Tool, ToolContext, as_tools, tool
 from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 
@@ -307,20 +311,32 @@ async def test_cancelling_the_round_cancels_its_tools() -> None:
     assert all(t.cancelled for t in tools)
 
 
-# --- guards ----------------------------------------------------------------------------------
+# --- the pipeline ------------------------------------------------------------------------------
 
 
-async def test_guard_denial_answers_the_call_and_the_tool_does_not_run() -> None:
-    seen: list[ToolCallRequest] = []
+def denying(label: str, order: list[str], text: str | None) -> ToolCallInterceptor:
+    """An interceptor that records itself, then denies with ``text`` or lets the call go on."""
 
-    async def no_deletes(request: ToolCallRequest, /) -> str | None:
-        seen.append(request)
-        if request.tool.definition.name == "delete":
-            return f"Deleting {request.arguments['path']} needs approval."
-        return None
+    async def step(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        order.append(label)
+        if text is None:
+            return await proceed(invocation)
+        return answer(invocation, text)
+
+    return step
+
+
+async def test_a_denying_interceptor_answers_the_call_and_the_tool_does_not_run() -> None:
+    seen: list[ToolContext] = []
+
+    def no_deletes(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
+        seen.append(context)
+        if tool.definition.name == "delete":
+            return f"Deleting {arguments['path']} needs approval."
+        return True
 
     delete, read = RecordingTool("delete"), RecordingTool("read")
-    manager = ToolCallingManager(guards=[no_deletes])
+    manager = ToolCallingManager(interceptors=[AuthorizationInterceptor(no_deletes)])
     response = response_with(
         ToolCall(id="1", name="delete", arguments='{"path": "/etc"}'),
         ToolCall(id="2", name="read", arguments=""),
@@ -334,70 +350,98 @@ async def test_guard_denial_answers_the_call_and_the_tool_does_not_run() -> None
     ]
     assert result.responses[0].is_error
     assert delete.calls == []
-    assert {r.call.id: dict(r.arguments) for r in seen} == {"1": {"path": "/etc"}, "2": {}}
-    assert all(r.context == {"user_id": "u1"} for r in seen)
+    assert seen == [{"user_id": "u1"}, {"user_id": "u1"}]
 
 
-async def test_guards_run_in_order_manager_guards_first_and_first_denial_wins() -> None:
+async def test_a_rounds_interceptors_run_outside_the_managers_and_the_first_denial_wins() -> None:
     order: list[str] = []
-
-    def guard(label: str, answer: str | None) -> ToolCallGuard:
-        async def check(request: ToolCallRequest, /) -> str | None:
-            order.append(label)
-            return answer
-
-        return check
-
-    manager = ToolCallingManager(guards=[guard("manager", None)])
+    manager = ToolCallingManager(interceptors=[denying("manager", order, None)])
     a = RecordingTool("a")
     result = await manager.execute_tool_calls(
         prompt_with([a]),
         calls_to("a"),
-        guards=[guard("round-1", "no"), guard("round-2", "never reached")],
+        interceptors=[denying("round-1", order, None), denying("round-2", order, "no")],
     )
-    assert order == ["manager", "round-1"]
+    assert order == ["round-1", "round-2"]
     assert result.responses[0].data == "no"
-    assert manager.guards == (manager.guards[0],)  # per-round guards are not kept
-
-
-async def test_empty_denial_text_gets_a_default() -> None:
-    async def deny(request: ToolCallRequest, /) -> str | None:
-        return ""
-
-    result = await ToolCallingManager().execute_tool_calls(
-        prompt_with([RecordingTool("a")]), calls_to("a"), guards=[deny]
+    assert a.calls == []
+    assert len(manager.interceptors) == 1  # a round's interceptors are not kept
+    order.clear()
+    await manager.execute_tool_calls(
+        prompt_with([a]), calls_to("a"), interceptors=[denying("round", order, None)]
     )
-    assert result.responses[0].data == "The call to tool 'a' was denied."
+    assert order == ["round", "manager"]
+    assert len(a.calls) == 1
 
 
-async def test_guards_are_not_consulted_for_calls_that_cannot_run() -> None:
+async def test_interceptors_are_not_consulted_for_calls_that_cannot_run() -> None:
     consulted: list[str] = []
 
-    async def record(request: ToolCallRequest, /) -> str | None:
-        consulted.append(request.call.id)
-        return None
+    async def record(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        consulted.append(invocation.call.id)
+        return await proceed(invocation)
 
     response = response_with(
         ToolCall(id="unknown", name="nope"),
         ToolCall(id="bad-json", name="a", arguments="{"),
         ToolCall(id="fine", name="a"),
     )
-    await ToolCallingManager(guards=[record]).execute_tool_calls(
+    await ToolCallingManager(interceptors=[record]).execute_tool_calls(
         prompt_with([RecordingTool("a")]), response
     )
     assert consulted == ["fine"]
 
 
-async def test_a_raising_guard_aborts_the_round() -> None:
-    async def broken(request: ToolCallRequest, /) -> str | None:
+async def test_a_raising_interceptor_aborts_the_round() -> None:
+    async def broken(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         raise RuntimeError("policy store unavailable")
 
     a = RecordingTool("a")
     with pytest.raises(RuntimeError, match="policy store unavailable"):
-        await ToolCallingManager(guards=[broken]).execute_tool_calls(
-            prompt_with([a]), calls_to("a", "a")
+        await ToolCallingManager().execute_tool_calls(
+            prompt_with([a]), calls_to("a", "a"), interceptors=[broken]
         )
     assert a.calls == []
+
+
+# --- one call ------------------------------------------------------------------------------------
+
+
+async def test_run_call_answers_one_call_through_validation_and_the_pipeline() -> None:
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    order: list[str] = []
+    manager = ToolCallingManager(interceptors=[denying("manager", order, None)])
+    tools = as_tools(add)
+    ok = await manager.run_call(
+        ToolCall(id="g1", name="add", arguments='{"a": "2", "b": 3}'),
+        tools,
+        interceptors=[denying("call", order, None)],
+    )
+    assert (ok.status, ok.response.data, ok.tool_name) == (ToolCallStatus.OK, "5", "add")
+    assert order == ["call", "manager"]
+    invalid = await manager.run_call(ToolCall(id="g2", name="add", arguments='{"a": 1}'), tools)
+    assert invalid.status is ToolCallStatus.INVALID_ARGUMENTS
+    unknown = await manager.run_call(ToolCall(id="g3", name="sub", arguments="{}"), tools)
+    assert unknown.status is ToolCallStatus.UNKNOWN_TOOL
+    denied = await manager.run_call(
+        ToolCall(id="g4", name="add", arguments='{"a": 1, "b": 1}'),
+        tools,
+        ToolContext(user_id="u1"),
+        interceptors=[denying("call", order, "not for you")],
+    )
+    assert (denied.status, denied.response.data) == (ToolCallStatus.DENIED, "not for you")
+
+
+async def test_run_call_hands_the_context_to_the_tool() -> None:
+    who = RecordingTool("who")
+    await ToolCallingManager().run_call(
+        ToolCall(id="g1", name="who", arguments=""), [who], ToolContext(tenant_id="t1")
+    )
+    assert who.calls == [("{}", {"tenant_id": "t1"})]
 
 
 # --- limits -------------------------------------------------------------------------------------

@@ -46,9 +46,9 @@ from toolrelay.execution import (
     Deny,
     ToolCallingManager,
     ToolCallOutcome,
-    ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
+    ToolInvocation,
 )
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
@@ -116,37 +116,37 @@ async def _never() -> None:
     await asyncio.sleep(3_600)
 
 
-def _raise(exc: BaseException) -> Callable[[ToolCallRequest], Awaitable[Any]]:
-    async def handler(request: ToolCallRequest) -> Any:
+def _raise(exc: BaseException) -> Callable[[ToolInvocation], Awaitable[Any]]:
+    async def handler(request: ToolInvocation) -> Any:
         await asyncio.sleep(0)
         raise exc
 
     return handler
 
 
-def _answer(value: Any) -> Callable[[ToolCallRequest], Awaitable[Any]]:
-    async def handler(request: ToolCallRequest) -> Any:
+def _answer(value: Any) -> Callable[[ToolInvocation], Awaitable[Any]]:
+    async def handler(request: ToolInvocation) -> Any:
         return value
 
     return handler
 
 
-async def _approve(request: ToolCallRequest) -> Any:
+async def _approve(request: ToolInvocation) -> Any:
     return Approve()
 
 
-async def _slow(request: ToolCallRequest) -> Any:
+async def _slow(request: ToolInvocation) -> Any:
     await asyncio.sleep(SLOW)
     return Approve()
 
 
-async def _silent(request: ToolCallRequest) -> Any:
+async def _silent(request: ToolInvocation) -> Any:
     await _never()
     return Approve()
 
 
-def _edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[ToolCallRequest], Awaitable[Any]]:
-    async def handler(request: ToolCallRequest) -> Any:
+def _edit(change: Callable[[dict[str, Any]], Any]) -> Callable[[ToolInvocation], Awaitable[Any]]:
+    async def handler(request: ToolInvocation) -> Any:
         return Approve(arguments=change(dict(request.arguments)))
 
     return handler
@@ -160,7 +160,7 @@ class _Unserialisable:
     pass
 
 
-HANDLERS: dict[str, Callable[[ToolCallRequest], Any]] = {
+HANDLERS: dict[str, Callable[[ToolInvocation], Any]] = {
     "approves": _approve,
     "approves slowly": _slow,
     "edits validly": _edit(_halve),
@@ -267,7 +267,7 @@ def build_guarded_desk(on_timeout: Literal["deny", "defer"] = "deny") -> Guarded
         runs.append(("lookup", {"refund_id": refund_id, "amount": amount}))
         return f"payment {refund_id}"
 
-    def dispatch(request: ToolCallRequest, /) -> Any:
+    def dispatch(request: ToolInvocation, /) -> Any:
         # The coroutine of the call's handler, or, for one that is not async, its answer.
         asked.append(request.tool.definition.name)
         return HANDLERS[handlers.get(request.call.id, "approves")](request)

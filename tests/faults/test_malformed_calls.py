@@ -41,9 +41,9 @@ from toolrelay.execution import (
     JsonLinesAuditSink,
     StaticToolResolver,
     ToolCallingManager,
-    ToolCallRequest,
     ToolCallStatus,
     ToolExecutionResult,
+    ToolInvocation,
 )
 from toolrelay.memory import InMemoryChatMemoryRepository, SqliteChatMemoryRepository
 from toolrelay.messages import ToolCall, UserMessage
@@ -78,7 +78,7 @@ class Desk:
     runs: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
-async def refund_policy(request: ToolCallRequest, /) -> Approve | Deny:
+async def refund_policy(request: ToolInvocation, /) -> Approve | Deny:
     """The docs' refund policy, as written there."""
     if request.arguments.get("amount", 0) > APPROVAL_LIMIT:
         return Deny("Refunds over 10,000 need a team lead.")

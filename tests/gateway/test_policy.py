@@ -9,11 +9,19 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import idempotency_key
-from toolrelay.gateway import PolicyTool, ToolPolicy
-from toolrelay.gateway._policy import apply_policies
+from toolrelay.gateway import PolicyTool, ToolGateway, ToolPolicy
+from toolrelay.gateway._policy import ValidatingPolicyTool, apply_policies
 from toolrelay.mcp import IDEMPOTENT
 from toolrelay.mcp._annotations import ANNOTATIONS, annotations_from_metadata
-from toolrelay.tools import FunctionTool, Tool, ToolContext, ToolMetadata, call_sync
+from toolrelay.tools import (
+    FunctionTool,
+    Tool,
+    ToolCatalog,
+    ToolContext,
+    ToolDefinition,
+    ToolMetadata,
+    call_sync,
+)
 
 
 def make_tool(name: str, metadata: ToolMetadata | None = None) -> Tool:
@@ -181,3 +189,45 @@ def test_a_tool_declared_read_only_and_destructive_is_destructive() -> None:
     both = make_tool("refund.retry", ToolMetadata(read_only=True, destructive=True))
     metadata = apply_policies(both, []).metadata
     assert (metadata.read_only, metadata.destructive) == (False, True)
+
+
+async def test_a_gateway_call_of_a_policy_tool_validates_its_arguments_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    validated: list[dict[str, Any]] = []
+    reparsed: list[str] = []
+    monkeypatch.setattr(
+        "toolrelay.tools._function.decode_arguments",
+        lambda tool, text: reparsed.append(text) or {},
+    )
+    tool = make_tool("refund.retry", ToolMetadata(destructive=True))
+    assert isinstance(tool, FunctionTool)
+    own = tool.validate_arguments
+
+    def counting(arguments: Mapping[str, Any]) -> Any:
+        validated.append(dict(arguments))
+        return own(arguments)
+
+    tool.validate_arguments = counting  # type: ignore[method-assign]
+    policy = ToolPolicy(tools="refund.retry", idempotency_key=["refund_id"])
+    wrapped = apply_policies(tool, [policy])
+    assert isinstance(wrapped, ValidatingPolicyTool)
+    gateway = ToolGateway(ToolCatalog([tool]), policies=[policy])
+    result = await gateway.call("refund.retry", {"refund_id": "RF-1"}, context=ACME)
+    assert (result.status, result.text) == ("ok", "retried RF-1 on cardpay")
+    assert validated == [{"refund_id": "RF-1"}]
+    assert reparsed == []  # the tool never read the JSON text again
+    # A tool that does not validate itself keeps the plain wrapper and its JSON text.
+    assert type(apply_policies(_TextTool(), [policy])) is PolicyTool
+
+
+class _TextTool:
+    definition = ToolDefinition(
+        name="refund.retry",
+        description="Retry a refund.",
+        input_schema={"type": "object", "properties": {"refund_id": {"type": "string"}}},
+    )
+    metadata = ToolMetadata(destructive=True)
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        return arguments_json

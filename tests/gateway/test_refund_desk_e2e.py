@@ -23,7 +23,7 @@ import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from toolrelay.execution import ApprovalVerdict, Approve, AuditRecord, Deny, ToolCallRequest
+from toolrelay.execution import ApprovalVerdict, Approve, AuditRecord, Deny, ToolInvocation
 from toolrelay.gateway import (
     GatewayConfig,
     ToolGateway,
@@ -52,7 +52,7 @@ class Approvals:
         self.verdict = verdict
         self.asked: list[tuple[str, dict[str, Any], Any]] = []
 
-    async def __call__(self, request: ToolCallRequest, /) -> ApprovalVerdict:
+    async def __call__(self, request: ToolInvocation, /) -> ApprovalVerdict:
         self.asked.append(
             (request.tool.definition.name, dict(request.arguments), request.context.user_id)
         )

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, LoadError
-from toolrelay.execution import Approve, ToolCallingManager, ToolCallRequest
+from toolrelay.execution import Approve, ToolCallingManager, ToolInvocation
 from toolrelay.gateway import (
     GatewayConfig,
     ToolGateway,
@@ -88,7 +88,7 @@ async def test_without_a_handler_a_call_needing_approval_waits_and_does_not_run(
 async def test_a_plain_function_approves_and_may_edit(tmp_path: Path) -> None:
     asked: list[str] = []
 
-    def decide(request: ToolCallRequest) -> Approve:
+    def decide(request: ToolInvocation) -> Approve:
         asked.append(request.tool.definition.name)
         return Approve(arguments={"refund_id": "RF-2"})
 

@@ -17,8 +17,8 @@ from toolrelay.execution import (
     Deny,
     ToolCallingManager,
     ToolCallInterceptor,
-    ToolCallRequest,
     ToolExecutionResult,
+    ToolInvocation,
 )
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.otel import TracingInterceptor
@@ -157,7 +157,7 @@ async def test_an_exception_aborting_the_round_marks_the_span_and_propagates(
 
 
 async def test_approval_outcomes_are_attributes_not_errors(signals: Signals) -> None:
-    async def deny(request: ToolCallRequest, /) -> Deny:
+    async def deny(request: ToolInvocation, /) -> Deny:
         return Deny("not today")
 
     tracing = TracingInterceptor(signals.telemetry())
@@ -175,7 +175,7 @@ async def test_approval_outcomes_are_attributes_not_errors(signals: Signals) -> 
 
 
 async def test_capture_records_the_arguments_an_approval_changed(signals: Signals) -> None:
-    async def halve(request: ToolCallRequest, /) -> Approve:
+    async def halve(request: ToolInvocation, /) -> Approve:
         return Approve(arguments={"amount": 2})
 
     tracing = TracingInterceptor(signals.telemetry(capture_content=True))

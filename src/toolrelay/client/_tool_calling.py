@@ -78,12 +78,13 @@ from toolrelay.exceptions import (
     ToolNotFoundError,
 )
 from toolrelay.execution import (
-    ToolCallGuard,
+    ResumedRound,
     ToolCallingManager,
+    ToolCallInterceptor,
     ToolExecutionResult,
     closest_names,
 )
-from toolrelay.execution._approval import resumed_round
+from toolrelay.execution._guards import ToolCallGuard, guard_interceptors
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -136,6 +137,9 @@ class ToolLoopState:
         usage: Usage summed over the rounds so far.
         rounds: The execution result of every tool round so far.
         stop: Why the loop ended (set when it ends).
+        resumed: While the round that stopped for approval runs again, that round (with the
+            person's decisions); ``execute_tools`` passes it to the manager. ``None``
+            otherwise.
         tools: The turn's side of the loop's tool provider (see ``ToolProvider``).
         data: Free space for subclasses.
     """
@@ -150,6 +154,7 @@ class ToolLoopState:
     usage: Usage = field(default_factory=Usage)
     rounds: list[ToolExecutionResult] = field(default_factory=list)
     stop: LoopStop | None = None
+    resumed: ResumedRound | None = None
     tools: TurnTools = _REQUEST_TURN
     data: dict[str, Any] = field(default_factory=dict)
 
@@ -167,7 +172,8 @@ class ToolCallingAdvisor:
             :class:`~toolrelay.exceptions.ModelCallLimitError`.
         conversation_history: ``None`` (auto): full histories unless a history advisor sits
             after the loop; ``True``: always full; ``False``: always only new messages.
-        guards: Extra guards passed to every round (after the manager's own).
+        guards: Deprecated: guards for every round, as interceptors outside the manager's
+            (with a :class:`DeprecationWarning`); give the manager interceptors instead.
         name: For messages.
 
     Subclasses customise the loop through the hooks ``init_loop``, ``before_call``,
@@ -195,7 +201,9 @@ class ToolCallingAdvisor:
         self.eligibility_checker = eligibility_checker
         self.max_model_calls = max_model_calls
         self.conversation_history = conversation_history
-        self.guards = tuple(guards)
+        self.round_interceptors: tuple[ToolCallInterceptor, ...] = guard_interceptors(
+            guards, owner=f"{type(self).__name__}(guards=...)"
+        )
         self.name = name
 
     def __repr__(self) -> str:
@@ -276,8 +284,8 @@ class ToolCallingAdvisor:
             result = await self.tool_calling_manager.execute_tool_calls(
                 prompt,
                 response.chat_response,
-                guards=(*offered.guards, *self.guards),
-                interceptors=offered.interceptors,
+                interceptors=(*offered.interceptors, *self.round_interceptors),
+                resumed=state.resumed,
             )
         except ToolCallLimitError as exc:
             if isinstance(exc.partial, ToolExecutionResult):
@@ -404,12 +412,14 @@ class ToolCallingAdvisor:
                     state.stop = LoopStop.ANSWER
                     final = response
                     break
+            state.resumed = None if resumed is None else resumed.round()
             try:
-                with resumed_round(None if resumed is None else resumed.round()):
-                    result = await self.execute_tools(round_request, response, state)
+                result = await self.execute_tools(round_request, response, state)
             except ToolCallLimitError as exc:
                 final = await self._limit_answer(exc, round_request, response, state)
                 break
+            finally:
+                state.resumed = None
             resumed = None
             if result.pending:  # a person decides; the turn can resume with the saved state
                 state.stop = LoopStop.APPROVAL_REQUIRED

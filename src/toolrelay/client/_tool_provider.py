@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
-from toolrelay.execution import ToolCallGuard, ToolCallInterceptor, ToolExecutionResult
+from toolrelay.execution import ToolCallInterceptor, ToolExecutionResult
 from toolrelay.messages import ChatResponse
 from toolrelay.tools import Tool
 
@@ -34,12 +34,11 @@ class RoundTools:
 
     Attributes:
         tools: The tools the calls resolve to (besides the manager's own).
-        guards: Checks of this round only, before the loop's own.
-        interceptors: Steps around each call of this round only, inside the manager's own.
+        interceptors: Steps around each call of this round only, outside the manager's own
+            (a call they refuse never reaches its approval, idempotency or audit).
     """
 
     tools: tuple[Tool, ...]
-    guards: tuple[ToolCallGuard, ...] = ()
     interceptors: tuple[ToolCallInterceptor, ...] = ()
 
 

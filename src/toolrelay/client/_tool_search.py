@@ -58,14 +58,16 @@ from toolrelay.client._tool_calling import (
 from toolrelay.client._tool_provider import RoundTools, TurnTools
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
+    AuthorizationInterceptor,
     Proceed,
-    ToolCallGuard,
     ToolCallingManager,
+    ToolCallInterceptor,
     ToolCallOutcome,
     ToolExecutionResult,
     ToolInvocation,
     match_tool_name,
 )
+from toolrelay.execution._guards import ToolCallGuard
 from toolrelay.memory import CONVERSATION_ID
 from toolrelay.messages import ChatResponse
 from toolrelay.prompt import Prompt
@@ -78,9 +80,8 @@ from toolrelay.toolsearch._access import (
     CatalogView,
     HiddenTool,
     ToolFilter,
-    authorize_guard,
     calls_to_run,
-    visibility_guard,
+    visibility_interceptor,
 )
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
@@ -282,7 +283,7 @@ class _SearchTurn:
         """The shown tools; calls of tools the model was not shown are answered, never run.
 
         Each such call gets a stand-in tool, so the manager still answers every call in
-        order and counts it against the limits, and the visibility guard denies it with the
+        order and counts it against the limits, and the visibility interceptor denies it with the
         unavailable text, or, for a name close to names of shown tools (a misspelling), with
         those names (a name is never resolved anywhere else and only shown names are ever
         suggested, so nothing about other tools leaks into the answer). Each search runs
@@ -296,13 +297,16 @@ class _SearchTurn:
                 text = self.texts.unavailable_answer(call.name, names)
                 hidden[call.name] = HiddenTool(call.name, text)
         self.hidden = hidden
-        guards = [visibility_guard(exposed, self.texts.unavailable_message)]
+        checks: list[ToolCallInterceptor] = [
+            visibility_interceptor(exposed, self.texts.unavailable_message)
+        ]
         if self.provider.authorize is not None:
-            guards.append(authorize_guard(self.provider.authorize, exempt=self.search_tool))
+            checks.append(
+                AuthorizationInterceptor(self.provider.authorize, exempt=[self.search_tool])
+            )
         return RoundTools(
             tools=(*exposed, *hidden.values()),
-            guards=tuple(guards),
-            interceptors=(self._bind_search,),
+            interceptors=(*checks, self._bind_search),
         )
 
     async def _bind_search(
@@ -358,7 +362,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             last_search_only, max_results, min_score, min_relative_score, language,
             search_description, system_suffix, unavailable_message: As for
             :class:`ToolSearch`.
-        guards: Extra guards for every call, after the visibility and authorize checks.
+        guards: Deprecated: guards for every call, after the visibility and authorize checks
+            (with a :class:`DeprecationWarning`); give the manager interceptors instead.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
             only tools shown to the model can run, whatever the manager's resolver knows.

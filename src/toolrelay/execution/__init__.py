@@ -2,16 +2,18 @@
 
 :class:`ToolCallingManager` resolves each call of a model response (the request's tools, then a
 :class:`ToolResolver` chain, then lenient name matching), validates the arguments, runs the
-calls concurrently with timeouts, limits and guards, and answers every call: a result, or an
-error text the model can act on. The result is a :class:`ToolExecutionResult` with the new
-conversation history.
+calls concurrently with timeouts and limits through one pipeline of interceptors, and answers
+every call: a result, or an error text the model can act on. The result is a
+:class:`ToolExecutionResult` with the new conversation history.
 
     manager = ToolCallingManager(resolver=StaticToolResolver(tools))
     result = await manager.execute_tool_calls(prompt, chat_response)
     if result.return_direct:
         answer = result.build_generations()
 
-Side effects are handled by interceptors around each run (:class:`ToolCallInterceptor`):
+Whether and how a call runs is decided by interceptors around each run
+(:class:`ToolCallInterceptor`), each seeing the call as a :class:`ToolInvocation`:
+:class:`AuthorizationInterceptor` (an :data:`Authorizer` allows or denies each call),
 :class:`ApprovalInterceptor` (approve, deny, edit or defer calls of tools that need
 approval), :class:`IdempotencyInterceptor` (a repeated call gets the recorded result, kept in
 an :class:`IdempotencyStore` such as :class:`SqliteIdempotencyStore`) and
@@ -20,13 +22,18 @@ an :class:`IdempotencyStore` such as :class:`SqliteIdempotencyStore`) and
     manager = ToolCallingManager(
         resolver=StaticToolResolver(tools),
         interceptors=[
+            AuthorizationInterceptor(may_run),
             AuditInterceptor(JsonLinesAuditSink("audit.jsonl")),
             IdempotencyInterceptor(SqliteIdempotencyStore("idempotency.sqlite3")),
             ApprovalInterceptor(destructive=True),  # no handler: a person decides later
         ],
     )
+
+``ToolCallRequest`` (now :class:`ToolInvocation`) and ``ToolCallGuard`` (now an interceptor)
+still import from here for one release, with a :class:`DeprecationWarning`.
 """
 
+from toolrelay._aliases import moved_names
 from toolrelay.execution._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
     ApprovalDecision,
@@ -47,11 +54,11 @@ from toolrelay.execution._audit import (
     JsonLinesAuditSink,
     LoggingAuditSink,
 )
+from toolrelay.execution._authorization import AuthorizationInterceptor, Authorizer
 from toolrelay.execution._exceptions_policy import (
     DefaultToolExceptionProcessor,
     ToolExceptionProcessor,
 )
-from toolrelay.execution._guards import ToolCallGuard, ToolCallRequest
 from toolrelay.execution._idempotency import (
     DEFAULT_MAX_ENTRIES,
     IdempotencyInterceptor,
@@ -66,6 +73,7 @@ from toolrelay.execution._interception import (
     Proceed,
     ToolCallInterceptor,
     ToolInvocation,
+    answer,
     proceed_with_arguments,
 )
 from toolrelay.execution._limits import CallLimits
@@ -100,6 +108,8 @@ __all__ = [
     "AuditInterceptor",
     "AuditRecord",
     "AuditSink",
+    "AuthorizationInterceptor",
+    "Authorizer",
     "CallLimits",
     "DefaultToolExceptionProcessor",
     "Defer",
@@ -116,19 +126,26 @@ __all__ = [
     "ResumedRound",
     "SqliteIdempotencyStore",
     "StaticToolResolver",
-    "ToolCallGuard",
     "ToolCallInterceptor",
     "ToolCallOutcome",
-    "ToolCallRequest",
     "ToolCallStatus",
     "ToolCallingManager",
     "ToolExceptionProcessor",
     "ToolExecutionResult",
     "ToolInvocation",
     "ToolResolver",
+    "answer",
     "closest_names",
     "idempotency_key",
     "match_tool_name",
     "proceed_with_arguments",
     "validate_call_arguments",
 ]
+
+__getattr__ = moved_names(
+    "toolrelay.execution",
+    {
+        "ToolCallRequest": "toolrelay.execution._interception:ToolInvocation",
+        "ToolCallGuard": "toolrelay.execution._guards:ToolCallGuard",
+    },
+)

@@ -22,20 +22,20 @@ act on, or, with ``on_timeout="defer"``, as a deferral to a person. A handler th
 denies the call it was asked about (logged), never the round's other calls; one that answers
 anything but a verdict, or is not ``async``, is a :class:`ConfigurationError`.
 
-When a deferred round resumes, the loop runs it again inside :func:`resumed_round`: the
-calls answered the first time keep their answers (the manager never runs them twice) and
-each pending call gets the person's decision instead of the handler's.
+When a deferred round resumes, the loop runs it again with
+``execute_tool_calls(..., resumed=ResumedRound(...))``: the calls answered the first time keep
+their answers (the manager never runs them twice) and each pending call carries the person's
+decision (:attr:`ToolInvocation.decision <toolrelay.execution.ToolInvocation.decision>`),
+which the interceptor applies instead of asking the handler.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import inspect
 import json
 import logging
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
@@ -43,10 +43,14 @@ from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
 from toolrelay.exceptions import ArgumentProblem, ConfigurationError, ToolArgumentError
 from toolrelay.execution import _feedback as feedback
 from toolrelay.execution._arguments import parse_arguments, validate_call_arguments
-from toolrelay.execution._guards import ToolCallRequest
-from toolrelay.execution._interception import Proceed, ToolInvocation, proceed_with_arguments
+from toolrelay.execution._interception import (
+    Proceed,
+    ToolInvocation,
+    answer,
+    proceed_with_arguments,
+)
 from toolrelay.execution._result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
-from toolrelay.messages import ToolCall, ToolResponse
+from toolrelay.messages import ToolCall
 from toolrelay.tools._base import Tool, ValidatedArguments, check_seconds
 
 _log = logging.getLogger("toolrelay.execution._approval")
@@ -64,9 +68,7 @@ __all__ = [
     "Defer",
     "Deny",
     "ResumedRound",
-    "answered_outcome",
     "pending_text",
-    "resumed_round",
 ]
 
 
@@ -106,9 +108,13 @@ ApprovalVerdict: TypeAlias = Approve | Deny | Defer
 
 @runtime_checkable
 class ApprovalHandler(Protocol):
-    """Decides about a call that needs approval; any ``async def handler(request, /)`` fits."""
+    """Decides about a call that needs approval; any ``async def handler(invocation, /)`` fits.
 
-    async def __call__(self, request: ToolCallRequest, /) -> ApprovalVerdict:
+    It sees the call as every step does (:class:`~toolrelay.execution.ToolInvocation`: tool,
+    validated arguments, tool context).
+    """
+
+    async def __call__(self, invocation: ToolInvocation, /) -> ApprovalVerdict:
         """Approve (maybe with other arguments), deny, or defer the call."""
         ...
 
@@ -152,6 +158,14 @@ class ResumedRound:
         object.__setattr__(self, "decisions", MappingProxyType(dict(self.decisions)))
         object.__setattr__(self, "tool_names", MappingProxyType(dict(self.tool_names)))
 
+    def matches(self, calls: Sequence[ToolCall]) -> bool:
+        """Whether ``calls`` are this round's calls, exactly."""
+        return tuple(calls) == self.calls
+
+    def answer_of(self, position: int) -> ToolCallOutcome | None:
+        """The outcome call ``position`` got the first time; ``None`` if it waited."""
+        return self.answered[position]
+
     def decision_for(self, call: ToolCall, tool_name: str | None = None) -> ApprovalDecision | None:
         """The person's decision about ``call`` (running ``tool_name``), if it is theirs.
 
@@ -166,37 +180,6 @@ class ResumedRound:
         if tool_name is not None and self.tool_names.get(call.id, tool_name) != tool_name:
             return None
         return self.decisions.get(call.id)
-
-
-_RESUMED: contextvars.ContextVar[ResumedRound | None] = contextvars.ContextVar(
-    "toolrelay_resumed_round", default=None
-)
-
-
-@contextlib.contextmanager
-def resumed_round(round_: ResumedRound | None) -> Iterator[None]:
-    """Run the manager inside this block to resume ``round_`` (``None``: a normal round).
-
-    A context variable rather than an argument: the round runs through the loop's
-    ``execute_tools`` hook, which subclasses override without knowing about approvals.
-    """
-    token = _RESUMED.set(round_)
-    try:
-        yield
-    finally:
-        _RESUMED.reset(token)
-
-
-def answered_outcome(calls: Sequence[ToolCall], position: int) -> ToolCallOutcome | None:
-    """The outcome call ``position`` already got, when a resumed round is running.
-
-    ``calls`` must be the round's calls exactly, so a tool that runs a round of its own
-    inside the resumed one never picks up these answers.
-    """
-    round_ = _RESUMED.get()
-    if round_ is None or tuple(calls) != round_.calls:
-        return None
-    return round_.answered[position]
 
 
 # --- the interceptor ---------------------------------------------------------------------------
@@ -246,18 +229,16 @@ class ApprovalInterceptor:
         """Ask about the call, then run, refuse or defer it."""
         if not self.needs_approval(invocation.tool):
             return await proceed(invocation)
-        round_ = _RESUMED.get()
-        verdict: ApprovalVerdict | None = None
-        if round_ is not None:
-            verdict = round_.decision_for(invocation.call, invocation.tool_name)
+        verdict: ApprovalVerdict | None = invocation.decision
         if verdict is None:
             verdict = Defer() if self.handler is None else await self._ask(invocation)
         name = invocation.tool_name
         if isinstance(verdict, Defer):
-            return _answer(invocation, pending_text(name), ToolCallStatus.PENDING_APPROVAL)
+            status, approval = ToolCallStatus.PENDING_APPROVAL, ApprovalStatus.PENDING
+            return answer(invocation, pending_text(name), status, approval)
         if isinstance(verdict, Deny):
             text = verdict.reason or feedback.denied(name)
-            return _answer(invocation, text, ToolCallStatus.DENIED, ApprovalStatus.DENIED)
+            return answer(invocation, text, ToolCallStatus.DENIED, ApprovalStatus.DENIED)
         if not isinstance(verdict, Approve):
             raise ConfigurationError(
                 f"the approval handler answered {verdict!r}; expected Approve, Deny or Defer"
@@ -270,7 +251,7 @@ class ApprovalInterceptor:
         except ToolArgumentError as exc:
             text = feedback.invalid_arguments(name, exc.problems)
             return replace(
-                _answer(invocation, text, ToolCallStatus.INVALID_ARGUMENTS, ApprovalStatus.EDITED),
+                answer(invocation, text, ToolCallStatus.INVALID_ARGUMENTS, ApprovalStatus.EDITED),
                 exception=exc,
             )
         outcome = await proceed_with_arguments(invocation, arguments, proceed)
@@ -283,13 +264,13 @@ class ApprovalInterceptor:
         scope = asyncio.timeout(self.timeout)
         try:
             async with scope:
-                answer = self.handler(invocation.request())
-                if not inspect.isawaitable(answer):
+                verdict = self.handler(invocation)
+                if not inspect.isawaitable(verdict):
                     raise ConfigurationError(
-                        f"the approval handler returned {answer!r} instead of an awaitable; "
+                        f"the approval handler returned {verdict!r} instead of an awaitable; "
                         "define it with async def"
                     )
-                return await answer
+                return await verdict
         except (ConfigurationError, KeyboardInterrupt, MemoryError):
             raise
         except BaseException as exc:
@@ -330,20 +311,3 @@ def _edited(tool: Tool, values: Mapping[str, Any]) -> ValidatedArguments:
         problem = ArgumentProblem(location="", message=f"The edited arguments are unusable: {exc}")
         raise ToolArgumentError(name, [problem]) from exc
     return validate_call_arguments(tool, parse_arguments(name, text).values, text)
-
-
-def _answer(
-    invocation: ToolInvocation,
-    text: str,
-    status: ToolCallStatus,
-    approval: ApprovalStatus = ApprovalStatus.PENDING,
-) -> ToolCallOutcome:
-    call = invocation.call
-    name = invocation.tool_name
-    return ToolCallOutcome(
-        call=call,
-        tool_name=name,
-        response=ToolResponse(id=call.id, name=name, data=text, is_error=True),
-        status=status,
-        approval=approval,
-    )

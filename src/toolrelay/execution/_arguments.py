@@ -5,8 +5,8 @@ the one decoder, :func:`~toolrelay.tools._arguments.load_json`, refuses what is 
 as ``NaN``). :func:`validate_call_arguments` validates the result against the tool: with the
 tool's own validation when it has one (:class:`~toolrelay.tools.ValidatingTool`, e.g. a
 function tool's pydantic model, which also coerces ``"5"`` to ``5`` for an ``int``), else
-against its JSON Schema. Guards and interceptors (approval, idempotency, audit) see the
-validated values, and the tool runs with them.
+against its JSON Schema. Every interceptor (authorization, approval, idempotency, audit) sees
+the validated values, and the tool runs with them.
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """Audit: one record per tool call that reaches its interceptors, written to a sink.
 
 :class:`AuditInterceptor` writes an :class:`AuditRecord` for every call that passed name
-resolution, limits, JSON parsing and the guards, whatever happened next: ran, failed, timed
-out, was replayed from an idempotency record, was denied or deferred by an approval. Put it
-first among the interceptors so it sees the final outcome::
+resolution, limits, JSON parsing and the interceptors outside it (a round's visibility and
+authorization checks), whatever happened next: ran, failed, timed out, was replayed from an
+idempotency record, was denied or deferred by an approval. Put it first among the manager's
+interceptors (after an :class:`~toolrelay.execution.AuthorizationInterceptor`, if denials are
+not to be recorded) so it sees the final outcome::
 
     manager = ToolCallingManager(interceptors=[
         AuditInterceptor(JsonLinesAuditSink("audit.jsonl")),

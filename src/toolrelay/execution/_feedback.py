@@ -191,7 +191,7 @@ def approval_timed_out(tool_name: str, seconds: float) -> str:
 
 
 def denied(tool_name: str) -> str:
-    """Used when a guard denies a call with an empty reason."""
+    """Used when an interceptor denies a call with an empty reason."""
     return f"The call to tool {_shown(tool_name)} was denied."
 
 

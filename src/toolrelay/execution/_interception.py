@@ -1,11 +1,15 @@
-"""Interceptors: steps wrapped around each tool run (approval, idempotency, audit, ...).
+"""The pipeline of one tool call: interceptors around each run.
 
-After a call passed resolution, limits, argument validation and the guards, the manager hands it to
-its interceptors as a :class:`ToolInvocation`. Each interceptor receives the invocation and
-``proceed``, the rest of the chain (the next interceptors, then the tool), and returns the
-call's :class:`~toolrelay.execution.ToolCallOutcome`: it may answer without proceeding (a
-denial, a recorded result), proceed with changed arguments, or look at the outcome on the way
-back. The first interceptor is the outermost::
+Every decision about a call that passed resolution, limits and argument validation is an
+interceptor: may it run (:class:`~toolrelay.execution.AuthorizationInterceptor`), does a
+person approve it (:class:`~toolrelay.execution.ApprovalInterceptor`), did it run already
+(:class:`~toolrelay.execution.IdempotencyInterceptor`), what is recorded of it
+(:class:`~toolrelay.execution.AuditInterceptor`). The manager hands the call to them as a
+:class:`ToolInvocation`, the one view of a call every step sees. Each interceptor receives
+the invocation and ``proceed``, the rest of the chain (the next interceptors, then the tool),
+and returns the call's :class:`~toolrelay.execution.ToolCallOutcome`: it may answer without
+proceeding (a denial, a recorded result; see :func:`answer`), proceed with changed
+arguments, or look at the outcome on the way back. The first interceptor is the outermost::
 
     async def timing(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         outcome = await proceed(invocation)
@@ -14,9 +18,13 @@ back. The first interceptor is the outermost::
 
     manager = ToolCallingManager(interceptors=[timing])
 
-The built-in ones go in this order: :class:`~toolrelay.execution.AuditInterceptor` (sees
-every outcome), :class:`~toolrelay.execution.IdempotencyInterceptor` (a recorded result
-answers before anyone is asked for approval), :class:`~toolrelay.execution.ApprovalInterceptor`.
+The built-in ones go in this order: :class:`~toolrelay.execution.AuthorizationInterceptor`
+(a forbidden call reaches nothing else), :class:`~toolrelay.execution.AuditInterceptor` (sees
+every outcome after it), :class:`~toolrelay.execution.IdempotencyInterceptor` (a recorded
+result answers before anyone is asked for approval),
+:class:`~toolrelay.execution.ApprovalInterceptor`. A round's own interceptors
+(``execute_tool_calls(..., interceptors=...)``: the tool search's visibility check, its
+``authorize``) run outside the manager's, so a call the round refuses never reaches them.
 
 The invocation's arguments are validated already (:class:`~toolrelay.tools.ValidatedArguments`:
 coerced values, defaults filled in), so every interceptor decides on the values the tool will
@@ -31,12 +39,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from toolrelay.execution._guards import ToolCallRequest
-from toolrelay.execution._result import ToolCallOutcome
-from toolrelay.messages import ToolCall
+from toolrelay.execution._result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
+from toolrelay.messages import ToolCall, ToolResponse
 from toolrelay.tools._base import Tool, ToolContext, ValidatedArguments
+
+if TYPE_CHECKING:
+    from toolrelay.execution._approval import ApprovalDecision
 
 __all__ = [
     "ArgumentsCheck",
@@ -44,6 +54,7 @@ __all__ = [
     "Proceed",
     "ToolCallInterceptor",
     "ToolInvocation",
+    "answer",
     "proceed_with_arguments",
     "run_interceptors",
 ]
@@ -79,14 +90,19 @@ class CallProgress:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolInvocation:
-    """A call about to run, as interceptors see it.
+    """One call about to run: what every step of its pipeline sees.
 
     Attributes:
         call: The call as the model wrote it.
-        tool: The tool it resolved to.
+        tool: The tool it resolved to (``tool.definition.name`` is the canonical name).
         arguments: The validated arguments the tool will run with (the model's, unless an
-            interceptor changed them).
+            interceptor changed them): coerced where the tool coerces, defaults filled in,
+            blank text read as ``{}``. They read like a read-only mapping
+            (``arguments["amount"]``); ``arguments.text`` is their JSON text.
         context: The request's tool context (empty when it has none).
+        decision: A person's decision about this call, when a round that waited for
+            approval resumes (``execute_tool_calls(..., resumed=...)``); the
+            :class:`~toolrelay.execution.ApprovalInterceptor` applies it instead of asking.
         arguments_check: Set by an outer interceptor that must see changed arguments before
             the tool runs; see :func:`proceed_with_arguments`.
         progress: How far the call got (see :class:`CallProgress`).
@@ -96,6 +112,7 @@ class ToolInvocation:
     tool: Tool
     arguments: ValidatedArguments
     context: ToolContext
+    decision: ApprovalDecision | None = None
     arguments_check: ArgumentsCheck | None = None
     progress: CallProgress = field(default_factory=CallProgress, compare=False, repr=False)
 
@@ -104,11 +121,26 @@ class ToolInvocation:
         """The tool's canonical name."""
         return self.tool.definition.name
 
-    def request(self) -> ToolCallRequest:
-        """The invocation as a guard or approval handler sees it."""
-        return ToolCallRequest(
-            call=self.call, tool=self.tool, arguments=self.arguments.values, context=self.context
-        )
+
+def answer(
+    invocation: ToolInvocation,
+    text: str,
+    status: ToolCallStatus = ToolCallStatus.DENIED,
+    approval: ApprovalStatus | None = None,
+) -> ToolCallOutcome:
+    """An outcome answering ``invocation`` with ``text`` without running it (an error response).
+
+    What an interceptor returns instead of ``await proceed(invocation)``: a denial by
+    default, or another status (``pending_approval``...).
+    """
+    call, name = invocation.call, invocation.tool_name
+    return ToolCallOutcome(
+        call=call,
+        tool_name=name,
+        response=ToolResponse(id=call.id, name=name, data=text, is_error=True),
+        status=status,
+        approval=approval,
+    )
 
 
 Proceed = Callable[[ToolInvocation], Awaitable[ToolCallOutcome]]
@@ -123,7 +155,8 @@ class ToolCallInterceptor(Protocol):
     """A step around a tool's run; any ``async def step(invocation, proceed, /)`` fits.
 
     Return ``await proceed(invocation)`` to let the call run, or an outcome of your own to
-    answer it without running. Exceptions abort the round, like a guard's.
+    answer it without running (:func:`answer`). Deny by answering: an exception aborts the
+    round.
     """
 
     async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:

@@ -3,8 +3,9 @@
 :class:`ToolCallingManager` is Spring AI's ``DefaultToolCallingManager`` with what its users ask
 for: the calls of a round run concurrently; unknown names, unusable JSON and schema violations
 become error tool responses the model can act on; a failing call never discards the others;
-each call can time out; per-turn call limits stop runaway loops; guards can deny calls;
-interceptors wrap each run (approval, idempotency, audit).
+each call can time out; per-turn call limits stop runaway loops; one pipeline of
+interceptors decides whether and how each call runs (authorization, approval, idempotency,
+audit, tracing).
 
 A round, for each call of the first generation that has tool calls:
 
@@ -14,9 +15,10 @@ A round, for each call of the first generation that has tool calls:
 3. parse the arguments (blank text is ``{}``; anything else must be a JSON object; a text
    longer than ``max_arguments_length`` is refused unread) and validate them against the
    tool, once (see :mod:`~toolrelay.execution._arguments`);
-4. run the guards; the first denial answers the call;
-5. pass the call through the interceptors (see :mod:`~toolrelay.execution._interception`),
-   then run the tool with the validated arguments (bounded by ``max_concurrency``, cancelled
+4. pass the call through the interceptors, the round's own first, then the manager's (see
+   :mod:`~toolrelay.execution._interception`), then run the tool with the validated arguments,
+   which a :class:`~toolrelay.tools.ValidatingTool` gets as they are, never parsed again
+   (bounded by ``max_concurrency``, cancelled
    after its timeout; synchronous functions in a bounded pool of threads of their own, see
    :mod:`~toolrelay.tools._workers`); exceptions go to the
    :class:`~toolrelay.execution.ToolExceptionProcessor`.
@@ -26,7 +28,9 @@ or invalid arguments fails before anything has side effects. Responses keep the 
 Every call is answered, even when two calls share an id or have an empty id: responses echo
 the ids given, and providers decide what they accept. A response carries the tool's canonical
 name when the call resolved, and the name as the model wrote it when it did not. A round
-resumed after an approval stop keeps the answers its calls already had: none runs twice.
+resumed after an approval stop (``resumed=``) keeps the answers its calls already had: none
+runs twice. :meth:`ToolCallingManager.run_call` runs one call the same way, without a model
+response.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import dataclasses
 import enum
 import json
 import logging
@@ -55,7 +60,7 @@ from toolrelay.exceptions import (
     ToolResultError,
 )
 from toolrelay.execution import _feedback as feedback
-from toolrelay.execution._approval import answered_outcome
+from toolrelay.execution._approval import ApprovalDecision, ResumedRound
 from toolrelay.execution._arguments import (
     parse_arguments,
     validate_call_arguments,
@@ -68,7 +73,7 @@ from toolrelay.execution._exceptions_policy import (
     error_text,
     tool_error_text,
 )
-from toolrelay.execution._guards import ToolCallGuard, ToolCallRequest
+from toolrelay.execution._guards import ToolCallGuard, guard_interceptors
 from toolrelay.execution._interception import ToolCallInterceptor, ToolInvocation, run_interceptors
 from toolrelay.execution._limits import CallLimits, LimitBreach, TurnCallCounter
 from toolrelay.execution._resolution import (
@@ -126,6 +131,13 @@ class _Ready:
     call: ToolCall
     tool: Tool
     arguments: ValidatedArguments
+    decision: ApprovalDecision | None = None
+
+
+def _decided(ready: _Ready, resumed: ResumedRound) -> _Ready:
+    """``ready`` carrying the person's decision about it, if the resumed round has one."""
+    decision = resumed.decision_for(ready.call, ready.tool.definition.name)
+    return ready if decision is None else dataclasses.replace(ready, decision=decision)
 
 
 class _CallWorkers:
@@ -167,9 +179,11 @@ class ToolCallingManager:
             response; ``"raise"`` raises :class:`~toolrelay.exceptions.ToolNotFoundError`.
         invalid_arguments: ``"feedback"`` answers unusable arguments with an error response;
             ``"raise"`` raises :class:`~toolrelay.exceptions.ToolArgumentError`.
-        guards: Checks run before every call, in order (see :class:`ToolCallGuard`).
-        interceptors: Steps around every run that passed the guards, outermost first (see
-            :class:`~toolrelay.execution.ToolCallInterceptor`).
+        interceptors: The pipeline of every call that passed resolution, limits and argument
+            validation, outermost first (see :class:`~toolrelay.execution.ToolCallInterceptor`);
+            the one place that decides whether and how a call runs.
+        guards: Deprecated: each guard becomes an interceptor ahead of ``interceptors``
+            (with a :class:`DeprecationWarning`); write interceptors instead.
         allow_unoffered_tools: Also run tools the request did not offer, when the resolver
             knows the name a call gives. By default a call can only run a tool of the
             request (``ChatOptions.tools`` and ``tool_names``): a model cannot reach a tool
@@ -230,8 +244,10 @@ class ToolCallingManager:
         self.limits = limits
         self.unknown_tool = unknown_tool
         self.invalid_arguments = invalid_arguments
-        self.guards: tuple[ToolCallGuard, ...] = tuple(guards)
-        self.interceptors: tuple[ToolCallInterceptor, ...] = tuple(interceptors)
+        self.interceptors: tuple[ToolCallInterceptor, ...] = (
+            *guard_interceptors(guards, owner="ToolCallingManager(guards=...)"),
+            *interceptors,
+        )
         self.allow_unoffered_tools = allow_unoffered_tools
         self.max_name_length = max_name_length
         self.max_arguments_length = max_arguments_length
@@ -265,8 +281,9 @@ class ToolCallingManager:
         prompt: Prompt,
         chat_response: ChatResponse,
         *,
-        guards: Sequence[ToolCallGuard] = (),
         interceptors: Sequence[ToolCallInterceptor] = (),
+        resumed: ResumedRound | None = None,
+        guards: Sequence[ToolCallGuard] = (),
     ) -> ToolExecutionResult:
         """Run the tool calls of ``chat_response`` and answer each of them.
 
@@ -274,8 +291,15 @@ class ToolCallingManager:
             prompt: The request that produced ``chat_response``; its options carry the tools
                 and the tool context, its messages start the new history.
             chat_response: The model's answer; the first generation with tool calls is used.
-            guards: Extra guards for this round only, run after the manager's own.
-            interceptors: Extra interceptors for this round only, inside the manager's own.
+            interceptors: Extra interceptors for this round only. They run outside the
+                manager's own (before them), so a call the round refuses (a tool the model
+                was not shown, a forbidden one) never reaches an idempotency store, an
+                approver or an audit sink of the manager.
+            resumed: The round that stopped for approval, run again: its answered calls keep
+                their answers (none runs twice) and each pending call carries the person's
+                decision (``ToolInvocation.decision``) to the approval interceptor.
+            guards: Deprecated: extra guards for this round, as interceptors ahead of
+                ``interceptors`` (with a :class:`DeprecationWarning`).
 
         Returns:
             The new history (prompt messages, the assistant message, one tool response message
@@ -283,6 +307,7 @@ class ToolCallingManager:
 
         Raises:
             ModelResponseError: No generation has tool calls.
+            ConfigurationError: ``resumed`` is not a round of these calls.
             ToolNotFoundError: A name is unknown and ``unknown_tool="raise"``.
             ToolArgumentError: Arguments are unusable and ``invalid_arguments="raise"``.
             ToolContextError: A tool needs a tool context and the request has none (a
@@ -290,43 +315,35 @@ class ToolCallingManager:
             ToolCallLimitError: A limit was breached and ``limits.on_breach="raise"``; the
                 calls within the limits still ran and ``partial`` holds the round's result.
             ToolExecutionError: The exception processor wraps a tool's exception.
-            Exception: What a guard raises, or a tool exception the processor re-raises;
-                ``KeyboardInterrupt``, ``asyncio.CancelledError`` and ``MemoryError`` always
-                propagate. The round's other running calls are cancelled first.
+            Exception: What an interceptor raises, or a tool exception the processor
+                re-raises; ``KeyboardInterrupt``, ``asyncio.CancelledError`` and
+                ``MemoryError`` always propagate. The round's other running calls are
+                cancelled first.
         """
         generation = _tool_call_generation(chat_response)
         assistant = generation.message
-        context = ToolContext(prompt.options.tool_context)
-        lookup = ToolLookup(
-            self._offered(prompt.options),
-            self.resolver if self.allow_unoffered_tools else None,
+        calls = assistant.tool_calls
+        if resumed is not None and not resumed.matches(calls):
+            raise ConfigurationError(
+                "resumed= holds another round's calls; pass the response that stopped for "
+                "approval together with the round saved from it"
+            )
+        pipeline = (
+            *guard_interceptors(guards, owner="execute_tool_calls(guards=...)"),
+            *interceptors,
+            *self.interceptors,
         )
         counter = TurnCallCounter(self.limits, prompt.messages)
         breaches: list[LimitBreach] = []
-        calls = assistant.tool_calls
-        slots = [self._prepare(call, lookup, counter, breaches) for call in calls]
-        # A resumed round keeps the answers its calls got before it waited for approval.
-        slots = [
-            (answered_outcome(calls, i) or s) if isinstance(s, _Ready) else s
-            for i, s in enumerate(slots)
-        ]
-
-        ready = [slot for slot in slots if isinstance(slot, _Ready)]
-        all_guards = (*self.guards, *guards)
-        steps = (*self.interceptors, *interceptors)
-        # A round no larger than the bound never waits, so it skips the semaphore's cost.
-        semaphore: _Bound = (
-            asyncio.Semaphore(self.max_concurrency)
-            if len(ready) > self.max_concurrency
-            else contextlib.nullcontext()
+        outcomes, ready = await self._round(
+            calls,
+            self._offered(prompt.options),
+            ToolContext(prompt.options.tool_context),
+            counter,
+            breaches,
+            pipeline,
+            resumed,
         )
-        executed = iter(
-            await run_all(
-                [partial(self._execute, r, all_guards, steps, context, semaphore) for r in ready]
-            )
-        )
-        outcomes = tuple(s if isinstance(s, ToolCallOutcome) else next(executed) for s in slots)
-
         return_direct = all(o.ok for o in outcomes) and all(
             r.tool.metadata.return_direct for r in ready
         )
@@ -346,10 +363,91 @@ class ToolCallingManager:
         return result
 
     def execute_tool_calls_sync(
-        self, prompt: Prompt, chat_response: ChatResponse, *, guards: Sequence[ToolCallGuard] = ()
+        self,
+        prompt: Prompt,
+        chat_response: ChatResponse,
+        *,
+        interceptors: Sequence[ToolCallInterceptor] = (),
+        resumed: ResumedRound | None = None,
     ) -> ToolExecutionResult:
         """Blocking :meth:`execute_tool_calls` (works inside a running event loop too)."""
-        return run_sync(self.execute_tool_calls(prompt, chat_response, guards=guards))
+        return run_sync(
+            self.execute_tool_calls(
+                prompt, chat_response, interceptors=interceptors, resumed=resumed
+            )
+        )
+
+    async def run_call(
+        self,
+        call: ToolCall,
+        tools: Sequence[Tool],
+        context: ToolContext | None = None,
+        *,
+        interceptors: Sequence[ToolCallInterceptor] = (),
+    ) -> ToolCallOutcome:
+        """Run one call outside a conversation: resolve, validate, pipeline, tool.
+
+        The same steps as a round of :meth:`execute_tool_calls` with this one call, with no
+        history to count limits over, for a caller that has a call but no model response
+        (the MCP gateway).
+
+        Args:
+            call: The call (its arguments are JSON text, as a model writes them).
+            tools: The tools it may run (the resolver's too, with ``allow_unoffered_tools``).
+            context: The caller's tool context; empty when ``None``.
+            interceptors: Extra interceptors for this call, outside the manager's own.
+
+        Returns:
+            The call's outcome.
+
+        Raises:
+            ToolNotFoundError, ToolArgumentError, ToolContextError, ToolExecutionError,
+            Exception: As for :meth:`execute_tool_calls`.
+        """
+        counter = TurnCallCounter(self.limits, ())
+        outcomes, _ = await self._round(
+            (call,),
+            tools,
+            context if context is not None else ToolContext(),
+            counter,
+            [],
+            (*interceptors, *self.interceptors),
+            None,
+        )
+        return outcomes[0]
+
+    async def _round(
+        self,
+        calls: Sequence[ToolCall],
+        offered: Sequence[Tool],
+        context: ToolContext,
+        counter: TurnCallCounter,
+        breaches: list[LimitBreach],
+        pipeline: Sequence[ToolCallInterceptor],
+        resumed: ResumedRound | None,
+    ) -> tuple[tuple[ToolCallOutcome, ...], list[_Ready]]:
+        """Answer ``calls``: one outcome each, in order, and the calls that were run."""
+        lookup = ToolLookup(offered, self.resolver if self.allow_unoffered_tools else None)
+        slots = [self._prepare(call, lookup, counter, breaches) for call in calls]
+        if resumed is not None:
+            # A resumed round keeps the answers its calls got before it waited for approval,
+            # and hands each waiting call the person's decision.
+            slots = [
+                (resumed.answer_of(i) or _decided(s, resumed)) if isinstance(s, _Ready) else s
+                for i, s in enumerate(slots)
+            ]
+        ready = [slot for slot in slots if isinstance(slot, _Ready)]
+        # A round no larger than the bound never waits, so it skips the semaphore's cost.
+        semaphore: _Bound = (
+            asyncio.Semaphore(self.max_concurrency)
+            if len(ready) > self.max_concurrency
+            else contextlib.nullcontext()
+        )
+        executed = iter(
+            await run_all([partial(self._execute, r, pipeline, context, semaphore) for r in ready])
+        )
+        outcomes = tuple(s if isinstance(s, ToolCallOutcome) else next(executed) for s in slots)
+        return outcomes, ready
 
     # --- steps ------------------------------------------------------------------------------
 
@@ -414,28 +512,19 @@ class ToolCallingManager:
     async def _execute(
         self,
         ready: _Ready,
-        guards: Sequence[ToolCallGuard],
-        steps: Sequence[ToolCallInterceptor],
+        pipeline: Sequence[ToolCallInterceptor],
         context: ToolContext,
         sem: _Bound,
     ) -> ToolCallOutcome:
-        """Guard one call, then run it through the interceptors."""
-        call, tool = ready.call, ready.tool
-        name = tool.definition.name
-        if guards:
-            request = ToolCallRequest(
-                call=call, tool=tool, arguments=ready.arguments.values, context=context
-            )
-            for guard in guards:
-                reason = await guard(request)
-                if reason is not None:
-                    text = reason or feedback.denied(name)
-                    return _answer(call, name, text, ToolCallStatus.DENIED)
+        """Run one call through the pipeline, then the tool."""
         invocation = ToolInvocation(
-            call=call, tool=tool, arguments=ready.arguments, context=context
+            call=ready.call,
+            tool=ready.tool,
+            arguments=ready.arguments,
+            context=context,
+            decision=ready.decision,
         )
-        run = partial(self._run, semaphore=sem)
-        return await run_interceptors(steps, invocation, run)
+        return await run_interceptors(pipeline, invocation, partial(self._run, semaphore=sem))
 
     async def _run(self, invocation: ToolInvocation, semaphore: _Bound) -> ToolCallOutcome:
         """Run the tool, bounded by the concurrency limit and its timeout."""

@@ -41,7 +41,7 @@ class ToolCallStatus(StrEnum):
     TIMEOUT = "timeout"
     """The tool ran past its timeout and was cancelled (or waited that long for a thread)."""
     DENIED = "denied"
-    """A guard refused the call; the tool did not run."""
+    """An interceptor (authorization, visibility, approval) refused the call; it did not run."""
     LIMIT = "limit"
     """The call went over a per-turn call limit; the tool did not run."""
     PENDING_APPROVAL = "pending_approval"

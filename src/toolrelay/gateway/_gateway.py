@@ -53,11 +53,13 @@ from mcp_types import ToolAnnotations
 from toolrelay._storable import valid_unicode
 from toolrelay.exceptions import ConfigurationError, ToolExecutionError
 from toolrelay.execution import (
-    ToolCallGuard,
+    AuthorizationInterceptor,
     ToolCallingManager,
+    ToolCallInterceptor,
     ToolCallStatus,
     match_tool_name,
 )
+from toolrelay.execution._guards import ToolCallGuard, guard_interceptors
 from toolrelay.gateway._annotations import MAY_DO_ANYTHING, as_run, most_of
 from toolrelay.gateway._parameters import CallArguments, SearchText
 from toolrelay.gateway._policy import ToolPolicy, apply_policies
@@ -69,8 +71,7 @@ from toolrelay.gateway._texts import (
     described_tools,
 )
 from toolrelay.mcp._live_catalog import LiveToolCatalog
-from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
-from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.messages import ToolCall
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
 from toolrelay.tools._base import ToolDefinition, ToolMetadata
@@ -79,12 +80,10 @@ from toolrelay.toolsearch._access import (
     Authorizer,
     CatalogSnapshot,
     CatalogView,
-    HiddenTool,
     ToolFilter,
-    authorize_guard,
     unavailable_text,
 )
-from toolrelay.toolsearch._search_tool import TOOL_SEARCH_NAME, check_search_options
+from toolrelay.toolsearch._search_tool import check_search_options
 from toolrelay.toolsearch._texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
@@ -134,7 +133,7 @@ class GatewayCallResult:
     Attributes:
         text: What the tool returned, or the error text.
         is_error: Whether the call failed (the tool raised or reported an error, the
-            arguments were invalid, the tool is not available, a guard denied it...).
+            arguments were invalid, the tool is not available, ``authorize`` denied it...).
         status: The execution status (``"ok"``, ``"error"``, ``"denied"``,
             ``"pending_approval"``...; ``"unavailable"`` for a name the caller cannot use).
         tool: The canonical name of the tool that was called, when the name resolved.
@@ -172,7 +171,8 @@ class ToolGateway:
             the gateway's default interceptors (:func:`gateway_interceptors
             <toolrelay.gateway._side_effects.gateway_interceptors>`): results of idempotent
             tools recorded in memory, calls that need approval waiting for it.
-        guards: Extra guards for every call, after ``authorize``.
+        guards: Deprecated: guards for every call, after ``authorize`` (with a
+            :class:`DeprecationWarning`); give the manager interceptors instead.
         language: The language of what clients read besides the catalog: ``"auto"`` (the
             catalogs' language, English or Chinese), ``"en"``, ``"zh"``, or
             :class:`~toolrelay.gateway._texts.GatewayTexts` of your own.
@@ -217,15 +217,15 @@ class ToolGateway:
         self.manager = tool_calling_manager or ToolCallingManager(
             interceptors=gateway_interceptors()
         )
-        self.guards = tuple(guards)
+        self._guard_steps: tuple[ToolCallInterceptor, ...] = guard_interceptors(
+            guards, owner="ToolGateway(guards=...)"
+        )
         self.language = language
         self._texts = GatewayTextSelector(language, unavailable_message)
         self.policies = tuple(policies)
         self._snapshot: CatalogSnapshot | None = None
         self._call_tool_metadata: tuple[tuple[Tool, ...], ToolMetadata] | None = None
         self._call_ids = itertools.count(1)
-        # Never a resolved tool, so authorize is asked about every call.
-        self._no_exemption = HiddenTool(TOOL_SEARCH_NAME, "")
 
     async def snapshot(self) -> CatalogSnapshot:
         """The catalogs as indexed now, re-indexed first when their tools changed.
@@ -315,16 +315,10 @@ class ToolGateway:
             name=tool.definition.name,
             arguments=json.dumps(dict(arguments or {}), ensure_ascii=False),
         )
-        prompt = Prompt(messages=(), options=ChatOptions(tools=(tool,), tool_context=context))
-        response = ChatResponse(
-            generations=(Generation(message=AssistantMessage(tool_calls=(call,))),)
+        checks = [] if self.authorize is None else [AuthorizationInterceptor(self.authorize)]
+        outcome = await self.manager.run_call(
+            call, (tool,), context, interceptors=(*checks, *self._guard_steps)
         )
-        guards: list[ToolCallGuard] = []
-        if self.authorize is not None:
-            guards.append(authorize_guard(self.authorize, exempt=self._no_exemption))
-        guards.extend(self.guards)
-        result = await self.manager.execute_tool_calls(prompt, response, guards=guards)
-        outcome = result.outcomes[0]
         text = outcome.response.data
         if outcome.status is ToolCallStatus.PENDING_APPROVAL:
             # Nothing resumes a call here: the client must make it again once approved.

@@ -52,9 +52,25 @@ from toolrelay.mcp._annotations import (
     annotations_from_metadata,
     stated_annotations,
 )
-from toolrelay.tools._base import IdempotencyKey, Tool, ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools._base import (
+    IdempotencyKey,
+    Tool,
+    ToolContext,
+    ToolDefinition,
+    ToolMetadata,
+    ValidatedArguments,
+    ValidatingTool,
+)
+from toolrelay.tools._workers import SyncRunner
 
-__all__ = ["POLICY_KEYS", "PolicyTool", "ToolPolicy", "apply_policies", "matching_policies"]
+__all__ = [
+    "POLICY_KEYS",
+    "PolicyTool",
+    "ToolPolicy",
+    "ValidatingPolicyTool",
+    "apply_policies",
+    "matching_policies",
+]
 
 POLICY_KEYS = (
     "read_only",
@@ -241,6 +257,8 @@ def apply_policies(tool: Tool, policies: Sequence[ToolPolicy]) -> Tool:
     )
     if _same_treatment(effective, metadata):
         return tool
+    if isinstance(tool, ValidatingTool):
+        return ValidatingPolicyTool(tool, effective)
     return PolicyTool(tool, effective)
 
 
@@ -324,3 +342,30 @@ class PolicyTool:
 
     def __repr__(self) -> str:
         return f"PolicyTool({self.tool!r})"
+
+
+class ValidatingPolicyTool(PolicyTool):
+    """A :class:`PolicyTool` over a tool that validates its arguments itself.
+
+    The gateway then validates a call once, with the tool's own validation, and the tool runs
+    with the validated input, never parsing the arguments again.
+    """
+
+    tool: ValidatingTool
+
+    def __init__(self, tool: ValidatingTool, metadata: ToolMetadata) -> None:
+        super().__init__(tool, metadata)
+
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:
+        """The tool's own validation."""
+        return self.tool.validate_arguments(arguments)
+
+    async def call_validated(
+        self,
+        arguments: ValidatedArguments,
+        context: ToolContext | None = None,
+        *,
+        workers: SyncRunner | None = None,
+    ) -> str:
+        """Run the tool itself with arguments :meth:`validate_arguments` returned."""
+        return await self.tool.call_validated(arguments, context, workers=workers)

@@ -26,7 +26,8 @@ import uvicorn
 from mcp.server import Server
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import AuditSink, IdempotencyStore, ToolCallGuard, ToolCallingManager
+from toolrelay.execution import AuditSink, IdempotencyStore, ToolCallingManager
+from toolrelay.execution._guards import ToolCallGuard
 from toolrelay.gateway._config import GatewayConfig, load_gateway_config
 from toolrelay.gateway._gateway import ToolGateway
 from toolrelay.gateway._modules import ModuleLoader, load_module_tools
@@ -83,7 +84,7 @@ async def open_gateway(
         tool_calling_manager: Runs the calls, with interceptors of its own. By default one
             whose ``default_timeout`` is ``config.timeout``, with the audit, idempotency and
             approval interceptors the file's settings ask for (``_side_effects.py``).
-        guards: Extra guards for every call.
+        guards: Deprecated: guards for every call (as for :class:`ToolGateway`).
         index: The search index; by default the one ``config.search.index`` names.
         module_loader: Loads a ``[[modules]]`` entry (see ``_modules.py``).
         approval: Decides about calls that need approval (sync or async); replaces the

@@ -24,10 +24,11 @@ The gateway's :class:`~toolrelay.execution.ToolCallingManager` gets, outermost f
 before anyone is asked again. Which calls they act on follows each tool's metadata, with the
 file's ``[tools."NAME"]`` policies applied (``_policy.py``).
 
-The handler receives a :class:`~toolrelay.execution.ToolCallRequest` (tool, arguments, the
-caller's context) and answers ``Approve()``, ``Deny(reason)`` or ``Defer()``; it may be a
-plain or an ``async`` function. Without one, a call that needs approval does not run: the
-client is told it is waiting for approval (see :data:`PENDING_APPROVAL_TEXT`).
+The handler receives the call as a :class:`~toolrelay.execution.ToolInvocation` (tool,
+validated arguments, the caller's context) and answers ``Approve()``, ``Deny(reason)`` or
+``Defer()``; it may be a plain or an ``async`` function. Without one, a call that needs
+approval does not run: the client is told it is waiting for approval (see
+:data:`PENDING_APPROVAL_TEXT`).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from toolrelay.execution import (
     JsonLinesAuditSink,
     SqliteIdempotencyStore,
     ToolCallInterceptor,
-    ToolCallRequest,
+    ToolInvocation,
 )
 from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
 from toolrelay.gateway._modules import load_attribute
@@ -66,7 +67,7 @@ __all__ = [
     "gateway_interceptors",
 ]
 
-Approver: TypeAlias = Callable[[ToolCallRequest], ApprovalVerdict | Awaitable[ApprovalVerdict]]
+Approver: TypeAlias = Callable[[ToolInvocation], ApprovalVerdict | Awaitable[ApprovalVerdict]]
 """Decides about a call that needs approval: ``Approve()``, ``Deny(reason)`` or ``Defer()``."""
 
 PENDING_APPROVAL_TEXT = (
@@ -150,8 +151,8 @@ _NO_IDEMPOTENCY_SETTINGS = IdempotencySettings()
 def as_approval_handler(approver: Approver) -> ApprovalHandler:
     """``approver`` (a plain or ``async`` function) as an execution-layer approval handler."""
 
-    async def handler(request: ToolCallRequest, /) -> ApprovalVerdict:
-        verdict = approver(request)
+    async def handler(invocation: ToolInvocation, /) -> ApprovalVerdict:
+        verdict = approver(invocation)
         if inspect.isawaitable(verdict):
             return await verdict
         return verdict

@@ -15,8 +15,9 @@ Arguments and results are recorded (``gen_ai.tool.call.arguments`` / ``.result``
 content capture. Each execution also adds its duration to ``gen_ai.client.operation.duration``.
 
 Calls the manager answers before the interceptors (unknown names, arguments that are not JSON
-or break the tool's schema, limits, guard denials) never run, so they get no span; the
-request's span counts them.
+or break the tool's schema, limits) and calls an interceptor outside this one refused (a
+round's visibility or authorization check) never run, so they get no span; the request's span
+counts them.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ models produce and read. The :class:`ToolContext` carries what the caller knows 
 must never see (tenant, user, session).
 
 A tool may also validate arguments ahead of the call (:class:`ValidatingTool`): the execution
-layer then validates a call's arguments once, shows guards and interceptors (approval,
-idempotency, audit) the validated values, and runs the tool with them
+layer then validates a call's arguments once, shows every interceptor (authorization,
+approval, idempotency, audit) the validated values, and runs the tool with them
 (:class:`ValidatedArguments`). Tools without that capability are validated against their
 JSON Schema and called with ``call``.
 """
@@ -16,7 +16,7 @@ JSON Schema and called with ``call``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
@@ -200,6 +200,9 @@ class Tool(Protocol):
 class ValidatedArguments:
     """A call's arguments after validation against the tool's schema.
 
+    They read like a read-only mapping of :attr:`values` (``arguments["amount"]``,
+    ``arguments.get("note")``, ``dict(arguments)``).
+
     Attributes:
         values: The validated values, JSON-ready and keyed as the schema names them; where
             the tool coerces (a function tool's ``int`` parameter given ``"5"``), the coerced
@@ -218,14 +221,43 @@ class ValidatedArguments:
         if not isinstance(self.values, MappingProxyType):
             object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
 
+    # Read like the mapping of ``values`` (``arguments["amount"]``, ``dict(arguments)``,
+    # ``{**arguments}``), which is what a policy deciding about a call reads. Not a
+    # ``Mapping`` subclass: ``values`` is the attribute, not ``Mapping.values()``.
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.values
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The value of argument ``name``, or ``default``."""
+        return self.values.get(name, default)
+
+    def keys(self) -> KeysView[str]:
+        """The argument names."""
+        return self.values.keys()
+
+    def items(self) -> ItemsView[str, Any]:
+        """The ``(name, value)`` pairs."""
+        return self.values.items()
+
 
 @runtime_checkable
 class ValidatingTool(Tool, Protocol):
     """A tool that validates arguments ahead of the call, so they are validated only once.
 
     :class:`~toolrelay.tools.FunctionTool` implements it with its pydantic model. The
-    execution layer validates each call with :meth:`validate_arguments`, lets guards and
-    interceptors see the result, then runs :meth:`call_validated` with it.
+    execution layer validates each call with :meth:`validate_arguments`, lets its
+    interceptors see the result, then runs :meth:`call_validated` with it, never parsing the
+    arguments again.
     """
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:

@@ -1,28 +1,36 @@
-"""Who may see and run what, under the tool search: catalog views and execution gates.
+"""Who may see and run what, under the tool search: catalog views and the visibility check.
 
 - :class:`CatalogSnapshot`: the catalog as last indexed, by name.
 - :class:`CatalogView`: the catalog as one request may see it (``tool_filter`` applied); its
   :meth:`~CatalogView.allowed` is what searches pass as ``SearchRequest.allowed``, and it
   picks the tools each model call shows (:meth:`~CatalogView.shown_tools`).
-- :func:`visibility_guard` and :class:`HiddenTool`: a call of a tool the model was not shown
-  gets the unavailable text (:data:`DEFAULT_UNAVAILABLE_MESSAGE` in English, the advisor's
+- :func:`visibility_interceptor` and :class:`HiddenTool`: a call of a tool the model was not
+  shown gets the unavailable text (:data:`DEFAULT_UNAVAILABLE_MESSAGE` in English, the advisor's
   language's text from :class:`~toolrelay.toolsearch.SearchTexts` otherwise) and never runs; a
   name close to one the model was shown gets those names instead
   (:data:`DEFAULT_SIMILAR_NAMES_MESSAGE`).
-- :func:`authorize_guard`: the ``authorize`` check as an execution guard.
+
+The ``authorize`` check runs as an :class:`~toolrelay.execution.AuthorizationInterceptor`
+(:data:`Authorizer` is execution's), after the visibility check.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallGuard, ToolCallRequest
+from toolrelay.execution import (
+    Authorizer,
+    Proceed,
+    ToolCallInterceptor,
+    ToolCallOutcome,
+    ToolInvocation,
+    answer,
+)
 from toolrelay.messages import ChatResponse, ToolCall
 from toolrelay.search._base import AllowedTools, ToolIndex
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
@@ -37,14 +45,10 @@ __all__ = [
     "CatalogView",
     "HiddenTool",
     "ToolFilter",
-    "authorize_guard",
     "calls_to_run",
     "unavailable_text",
-    "visibility_guard",
+    "visibility_interceptor",
 ]
-
-Authorizer = Callable[[ToolContext, Tool, Mapping[str, Any]], bool | str | Awaitable[bool | str]]
-"""Whether a call may run: ``True``, or ``False``/a reason to deny it (sync or async)."""
 
 DEFAULT_UNAVAILABLE_MESSAGE = (
     "Tool {name} is not available. Search for it with {search_tool} first, then call it by "
@@ -253,10 +257,10 @@ _HIDDEN_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 
 
 class HiddenTool:
-    """Stands in for a name the model was not shown, for :func:`visibility_guard` to deny.
+    """Stands in for a name the model was not shown, for :func:`visibility_interceptor` to deny.
 
     The manager resolves the call to it, never to a tool found elsewhere. ``call`` is never
-    reached (the guard denies first); it answers the same text anyway.
+    reached (the interceptor denies first); it answers the same text anyway.
 
     Attributes:
         text: The answer the call gets.
@@ -289,39 +293,19 @@ def calls_to_run(response: ChatResponse) -> tuple[ToolCall, ...]:
     return ()
 
 
-def visibility_guard(exposed: Sequence[Tool], template: str) -> ToolCallGuard:
-    """A guard denying every call of a tool not in ``exposed``.
+def visibility_interceptor(exposed: Sequence[Tool], template: str) -> ToolCallInterceptor:
+    """An interceptor denying every call of a tool not in ``exposed``.
 
     A :class:`HiddenTool` is denied with its own text; any other tool with ``template``.
     """
     shown = {id(t) for t in exposed}
 
-    async def visible(request: ToolCallRequest, /) -> str | None:
-        if id(request.tool) in shown:
-            return None
-        if isinstance(request.tool, HiddenTool):
-            return request.tool.text
-        return unavailable_text(template, request.call.name)
+    async def visible(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        tool = invocation.tool
+        if id(tool) in shown:
+            return await proceed(invocation)
+        if isinstance(tool, HiddenTool):
+            return answer(invocation, tool.text)
+        return answer(invocation, unavailable_text(template, invocation.call.name))
 
     return visible
-
-
-def authorize_guard(authorize: Authorizer, *, exempt: Tool) -> ToolCallGuard:
-    """``authorize`` as a guard; ``exempt`` (the search tool) is never asked about.
-
-    ``True`` allows the call, a string denies it with that text, anything else denies it with
-    the manager's standard denial text.
-    """
-
-    async def authorized(request: ToolCallRequest, /) -> str | None:
-        if request.tool is exempt:
-            return None
-        verdict = authorize(request.context, request.tool, request.arguments)
-        if inspect.isawaitable(verdict):
-            verdict = await verdict
-        if verdict is True:
-            return None
-        # An empty reason makes the manager use its standard denial text.
-        return verdict if isinstance(verdict, str) else ""
-
-    return authorized
