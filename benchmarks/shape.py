@@ -107,8 +107,8 @@ def tool_call_stack() -> list[str]:
     model = ScriptedModel(
         [tool_call_response(("look_up", {"order_id": "A1"})), text_response("It shipped.")]
     )
-    client = ChatClient.builder(model).default_tools(look_up).build()
-    answer = asyncio.run(client.prompt("Where is order A1?").acall()).content()
+    client = ChatClient(model, tools=[look_up])
+    answer = asyncio.run(client.run("Where is order A1?")).text
     if answer != "It shipped." or len(stacks) != 1:
         raise RuntimeError(f"the scripted turn did not call the tool once: {answer!r}, {stacks}")
     return [

@@ -55,7 +55,7 @@ from typing import Any
 
 import tiktoken
 
-from toolrelay.client import ChatClient, ToolCallingAdvisor, ToolSearchAdvisor, tool_loop_report
+from toolrelay.client import ChatClient, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import InvalidToolNameError
 from toolrelay.messages import ChatResponse, ToolResponseMessage
 from toolrelay.models._openai_wire import messages_to_openai, tools_to_openai
@@ -588,7 +588,7 @@ async def run_mode(
         .tool_context(scenario.tool_context)
         .acall()
     )
-    report = tool_loop_report(response.chat_client_response)
+    report = response.chat_client_response.tool_loop
     executed = [
         [o.tool_name or o.call.name for o in r.outcomes if o.call.name != TOOL_SEARCH_NAME]
         for r in (report.rounds if report else ())

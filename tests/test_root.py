@@ -71,3 +71,10 @@ def test_library_code_never_imports_the_root_package() -> None:
 
 def test_the_version_is_the_installed_distributions() -> None:
     assert toolrelay.__version__ == importlib.metadata.version("toolrelay")
+
+
+def test_readme_lists_every_root_name_once() -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    table = readme.split("<!-- root-names:start -->")[1].split("<!-- root-names:end -->")[0]
+    listed = re.findall(r"`(\w+)`", table)
+    assert sorted(listed) == sorted(set(toolrelay.__all__) - {"__version__"})

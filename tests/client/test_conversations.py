@@ -9,13 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolrelay.client import (
-    CONVERSATION_SCOPE,
     ChatClient,
     MessageChatMemoryAdvisor,
     ToolSearchAdvisor,
     tenant_scope,
     unscoped,
 )
+from toolrelay.client._conversations import CONVERSATION_SCOPE
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import ToolResponseMessage, UserMessage

@@ -9,13 +9,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import (
-    ChatClient,
-    LoopStop,
-    ToolCallingAdvisor,
-    ToolSearchAdvisor,
-    tool_search_report,
-)
+from toolrelay.client import ChatClient, LoopStop, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import CallLimits, ToolCallingManager
 from toolrelay.messages import SystemMessage, ToolResponseMessage
@@ -226,7 +220,7 @@ async def test_hits_far_below_the_best_are_left_out_by_default(desk: Desk) -> No
         response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
         assert found(model.prompts[1]) == [n.replace(".", "__") for n in expected]
         assert shown(model)[1] == [TOOL_SEARCH_NAME, *expected]
-        report = tool_search_report(response)
+        report = response.tool_search
         assert report is not None
         assert report.searches[0].response.hits[0].name == REFUND
 
@@ -250,7 +244,7 @@ async def test_answers_leave_out_tools_already_shown_unless_best(desk: Desk) -> 
         "mail__send_email",
     ]
     assert found(model.prompts[3]) == ["weather__forecast"]
-    report = tool_search_report(response)
+    report = response.tool_search
     assert report is not None
     assert report.searches[1].names == [REFUND, FORECAST, INVOICE, EMAIL]  # the whole ranking
     assert shown(model)[3] == [TOOL_SEARCH_NAME, FORECAST, REFUND, INVOICE, EMAIL]
@@ -342,7 +336,7 @@ async def test_discovered_tools_persist_across_turns_of_one_conversation(
     await client.prompt("hi").conversation("c2").acall()
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND]
     assert shown(model)[3] == [TOOL_SEARCH_NAME]
-    report = tool_search_report(second)
+    report = second.tool_search
     assert report is not None
     assert report.discovered == (REFUND,)
     assert report.reindexed is False
@@ -383,7 +377,7 @@ async def test_a_catalog_change_reindexes_and_drops_vanished_tools(
     advisor.catalog = ToolCatalog([t for t in tools_from(desk) if t.definition.name != REFUND])
     changed = await client.prompt("go").conversation("c1").acall()
 
-    reports = [tool_search_report(r) for r in (first, same, changed)]
+    reports = [r.tool_search for r in (first, same, changed)]
     assert [r.reindexed for r in reports if r] == [True, False, True]
     assert reports[0]
     assert reports[2]
@@ -485,9 +479,9 @@ async def test_the_report_records_searches_hits_and_exposure_per_call(desk: Desk
         ]
     )
     response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
-    report = tool_search_report(response)
+    report = response.tool_search
     assert isinstance(report, ToolSearchReport)
-    assert report is tool_search_report(response.chat_client_response)
+    assert report is response.chat_client_response.tool_search
     assert report.conversation_key == "c1"
     assert report.catalog_fingerprint == advisor.index.fingerprint
     assert [r.model_call for r in report.rounds] == [1, 2, 3]
@@ -517,7 +511,7 @@ async def test_streaming_runs_the_same_loop(advisor: ToolSearchAdvisor) -> None:
     client = client_for(model, advisor)
     response = await client.prompt("go").conversation("c1").stream().collect()
     assert response.content() == "ok"
-    report = tool_search_report(response)
+    report = response.tool_search
     assert report is not None
     assert report.discovered == (REFUND,)
     assert shown(model)[1] == [TOOL_SEARCH_NAME, REFUND]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import ChatClient, ToolSearchAdvisor, tool_search_report
+from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.execution import ToolCallStatus
 from toolrelay.messages import ToolResponse, ToolResponseMessage
 from toolrelay.prompt import Prompt
@@ -126,7 +126,7 @@ async def test_an_undiscovered_tool_is_not_run_whatever_name_the_model_guesses(
     loop = response.tool_loop
     assert loop is not None
     assert {o.status for o in loop.rounds[0].outcomes} == {ToolCallStatus.DENIED}
-    report = tool_search_report(response)
+    report = response.tool_search
     assert report is not None
     assert report.rounds[0].unavailable == tuple(guesses)
 
@@ -196,7 +196,7 @@ async def test_a_misspelled_name_of_a_shown_tool_is_answered_with_that_tool(shop
     )
     assert responses(model.prompts[3])[0].data == "refunded"  # no second search needed
     assert shop.ran == [REFUND]
-    report = tool_search_report(response)
+    report = response.tool_search
     assert report is not None
     assert report.rounds[1].unavailable == ("orders.refnd",)
 

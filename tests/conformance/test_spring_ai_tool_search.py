@@ -16,12 +16,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import (
-    TOOL_CALLING_ADVISOR_ORDER,
-    ChatClient,
-    ToolSearchAdvisor,
-    tool_search_report,
-)
+from toolrelay.client import TOOL_CALLING_ADVISOR_ORDER, ChatClient, ToolSearchAdvisor
 from toolrelay.messages import (
     AssistantMessage,
     SystemMessage,
@@ -153,7 +148,7 @@ async def test_first_and_second_request_index_once(stream: bool) -> None:
     _, second = await turn(advisor, ["done"], stream=stream)
     _, other = await turn(advisor, ["done"], conversation="conv-2", stream=stream)
     assert len(index.indexed) == 1
-    reports = [tool_search_report(r) for r in (first, second, other)]
+    reports = [r.tool_search for r in (first, second, other)]
     assert [r.reindexed for r in reports if r is not None] == [True, False, False]
 
 
@@ -166,7 +161,7 @@ async def test_second_request_different_tools_reindexes() -> None:
     catalog.add(as_tools(calculator_tool)[0])
     _, response = await turn(advisor, ["done"])
     assert index.indexed == [["weatherTool"], ["weatherTool", "calculatorTool"]]
-    report = tool_search_report(response)
+    report = response.tool_search
     assert report is not None
     assert report.reindexed is True
 
@@ -179,7 +174,7 @@ async def test_lru_eviction_evicts_lru_session_when_capacity_exceeded() -> None:
                                 session_store=store)  # fmt: skip
     _, a = await turn(advisor, [search("weather"), "done"], conversation="session-A")
     _, b = await turn(advisor, [search("math arithmetic"), "done"], conversation="session-B")
-    report_a, report_b = tool_search_report(a), tool_search_report(b)
+    report_a, report_b = a.tool_search, b.tool_search
     assert report_a is not None
     assert report_b is not None
     assert await store.get(report_a.conversation_key) == ()
@@ -191,7 +186,7 @@ async def test_evict_session_forgets_its_discoveries() -> None:
     store = InMemorySessionStore()
     advisor = ToolSearchAdvisor([weather_tool], index=CountingIndex(), session_store=store)
     _, response = await turn(advisor, [search("weather"), "done"])
-    report = tool_search_report(response)
+    report = response.tool_search
     assert report is not None
     assert report.discovered == ("weatherTool",)
     await store.delete(report.conversation_key)
@@ -232,7 +227,7 @@ async def test_conversation_id_from_context(stream: bool) -> None:
     assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME, "weatherTool"]
     other, _ = await turn(advisor, ["done"], "another-conversation", stream=stream)
     assert other.tool_names_shown(0) == [TOOL_SEARCH_NAME]
-    report = tool_search_report(first)
+    report = first.tool_search
     assert report is not None
     assert "test-conversation-123" in report.conversation_key
 

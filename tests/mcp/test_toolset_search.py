@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 
 from tests.mcp.mcp_helpers import demo_stdio
-from toolrelay.client import ChatClient, ToolSearchAdvisor, tool_search_report
+from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.mcp import McpToolset
 from toolrelay.messages import ToolResponseMessage
 from toolrelay.search._bm25 import BM25ToolIndex
@@ -21,7 +21,7 @@ QUERY = {"query": "multiply two whole numbers product", "max_results": 3}
 
 
 def report_of(response: object) -> ToolSearchReport:
-    report = tool_search_report(response)  # type: ignore[arg-type]
+    report = response.tool_search  # type: ignore[arg-type]
     assert report is not None
     return report
 

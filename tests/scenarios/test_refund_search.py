@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.client import ChatClient, ToolSearchAdvisor, tool_search_report
+from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.messages import ToolResponseMessage
 from toolrelay.prompt import Prompt
 from toolrelay.search._bm25 import BM25ToolIndex
@@ -162,7 +162,7 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
     assert answer is not None
     assert answer.startswith("Done: MSG-")
     # Step by step: each search found exactly the next tool of the task.
-    report = tool_search_report(response)
+    report = response.tool_search
     assert report is not None
     assert [s.query for s in report.searches] == list(QUERIES.values())
     assert [s.names for s in report.searches] == [[name] for name in REQUIRED_TOOLS]

@@ -33,22 +33,10 @@ from toolrelay.client._advisor import (
     StreamAdvisor,
 )
 from toolrelay.client._chat_client import ChatClient, ChatClientBuilder, ChatClientRequestSpec
-from toolrelay.client._conversations import (
-    CONVERSATION_SCOPE,
-    ConversationScope,
-    scoped_key,
-    tenant_scope,
-    unscoped,
-)
+from toolrelay.client._conversations import ConversationScope, tenant_scope, unscoped
 from toolrelay.client._deferred_approval import ApprovalState, PendingApproval, Resumption
 from toolrelay.client._memory_advisor import MessageChatMemoryAdvisor
-from toolrelay.client._requests import (
-    ChatClientRequest,
-    ChatClientResponse,
-    approval_state,
-    tool_loop_report,
-    tool_search_report,
-)
+from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client._responses import CallResponse, StreamResponse
 from toolrelay.client._run import RunResult
 from toolrelay.client._tool_calling import (
@@ -67,7 +55,6 @@ from toolrelay.client._tool_search import ConversationKey, ToolSearch, ToolSearc
 
 __all__ = [
     "APPROVAL_REQUIRED_FINISH_REASON",
-    "CONVERSATION_SCOPE",
     "DEFAULT_MAX_MODEL_CALLS",
     "HIGHEST_PRECEDENCE",
     "LOWEST_PRECEDENCE",
@@ -104,38 +91,39 @@ __all__ = [
     "ToolSearch",
     "ToolSearchAdvisor",
     "TurnTools",
-    "approval_state",
-    "scoped_key",
     "tenant_scope",
-    "tool_loop_report",
-    "tool_search_report",
     "unscoped",
 ]
 
 # Tool search's own names live in toolrelay.toolsearch since this release.
 __getattr__ = moved_names(
     __name__,
-    dict.fromkeys(
-        (
-            "DEFAULT_MAX_SESSIONS",
-            "DEFAULT_MIN_RELATIVE_SCORE",
-            "DEFAULT_SEARCH_DESCRIPTION",
-            "DEFAULT_SIMILAR_NAMES_MESSAGE",
-            "DEFAULT_SYSTEM_SUFFIX",
-            "DEFAULT_UNAVAILABLE_MESSAGE",
-            "TOOL_SEARCH_KEY",
-            "TOOL_SEARCH_NAME",
-            "Authorizer",
-            "InMemorySessionStore",
-            "SearchLanguage",
-            "SearchTexts",
-            "SessionStore",
-            "ToolFilter",
-            "ToolSearchRecord",
-            "ToolSearchReport",
-            "ToolSearchRound",
-            "ToolSearcher",
+    {
+        **dict.fromkeys(
+            (
+                "DEFAULT_MAX_SESSIONS",
+                "DEFAULT_MIN_RELATIVE_SCORE",
+                "DEFAULT_SEARCH_DESCRIPTION",
+                "DEFAULT_SIMILAR_NAMES_MESSAGE",
+                "DEFAULT_SYSTEM_SUFFIX",
+                "DEFAULT_UNAVAILABLE_MESSAGE",
+                "TOOL_SEARCH_NAME",
+                "InMemorySessionStore",
+                "SearchLanguage",
+                "SearchTexts",
+                "SessionStore",
+                "ToolFilter",
+                "ToolSearchRecord",
+                "ToolSearchReport",
+                "ToolSearchRound",
+                "ToolSearcher",
+            ),
+            "toolrelay.toolsearch",
         ),
-        "toolrelay.toolsearch",
-    ),
+        "Authorizer": "toolrelay.execution",
+        # The reports are typed attributes of every response now.
+        "tool_loop_report": "toolrelay.client._requests:tool_loop_report",
+        "tool_search_report": "toolrelay.client._requests:tool_search_report",
+        "approval_state": "toolrelay.client._requests:approval_state",
+    },
 )

@@ -218,7 +218,8 @@ class ChatClient:
         if system is not None:
             spec.system(system)
         spec = self._for_turn(spec, conversation, context, tools, options)
-        return run_result((await spec.acall()).chat_client_response)
+        request, chain = self._request(spec)  # as acall() does, a frame less under each tool
+        return run_result(await chain.next_call(request))
 
     def run_sync(
         self,
@@ -278,7 +279,8 @@ class ChatClient:
         spec = self._for_turn(
             self.prompt().resume(state, decisions), conversation, context, tools, options
         )
-        return run_result((await spec.acall()).chat_client_response)
+        request, chain = self._request(spec)  # as acall() does, a frame less under each tool
+        return run_result(await chain.next_call(request))
 
     def resume_sync(
         self,
@@ -388,10 +390,6 @@ class ChatClient:
                 "no model; give the tools themselves with .tools(...)"
             )
         return request, AdvisorChain.for_model(self.model, advisors)
-
-    async def _call(self, spec: ChatClientRequestSpec) -> ChatClientResponse:
-        request, chain = self._request(spec)
-        return await chain.next_call(request)
 
     async def _stream(self, spec: ChatClientRequestSpec) -> AsyncIterator[ChatClientResponse]:
         request, chain = self._request(spec)
@@ -671,7 +669,8 @@ class ChatClientRequestSpec:
             ToolsNotSupportedError: Tools were offered to a model that cannot take them.
             ModelCallLimitError: The tool loop called the model too many times.
         """
-        return CallResponse(await self._client._call(self))
+        request, chain = self._client._request(self)
+        return CallResponse(await chain.next_call(request))
 
     def call(self) -> CallResponse:
         """Blocking :meth:`acall` (works inside a running event loop too)."""

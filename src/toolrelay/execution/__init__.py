@@ -36,13 +36,8 @@ still import from here for one release, with a :class:`DeprecationWarning`.
 from toolrelay._aliases import moved_names
 from toolrelay.execution._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
-    ApprovalDecision,
     ApprovalHandler,
     ApprovalInterceptor,
-    ApprovalVerdict,
-    Approve,
-    Defer,
-    Deny,
     ResumedRound,
 )
 from toolrelay.execution._arguments import validate_call_arguments
@@ -87,7 +82,12 @@ from toolrelay.execution._resolution import (
 )
 from toolrelay.execution._result import (
     RETURN_DIRECT_FINISH_REASON,
+    ApprovalDecision,
     ApprovalStatus,
+    ApprovalVerdict,
+    Approve,
+    Defer,
+    Deny,
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,

@@ -38,7 +38,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Final, Literal, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Final, Literal, Protocol, runtime_checkable
 
 from toolrelay.exceptions import ArgumentProblem, ConfigurationError, ToolArgumentError
 from toolrelay.execution import _feedback as feedback
@@ -49,7 +49,16 @@ from toolrelay.execution._interception import (
     answer,
     proceed_with_arguments,
 )
-from toolrelay.execution._result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
+from toolrelay.execution._result import (
+    ApprovalDecision,
+    ApprovalStatus,
+    ApprovalVerdict,
+    Approve,
+    Defer,
+    Deny,
+    ToolCallOutcome,
+    ToolCallStatus,
+)
 from toolrelay.messages import ToolCall
 from toolrelay.tools._base import Tool, ValidatedArguments, check_seconds
 
@@ -60,50 +69,11 @@ DEFAULT_APPROVAL_TIMEOUT: Final = 60.0
 
 __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
-    "ApprovalDecision",
     "ApprovalHandler",
     "ApprovalInterceptor",
-    "ApprovalVerdict",
-    "Approve",
-    "Defer",
-    "Deny",
     "ResumedRound",
     "pending_text",
 ]
-
-
-@dataclass(frozen=True, kw_only=True)
-class Approve:
-    """Run the call.
-
-    Attributes:
-        arguments: Replacement arguments (a JSON object); ``None`` keeps the model's.
-    """
-
-    arguments: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True)  # positional too: ``Deny("Refunds need a lead's approval.")``
-class Deny:
-    """Do not run the call.
-
-    Attributes:
-        reason: What the model reads; empty for the standard denial text.
-    """
-
-    reason: str = ""
-
-
-@dataclass(frozen=True, kw_only=True)
-class Defer:
-    """Leave the decision to a person; the tool loop stops with ``"approvalRequired"``."""
-
-
-ApprovalDecision: TypeAlias = Approve | Deny
-"""A person's decision about a pending call."""
-
-ApprovalVerdict: TypeAlias = Approve | Deny | Defer
-"""What an :class:`ApprovalHandler` answers."""
 
 
 @runtime_checkable

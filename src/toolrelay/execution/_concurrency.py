@@ -24,8 +24,8 @@ async def run_all(jobs: list[Callable[[], Awaitable[T]]]) -> list[T]:
     ``KeyboardInterrupt`` or ``SystemExit`` escaping a task would otherwise break out of the
     event loop itself instead of reaching the caller.
     """
-    if len(jobs) <= 1:
-        return [await job() for job in jobs]
+    if len(jobs) <= 1:  # no task, and no frame of a comprehension under the job
+        return [await jobs[0]()] if jobs else []
     failure = _Failure()
     tasks: list[asyncio.Task[T | None]] = []
 

@@ -39,14 +39,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
-from toolrelay.execution._result import ApprovalStatus, ToolCallOutcome, ToolCallStatus
+from toolrelay.execution._result import (
+    ApprovalDecision,
+    ApprovalStatus,
+    ToolCallOutcome,
+    ToolCallStatus,
+)
 from toolrelay.messages import ToolCall, ToolResponse
 from toolrelay.tools._base import Tool, ToolContext, ValidatedArguments
-
-if TYPE_CHECKING:
-    from toolrelay.execution._approval import ApprovalDecision
 
 __all__ = [
     "ArgumentsCheck",

@@ -42,7 +42,7 @@ import dataclasses
 import enum
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from time import perf_counter
@@ -60,7 +60,7 @@ from toolrelay.exceptions import (
     ToolResultError,
 )
 from toolrelay.execution import _feedback as feedback
-from toolrelay.execution._approval import ApprovalDecision, ResumedRound
+from toolrelay.execution._approval import ResumedRound
 from toolrelay.execution._arguments import (
     parse_arguments,
     validate_call_arguments,
@@ -83,7 +83,12 @@ from toolrelay.execution._resolution import (
     ToolResolver,
     closest_names,
 )
-from toolrelay.execution._result import ToolCallOutcome, ToolCallStatus, ToolExecutionResult
+from toolrelay.execution._result import (
+    ApprovalDecision,
+    ToolCallOutcome,
+    ToolCallStatus,
+    ToolExecutionResult,
+)
 from toolrelay.messages import ChatResponse, Generation, ToolCall, ToolResponse, ToolResponseMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools._base import (
@@ -443,9 +448,7 @@ class ToolCallingManager:
             if len(ready) > self.max_concurrency
             else contextlib.nullcontext()
         )
-        executed = iter(
-            await run_all([partial(self._execute, r, pipeline, context, semaphore) for r in ready])
-        )
+        executed = iter(await run_all([self._job(r, pipeline, context, semaphore) for r in ready]))
         outcomes = tuple(s if isinstance(s, ToolCallOutcome) else next(executed) for s in slots)
         return outcomes, ready
 
@@ -509,14 +512,14 @@ class ToolCallingManager:
             return _answer(call, name, text, ToolCallStatus.ERROR, exception=exc)
         return _Ready(call=call, tool=tool, arguments=arguments)
 
-    async def _execute(
+    def _job(
         self,
         ready: _Ready,
         pipeline: Sequence[ToolCallInterceptor],
         context: ToolContext,
         sem: _Bound,
-    ) -> ToolCallOutcome:
-        """Run one call through the pipeline, then the tool."""
+    ) -> Callable[[], Awaitable[ToolCallOutcome]]:
+        """One call's run through the pipeline, then the tool (not started)."""
         invocation = ToolInvocation(
             call=ready.call,
             tool=ready.tool,
@@ -524,7 +527,10 @@ class ToolCallingManager:
             context=context,
             decision=ready.decision,
         )
-        return await run_interceptors(pipeline, invocation, partial(self._run, semaphore=sem))
+        run = partial(self._run, semaphore=sem)
+        if not pipeline:  # nothing wraps the call: no frame of the pipeline's under the tool
+            return partial(run, invocation)
+        return partial(run_interceptors, pipeline, invocation, run)
 
     async def _run(self, invocation: ToolInvocation, semaphore: _Bound) -> ToolCallOutcome:
         """Run the tool, bounded by the concurrency limit and its timeout."""
@@ -540,7 +546,16 @@ class ToolCallingManager:
         async with semaphore:
             started = perf_counter()
             try:
-                value = await _call(invocation, timeout, workers)
+                # The timeout is inlined rather than a helper coroutine: every frame here sits
+                # under every tool call (see benchmarks/shape.py).
+                scope = asyncio.timeout(timeout)
+                try:
+                    async with scope:
+                        value = await _body(invocation, workers)
+                except TimeoutError:
+                    if not scope.expired():
+                        raise  # the tool's own TimeoutError, e.g. from an HTTP client
+                    value = _TIMED_OUT
                 progress.ended = progress.returned = value is not _TIMED_OUT
             except ToolArgumentError as exc:  # a tool that checks more than its schema says
                 progress.ended = True
@@ -650,25 +665,12 @@ def _answer(
     )
 
 
-async def _call(invocation: ToolInvocation, seconds: float | None, workers: _CallWorkers) -> object:
-    """Run the tool, or return the ``_TIMED_OUT`` marker when ``seconds`` passed first."""
+def _body(invocation: ToolInvocation, workers: _CallWorkers) -> Awaitable[object]:
+    """The tool's run, not started: with its validated arguments when it takes them."""
     tool, arguments, context = invocation.tool, invocation.arguments, invocation.context
-
-    async def run() -> object:
-        if validates_itself(tool):
-            return await tool.call_validated(arguments, context, workers=workers)  # type: ignore[attr-defined]
-        return await tool.call(arguments.text, context)
-
-    if seconds is None:
-        return await run()
-    scope = asyncio.timeout(seconds)
-    try:
-        async with scope:
-            return await run()
-    except TimeoutError:
-        if scope.expired():
-            return _TIMED_OUT
-        raise  # the tool's own TimeoutError, e.g. from an HTTP client
+    if validates_itself(tool):
+        return tool.call_validated(arguments, context, workers=workers)  # type: ignore[attr-defined,no-any-return]
+    return tool.call(arguments.text, context)
 
 
 def _being_cancelled() -> bool:

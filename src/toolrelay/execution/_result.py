@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import concurrent.futures
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any, TypeAlias
 
 from toolrelay.messages import (
     AssistantMessage,
@@ -17,7 +19,12 @@ from toolrelay.messages import (
 
 __all__ = [
     "RETURN_DIRECT_FINISH_REASON",
+    "ApprovalDecision",
     "ApprovalStatus",
+    "ApprovalVerdict",
+    "Approve",
+    "Defer",
+    "Deny",
     "ToolCallOutcome",
     "ToolCallStatus",
     "ToolExecutionResult",
@@ -163,3 +170,37 @@ class ToolExecutionResult:
             )
             for response in self.responses
         )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Approve:
+    """Run the call.
+
+    Attributes:
+        arguments: Replacement arguments (a JSON object); ``None`` keeps the model's.
+    """
+
+    arguments: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)  # positional too: ``Deny("Refunds need a lead's approval.")``
+class Deny:
+    """Do not run the call.
+
+    Attributes:
+        reason: What the model reads; empty for the standard denial text.
+    """
+
+    reason: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Defer:
+    """Leave the decision to a person; the tool loop stops with ``"approvalRequired"``."""
+
+
+ApprovalDecision: TypeAlias = Approve | Deny
+"""A person's decision about a pending call."""
+
+ApprovalVerdict: TypeAlias = Approve | Deny | Defer
+"""What an approval handler answers."""

@@ -16,25 +16,14 @@ Example::
 from toolrelay.testing._advisors import RecordingAdvisor
 from toolrelay.testing._embedders import HashingEmbedder
 from toolrelay.testing._messages import every_message_kind
-from toolrelay.testing._models import (
-    FunctionModel,
-    ModelReply,
-    ResponseFunction,
-    ScriptedModel,
-    ScriptStep,
-)
-from toolrelay.testing._responses import CallSpec, UsageSpec, text_response, tool_call_response
+from toolrelay.testing._models import FunctionModel, ScriptedModel
+from toolrelay.testing._responses import text_response, tool_call_response
 
 __all__ = [
-    "CallSpec",
     "FunctionModel",
     "HashingEmbedder",
-    "ModelReply",
     "RecordingAdvisor",
-    "ResponseFunction",
-    "ScriptStep",
     "ScriptedModel",
-    "UsageSpec",
     "every_message_kind",
     "text_response",
     "tool_call_response",

@@ -17,10 +17,8 @@ are thin adapters over it.
 from toolrelay.toolsearch._access import (
     DEFAULT_SIMILAR_NAMES_MESSAGE,
     DEFAULT_UNAVAILABLE_MESSAGE,
-    Authorizer,
     CatalogSnapshot,
     CatalogView,
-    HiddenTool,
     ToolFilter,
 )
 from toolrelay.toolsearch._search_tool import (
@@ -29,7 +27,6 @@ from toolrelay.toolsearch._search_tool import (
     DEFAULT_SYSTEM_SUFFIX,
     MAX_QUERY_LENGTH,
     TOOL_SEARCH_NAME,
-    SearchQuery,
     ToolSearcher,
     ToolSearchRecord,
     ToolSearchReport,
@@ -43,7 +40,6 @@ from toolrelay.toolsearch._texts import (
     FromLanguage,
     SearchLanguage,
     SearchTexts,
-    search_texts,
 )
 
 __all__ = [
@@ -58,14 +54,11 @@ __all__ = [
     "FROM_LANGUAGE",
     "MAX_QUERY_LENGTH",
     "TOOL_SEARCH_NAME",
-    "Authorizer",
     "CatalogSnapshot",
     "CatalogView",
     "FromLanguage",
-    "HiddenTool",
     "InMemorySessionStore",
     "SearchLanguage",
-    "SearchQuery",
     "SearchTexts",
     "SessionStore",
     "ToolFilter",
@@ -73,5 +66,4 @@ __all__ = [
     "ToolSearchReport",
     "ToolSearchRound",
     "ToolSearcher",
-    "search_texts",
 ]
