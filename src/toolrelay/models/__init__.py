@@ -10,12 +10,16 @@ Provider adapters (each needs its extra; importing this package imports no provi
 - :class:`LlamaCppChatModel` (``local``): a GGUF model in process, tool calls constrained to
   the tools' schemas.
 - :class:`OpenAIEmbedder` (``openai``): embeddings for the vector tool indexes.
+
+:func:`messages_to_openai` writes messages in the Chat Completions wire format (no SDK
+needed), the form request sizes are counted in.
 """
 
 from typing import TYPE_CHECKING, Any
 
 from toolrelay.models.base import ChatModel, ensure_tools_supported, model_name
 from toolrelay.models.chunks import TOOL_CALL_INDEXES, ChunkMerger, merge_chunks
+from toolrelay.models.openai_wire import messages_to_openai
 
 if TYPE_CHECKING:
     from toolrelay.models.anthropic import AnthropicChatModel
@@ -41,6 +45,7 @@ __all__ = [
     "OpenAIEmbedder",
     "ensure_tools_supported",
     "merge_chunks",
+    "messages_to_openai",
     "model_name",
 ]
 

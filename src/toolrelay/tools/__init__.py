@@ -26,6 +26,7 @@ from toolrelay.tools.names import (
     validate_tool_name,
 )
 from toolrelay.tools.results import ResultConverter, convert_result
+from toolrelay.tools.tokens import count_tokens, tool_payload, tool_tokens
 
 __all__ = [
     "FunctionTool",
@@ -39,12 +40,15 @@ __all__ = [
     "as_tools",
     "call_sync",
     "convert_result",
+    "count_tokens",
     "fold_name",
     "get_tool_spec",
     "is_provider_safe",
     "provider_safe_name",
     "split_name_words",
     "tool",
+    "tool_payload",
+    "tool_tokens",
     "tools_from",
     "validate_tool_name",
 ]
