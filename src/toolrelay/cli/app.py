@@ -21,7 +21,17 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from toolrelay.cli import chat, demo, eval_retrieval, eval_tokens, lint, search, serve, tools
+from toolrelay.cli import (
+    chat,
+    demo,
+    eval_retrieval,
+    eval_tasks,
+    eval_tokens,
+    lint,
+    search,
+    serve,
+    tools,
+)
 from toolrelay.cli.output import start_invocation
 from toolrelay.exceptions import ToolRelayError
 
@@ -134,7 +144,7 @@ app = typer.Typer(
 )
 
 eval_app = typer.Typer(
-    help="Measure retrieval quality and token costs.",
+    help="Measure retrieval quality, token costs, and task success with a model.",
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode="markdown",
 )
@@ -183,6 +193,7 @@ app.command("lint")(lint.lint_command)
 app.command("serve")(serve.serve_command)
 eval_app.command("retrieval")(eval_retrieval.retrieval_command)
 eval_app.command("tokens")(eval_tokens.tokens_command)
+eval_app.command("tasks")(eval_tasks.tasks_command)
 app.add_typer(eval_app, name="eval")
 
 
