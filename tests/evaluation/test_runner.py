@@ -253,3 +253,11 @@ async def test_the_report_compares_the_modes_paired_by_task() -> None:
     )
     assert report.token_source == "counted"
     assert report.missing == 0
+
+
+async def test_runs_of_unknown_tasks_or_modes_are_refused() -> None:
+    runner = TaskRunner(SUITE, silent_model(), modes=MODES)
+    with pytest.raises(ConfigurationError, match="has no task 'nope'"):
+        await runner.run([RunKey(task="nope", mode="all-tools", repeat=0)])
+    with pytest.raises(ConfigurationError, match="no mode 'search:hybrid'"):
+        await runner.run([RunKey(task="retry", mode="search:hybrid", repeat=0)])

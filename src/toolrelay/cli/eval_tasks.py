@@ -250,6 +250,13 @@ def _print(console: Console, report: EvaluationReport, path: Path, new: int, ear
     console.print(f"Tokens: {source}.", style="dim", markup=False)
     for comparison in report.comparisons:
         console.print(Text(comparison.sentence(), style="bold"))
+        low, high = comparison.interval
+        console.print(
+            f"  difference in success {comparison.difference:+.2f}, 95% interval "
+            f"{low:+.2f} to {high:+.2f} (paired bootstrap over tasks)",
+            style="dim",
+            markup=False,
+        )
     console.print(task_table(report))
 
 

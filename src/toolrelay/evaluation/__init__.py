@@ -71,7 +71,6 @@ from toolrelay.evaluation._suite import (
     Task,
     TaskEnvironment,
     TaskSuite,
-    canned_tools,
 )
 
 __all__ = [
@@ -109,7 +108,6 @@ __all__ = [
     "answer_contains",
     "bfcl_problem",
     "bfcl_suite",
-    "canned_tools",
     "evaluate",
     "paired_bootstrap_interval",
     "paired_sign_test",

@@ -81,6 +81,7 @@ ALL_TOOLS = "all-tools"
 DEFAULT_MAX_REQUESTS = 20
 """Model requests per run before the run counts as failed (a model that never stops)."""
 
+_FINISHED = ("answer", "return_direct")  # the turn ended with an answer for the user
 _MEMORY_WINDOW = 1_000  # messages: far more than any run's turn, so memory never cuts it
 _ERROR_SHOWN = 300
 
@@ -137,7 +138,8 @@ class RunResult:
         task: The task's id.
         mode: The mode's name.
         repeat: The repeat, from 0.
-        success: The run ended with an answer and every check passed.
+        success: The turn ended with an answer (``stop`` is ``answer`` or ``return_direct``)
+            and every check passed.
         checks: Each check's verdict (evaluated also when the run failed, for diagnosis).
         stop: How the turn ended: ``answer``, ``return_direct``, ``tool_call_limit``,
             ``approval_required``, ``request_limit`` (the model was asked ``max_requests``
@@ -378,10 +380,12 @@ class TaskRunner:
         """
         modes = {m.name: m for m in self.modes}
         todo = list(self.keys if keys is None else keys)
+        tasks = {t.id for t in self.suite.tasks}
         for key in todo:
             if key.mode not in modes:
                 raise ConfigurationError(f"no mode {key.mode!r} among {sorted(modes)}")
-            self.suite.task(key.task)
+            if key.task not in tasks:
+                raise ConfigurationError(f"suite {self.suite.name!r} has no task {key.task!r}")
         self.prepare()
         results: list[RunResult] = []
         unrecorded: list[Unrecorded] = []
@@ -458,7 +462,7 @@ class TaskRunner:
             task=task.id,
             mode=mode.name,
             repeat=key.repeat,
-            success=error is None and stop != "tool_call_limit" and all(c.passed for c in checks),
+            success=stop in _FINISHED and all(c.passed for c in checks),
             checks=checks,
             stop=stop,
             error=error,

@@ -37,16 +37,9 @@ from typing import Any
 from toolrelay.evaluation._checks import Check, NamesTools
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallGuard
-from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools import ToolContext, ToolDefinition, ToolMetadata
 
-__all__ = [
-    "CannedTool",
-    "EnvironmentFactory",
-    "Task",
-    "TaskEnvironment",
-    "TaskSuite",
-    "canned_tools",
-]
+__all__ = ["CannedTool", "EnvironmentFactory", "Task", "TaskEnvironment", "TaskSuite"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -213,8 +206,3 @@ class CannedTool:
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """The fixed answer."""
         return self._answer
-
-
-def canned_tools(definitions: Iterable[ToolDefinition]) -> list[Tool]:
-    """A :class:`CannedTool` per definition."""
-    return [CannedTool(d) for d in definitions]
