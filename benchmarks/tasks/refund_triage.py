@@ -173,12 +173,11 @@ def _message_problems(
     owner = backend.user(OWNER)
     reaches_owner = {owner.user_id, owner.email, owner.phone, owner.chat_handle}
     new = after[len(before) :]
-    problems = [
-        f"a message went to {m['recipient']}" for m in new if m["recipient"] not in reaches_owner
-    ]
-    if owner_notified and not any(m["recipient"] in reaches_owner for m in new):
+    to_owner = [m for m in new if m["recipient"] in reaches_owner]
+    problems = [f"a message went to {m['recipient']}" for m in new if m not in to_owner]
+    if owner_notified and not to_owner:
         problems.append("the refunds owner was not notified")
-    if not owner_notified and len(new) > len(problems):
+    if not owner_notified and to_owner:
         problems.append("the refunds owner was messaged")
     return problems
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -211,4 +210,7 @@ def test_the_bfcl_suites_are_built_from_the_dev_ground_truth() -> None:
     assert {t.id for t in full.tasks} <= queries
 
 
-Check = Callable[[Any], str | None]
+async def test_a_task_that_notifies_nobody_fails_when_the_owner_is_messaged() -> None:
+    desk = Desk("en/retry")
+    await desk.plan([TRIAGE[1], TRIAGE[6]])
+    assert desk.verdict() == "the refunds owner was messaged"

@@ -82,6 +82,7 @@ def tasks_command(
         typer.Option(
             "--tasks",
             "-t",
+            metavar="SUITE",
             help=f"The suite: a JSONL file, a Python module (path or dotted name, optionally "
             f":attribute), or a NAME under {SUITES_FOLDER}/ (refund_triage, bfcl, bfcl:small).",
             show_default=False,
@@ -104,6 +105,7 @@ def tasks_command(
         list[str] | None,
         typer.Option(
             "--mode",
+            metavar="MODE",
             help="all-tools, search (the default index) or search:INDEX (regex, bm25, "
             "vector, hybrid); repeatable, the first is the baseline. Default: all-tools "
             "and search.",
@@ -111,35 +113,50 @@ def tasks_command(
         ),
     ] = None,
     repeat: Annotated[
-        int, typer.Option("--repeat", "-n", min=1, help="Runs per task and mode.")
+        int, typer.Option("--repeat", "-n", min=1, metavar="N", help="Runs per task and mode.")
     ] = 1,
     output: Annotated[
         Path | None,
         typer.Option(
             "--output",
             "-o",
+            metavar="FILE",
             help=f"The results file (JSONL, appended as runs finish; an existing one is "
             f"resumed). Default: {RESULTS_FOLDER}/SUITE.MODEL.jsonl.",
             show_default=False,
         ),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Runs at once (remote models).")
+        int,
+        typer.Option(
+            "--concurrency", "-j", min=1, metavar="N", help="Runs at once (remote models)."
+        ),
     ] = 1,
     max_requests: Annotated[
         int,
-        typer.Option("--max-requests", min=1, help="Model requests per run before it fails."),
+        typer.Option(
+            "--max-requests", min=1, metavar="N", help="Model requests per run before it fails."
+        ),
     ] = DEFAULT_MAX_REQUESTS,
     limit: Annotated[
-        int | None, typer.Option("--limit", min=1, help="Only the first N tasks.")
+        int | None, typer.Option("--limit", min=1, metavar="N", help="Only the first N tasks.")
     ] = None,
     subsets: Annotated[
         list[str] | None,
-        typer.Option("--subset", help="Only the tasks whose id starts with this; repeatable."),
+        typer.Option(
+            "--subset",
+            metavar="PREFIX",
+            help="Only the tasks whose id starts with this; repeatable.",
+        ),
     ] = None,
     temperature: Annotated[
         float | None,
-        typer.Option("--temperature", min=0.0, help="Sampling temperature of every request."),
+        typer.Option(
+            "--temperature",
+            min=0.0,
+            metavar="T",
+            help="Sampling temperature of every request.",
+        ),
     ] = None,
     gguf: GgufOption = None,
     base_url: BaseUrlOption = None,

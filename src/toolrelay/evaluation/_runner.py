@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -386,6 +386,8 @@ class TaskRunner:
                 raise ConfigurationError(f"no mode {key.mode!r} among {sorted(modes)}")
             if key.task not in tasks:
                 raise ConfigurationError(f"suite {self.suite.name!r} has no task {key.task!r}")
+        if not todo:
+            return [], []
         self.prepare()
         results: list[RunResult] = []
         unrecorded: list[Unrecorded] = []
@@ -569,7 +571,7 @@ class _Meter:
         self.responses.append(response)
         return response
 
-    async def stream(self, prompt: Prompt) -> Any:
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
         """A call, as a stream of one chunk (the runs call, never stream)."""
         yield await self.call(prompt)
 
