@@ -7,12 +7,11 @@ checker rules (:class:`toolrelay.evaluation.BfclCalls`: single, multiple and par
 parallel ones in any order). Every tool answers any call with ``{"status": "ok"}``.
 
 - ``build_suite()`` (``--tasks bfcl``): every usable dev query over the whole catalog of
-  2,566 tools. Offering every tool costs ~450,000 tokens per request, more than any model's
-  context window, so only tool search can run it; the all-tools runs fail with the
-  provider's or model's error.
-- ``small()`` (``--tasks bfcl:small``): the first 100 queries (a fixed shuffled order mixes
-  the categories) over 300 tools, their functions and others, about 53,000 tokens with every
-  tool: both modes fit a 128k context, so they can be compared.
+  2,566 tools. Sent whole, the catalog is more than any model's context window holds, so
+  only tool search can run it; the all-tools runs fail with the provider's or model's error.
+- ``small()`` (``--tasks bfcl:small``): the first 80 queries (a fixed shuffled order mixes
+  the categories) over 120 tools, their 78 functions and others: within OpenAI's 128 tools
+  per request and a 32k context, so both modes run and can be compared.
 """
 
 from __future__ import annotations
@@ -29,4 +28,4 @@ def build_suite() -> TaskSuite:
 
 
 def small() -> TaskSuite:
-    return bfcl_suite(DATA, limit=100, catalog_size=300, name="bfcl_small")
+    return bfcl_suite(DATA, limit=80, catalog_size=120, name="bfcl_small")
