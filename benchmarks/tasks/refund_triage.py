@@ -1,4 +1,4 @@
-"""The refund triage as a task suite: the seeds' task, its single steps, two harder variants.
+"""The refund triage as a task suite: the whole task, its single steps, two harder variants.
 
 Every run works on a freshly seeded refund desk (``examples/refund_desk``, 78 tools) and is
 scored by the desk's back end afterwards, as τ-bench scores a task by the final database
