@@ -2,8 +2,8 @@
 
 Built only from ``benchmarks/data/bfcl`` (``calls.dev.jsonl``, the dev split's ground truth,
 and ``tools.jsonl``, the pooled catalog; see its ``SOURCE.md``), by
-:func:`toolrelay.evaluation.bfcl_suite`: one task per query, whose calls must pass BFCL's AST
-checker rules (:class:`toolrelay.evaluation.BfclCalls`: single, multiple and parallel calls,
+:func:`toolrelay.evaluation._bfcl.bfcl_suite`: one task per query, whose calls must pass BFCL's AST
+checker rules (:class:`toolrelay.evaluation._bfcl.BfclCalls`: single, multiple and parallel calls,
 parallel ones in any order). Every tool answers any call with ``{"status": "ok"}``.
 
 - ``build_suite()`` (``--tasks bfcl``): every usable dev query over the whole catalog of
@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from toolrelay.evaluation import TaskSuite, bfcl_suite
+from toolrelay.evaluation import TaskSuite
+from toolrelay.evaluation._bfcl import bfcl_suite
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "bfcl"
 

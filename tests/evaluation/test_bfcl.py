@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.evaluation import bfcl_suite
-from toolrelay.evaluation._bfcl import BfclCall, bfcl_problem
+from toolrelay.evaluation._bfcl import BfclCall, bfcl_problem, bfcl_suite
 from toolrelay.exceptions import LoadError
 from toolrelay.tools import ToolDefinition
 

@@ -23,11 +23,10 @@ Checks: :class:`ExpectedCalls` of :class:`ExpectedCall` s (tools and argument pr
 order or not, forbidden tools), :class:`StateCheck` (the back end after the run), and
 :class:`AnswerCheck` / :func:`answer_contains` (the final answer); a check of your own is any
 callable taking the run's trace and returning its verdict (see
-:mod:`~toolrelay.evaluation._checks`). :func:`bfcl_suite` builds the BFCL-derived suite, its
-calls scored as BFCL's AST checker scores them.
+:mod:`~toolrelay.evaluation._checks`). The BFCL-derived suite, its calls scored as BFCL's AST
+checker scores them, is built by :mod:`~toolrelay.evaluation._bfcl`.
 """
 
-from toolrelay.evaluation._bfcl import bfcl_suite
 from toolrelay.evaluation._checks import (
     AnswerCheck,
     ExpectedCall,
@@ -51,6 +50,5 @@ __all__ = [
     "TaskEnvironment",
     "TaskSuite",
     "answer_contains",
-    "bfcl_suite",
     "evaluate",
 ]

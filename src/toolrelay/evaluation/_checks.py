@@ -9,7 +9,7 @@ benchmarks score:
 - :class:`StateCheck`: a function over the tools' back end after the run (as τ-bench scores
   a task by the final database state);
 - :class:`AnswerCheck`: a predicate over the final answer's text;
-- :class:`~toolrelay.evaluation.BfclCalls`: calls scored as BFCL's AST checker scores them.
+- :class:`~toolrelay.evaluation._bfcl.BfclCalls`: calls scored as BFCL's AST checker scores them.
 
 Only calls that ran count as made: a call refused as invalid, unknown or not yet shown came
 back to the model as feedback, and the model may have corrected it.

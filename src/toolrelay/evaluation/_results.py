@@ -1,6 +1,6 @@
 """A results file: one JSON line per run, appended as runs finish, read back to resume.
 
-Each line is a :meth:`RunResult.to_json <toolrelay.evaluation.RunResult.to_json>` object,
+Each line is a :meth:`RunResult.to_json <toolrelay.evaluation._runner.RunResult.to_json>` object,
 keyed by (task, mode, repeat). Opening a file reads what it holds, so an evaluation run again
 with the same file makes only the runs that are missing. A line cut off by an interrupted
 write (the last one, without its newline) is dropped when the file is opened.

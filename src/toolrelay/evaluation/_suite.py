@@ -78,7 +78,7 @@ class Task:
         needed_tools: Tools the task cannot be done without; a run whose requests never
             showed one of them had a retrieval miss. Default: the tools of its
             checks that name their tools (:class:`~toolrelay.evaluation.ExpectedCalls`,
-            :class:`~toolrelay.evaluation.BfclCalls`).
+            :class:`~toolrelay.evaluation._bfcl.BfclCalls`).
         tags: Free labels (a language, a variant), reported with the task.
     """
 
