@@ -30,6 +30,7 @@ README = ROOT / "README.md"
 WRITERS = (
     "tokens.py",
     "loop_overhead.py",
+    "eval_smollm2.py",
     "lint_catalogs.py",
     "postgres_search.py",
     "retrieval/report.py",

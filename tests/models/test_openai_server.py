@@ -8,13 +8,6 @@ ends cleanly (an answer, or a documented error) and that what crosses the wire i
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -42,8 +35,6 @@ except ConfigurationError:
         allow_module_level=True,
     )
 
-STARTUP_SECONDS = 180
-
 
 @tool(name="weather.current")
 def current_weather(city: str) -> dict[str, Any]:
@@ -64,63 +55,6 @@ def add(a: int, b: int) -> int:
         b: The second number.
     """
     return a + b
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@pytest.fixture(scope="session")
-def server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("llama_server") / "server.log"
-    command = [
-        sys.executable,
-        "-m",
-        "llama_cpp.server",
-        "--model",
-        str(GGUF),
-        "--chat_format",
-        "chatml-function-calling",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--n_ctx",
-        "2048",
-        "--n_threads",
-        "2",
-    ]
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the server exited with {process.returncode}:\n{log_path.read_text()}")
-            try:
-                with urllib.request.urlopen(f"{url}/models", timeout=2) as answer:
-                    if answer.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(
-                    f"the server did not start in {STARTUP_SECONDS}s:\n{log_path.read_text()}"
-                )
-            time.sleep(0.5)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 class Wiretap:
@@ -176,12 +110,12 @@ def assert_tool_round_trips(tap: Wiretap) -> int:
     "question", ["What is the weather in Paris?", "What is 19 plus 23? Use the add tool."]
 )
 async def test_the_tool_loop_ends_cleanly_whatever_the_model_does(
-    server_url: str, question: str
+    llama_server_url: str, question: str
 ) -> None:
     tap = Wiretap()
     loop = ToolCallingAdvisor(max_model_calls=3)
     client = (
-        ChatClient.builder(make_model(server_url, tap))
+        ChatClient.builder(make_model(llama_server_url, tap))
         .default_tools(current_weather, add)
         .default_options(ChatOptions(max_tokens=64, temperature=0.0))
         .default_advisors(loop)
@@ -221,10 +155,10 @@ class FirstRoundCallsWeather(ToolCallingAdvisor):
         return request
 
 
-async def test_a_forced_call_runs_and_its_result_crosses_the_wire(server_url: str) -> None:
+async def test_a_forced_call_runs_and_its_result_crosses_the_wire(llama_server_url: str) -> None:
     tap = Wiretap()
     client = (
-        ChatClient.builder(make_model(server_url, tap))
+        ChatClient.builder(make_model(llama_server_url, tap))
         .default_tools(current_weather, add)
         .default_options(ChatOptions(max_tokens=64, temperature=0.0))
         .default_advisors(FirstRoundCallsWeather(max_model_calls=3))
@@ -254,9 +188,9 @@ async def test_a_forced_call_runs_and_its_result_crosses_the_wire(server_url: st
         assert response.tool_loop.rounds[0].outcomes[0].call.name == "weather.current"
 
 
-async def test_streaming_a_plain_answer_from_the_server(server_url: str) -> None:
+async def test_streaming_a_plain_answer_from_the_server(llama_server_url: str) -> None:
     tap = Wiretap()
-    model = make_model(server_url, tap)
+    model = make_model(llama_server_url, tap)
     request = Prompt(
         messages=(UserMessage(text="Say hello in French."),),
         options=ChatOptions(max_tokens=16, temperature=0.0),

@@ -7,6 +7,8 @@ Commands:
 - ``toolrelay search CATALOG QUERY``: rank a catalog's tools for a query with any index;
 - ``toolrelay eval retrieval``: R@k, NDCG@10, MRR and Complete@5 of an index on a benchmark;
 - ``toolrelay eval tokens``: tool-definition tokens per request, with and without tool search;
+- ``toolrelay eval tasks``: a task suite run with a model in each mode (all tools, tool
+  search): success with its interval, tokens, requests, latency, and a paired comparison;
 - ``toolrelay demo``: the refund triage over the 78-tool refund desk through tool search, round
   by round, with a token table (a replay of the task's decisions unless ``--model`` names one);
 - ``toolrelay chat``: an interactive chat whose model finds its tools through tool search.

@@ -24,6 +24,7 @@ from typer.core import TyperGroup
 from toolrelay.cli import _chat as chat
 from toolrelay.cli import _demo as demo
 from toolrelay.cli import _eval_retrieval as eval_retrieval
+from toolrelay.cli import _eval_tasks as eval_tasks
 from toolrelay.cli import _eval_tokens as eval_tokens
 from toolrelay.cli import _lint as lint
 from toolrelay.cli import _search as search
@@ -141,7 +142,7 @@ app = typer.Typer(
 )
 
 eval_app = typer.Typer(
-    help="Measure retrieval quality and token costs.",
+    help="Measure retrieval quality, token costs, and task success with a model.",
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode="markdown",
 )
@@ -190,6 +191,7 @@ app.command("lint")(lint.lint_command)
 app.command("serve")(serve.serve_command)
 eval_app.command("retrieval")(eval_retrieval.retrieval_command)
 eval_app.command("tokens")(eval_tokens.tokens_command)
+eval_app.command("tasks")(eval_tasks.tasks_command)
 app.add_typer(eval_app, name="eval")
 
 

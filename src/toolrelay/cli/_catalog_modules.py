@@ -31,7 +31,7 @@ from toolrelay.tools._catalog import ToolCatalog, as_tools
 from toolrelay.tools._decorator import get_tool_spec
 from toolrelay.tools._discovery import has_tools, tools_from
 
-__all__ = ["FACTORY_NAME", "load_module_tools", "split_attribute"]
+__all__ = ["FACTORY_NAME", "import_target", "load_module_tools", "split_attribute"]
 
 FACTORY_NAME = "build_catalog"
 """A module function of this name, called without arguments, supplies the module's catalog."""
@@ -46,7 +46,7 @@ def load_module_tools(spec: str) -> list[tuple[Tool, str]]:
         ToolDefinitionError: The tools are declared wrongly (duplicate names included).
     """
     target, attribute = split_attribute(spec)
-    module = _import(target)
+    module = import_target(target)
     if attribute:
         value: object = module
         for part in attribute.split("."):
@@ -125,7 +125,12 @@ def _origin(tool: Tool, catalog: ToolCatalog | None = None) -> str:
 # --- importing -------------------------------------------------------------------------------
 
 
-def _import(target: str) -> ModuleType:
+def import_target(target: str) -> ModuleType:
+    """The module named by ``target``: a dotted name, a ``.py`` file or a package folder.
+
+    Raises:
+        LoadError: It cannot be found, or importing it failed.
+    """
     path = Path(target)
     if path.exists():
         return _import_path(path, target)

@@ -1,0 +1,262 @@
+"""Runs through the real client: both modes, fresh back ends, what each kind of failure records."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from examples.refund_desk import RefundDeskBackend, build_catalog
+
+from toolrelay.evaluation import (
+    EvaluationReport,
+    ExpectedCall,
+    ExpectedCalls,
+    Mode,
+    StateCheck,
+    Task,
+    TaskEnvironment,
+    TaskSuite,
+)
+from toolrelay.evaluation._checks import CallStatus
+from toolrelay.evaluation._runner import RunKey, TaskRunner
+from toolrelay.exceptions import (
+    AuthenticationError,
+    ConfigurationError,
+    ModelAPIError,
+    ModelConnectionError,
+    ModelResponseError,
+)
+from toolrelay.execution import ToolCallRequest
+from toolrelay.prompt import Prompt
+from toolrelay.search import BM25ToolIndex
+from toolrelay.testing import FunctionModel
+
+from ._agents import endless_model, plan_model, silent_model
+
+CONTEXT = {"tenant_id": "acme", "user_id": "U-ZHANG"}
+RETRY = ("refund.retry_failed_order", {"refund_id": "RF-2001"})
+MODES = [Mode.all_tools(), Mode.search(BM25ToolIndex)]
+
+
+async def no_forcing(request: ToolCallRequest, /) -> str | None:
+    if request.tool.definition.name == "refund.force_success":
+        return "permission denied: only refund admins may force refunds"
+    return None
+
+
+def desk() -> TaskEnvironment:
+    backend = RefundDeskBackend.seeded()
+    return TaskEnvironment(tools=build_catalog(backend), state=backend, guards=(no_forcing,))
+
+
+def retried(backend: RefundDeskBackend) -> str | None:
+    status = backend.refund("RF-2001").status
+    return None if status == "succeeded" else f"RF-2001 is {status}"
+
+
+SUITE = TaskSuite(
+    name="desk",
+    environments={"desk": desk},
+    system="You run the refund desk.",
+    tasks=(
+        Task(
+            id="retry",
+            prompt="Retry refund RF-2001.",
+            environment="desk",
+            tool_context=CONTEXT,
+            checks=(
+                StateCheck(function=retried),
+                ExpectedCalls(
+                    calls=(ExpectedCall(name=RETRY[0], arguments=RETRY[1]),),
+                    forbidden=("refund.force_success",),
+                ),
+            ),
+        ),
+    ),
+)
+
+
+async def run(model: Any, *, modes: list[Mode] = MODES, repeats: int = 1, **options: Any) -> Any:
+    runner = TaskRunner(SUITE, model, modes=modes, repeats=repeats, **options)
+    results, unrecorded = await runner.run()
+    assert not unrecorded
+    return {(r.mode, r.repeat): r for r in results}
+
+
+async def test_a_right_plan_succeeds_in_both_modes_through_search() -> None:
+    results = await run(plan_model([RETRY]))
+    every, search = results[("all-tools", 0)], results[("search:bm25", 0)]
+    assert every.success
+    assert search.success
+    assert every.stop == search.stop == "answer"
+    assert (every.requests, search.requests) == (2, 3)  # the search round comes first
+    assert (every.searches, search.searches) == (0, 1)
+    assert [c.name for c in search.calls] == ["refund.retry_failed_order"]
+    assert search.calls[0].status is CallStatus.OK
+    assert search.calls[0].model_call == 2
+    assert search.counted_prompt_tokens < every.counted_prompt_tokens / 5
+    assert not every.usage_reported
+    assert every.prompt_tokens == 0
+    assert every.needed == ("refund.retry_failed_order",)
+    assert not search.never_shown
+
+
+async def test_every_run_starts_from_a_fresh_back_end() -> None:
+    # A second retry on the same back end would fail: RF-2001 is no longer failed.
+    results = await run(plan_model([RETRY]), modes=[Mode.all_tools()], repeats=3)
+    assert [results[("all-tools", r)].success for r in range(3)] == [True, True, True]
+    assert all(results[("all-tools", r)].calls[0].ran for r in range(3))
+
+
+async def test_reported_usage_is_summed_when_the_model_reports_it() -> None:
+    results = await run(plan_model([RETRY], usage=(1000, 20)), modes=[Mode.all_tools()])
+    result = results[("all-tools", 0)]
+    assert result.usage_reported
+    assert (result.prompt_tokens, result.completion_tokens) == (2000, 40)
+    assert result.counted_prompt_tokens > 10_000  # counted anyway: 78 tools twice
+
+
+async def test_the_wrong_tool_fails_the_state_and_the_expected_calls() -> None:
+    results = await run(plan_model([("refund.get_detail", {"refund_id": "RF-2001"})]))
+    for result in results.values():
+        assert not result.success
+        state, calls = result.checks
+        assert (state.passed, state.detail) == (False, "RF-2001 is failed")
+        assert (calls.passed, calls.detail) == (False, "refund.retry_failed_order was not called")
+
+
+async def test_bad_arguments_are_counted_and_fail_the_task() -> None:
+    results = await run(plan_model([("refund.retry_failed_order", {"refund": "RF-2001"})]))
+    for result in results.values():
+        assert not result.success
+        assert result.count(CallStatus.INVALID_ARGUMENTS) == 1
+        assert "refund_id" in (result.calls[0].error or "")
+
+
+async def test_a_model_that_never_calls_fails() -> None:
+    results = await run(silent_model())
+    for result in results.values():
+        assert not result.success
+        assert result.calls == ()
+        assert result.requests == 1
+        assert result.answer == "I cannot help with that."
+    assert results[("search:bm25", 0)].never_shown == ("refund.retry_failed_order",)
+    assert results[("all-tools", 0)].never_shown == ()  # every tool is shown
+
+
+async def test_calling_the_forbidden_tool_fails_even_when_it_was_denied() -> None:
+    plan = [("refund.force_success", {"refund_id": "RF-2001", "justification": "x"}), RETRY]
+    results = await run(plan_model(plan))
+    for result in results.values():
+        assert [c.status for c in result.calls] == [CallStatus.DENIED, CallStatus.OK]
+        state, calls = result.checks
+        assert state.passed  # the retry did the job...
+        assert not calls.passed
+        assert calls.detail == "called forbidden refund.force_success"
+        assert not result.success  # ...but the forbidden call was attempted
+
+
+async def test_unknown_names_and_tools_not_shown_are_told_apart() -> None:
+    results = await run(plan_model([("refund.retry_everything", {}), RETRY]))
+    for result in results.values():
+        assert result.calls[0].status is CallStatus.UNKNOWN_NAME
+        assert result.success  # corrected after the feedback
+
+    results = await run(plan_model([RETRY], searches=False), modes=[Mode.search(BM25ToolIndex)])
+    result = results[("search:bm25", 0)]
+    assert result.calls[0].status is CallStatus.NOT_SHOWN
+    assert result.calls[0].name == "refund.retry_failed_order"
+
+
+async def test_a_model_that_never_stops_hits_the_request_limit() -> None:
+    results = await run(endless_model("refund.list_tasks", {}), max_requests=4)
+    for result in results.values():
+        assert (result.stop, result.success, result.requests) == ("request_limit", False, 4)
+        assert "max_model_calls=4" in (result.error or "")
+
+
+def failing(error: Exception) -> FunctionModel:
+    def reply(prompt: Prompt) -> Any:
+        raise error
+
+    return FunctionModel(reply)
+
+
+async def test_model_errors_are_failures_and_provider_outages_are_not_recorded() -> None:
+    results = await run(failing(ModelResponseError("no generation")), modes=[Mode.all_tools()])
+    result = results[("all-tools", 0)]
+    assert (result.stop, result.success) == ("model_error", False)
+    assert result.error == "ModelResponseError: no generation"
+    assert result.requests == 1
+    assert result.counted_prompt_tokens > 0
+
+    for outage in (ModelConnectionError("openai", "down"), ModelAPIError("openai", 503, "busy")):
+        runner = TaskRunner(SUITE, failing(outage), modes=MODES)
+        results_, unrecorded = await runner.run()
+        assert results_ == []
+        assert [u.key for u in unrecorded] == [
+            RunKey(task="retry", mode="all-tools", repeat=0),
+            RunKey(task="retry", mode="search:bm25", repeat=0),
+        ]
+    with pytest.raises(AuthenticationError):
+        await TaskRunner(
+            SUITE, failing(AuthenticationError("openai", 401, "no")), modes=MODES
+        ).run()
+
+
+async def test_concurrent_runs_give_the_same_results() -> None:
+    one = await run(plan_model([RETRY]), repeats=3)
+    many = await run(plan_model([RETRY]), repeats=3, concurrency=4)
+    assert {k: (r.success, r.requests, r.counted_prompt_tokens) for k, r in one.items()} == {
+        k: (r.success, r.requests, r.counted_prompt_tokens) for k, r in many.items()
+    }
+
+
+def test_runs_go_repeat_by_repeat_alternating_the_modes() -> None:
+    runner = TaskRunner(SUITE, silent_model(), modes=MODES, repeats=2)
+    assert [(k.mode, k.repeat) for k in runner.keys] == [
+        ("all-tools", 0),
+        ("search:bm25", 0),
+        ("all-tools", 1),
+        ("search:bm25", 1),
+    ]
+
+
+def test_bad_settings_name_the_fix() -> None:
+    with pytest.raises(ConfigurationError, match="at least one mode"):
+        TaskRunner(SUITE, silent_model(), modes=[])
+    with pytest.raises(ConfigurationError, match="different names"):
+        TaskRunner(SUITE, silent_model(), modes=[Mode.all_tools(), Mode.all_tools()])
+    with pytest.raises(ConfigurationError, match="repeats must be at least 1"):
+        TaskRunner(SUITE, silent_model(), modes=MODES, repeats=0)
+
+
+async def test_the_report_compares_the_modes_paired_by_task() -> None:
+    runner = TaskRunner(SUITE, plan_model([RETRY]), modes=MODES, repeats=2)
+    results, _ = await runner.run()
+    report = EvaluationReport.of(
+        SUITE, results, modes=[m.name for m in MODES], repeats=2, model="p"
+    )
+    every, search = report.summaries
+    assert (every.successes, every.runs, search.successes) == (2, 2, 2)
+    comparison = report.comparisons[0]
+    assert comparison.tokens_change is not None
+    assert comparison.tokens_change < -0.5
+    assert comparison.requests_change == pytest.approx(0.5)
+    assert comparison.test.p_value == 1.0
+    assert not comparison.significant
+    assert comparison.sentence().startswith("search:bm25 vs all-tools: −")
+    assert comparison.sentence().endswith(
+        "+50% requests, success 1.00 vs 1.00, difference not significant, p=1.00 "
+        "(exact sign-flip test over 1 task)"
+    )
+    assert report.token_source == "counted"
+    assert report.missing == 0
+
+
+async def test_runs_of_unknown_tasks_or_modes_are_refused() -> None:
+    runner = TaskRunner(SUITE, silent_model(), modes=MODES)
+    with pytest.raises(ConfigurationError, match="has no task 'nope'"):
+        await runner.run([RunKey(task="nope", mode="all-tools", repeat=0)])
+    with pytest.raises(ConfigurationError, match="no mode 'search:hybrid'"):
+        await runner.run([RunKey(task="retry", mode="search:hybrid", repeat=0)])
