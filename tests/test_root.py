@@ -75,6 +75,7 @@ def test_the_version_is_the_installed_distributions() -> None:
 
 def test_readme_lists_every_root_name_once() -> None:
     readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    table = readme.split("<!-- root-names:start -->")[1].split("<!-- root-names:end -->")[0]
+    table = readme.split("<!-- the root names, checked by tests/test_root.py -->")[1]
+    table = table.split("<!-- end of the root names -->")[0]
     listed = re.findall(r"`(\w+)`", table)
     assert sorted(listed) == sorted(set(toolrelay.__all__) - {"__version__"})

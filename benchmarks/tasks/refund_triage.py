@@ -51,8 +51,8 @@ from toolrelay.evaluation import (  # noqa: E402
     TaskSuite,
     answer_contains,
 )
-from toolrelay.execution import ToolCallRequest  # noqa: E402
-from toolrelay.tools import ToolContext, tool  # noqa: E402
+from toolrelay.execution import AuthorizationInterceptor  # noqa: E402
+from toolrelay.tools import Tool, ToolContext, tool  # noqa: E402
 
 CONTEXT = {"tenant_id": "acme", "user_id": "U-ZHANG"}  # a refund operator, not an admin
 OWNER = "U-LIN"  # the refunds owner of the seeded desk
@@ -338,22 +338,20 @@ NEEDS_ROLE = {
 }
 
 
-def role_guard(backend: RefundDeskBackend) -> Callable[[ToolCallRequest], Any]:
+def role_check(backend: RefundDeskBackend) -> AuthorizationInterceptor:
     """Deny calls of tools that need a role the acting user lacks (read from the back end)."""
 
-    async def guard(request: ToolCallRequest, /) -> str | None:
-        role = NEEDS_ROLE.get(request.tool.definition.name)
-        user_id = request.context.user_id
-        if role is None or user_id is None:
-            return None
-        if role in backend.user(str(user_id)).roles:
-            return None
+    def allowed(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
+        role = NEEDS_ROLE.get(tool.definition.name)
+        user_id = context.user_id
+        if role is None or user_id is None or role in backend.user(str(user_id)).roles:
+            return True
         return (
             f"permission denied: {user_id} does not have the {role} role that "
-            f"{request.tool.definition.name} needs; use tools your role allows"
+            f"{tool.definition.name} needs; use tools your role allows"
         )
 
-    return guard
+    return AuthorizationInterceptor(allowed)
 
 
 # --- the suite ---------------------------------------------------------------------------------
@@ -364,8 +362,8 @@ def _desk(lang: str = "en", *extra: type) -> Callable[[], TaskEnvironment]:
         backend = RefundDeskBackend.seeded()
         tools: list[object] = [*build_catalog(backend, lang=lang)]
         tools += [kind(backend) for kind in extra]
-        guards = (role_guard(backend),) if BulkRetry in extra else ()
-        return TaskEnvironment(tools=tools, state=backend, guards=guards)
+        checks = (role_check(backend),) if BulkRetry in extra else ()
+        return TaskEnvironment(tools=tools, state=backend, interceptors=checks)
 
     return make
 

@@ -10,6 +10,7 @@ import pytest
 from tests.evaluation._agents import plan_model
 from toolrelay.evaluation import Mode, TaskSuite
 from toolrelay.evaluation._runner import TaskRunner
+from toolrelay.execution import AuthorizationInterceptor
 from toolrelay.search import BM25ToolIndex
 from toolrelay.tools import ToolContext, as_tools
 
@@ -147,18 +148,15 @@ async def test_the_single_steps_change_only_what_they_ask_for() -> None:
         assert "RF-2005 changed" in (desk.verdict() or ""), task_id
 
 
-async def test_the_permission_guard_denies_what_the_role_does_not_allow() -> None:
+def test_the_permission_check_denies_what_the_role_does_not_allow() -> None:
     desk = Desk("hard/permission")
-    [guard] = desk.environment.guards
-    request = type("Request", (), {})()
-    request.tool = desk.tools["refund.bulk_retry_failed"]
-    request.context = CTX
-    assert "does not have the refund_admin role" in (await guard(request) or "")
-    request.context = ToolContext(tenant_id="acme", user_id="U-LIN")
-    assert await guard(request) is None
-    request.tool = desk.tools["refund.retry_failed_order"]
-    request.context = CTX
-    assert await guard(request) is None
+    [check] = desk.environment.interceptors
+    assert isinstance(check, AuthorizationInterceptor)
+    allowed = check.authorize
+    bulk, retry = desk.tools["refund.bulk_retry_failed"], desk.tools["refund.retry_failed_order"]
+    assert "does not have the refund_admin role" in str(allowed(CTX, bulk, {}))
+    assert allowed(ToolContext(tenant_id="acme", user_id="U-LIN"), bulk, {}) is True
+    assert allowed(CTX, retry, {}) is True
 
 
 def test_the_chinese_tasks_run_on_the_chinese_catalog() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -26,10 +27,11 @@ from toolrelay.exceptions import (
     ModelConnectionError,
     ModelResponseError,
 )
-from toolrelay.execution import ToolCallRequest
+from toolrelay.execution import AuthorizationInterceptor
 from toolrelay.prompt import Prompt
 from toolrelay.search import BM25ToolIndex
 from toolrelay.testing import FunctionModel
+from toolrelay.tools import Tool, ToolContext
 
 from ._agents import endless_model, plan_model, silent_model
 
@@ -38,15 +40,19 @@ RETRY = ("refund.retry_failed_order", {"refund_id": "RF-2001"})
 MODES = [Mode.all_tools(), Mode.search(BM25ToolIndex)]
 
 
-async def no_forcing(request: ToolCallRequest, /) -> str | None:
-    if request.tool.definition.name == "refund.force_success":
+def no_forcing(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
+    if tool.definition.name == "refund.force_success":
         return "permission denied: only refund admins may force refunds"
-    return None
+    return True
 
 
 def desk() -> TaskEnvironment:
     backend = RefundDeskBackend.seeded()
-    return TaskEnvironment(tools=build_catalog(backend), state=backend, guards=(no_forcing,))
+    return TaskEnvironment(
+        tools=build_catalog(backend),
+        state=backend,
+        interceptors=(AuthorizationInterceptor(no_forcing),),
+    )
 
 
 def retried(backend: RefundDeskBackend) -> str | None:

@@ -23,8 +23,7 @@ from ._permissions import FORBIDDEN, assert_ranks_permitted_tools_alone
 
 pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
 
-from toolrelay.search._postgres import PostgresToolIndex
-from toolrelay.search._postgres_search import PostingsCache
+from toolrelay.search._postgres import PostgresToolIndex, PostingsCache
 
 # The server comes from TOOLRELAY_TEST_POSTGRES_DSN (.ci/services.sh starts one); without it
 # these tests skip. Each test gets a schema of its own, dropped afterwards.

@@ -11,7 +11,6 @@ search's :class:`~toolrelay.toolsearch.ToolSearchReport` (``response.tool_search
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -51,7 +50,7 @@ class ChatClientRequest:
 
     def with_prompt(self, prompt: Prompt) -> ChatClientRequest:
         """The same context with another prompt."""
-        return dataclasses.replace(self, prompt=prompt)
+        return ChatClientRequest(prompt=prompt, context=self.context, resume=self.resume)
 
     def with_messages(self, messages: Sequence[Message]) -> ChatClientRequest:
         """The same options and context over other messages."""
@@ -63,7 +62,9 @@ class ChatClientRequest:
 
     def with_context(self, **updates: Any) -> ChatClientRequest:
         """The same prompt with ``updates`` added to the context."""
-        return dataclasses.replace(self, context={**self.context, **updates})
+        return ChatClientRequest(
+            prompt=self.prompt, context={**self.context, **updates}, resume=self.resume
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -90,11 +91,21 @@ class ChatClientResponse:
 
     def with_chat_response(self, chat_response: ChatResponse) -> ChatClientResponse:
         """The same context and reports with another response."""
-        return dataclasses.replace(self, chat_response=chat_response)
+        return self._with(chat_response, self.context)
 
     def with_context(self, **updates: Any) -> ChatClientResponse:
         """The same response with ``updates`` added to the context."""
-        return dataclasses.replace(self, context={**self.context, **updates})
+        return self._with(self.chat_response, {**self.context, **updates})
+
+    def _with(self, chat_response: ChatResponse, context: Mapping[str, Any]) -> ChatClientResponse:
+        # The constructor, not dataclasses.replace: this runs several times per model call.
+        return ChatClientResponse(
+            chat_response=chat_response,
+            context=context,
+            tool_loop=self.tool_loop,
+            tool_search=self.tool_search,
+            approval=self.approval,
+        )
 
 
 class _Reporting(Protocol):

@@ -52,6 +52,7 @@ from toolrelay.exceptions import (
     ToolsNotSupportedError,
 )
 from toolrelay.execution import (
+    ToolCallingManager,
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
@@ -496,15 +497,16 @@ class TaskRunner:
         memory = MessageChatMemoryAdvisor(
             MessageWindowChatMemory(InMemoryChatMemoryRepository(), max_messages=_MEMORY_WINDOW)
         )
+        manager = ToolCallingManager(interceptors=environment.interceptors)
         loop: _RecordingLoop | _RecordingSearch
         if mode.index is None:
-            loop = _RecordingLoop(max_model_calls=self.max_requests, guards=environment.guards)
+            loop = _RecordingLoop(max_model_calls=self.max_requests, tool_calling_manager=manager)
         else:
             loop = _RecordingSearch(
                 tools,
                 index=self._indexes[(mode.name, task.environment)],
                 max_model_calls=self.max_requests,
-                guards=environment.guards,
+                tool_calling_manager=manager,
             )
         loop.recorder = recorder
         builder = ChatClient.builder(meter).default_advisors(memory, loop)

@@ -36,7 +36,7 @@ from typing import Any
 
 from toolrelay.evaluation._checks import Check, NamesTools
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallGuard
+from toolrelay.execution import ToolCallInterceptor
 from toolrelay.tools import ToolContext, ToolDefinition, ToolMetadata
 
 __all__ = ["CannedTool", "EnvironmentFactory", "Task", "TaskEnvironment", "TaskSuite"]
@@ -50,13 +50,13 @@ class TaskEnvironment:
         tools: The catalog: anything :func:`~toolrelay.tools.as_tools` accepts (a
             ``ToolCatalog``, objects with ``@tool`` methods, tools).
         state: The back end the tools read and change, handed to state checks.
-        guards: Checks before each call runs, in every mode (permissions, say): see
-            :class:`~toolrelay.execution.ToolCallGuard`.
+        interceptors: Steps around each call, in every mode (a permission check, say: an
+            :class:`~toolrelay.execution.AuthorizationInterceptor`), outermost first.
     """
 
     tools: Iterable[object]
     state: object = None
-    guards: tuple[ToolCallGuard, ...] = ()
+    interceptors: tuple[ToolCallInterceptor, ...] = ()
 
 
 EnvironmentFactory = Callable[[], TaskEnvironment]
