@@ -38,7 +38,7 @@ class StreamAggregator:
         final = chunk.context.get(FINAL_RESPONSE_KEY)
         if isinstance(final, ChatResponse):
             self._final = final
-        if chunk.tool_loop is not None or chunk.approval is not None or chunk.tool_search:
+        if (chunk.tool_loop, chunk.tool_search, chunk.approval) != (None, None, None):
             self._reports = chunk  # the closing chunk carries the turn's reports
 
     def response(self) -> ChatClientResponse:
