@@ -66,7 +66,7 @@ from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, ToolMetadata, as_tools
 from toolrelay.tools._names import provider_safe_name, validate_tool_name
-from toolrelay.toolsearch import DEFAULT_SYSTEM_SUFFIX, TOOL_SEARCH_NAME
+from toolrelay.toolsearch import ENGLISH, TOOL_SEARCH_NAME
 from toolrelay.toolsearch._search_tool import DEFAULT_MIN_RELATIVE_SCORE
 
 HERE = Path(__file__).resolve().parent
@@ -989,7 +989,7 @@ async def main_async(quick: bool) -> int:
         "settings": dict(DEFAULTS),
         # The first request of tool search shows tool_search alone.
         "search_tool_tokens": results[0]["modes"][1]["requests"][0]["tool_tokens"],
-        "system_suffix_tokens": count(DEFAULT_SYSTEM_SUFFIX),
+        "system_suffix_tokens": count(ENGLISH.system_suffix),
     }
     out = Path(tempfile.mkdtemp(prefix="tokens-")) if quick else RESULTS
     out.mkdir(parents=True, exist_ok=True)

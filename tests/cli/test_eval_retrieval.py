@@ -246,3 +246,19 @@ def test_one_tool_and_one_query_are_counted_in_the_singular(cli: Invoke, tmp_pat
     result = cli("eval", "retrieval", "-c", str(catalog), "-q", str(queries))
     assert result.exit_code == 0, result.output
     assert f"{catalog}: 1 tool, 1 query, index bm25" in result.stdout
+
+
+def test_a_usage_log_of_past_queries_is_ranked_with(
+    cli: Invoke, catalog_file: Path, tmp_path: Path
+) -> None:
+    asked = [{"id": "k-1", "query": "kettle arrived broken", "relevant": ["refund.create"]}]
+    queries = write_jsonl(tmp_path / "asked.jsonl", asked)
+    # The benchmark format serves as a log: the same need, asked before.
+    log = write_jsonl(tmp_path / "log.jsonl", [{**asked[0], "query": "my kettle arrived broken"}])
+    args = ["eval", "retrieval", "-c", str(catalog_file), "-q", str(queries), "--json"]
+    without = json.loads(cli(*args).stdout)
+    with_log = json.loads(cli(*args, "--usage-log", str(log)).stdout)
+    assert without["metrics"]["NDCG@10"] == 0.0
+    assert with_log["metrics"]["NDCG@10"] == 100.0
+    assert (with_log["usage_log"], with_log["history_entries"]) == (str(log), 1)
+    assert "usage_log" not in without

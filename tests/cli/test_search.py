@@ -161,3 +161,29 @@ def test_the_model_load_is_timed_apart_from_the_search(
     bm25 = json.loads(cli("search", str(catalog_file), "weather", "--json").stdout)
     assert bm25["load_seconds"] is None  # no model to load
     assert "model loaded" not in cli("search", str(catalog_file), "weather").stdout
+
+
+def test_a_usage_log_shows_which_hits_history_found_and_by_which_query(
+    cli: Invoke, catalog_file: Path, tmp_path: Path
+) -> None:
+    words = "kettle arrived broken"
+    log = write_jsonl(tmp_path / "usage.jsonl", [{"query": words, "tool": "refund.create"}])
+    plain = cli("search", str(catalog_file), words, "--json")
+    assert json.loads(plain.stdout)["hits"] == []
+    result = cli("search", str(catalog_file), words, "--usage-log", str(log), "--json")
+    assert result.exit_code == 0, result.output
+    (hit,) = json.loads(result.stdout)["hits"]
+    assert (hit["name"], hit["history_query"]) == ("refund.create", words)
+    assert hit["history_score"] == hit["score"]
+    table = cli("search", str(catalog_file), words, "--usage-log", str(log))
+    assert "From" in table.stdout
+    assert "history +" in table.stdout
+    assert "ranked with 1 past query" in table.stdout
+
+
+def test_a_bad_usage_log_line_is_named(cli: Invoke, catalog_file: Path, tmp_path: Path) -> None:
+    log = tmp_path / "usage.jsonl"
+    log.write_text('{"query": "q", "tool": "refund.create"}\n{"tool": 3}\n', encoding="utf-8")
+    result = cli("search", str(catalog_file), "refund", "--usage-log", str(log))
+    assert result.exit_code != 0
+    assert f"{log}:2" in result.output

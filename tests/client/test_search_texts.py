@@ -18,14 +18,13 @@ from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolDefinition, provider_safe_name
 from toolrelay.tools._language import cjk_share
 from toolrelay.tools._schema import cached_function_schema
-from toolrelay.toolsearch import (
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearcher
+from toolrelay.toolsearch._access import DEFAULT_UNAVAILABLE_MESSAGE
+from toolrelay.toolsearch._search_tool import (
+    DEFAULT_PARAMETER_DESCRIPTIONS,
     DEFAULT_SEARCH_DESCRIPTION,
     DEFAULT_SYSTEM_SUFFIX,
-    DEFAULT_UNAVAILABLE_MESSAGE,
-    TOOL_SEARCH_NAME,
-    ToolSearcher,
 )
-from toolrelay.toolsearch._search_tool import DEFAULT_PARAMETER_DESCRIPTIONS
 from toolrelay.toolsearch._texts import (
     CHINESE,
     ENGLISH,

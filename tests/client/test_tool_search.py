@@ -19,7 +19,7 @@ from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolDefinition, tool, tools_from
 from toolrelay.toolsearch import (
-    DEFAULT_SYSTEM_SUFFIX,
+    ENGLISH,
     TOOL_SEARCH_NAME,
     InMemorySessionStore,
     ToolSearchReport,
@@ -310,7 +310,7 @@ async def test_the_system_suffix_is_added_to_every_call_and_configurable(desk: D
     await client.prompt("go").conversation("c1").acall()
     for prompt in model.prompts:
         assert prompt.messages[0] == SystemMessage(
-            text=f"You run a shop.\n\n{DEFAULT_SYSTEM_SUFFIX}"
+            text=f"You run a shop.\n\n{ENGLISH.system_suffix}"
         )
     quiet = bm25_advisor(tools_from(desk), system_suffix=None)
     await client_for(model, quiet).prompt("go").conversation("c1").acall()

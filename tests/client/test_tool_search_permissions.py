@@ -21,8 +21,7 @@ from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.testing._embedders import HashingEmbedder
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, tool, tools_from
 from toolrelay.toolsearch import (
-    DEFAULT_SIMILAR_NAMES_MESSAGE,
-    DEFAULT_UNAVAILABLE_MESSAGE,
+    ENGLISH,
     TOOL_SEARCH_NAME,
 )
 
@@ -89,11 +88,11 @@ def responses(prompt: Prompt) -> tuple[ToolResponse, ...]:
 
 
 def unavailable(name: str) -> str:
-    return DEFAULT_UNAVAILABLE_MESSAGE.format(name=repr(name), search_tool=TOOL_SEARCH_NAME)
+    return ENGLISH.unavailable_message.format(name=repr(name), search_tool=TOOL_SEARCH_NAME)
 
 
 def similar(name: str, *shown: str) -> str:
-    return DEFAULT_SIMILAR_NAMES_MESSAGE.format(
+    return ENGLISH.similar_names_message.format(
         name=repr(name), search_tool=TOOL_SEARCH_NAME, similar=", ".join(shown)
     )
 

@@ -9,7 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.toolsearch import DEFAULT_MAX_SESSIONS, InMemorySessionStore, SessionStore
+from toolrelay.toolsearch import InMemorySessionStore, SessionStore
+from toolrelay.toolsearch._sessions import DEFAULT_MAX_SESSIONS
 
 
 class Clock:

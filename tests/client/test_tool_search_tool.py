@@ -17,7 +17,7 @@ from toolrelay.search._base import SearchHit, SearchRequest, SearchResponse, Too
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool, validate_tool_name
-from toolrelay.toolsearch import DEFAULT_SEARCH_DESCRIPTION, TOOL_SEARCH_NAME, ToolSearcher
+from toolrelay.toolsearch import ENGLISH, TOOL_SEARCH_NAME, ToolSearcher
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
     DEFAULT_PARAMETER_DESCRIPTIONS,
@@ -77,7 +77,7 @@ def test_the_tool_definition() -> None:
     tool = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool()
     definition = tool.definition
     assert definition.name == TOOL_SEARCH_NAME == validate_tool_name("tool_search")
-    assert definition.description == DEFAULT_SEARCH_DESCRIPTION
+    assert definition.description == ENGLISH.description
     schema = definition.input_schema
     assert schema["required"] == ["query"]
     assert set(schema["properties"]) == {"query", "max_results", "category"}

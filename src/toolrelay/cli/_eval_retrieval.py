@@ -9,6 +9,7 @@ with a name map for lenient scoring; ``--dataset NAME`` takes all three from
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -21,7 +22,7 @@ from toolrelay._plural import plural
 from toolrelay.cli._catalogs import load_catalog, read_json, read_jsonl
 from toolrelay.cli._indexes import IndexType, build_index
 from toolrelay.cli._output import JsonOption, emit_json, progress, stdout_console, write_json
-from toolrelay.cli._search import IndexOption
+from toolrelay.cli._search import IndexOption, UsageLogOption, read_history
 from toolrelay.exceptions import LoadError
 from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search._evaluation import (
@@ -31,6 +32,7 @@ from toolrelay.search._evaluation import (
     evaluate,
     unknown_relevant,
 )
+from toolrelay.search._history import QueryHistory
 from toolrelay.tools._base import ToolDefinition
 
 __all__ = ["DATASETS_FOLDER", "find_dataset", "load_name_map", "load_queries", "retrieval_command"]
@@ -83,9 +85,13 @@ def retrieval_command(
             "--strict", help="Fail when a query names a relevant tool the catalog does not hold."
         ),
     ] = False,
+    usage_log: UsageLogOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Score an index on a benchmark: R@1/3/5/10, NDCG@10, MRR and Complete@5 (x100).
+
+    With --usage-log the index ranks with that history (past queries and the tools they led
+    to); a benchmark's queries file serves as one, e.g. one split as the log of another.
 
     A query whose relevant tool is not in the catalog can never be found: it is named in a
     warning (an error with --strict) before anything runs.
@@ -104,9 +110,11 @@ def retrieval_command(
     query_list = load_queries(queries)
     mapping = load_name_map(name_map) if name_map is not None else None
     unknown = _check_relevant(query_list, definitions, mapping, queries, strict=strict)
+    history = read_history(usage_log)
     built = build_index(index, definitions)
     with progress("Searching", total=len(query_list), unit="queries") as bar:
-        report = evaluate(_Counting(built.index, bar.advance), definitions, query_list, mapping)
+        counting = _Counting(built.index, bar.advance, history)
+        report = evaluate(counting, definitions, query_list, mapping)
     result = {
         "dataset": folder.name if folder is not None else None,
         "catalog": catalog,
@@ -117,6 +125,11 @@ def retrieval_command(
         "index_seconds": built.seconds,
         "load_seconds": built.load_seconds,
         "unknown_relevant": unknown,
+        **(
+            {"usage_log": str(usage_log), "history_entries": len(history)}
+            if history is not None
+            else {}
+        ),
         **_report_json(report, sorted(set(cutoffs or ())), subsets or []),
     }
     if output is not None:
@@ -233,11 +246,14 @@ def _check_relevant(
 
 
 class _Counting:
-    """An index that advances a progress bar on every search; all else is delegated."""
+    """An index that advances a progress bar on every search (and searches with a history)."""
 
-    def __init__(self, index: ToolIndex, advance: Callable[[int], None]) -> None:
+    def __init__(
+        self, index: ToolIndex, advance: Callable[[int], None], history: QueryHistory | None
+    ) -> None:
         self._index = index
         self._advance = advance
+        self._history = history
 
     @property
     def search_type(self) -> str:
@@ -252,6 +268,8 @@ class _Counting:
         return self._index.index(definitions)
 
     def search(self, request: SearchRequest) -> SearchResponse:
+        if self._history is not None:
+            request = dataclasses.replace(request, history=self._history)
         response = self._index.search(request)
         self._advance(1)
         return response

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -14,11 +15,13 @@ from toolrelay.cli._indexes import BuiltIndex, IndexType, build_index, parse_ind
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
 from toolrelay.cli._tools import CatalogArgument
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search._base import MAX_RESULTS_LIMIT, SearchRequest, SearchResponse
+from toolrelay.search._base import MAX_RESULTS_LIMIT, SearchHit, SearchRequest, SearchResponse
 from toolrelay.search._documents import dotted_categories
+from toolrelay.search._history import QueryHistory
+from toolrelay.search._usage import load_usage
 from toolrelay.tools._base import ToolDefinition
 
-__all__ = ["IndexOption", "search_command"]
+__all__ = ["IndexOption", "UsageLogOption", "read_history", "search_command"]
 
 IndexOption = Annotated[
     IndexType,
@@ -33,6 +36,23 @@ IndexOption = Annotated[
         ),
     ),
 ]
+
+UsageLogOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--usage-log",
+        metavar="FILE",
+        help=(
+            "Rank with this usage history: JSONL of the log's export "
+            '({"query", "tool", ...}) or of benchmark queries ({"query", "relevant": [...]}).'
+        ),
+    ),
+]
+
+
+def read_history(path: Path | None) -> QueryHistory | None:
+    """The history in a ``--usage-log`` file (every scope in it), or ``None`` without one."""
+    return None if path is None else QueryHistory.of(load_usage(path))
 
 
 def search_command(
@@ -62,18 +82,26 @@ def search_command(
         str | None,
         typer.Option("--category", help="Only tools in this category (dotted-name prefix)."),
     ] = None,
+    usage_log: UsageLogOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Rank the tools of a catalog for a query, best first, with their scores."""
+    """Rank the tools of a catalog for a query, best first, with their scores.
+
+    With --usage-log, each hit also says what of its score came from history, and the past
+    query that gave it.
+    """
     if category is not None and not category.strip():
         raise typer.BadParameter("give a category name", param_hint="'--category'")
     loaded = load_catalog(catalog)
     definitions = loaded.unique_definitions()
     if category is not None:
         _check_category(category, definitions)
+    history = read_history(usage_log)
     built = build_index(index, definitions)
     response = built.index.search(
-        SearchRequest(query=query, max_results=k, min_score=min_score, category=category)
+        SearchRequest(
+            query=query, max_results=k, min_score=min_score, category=category, history=history
+        )
     )
     if as_json:
         emit_json(_as_json(catalog, len(definitions), built, response))
@@ -87,15 +115,35 @@ def search_command(
     table.add_column("Tool", style="bold", overflow="fold")
     table.add_column("Score", justify="right")
     table.add_column("Summary", overflow="fold")
+    if history is not None:
+        table.add_column("From", overflow="fold")
     for rank, hit in enumerate(response.hits, start=1):
-        table.add_row(str(rank), Text(hit.name), f"{hit.score:.4g}", Text(hit.summary))
+        cells: list[str | Text] = [str(rank), Text(hit.name), f"{hit.score:.4g}", Text(hit.summary)]
+        if history is not None:
+            cells.append(Text(_source(hit)))
+        table.add_row(*cells)
     console.print(table)
+    if history is not None:
+        console.print(
+            f"ranked with {plural(len(history), 'past query', 'past queries')} from {usage_log}",
+            markup=False,
+            style="dim",
+        )
     console.print(
         f"{response.total:,} of {plural(len(definitions), 'tool')} matched in "
         f"{response.time_ms:.1f} ms; {built.timings()}",
         markup=False,
         style="dim",
     )
+
+
+def _source(hit: SearchHit) -> str:
+    """Where a hit's score came from: its description, history, or both."""
+    if hit.history_query is None:
+        return "description"
+    own = hit.score - hit.history_score
+    where = f"history +{hit.history_score:.3g}: {hit.history_query!r}"
+    return where if own <= 0 else f"description {own:.3g}, {where}"
 
 
 def _check_category(category: str, definitions: list[ToolDefinition]) -> None:
@@ -125,7 +173,17 @@ def _as_json(
         "index_seconds": built.seconds,
         "load_seconds": built.load_seconds,
         "hits": [
-            {"rank": rank, "name": hit.name, "score": hit.score, "summary": hit.summary}
+            {
+                "rank": rank,
+                "name": hit.name,
+                "score": hit.score,
+                "summary": hit.summary,
+                **(
+                    {"history_score": hit.history_score, "history_query": hit.history_query}
+                    if hit.history_query is not None
+                    else {}
+                ),
+            }
             for rank, hit in enumerate(response.hits, start=1)
         ],
     }

@@ -101,12 +101,7 @@ __getattr__ = moved_names(
     {
         **dict.fromkeys(
             (
-                "DEFAULT_MAX_SESSIONS",
                 "DEFAULT_MIN_RELATIVE_SCORE",
-                "DEFAULT_SEARCH_DESCRIPTION",
-                "DEFAULT_SIMILAR_NAMES_MESSAGE",
-                "DEFAULT_SYSTEM_SUFFIX",
-                "DEFAULT_UNAVAILABLE_MESSAGE",
                 "TOOL_SEARCH_NAME",
                 "InMemorySessionStore",
                 "SearchLanguage",
@@ -120,6 +115,15 @@ __getattr__ = moved_names(
             ),
             "toolrelay.toolsearch",
         ),
+        **{
+            name: f"toolrelay.toolsearch._search_tool:{name}"
+            for name in ("DEFAULT_SEARCH_DESCRIPTION", "DEFAULT_SYSTEM_SUFFIX")
+        },
+        **{
+            name: f"toolrelay.toolsearch._access:{name}"
+            for name in ("DEFAULT_UNAVAILABLE_MESSAGE", "DEFAULT_SIMILAR_NAMES_MESSAGE")
+        },
+        "DEFAULT_MAX_SESSIONS": "toolrelay.toolsearch._sessions:DEFAULT_MAX_SESSIONS",
         "Authorizer": "toolrelay.execution",
         # The reports are typed attributes of every response now.
         "tool_loop_report": "toolrelay.client._requests:tool_loop_report",

@@ -24,7 +24,11 @@ it, and any loop (a subclass of your own, say) gets tool search with
    one's score), leaving out tools the model already sees in full unless one is the best;
 5. after each tool round, adds what its searches found to the conversation's entry in the
    :class:`~toolrelay.toolsearch._sessions.SessionStore` (``last_search_only=True``: replaces it),
-   so discoveries persist across turns.
+   so discoveries persist across turns;
+6. with a ``usage_log``, ranks every search with the history of the tenant (or, with
+   ``shared_usage=True``, of everyone), and after each round records each tool a search of
+   the turn found that the model then called successfully, with the query that found it
+   (a failing, denied or unsearched call is never recorded).
 
 The catalog given to the advisor is what ``tool_search`` searches; request tools
 (``.tools(...)``, ``default_tools``) are never searched, only always shown. ``tool_filter``
@@ -72,6 +76,7 @@ from toolrelay.memory import CONVERSATION_ID
 from toolrelay.messages import ChatResponse
 from toolrelay.prompt import Prompt
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
+from toolrelay.search._usage import UsageLog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, as_tools
 from toolrelay.toolsearch import _texts as search_texts
 from toolrelay.toolsearch._access import (
@@ -83,6 +88,7 @@ from toolrelay.toolsearch._access import (
     calls_to_run,
     visibility_interceptor,
 )
+from toolrelay.toolsearch._learning import UsageRecorder, read_history, usage_scope
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
     ToolSearcher,
@@ -130,6 +136,11 @@ class ToolSearch:
             changes), ``"en"``, ``"zh"``, or a :class:`~toolrelay.toolsearch.SearchTexts`.
         search_description, system_suffix, unavailable_message: Replace the language's texts
             (:class:`~toolrelay.toolsearch.SearchTexts`); a ``None`` suffix: none.
+        usage_log: Where past searches that led to successful calls are kept
+            (:class:`~toolrelay.search.UsageLog`); searches rank with them. ``None``: no
+            history is kept or used.
+        shared_usage: One history for every tenant instead of one per tenant (the tool
+            context's ``tenant_id``); only for tenants that may learn from each other.
 
     Raises:
         ConfigurationError: An option is out of range. Per turn: the conversation key is
@@ -155,8 +166,14 @@ class ToolSearch:
         search_description: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
         system_suffix: str | search_texts.FromLanguage | None = search_texts.FROM_LANGUAGE,
         unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
+        usage_log: UsageLog | None = None,
+        shared_usage: bool = False,
     ) -> None:
         check_search_options(max_results, min_relative_score)
+        if shared_usage and usage_log is None:
+            raise ConfigurationError("shared_usage=True needs a usage_log to share")
+        self.usage_log = usage_log
+        self.shared_usage = shared_usage
         self.catalog = (
             catalog if isinstance(catalog, ToolCatalog) else ToolCatalog(as_tools(catalog))
         )
@@ -186,13 +203,17 @@ class ToolSearch:
         key = self.conversation_key_of(request, owner=owner)
         snapshot, reindexed = await self._current_catalog()
         options = request.prompt.options
-        view = CatalogView(snapshot, ToolContext(options.tool_context), self.tool_filter)
+        context = ToolContext(options.tool_context)
+        view = CatalogView(snapshot, context, self.tool_filter)
+        scope = usage_scope(context, shared=self.shared_usage)
+        history = await read_history(self.usage_log, scope)
         searcher = ToolSearcher(
             index=self.index,
             allowed=view.allowed(),
             max_results=self.max_results,
             min_score=self.min_score,
             min_relative_score=self.min_relative_score,
+            history=history,
         )
         texts = self.texts.for_catalog(snapshot.definitions)
         search_tool = searcher.as_tool(texts.description, parameters=texts.parameters)
@@ -207,6 +228,7 @@ class ToolSearch:
             fixed=view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner),
             texts=texts,
             discovered=await self._stored_names(key, snapshot),
+            usage=UsageRecorder(scope=scope),
         )
 
     def conversation_key_of(self, request: ChatClientRequest, *, owner: str = "tool_search") -> str:
@@ -263,6 +285,7 @@ class _SearchTurn:
     fixed: tuple[Tool, ...]
     texts: search_texts.SearchTexts
     discovered: tuple[str, ...]
+    usage: UsageRecorder
     rounds: list[ToolSearchRound] = field(default_factory=list)
     hidden: Mapping[str, Tool] = field(default_factory=dict)
 
@@ -329,6 +352,12 @@ class _SearchTurn:
             searches=searches,
             unavailable=tuple(o.call.name for o in result.outcomes if o.call.name in self.hidden),
         )
+        # This round's calls count against earlier rounds' searches: a tool is shown, and so
+        # called, only from the model call after the search that found it.
+        calls = [(o.tool_name, o.status) for o in result.outcomes]
+        await self.usage.record(self.provider.usage_log, calls)
+        for search in searches:
+            self.usage.found(search.query, search.names)
         found = [name for search in searches for name in search.names]
         store = self.provider.session_store
         if self.provider.last_search_only:
@@ -350,6 +379,8 @@ class _SearchTurn:
             reindexed=self.reindexed,
             rounds=tuple(self.rounds),
             discovered=self.discovered,
+            learned=tuple(self.usage.learned),
+            history_entries=len(self.searcher.history or ()),
         )
         return dataclasses.replace(response, tool_search=report)
 
@@ -360,8 +391,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     Args:
         catalog, index, session_store, always_on, conversation_key, tool_filter, authorize,
             last_search_only, max_results, min_score, min_relative_score, language,
-            search_description, system_suffix, unavailable_message: As for
-            :class:`ToolSearch`.
+            search_description, system_suffix, unavailable_message, usage_log, shared_usage: As
+            for :class:`ToolSearch`.
         guards: Deprecated: guards for every call, after the visibility and authorize checks
             (with a :class:`DeprecationWarning`); give the manager interceptors instead.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
@@ -390,6 +421,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         search_description: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
         system_suffix: str | search_texts.FromLanguage | None = search_texts.FROM_LANGUAGE,
         unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
+        usage_log: UsageLog | None = None,
+        shared_usage: bool = False,
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
         eligibility_checker: EligibilityChecker = has_tool_calls,
@@ -414,6 +447,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             search_description=search_description,
             system_suffix=system_suffix,
             unavailable_message=unavailable_message,
+            usage_log=usage_log,
+            shared_usage=shared_usage,
         )
         super().__init__(
             tool_provider=self.search,
@@ -467,5 +502,7 @@ _SEARCH_OPTIONS = frozenset(
         "min_score",
         "min_relative_score",
         "texts",
+        "usage_log",
+        "shared_usage",
     }
 )

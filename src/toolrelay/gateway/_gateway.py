@@ -44,6 +44,7 @@ import asyncio
 import itertools
 import json
 import logging
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,7 @@ from toolrelay.gateway._texts import (
 from toolrelay.mcp._live_catalog import LiveToolCatalog
 from toolrelay.messages import ToolCall
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
+from toolrelay.search._usage import UsageLog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
 from toolrelay.tools._base import ToolDefinition, ToolMetadata
 from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
@@ -83,6 +85,7 @@ from toolrelay.toolsearch._access import (
     ToolFilter,
     unavailable_text,
 )
+from toolrelay.toolsearch._learning import UsageRecorder, read_history, usage_scope
 from toolrelay.toolsearch._search_tool import check_search_options
 from toolrelay.toolsearch._texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
 
@@ -180,10 +183,16 @@ class ToolGateway:
             ``{search_tool}`` are filled in); by default the language's.
         policies: Side-effect policies per tool name or pattern (see
             :mod:`toolrelay.gateway._policy`).
+        usage_log: Where past searches that led to successful calls are kept
+            (:class:`~toolrelay.search.UsageLog`): searches rank with the caller's tenant's
+            history, and a successful call of a tool that one of the same caller's recent
+            searches found (same tenant, user and session in the tool context) is recorded
+            with that search's query.
+        shared_usage: One history for every tenant instead of one per tenant.
 
     Raises:
-        ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range, or
-            ``language`` is unknown.
+        ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range,
+            ``language`` is unknown, or ``shared_usage`` is set without a ``usage_log``.
     """
 
     def __init__(
@@ -201,8 +210,16 @@ class ToolGateway:
         language: SearchLanguage | GatewayTexts = "auto",
         unavailable_message: str | FromLanguage = FROM_LANGUAGE,
         policies: Sequence[ToolPolicy] = (),
+        usage_log: UsageLog | None = None,
+        shared_usage: bool = False,
     ) -> None:
         check_search_options(max_results, min_relative_score)
+        if shared_usage and usage_log is None:
+            raise ConfigurationError("shared_usage=True needs a usage_log to share")
+        self.usage_log = usage_log
+        self.shared_usage = shared_usage
+        # What each caller's recent searches found, for recording their calls (bounded).
+        self._recorders: OrderedDict[tuple[str, str, str], UsageRecorder] = OrderedDict()
         self.catalogs = (catalogs,) if isinstance(catalogs, ToolCatalog) else tuple(catalogs)
         if index is None:
             from toolrelay.search._factory import lexical_index
@@ -254,7 +271,10 @@ class ToolGateway:
     ) -> list[FoundTool]:
         """The best tools for ``query`` that the caller with ``context`` may see."""
         snapshot = await self.snapshot()
-        view = CatalogView(snapshot, context or ToolContext(), self.tool_filter)
+        context = context or ToolContext()
+        view = CatalogView(snapshot, context, self.tool_filter)
+        recorder = self._recorder(context)
+        history = None if recorder is None else await read_history(self.usage_log, recorder.scope)
         request = SearchRequest(
             # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
             query=valid_unicode(query),
@@ -263,9 +283,12 @@ class ToolGateway:
             min_relative_score=self.min_relative_score,
             allowed=view.allowed(),
             category=category or None,
+            history=history,
         )
         # Off the loop: a semantic index embeds the query.
         response = await asyncio.to_thread(self.index.search, request)
+        if recorder is not None:
+            recorder.found(query, response.names)
         found = []
         for hit in response.hits:
             tool = snapshot.tools[hit.name]
@@ -319,6 +342,9 @@ class ToolGateway:
         outcome = await self.manager.run_call(
             call, (tool,), context, interceptors=(*checks, *self._guard_steps)
         )
+        recorder = self._recorder(context)
+        if recorder is not None:
+            await recorder.record(self.usage_log, [(outcome.tool_name, outcome.status)])
         text = outcome.response.data
         if outcome.status is ToolCallStatus.PENDING_APPROVAL:
             # Nothing resumes a call here: the client must make it again once approved.
@@ -449,6 +475,18 @@ class ToolGateway:
             raise ToolExecutionError(result.tool or name, result.text)
         return result.text
 
+    def _recorder(self, context: ToolContext) -> UsageRecorder | None:
+        """The caller's recorder (by tenant, user and session), or ``None`` without a log."""
+        if self.usage_log is None:
+            return None
+        scope = usage_scope(context, shared=self.shared_usage)
+        key = (scope, str(context.user_id or ""), str(context.session_id or ""))
+        recorder = self._recorders.pop(key, None) or UsageRecorder(scope=scope)
+        self._recorders[key] = recorder
+        if len(self._recorders) > _MAX_CALLERS:
+            self._recorders.popitem(last=False)
+        return recorder
+
     def _resolve(self, name: str, snapshot: CatalogSnapshot, view: CatalogView) -> Tool | None:
         """The permitted tool ``name`` means: exact (either form), else one lenient match."""
         for catalog in self.catalogs:
@@ -461,6 +499,9 @@ class ToolGateway:
         permitted = [n for n in snapshot.names if view.permits(n)]
         matched = match_tool_name(name, permitted)
         return snapshot.tools.get(matched) if matched is not None else None
+
+
+_MAX_CALLERS = 10_000  # callers whose recent searches are remembered for recording
 
 
 def _same_tools(before: Sequence[Tool], now: Sequence[Tool]) -> bool:

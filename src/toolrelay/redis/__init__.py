@@ -18,6 +18,8 @@ Every worker points at the same Redis server and so shares the conversations' st
 - :class:`RedisIdempotencyStore`: the first reservation of a key wins; abandoned reservations
   expire after their lease. It refuses a server without an append-only file, whose restart
   would forget executed operations (:class:`RedisPersistence`, ``require_durable``).
+- :class:`RedisUsageLog`: the tool search's usage log (which past queries led to which
+  tools), aggregated over every worker and bounded by ``max_entries`` and ``max_age``.
 
 Every operation is one atomic Lua script, safe to repeat. An operation that meets a lost
 connection (Redis restarted) is sent once more on a fresh one; a Redis that cannot be reached,
@@ -29,10 +31,12 @@ from toolrelay.redis._idempotency import RedisIdempotencyStore
 from toolrelay.redis._memory import RedisChatMemoryRepository
 from toolrelay.redis._persistence import RedisPersistence
 from toolrelay.redis._sessions import RedisSessionStore
+from toolrelay.redis._usage import RedisUsageLog
 
 __all__ = [
     "RedisChatMemoryRepository",
     "RedisIdempotencyStore",
     "RedisPersistence",
     "RedisSessionStore",
+    "RedisUsageLog",
 ]

@@ -18,6 +18,12 @@ Indexes: :class:`RegexToolIndex` (patterns or keywords over names and descriptio
 Building an index that embeds takes a while on a large catalog: ``index.load_models(catalog)``
 loads its model ahead, and ``index.index(catalog, progress=report)`` calls
 ``report(done, total)`` as it goes (:data:`IndexProgress`).
+
+Indexes learn from use: a :class:`UsageLog` (:class:`InMemoryUsageLog`,
+:class:`SQLiteUsageLog`, ``toolrelay.redis.RedisUsageLog``) keeps which past queries led to
+which successful calls (:class:`UsageEntry`), and a search given a scope's
+:class:`QueryHistory` (``SearchRequest(history=QueryHistory.of(entries))``) also ranks each
+tool by its past queries. :func:`dump_usage` and :func:`load_usage` move a log through JSONL.
 """
 
 from __future__ import annotations
@@ -47,10 +53,19 @@ from toolrelay.search._embedders import (
     minilm_embedder,
 )
 from toolrelay.search._factory import default_index
+from toolrelay.search._history import QueryHistory
 from toolrelay.search._hybrid import HybridToolIndex
 from toolrelay.search._regex import RegexToolIndex, query_pattern
 from toolrelay.search._scoring import ScoringToolIndex
 from toolrelay.search._text import Tokenizer
+from toolrelay.search._usage import (
+    InMemoryUsageLog,
+    SQLiteUsageLog,
+    UsageEntry,
+    UsageLog,
+    dump_usage,
+    load_usage,
+)
 from toolrelay.search._vector import VectorToolIndex
 
 if TYPE_CHECKING:
@@ -64,9 +79,12 @@ __all__ = [
     "Embedder",
     "EmbeddingCache",
     "HybridToolIndex",
+    "InMemoryUsageLog",
     "IndexProgress",
     "PostgresToolIndex",
+    "QueryHistory",
     "RegexToolIndex",
+    "SQLiteUsageLog",
     "ScoringToolIndex",
     "SearchHit",
     "SearchRequest",
@@ -74,11 +92,15 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "Tokenizer",
     "ToolIndex",
+    "UsageEntry",
+    "UsageLog",
     "VectorToolIndex",
     "catalog_embedder",
     "default_index",
+    "dump_usage",
     "embeddings_available",
     "load_embedder",
+    "load_usage",
     "minilm_embedder",
     "query_pattern",
     "tool_text",

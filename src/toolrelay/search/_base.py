@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.tools._base import ToolDefinition
+
+if TYPE_CHECKING:
+    from toolrelay.search._history import QueryHistory
 
 __all__ = [
     "DEFAULT_MAX_RESULTS",
@@ -81,6 +84,10 @@ class SearchRequest:
             tool changes the answer.
         category: Only tools in this category: tools whose dotted name starts with
             ``category + "."`` or that were indexed with this category.
+        history: The past queries of the caller's scope
+            (:class:`~toolrelay.search.QueryHistory`): tools they led to score higher, by
+            at most the index's ``history_weight``. ``None`` (or an empty history): the
+            ranking is the index's alone.
     """
 
     query: str
@@ -89,6 +96,7 @@ class SearchRequest:
     min_relative_score: float | None = None
     allowed: AllowedTools = None
     category: str | None = None
+    history: QueryHistory | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_results", max(1, min(MAX_RESULTS_LIMIT, self.max_results)))
@@ -111,11 +119,15 @@ class SearchHit:
         name: The tool's canonical name.
         score: Relevance on the index's own scale; higher is better.
         summary: The first sentence of the description, shortened.
+        history_score: The part of ``score`` that the search's history added (0 without).
+        history_query: The past query that added it, or ``None``.
     """
 
     name: str
     score: float
     summary: str
+    history_score: float = 0.0
+    history_query: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

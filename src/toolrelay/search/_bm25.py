@@ -46,12 +46,21 @@ import numpy.typing as npt
 
 from toolrelay.search._base import MAX_QUERY_TERMS
 from toolrelay.search._documents import ToolText
+from toolrelay.search._history import DEFAULT_HISTORY_WEIGHT, HistoryEvidence
 from toolrelay.search._masks import Mask
 from toolrelay.search._scoring import Scores, ScoringToolIndex
 from toolrelay.search._text import Tokenizer
 from toolrelay.tools._base import ToolDefinition
 
-__all__ = ["BM25", "BM25Analysis", "BM25ToolIndex", "Postings", "TermRow", "TermRows"]
+__all__ = [
+    "BM25",
+    "BM25Analysis",
+    "BM25ToolIndex",
+    "Postings",
+    "TermRow",
+    "TermRows",
+    "history_keyword_similarity",
+]
 
 Positions = npt.NDArray[np.int32]
 """Tool positions in catalog order, ascending."""
@@ -304,6 +313,8 @@ class BM25ToolIndex(ScoringToolIndex):
         b: BM25 length normalisation.
         tokenizer: How text becomes terms (stemmed English without stop words by default).
         prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`.
+        history_weight: See :class:`~toolrelay.search.ScoringToolIndex`; past queries are
+            compared by keywords (:func:`history_keyword_similarity`).
 
     Example:
         >>> index = BM25ToolIndex()
@@ -322,8 +333,9 @@ class BM25ToolIndex(ScoringToolIndex):
         b: float = 0.75,
         tokenizer: Tokenizer | None = None,
         prerequisite_lift: float | None = 0.9,
+        history_weight: float = DEFAULT_HISTORY_WEIGHT,
     ) -> None:
-        super().__init__(prerequisite_lift=prerequisite_lift)
+        super().__init__(prerequisite_lift=prerequisite_lift, history_weight=history_weight)
         self.analysis = BM25Analysis(
             tokenizer=tokenizer or Tokenizer(),
             name_boost=name_boost,
@@ -344,9 +356,57 @@ class BM25ToolIndex(ScoringToolIndex):
         """The terms one tool is indexed under (name terms repeated ``name_boost`` times)."""
         return self.analysis.terms_of(text)
 
+    def history_similarity(
+        self, evidence: HistoryEvidence, query: str, permitted: Mask | None
+    ) -> npt.NDArray[np.float32]:
+        """Keyword similarity of each past query (:func:`history_keyword_similarity`)."""
+        return history_keyword_similarity(evidence, self.tokenizer, query, permitted)
+
     def _score(self, payload: Any, query: str, permitted: Mask | None) -> Scores:
         postings: Postings = payload
         terms = self.analysis.query_terms(query)
         return self.ranking.scores(
             postings, terms, postings.lengths, permitted, total_length=postings.total_length
         )
+
+
+def history_keyword_similarity(
+    evidence: HistoryEvidence, tokenizer: Tokenizer, query: str, permitted: Mask | None
+) -> npt.NDArray[np.float32]:
+    """Each entry's keyword similarity to ``query`` in [0, 1].
+
+    BM25 over the entries' queries (statistics of the permitted tools' entries), divided by
+    the most the query's terms could score: an entry holding every query term at its best
+    weight scores 1.
+    """
+    ranking = BM25()
+    postings: Postings = evidence.part(
+        ("lexical", id(tokenizer)), lambda: _postings(evidence, tokenizer, ranking)
+    )
+    inside = None if permitted is None else permitted[evidence.positions]
+    terms = tokenizer.terms(query)
+    total = np.zeros(len(evidence.queries), dtype=np.float32)
+    ceiling = 0.0
+    for term, times in _counted(terms):
+        row = postings.get(term)
+        if row is None:
+            continue
+        scores = ranking.scores(postings, [term], postings.lengths, inside)
+        ceiling += float(scores.max()) * times
+        total += scores * np.float32(times)
+    if ceiling <= 0.0:
+        return total
+    similarity: npt.NDArray[np.float32] = np.minimum(total / np.float32(ceiling), 1.0)
+    return similarity
+
+
+def _postings(evidence: HistoryEvidence, tokenizer: Tokenizer, ranking: BM25) -> Postings:
+    postings = Postings.of_corpus([tokenizer.terms(q) for q in evidence.queries])
+    return dataclasses.replace(postings, weights=ranking.weights(postings))
+
+
+def _counted(terms: Sequence[str]) -> list[tuple[str, int]]:
+    counts: dict[str, int] = {}
+    for term in terms:
+        counts[term] = counts.get(term, 0) + 1
+    return list(counts.items())

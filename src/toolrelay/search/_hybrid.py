@@ -29,6 +29,7 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.search._base import IndexProgress
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.search._documents import ToolText
+from toolrelay.search._history import DEFAULT_HISTORY_WEIGHT, HistoryEvidence
 from toolrelay.search._masks import Mask
 from toolrelay.search._scoring import Scores, ScoringToolIndex
 from toolrelay.search._vector import VectorToolIndex
@@ -52,6 +53,10 @@ class HybridToolIndex(ScoringToolIndex):
         fusion: ``"score"`` (normalised score mixing) or ``"rrf"`` (reciprocal rank fusion).
         prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`; applied
             to the fused scores (the sides' own settings do not matter here).
+        history_weight: See :class:`~toolrelay.search.ScoringToolIndex`; past queries are
+            compared by the keyword side (measured better than mixing in the embedding
+            side's similarity, see ``docs/tool-search.md``), and the bonus is added to the
+            fused score.
 
     Both sides are (re)built by :meth:`index`; they must not be re-indexed with another
     catalog behind this index's back.
@@ -70,8 +75,9 @@ class HybridToolIndex(ScoringToolIndex):
         semantic_weight: float = 0.5,
         fusion: Fusion = "score",
         prerequisite_lift: float | None = 0.9,
+        history_weight: float = DEFAULT_HISTORY_WEIGHT,
     ) -> None:
-        super().__init__(prerequisite_lift=prerequisite_lift)
+        super().__init__(prerequisite_lift=prerequisite_lift, history_weight=history_weight)
         lexical = lexical if lexical is not None else BM25ToolIndex()
         semantic = semantic if semantic is not None else VectorToolIndex()
         if not 0.0 <= semantic_weight <= 1.0:
@@ -133,6 +139,12 @@ class HybridToolIndex(ScoringToolIndex):
         fused = np.zeros(lexical.shape, dtype=np.float32)
         fused[subset] = self._fuse(lexical[subset], semantic[subset])
         return fused
+
+    def history_similarity(
+        self, evidence: HistoryEvidence, query: str, permitted: Mask | None
+    ) -> npt.NDArray[np.float32]:
+        """The keyword side's similarity of each past query (see the module docs for why)."""
+        return self.lexical.history_similarity(evidence, query, permitted)
 
     def _fuse(self, lexical: Scores, semantic: Scores) -> Scores:
         if self.fusion == "rrf":

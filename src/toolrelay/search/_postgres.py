@@ -975,7 +975,17 @@ class PostgresToolIndex:
             return True
 
     def search(self, request: SearchRequest) -> SearchResponse:
-        """The best permitted tools for ``request``, ranked in the database."""
+        """The best permitted tools for ``request``, ranked in the database.
+
+        Raises:
+            ConfigurationError: ``request`` carries a usage history, which this index does
+                not rank with (an in-process index does).
+        """
+        if request.history is not None and len(request.history):
+            raise ConfigurationError(
+                "PostgresToolIndex does not rank with usage history; use an in-process index "
+                "(default_index(), BM25ToolIndex, HybridToolIndex) with a usage_log, or none"
+            )
         started = time.perf_counter()
         attached = self._attached or self._retry_pending()
         if attached is None:

@@ -46,8 +46,10 @@ import numpy as np
 import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.search._bm25 import history_keyword_similarity
 from toolrelay.search._cjk import CJK_RUN, cjk_keywords
 from toolrelay.search._documents import ToolText
+from toolrelay.search._history import DEFAULT_HISTORY_WEIGHT, HistoryEvidence
 from toolrelay.search._masks import Mask
 from toolrelay.search._scoring import Scores, ScoringToolIndex
 from toolrelay.search._text import Tokenizer
@@ -216,6 +218,9 @@ class _Texts:
     size: int
 
 
+_HISTORY_TOKENIZER = Tokenizer()
+
+
 class RegexToolIndex(ScoringToolIndex):
     """Finds tools whose name or description matches a pattern or keywords.
 
@@ -226,6 +231,8 @@ class RegexToolIndex(ScoringToolIndex):
         time_limit: Seconds of CPU time a search may spend matching a query's own pattern;
             one still unfinished by then is given up for the query's keywords.
         prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`.
+        history_weight: See :class:`~toolrelay.search.ScoringToolIndex`; past queries are
+            compared by keywords, as the BM25 index compares them.
 
     Raises:
         ConfigurationError: ``time_limit`` is not positive.
@@ -234,14 +241,24 @@ class RegexToolIndex(ScoringToolIndex):
     search_type: ClassVar[str] = "regex"
 
     def __init__(
-        self, *, time_limit: float = DEFAULT_TIME_LIMIT, prerequisite_lift: float | None = None
+        self,
+        *,
+        time_limit: float = DEFAULT_TIME_LIMIT,
+        prerequisite_lift: float | None = None,
+        history_weight: float = DEFAULT_HISTORY_WEIGHT,
     ) -> None:
-        super().__init__(prerequisite_lift=prerequisite_lift)
+        super().__init__(prerequisite_lift=prerequisite_lift, history_weight=history_weight)
         if not time_limit > 0:
             raise ConfigurationError(
                 f"time_limit must be a positive number of seconds, not {time_limit}"
             )
         self.time_limit = time_limit
+
+    def history_similarity(
+        self, evidence: HistoryEvidence, query: str, permitted: Mask | None
+    ) -> npt.NDArray[np.float32]:
+        """Keyword similarity of each past query (as :class:`~toolrelay.search.BM25ToolIndex`)."""
+        return history_keyword_similarity(evidence, _HISTORY_TOKENIZER, query, permitted)
 
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
         return _Texts(

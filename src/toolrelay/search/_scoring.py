@@ -12,6 +12,7 @@ order.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -22,12 +23,19 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.search._base import IndexProgress, SearchHit, SearchRequest, SearchResponse
 from toolrelay.search._documents import (
     ToolText,
     catalog_fingerprint,
     summarize,
     tool_text,
+)
+from toolrelay.search._history import (
+    DEFAULT_HISTORY_WEIGHT,
+    EvidenceMemo,
+    HistoryEvidence,
+    history_bonus,
 )
 from toolrelay.search._masks import CatalogMasks, Mask
 from toolrelay.search._prerequisites import Links, lift_providers, prerequisite_links
@@ -69,12 +77,28 @@ class ScoringToolIndex(ABC):
             ``search_movie`` for a ``get_movie_credits(movie_id)``) scores at least this
             fraction of that tool's score, so both come back together (see
             ``_prerequisites.py``). ``None`` ranks tools independently.
+        history_weight: The most a search's history (``SearchRequest.history``) adds to a
+            tool's score, for a past query matching the request perfectly, as a share of the
+            query's best score where that is above 1 (see ``_history.py``); 0 ignores
+            history.
+
+    Raises:
+        ConfigurationError: ``history_weight`` is negative.
     """
 
     search_type: ClassVar[str] = "abstract"
 
-    def __init__(self, *, prerequisite_lift: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        prerequisite_lift: float | None = None,
+        history_weight: float = DEFAULT_HISTORY_WEIGHT,
+    ) -> None:
+        if history_weight < 0:
+            raise ConfigurationError(f"history_weight must be 0 or more, not {history_weight}")
         self.prerequisite_lift = prerequisite_lift
+        self.history_weight = history_weight
+        self._evidence = EvidenceMemo()
         self._catalog: _Catalog | None = None
         self._build_lock = threading.Lock()
 
@@ -189,6 +213,13 @@ class ScoringToolIndex(ABC):
             permitted = catalog.masks.permitted(request.allowed)
             if permitted is None or permitted.any():
                 scores = self._permitted_scores(catalog.payload, request.query, permitted)
+                history = request.history
+                evidence = None
+                if history is not None and len(history) and self.history_weight > 0:
+                    evidence = self._evidence.get(history, catalog.fingerprint, catalog.masks.names)
+                if evidence is not None and evidence.queries:
+                    bonus, parts = self._bonus(evidence, request.query, permitted, scores)
+                    scores += bonus
                 hits, total = best_hits(
                     scores,
                     request,
@@ -199,6 +230,9 @@ class ScoringToolIndex(ABC):
                     lift=self.prerequisite_lift,
                     matches=self._matches,
                 )
+                if evidence is not None and evidence.queries:
+                    where = catalog.masks.positions
+                    hits = [_explained(h, where[h.name], evidence, parts) for h in hits]
         return SearchResponse(
             hits=tuple(hits),
             total=total,
@@ -231,6 +265,26 @@ class ScoringToolIndex(ABC):
         Computed from the ``permitted`` tools alone (``None``: all of them); the scores of
         the others are ignored. The array is the caller's to modify.
         """
+
+    def history_similarity(
+        self, evidence: HistoryEvidence, query: str, permitted: Mask | None
+    ) -> npt.NDArray[np.float32]:
+        """Each history entry's similarity to ``query`` in [0, 1], by this index's kind.
+
+        Keyword indexes compare keywords, the embedding index embeddings, and the hybrid
+        index mixes its sides'. By default none: history adds nothing.
+        """
+        return np.zeros(len(evidence.queries), dtype=np.float32)
+
+    def _bonus(
+        self, evidence: HistoryEvidence, query: str, permitted: Mask | None, scores: Scores
+    ) -> tuple[Scores, Scores]:
+        similarity = self.history_similarity(evidence, query, permitted)
+        scale = self.history_weight * max(1.0, float(scores.max(initial=0.0)))
+        bonus, parts = history_bonus(evidence, similarity, scores.size, scale)
+        if permitted is not None:
+            bonus[~permitted] = 0.0
+        return bonus, parts
 
     def _matches(self, scores: Scores) -> npt.NDArray[np.bool_]:
         """Which tools match at all; positive scores by default."""
@@ -311,3 +365,18 @@ def best_positions(
         candidates, values = candidates[chosen], values[chosen]
     order = np.lexsort((candidates, -values))
     return candidates[order]
+
+
+def _explained(
+    hit: SearchHit, position: int, evidence: HistoryEvidence, parts: npt.NDArray[np.float32]
+) -> SearchHit:
+    """``hit`` with what history added to its score, and the past query that added it."""
+    entries = np.flatnonzero(evidence.positions == position)
+    if entries.size == 0:
+        return hit
+    best = int(entries[np.argmax(parts[entries])])
+    if parts[best] <= 0.0:
+        return hit
+    return dataclasses.replace(
+        hit, history_score=float(parts[best]), history_query=evidence.queries[best]
+    )

@@ -37,7 +37,12 @@ from toolrelay.search._base import IndexProgress
 from toolrelay.search._cache import EmbeddingCache, embedding_key
 from toolrelay.search._cjk import CJK_RUN
 from toolrelay.search._documents import ToolText
-from toolrelay.search._embedders import Embedder, load_embedder
+from toolrelay.search._embedders import Embedder, EmbeddingKind, load_embedder
+from toolrelay.search._history import (
+    DEFAULT_HISTORY_WEIGHT,
+    HistoryEvidence,
+    semantic_similarity,
+)
 from toolrelay.search._masks import Mask
 from toolrelay.search._scoring import Scores, ScoringToolIndex
 from toolrelay.tools._base import ToolDefinition
@@ -71,6 +76,8 @@ class VectorToolIndex(ScoringToolIndex):
         split_sentences: Embed a query of several sentences sentence by sentence and score
             each tool by its best match.
         prerequisite_lift: See :class:`~toolrelay.search.ScoringToolIndex`.
+        history_weight: See :class:`~toolrelay.search.ScoringToolIndex`; past queries are
+            compared by embeddings (:meth:`history_similarity`).
 
     Raises:
         ConfigurationError: No embedder was given and the embeddings extra is missing.
@@ -86,8 +93,9 @@ class VectorToolIndex(ScoringToolIndex):
         cache: EmbeddingCache | bool = True,
         split_sentences: bool = True,
         prerequisite_lift: float | None = 0.9,
+        history_weight: float = DEFAULT_HISTORY_WEIGHT,
     ) -> None:
-        super().__init__(prerequisite_lift=prerequisite_lift)
+        super().__init__(prerequisite_lift=prerequisite_lift, history_weight=history_weight)
         self.split_sentences = split_sentences
         if embedder is None and not any_embedder_available():
             raise ConfigurationError(
@@ -176,6 +184,25 @@ class VectorToolIndex(ScoringToolIndex):
             np.maximum(best, np.einsum("ij,j->i", matrix, row), out=best)
         return best
 
+    def history_similarity(
+        self, evidence: HistoryEvidence, query: str, permitted: Mask | None
+    ) -> npt.NDArray[np.float32]:
+        """Embedding similarity of each past query to ``query`` (Tool2Vec-style).
+
+        Past queries are embedded as queries, by the model that embeds ``query``, once per
+        history (and cached on disk like tool vectors).
+        """
+        catalog = self._catalog
+        if catalog is None or catalog.payload is None:
+            return np.zeros(len(evidence.queries), dtype=np.float32)
+        vectors: _Vectors = catalog.payload
+        embedder = vectors.route.pick(query) if vectors.route is not None else vectors.embedder
+        past = evidence.part(
+            ("semantic", _model_key(embedder)),
+            lambda: self.embed_documents(evidence.queries, embedder=embedder, kind="query"),
+        )
+        return semantic_similarity(past, self.embed_query(query, embedder=embedder))
+
     def embed_query(
         self, query: str, *, embedder: Embedder | None = None
     ) -> npt.NDArray[np.float32]:
@@ -215,8 +242,11 @@ class VectorToolIndex(ScoringToolIndex):
         *,
         embedder: Embedder | None = None,
         progress: IndexProgress | None = None,
+        kind: EmbeddingKind = "document",
     ) -> npt.NDArray[np.float32]:
         """Normalised embeddings of ``passages``, from the disk cache where possible.
+
+        ``kind`` says how they are embedded (``"query"`` for past queries).
 
         ``embedder`` defaults to the index's; another one is cached under its own model id.
         ``progress`` is told how many passages have their vector: once after the cache was
@@ -227,7 +257,7 @@ class VectorToolIndex(ScoringToolIndex):
         else:
             model_id = getattr(embedder, "model_id", None)
         cache = self.cache if model_id is not None else None
-        keys = [embedding_key(model_id or "", "document", p) for p in passages]
+        keys = [embedding_key(model_id or "", kind, p) for p in passages]
         found: dict[str, npt.NDArray[np.float32]] = {}
         if cache is not None:
             try:
@@ -247,7 +277,7 @@ class VectorToolIndex(ScoringToolIndex):
         pending = list(missing.items())
         for start in range(0, len(pending), _EMBED_CHUNK):
             chunk = pending[start : start + _EMBED_CHUNK]
-            vectors = _normalized(embedder.embed([p for _, p in chunk], kind="document"))
+            vectors = _normalized(embedder.embed([p for _, p in chunk], kind=kind))
             fresh = {key: vectors[i] for i, (key, _) in enumerate(chunk)}
             found.update(fresh)
             done += sum(uses[key] for key in fresh)

@@ -14,17 +14,14 @@ are thin adapters over it.
   :class:`InMemorySessionStore`; in Redis: :class:`toolrelay.redis.RedisSessionStore`).
 """
 
+from toolrelay._aliases import moved_names
 from toolrelay.toolsearch._access import (
-    DEFAULT_SIMILAR_NAMES_MESSAGE,
-    DEFAULT_UNAVAILABLE_MESSAGE,
     CatalogSnapshot,
     CatalogView,
     ToolFilter,
 )
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
-    DEFAULT_SEARCH_DESCRIPTION,
-    DEFAULT_SYSTEM_SUFFIX,
     MAX_QUERY_LENGTH,
     TOOL_SEARCH_NAME,
     ToolSearcher,
@@ -32,7 +29,7 @@ from toolrelay.toolsearch._search_tool import (
     ToolSearchReport,
     ToolSearchRound,
 )
-from toolrelay.toolsearch._sessions import DEFAULT_MAX_SESSIONS, InMemorySessionStore, SessionStore
+from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
 from toolrelay.toolsearch._texts import (
     CHINESE,
     ENGLISH,
@@ -44,12 +41,7 @@ from toolrelay.toolsearch._texts import (
 
 __all__ = [
     "CHINESE",
-    "DEFAULT_MAX_SESSIONS",
     "DEFAULT_MIN_RELATIVE_SCORE",
-    "DEFAULT_SEARCH_DESCRIPTION",
-    "DEFAULT_SIMILAR_NAMES_MESSAGE",
-    "DEFAULT_SYSTEM_SUFFIX",
-    "DEFAULT_UNAVAILABLE_MESSAGE",
     "ENGLISH",
     "FROM_LANGUAGE",
     "MAX_QUERY_LENGTH",
@@ -67,3 +59,14 @@ __all__ = [
     "ToolSearchRound",
     "ToolSearcher",
 ]
+
+# Deprecated public names: the English texts are the fields of ENGLISH, and the session bound
+# is InMemorySessionStore's default.
+_DEPRECATED = {
+    "DEFAULT_SEARCH_DESCRIPTION": "toolrelay.toolsearch._search_tool",
+    "DEFAULT_SYSTEM_SUFFIX": "toolrelay.toolsearch._search_tool",
+    "DEFAULT_UNAVAILABLE_MESSAGE": "toolrelay.toolsearch._access",
+    "DEFAULT_SIMILAR_NAMES_MESSAGE": "toolrelay.toolsearch._access",
+    "DEFAULT_MAX_SESSIONS": "toolrelay.toolsearch._sessions",
+}
+__getattr__ = moved_names(__name__, {name: f"{home}:{name}" for name, home in _DEPRECATED.items()})

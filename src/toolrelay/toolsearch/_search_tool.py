@@ -32,7 +32,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import AfterValidator
 
@@ -46,9 +46,13 @@ from toolrelay.search._base import (
     SearchResponse,
     ToolIndex,
 )
+from toolrelay.search._usage import UsageEntry
 from toolrelay.tools import FunctionTool, ToolDefinition, ToolMetadata, provider_safe_name
 from toolrelay.tools._language import replace_texts
 from toolrelay.tools._schema import cached_function_schema
+
+if TYPE_CHECKING:
+    from toolrelay.search._history import QueryHistory
 
 __all__ = [
     "DEFAULT_MIN_RELATIVE_SCORE",
@@ -237,6 +241,9 @@ class ToolSearchReport:
         reindexed: Whether this turn found the catalog changed and rebuilt the index.
         rounds: One entry per model call, in order.
         discovered: The conversation's discovered tools at the end of the turn, in order.
+        learned: What the turn added to the usage log: each tool a search of the turn found
+            and the model then called successfully, with the query that found it.
+        history_entries: How many usage-log entries the turn's searches ranked with.
     """
 
     conversation_key: str
@@ -244,6 +251,8 @@ class ToolSearchReport:
     reindexed: bool
     rounds: tuple[ToolSearchRound, ...]
     discovered: tuple[str, ...]
+    learned: tuple[UsageEntry, ...] = ()
+    history_entries: int = 0
 
     @property
     def searches(self) -> tuple[ToolSearchRecord, ...]:
@@ -262,6 +271,8 @@ class ToolSearcher:
         min_relative_score: Hits scoring below this fraction of the best hit's score are
             dropped, whatever ``max_results`` the model asked for; ``None`` keeps them (see
             :data:`DEFAULT_MIN_RELATIVE_SCORE`).
+        history: The past queries of this turn's scope, which every search ranks with
+            (``SearchRequest.history``); ``None``: none.
 
     Attributes:
         shown: Names of the tools the current model call shows; the advisor sets it before
@@ -281,9 +292,11 @@ class ToolSearcher:
         max_results: int,
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
+        history: QueryHistory | None = None,
     ) -> None:
         check_search_options(max_results, min_relative_score)
         self.index = index
+        self.history = history
         self.allowed = allowed
         self.max_results = max_results
         self.min_score = min_score
@@ -373,6 +386,7 @@ class ToolSearcher:
             min_relative_score=self.min_relative_score,
             allowed=self.allowed,
             category=category or None,
+            history=self.history,
         )
         response = await asyncio.to_thread(self.index.search, request)
         return ToolSearchRecord(

@@ -1,0 +1,64 @@
+"""The gateway learns from use: a caller's search, then its successful call, is recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.gateway.test_gateway import catalog
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.gateway import ToolGateway
+from toolrelay.search import BM25ToolIndex, InMemoryUsageLog, UsageEntry
+from toolrelay.tools import ToolContext
+
+ACME = ToolContext(tenant_id="acme", user_id="u1", session_id="s1")
+WORDS = "kettle arrived broken"  # in no description
+
+
+def gateway(log: InMemoryUsageLog, **options: object) -> ToolGateway:
+    return ToolGateway(catalog(), index=BM25ToolIndex(), usage_log=log, **options)  # type: ignore[arg-type]
+
+
+async def test_a_searched_tool_called_successfully_is_recorded_once() -> None:
+    log = InMemoryUsageLog()
+    gw = gateway(log)
+    found = await gw.search("refund card payment", max_results=1, context=ACME)
+    assert [f.name for f in found] == ["billing.refund_payment"]
+    for _ in range(2):
+        result = await gw.call("billing.refund_payment", {"payment_id": "p1"}, context=ACME)
+        assert not result.is_error
+    entries = await log.entries()
+    assert [(e.scope, e.query, e.tool, e.count) for e in entries] == [
+        ("tenant:acme", "refund card payment", "billing.refund_payment", 1)
+    ]
+
+
+async def test_failing_unsearched_and_other_callers_calls_are_not_recorded() -> None:
+    log = InMemoryUsageLog()
+    gw = gateway(log)
+    await gw.search("send email", max_results=1, context=ACME)
+    failed = await gw.call("mail.send_email", {"to": "a", "body": "b"}, context=ACME)
+    assert failed.is_error
+    await gw.call("billing.get_invoice", {"number": "7"}, context=ACME)  # never searched
+    other = ToolContext(tenant_id="acme", user_id="u2", session_id="s9")
+    await gw.search("refund card payment", max_results=1, context=other)
+    await gw.call(
+        "billing.refund_payment", {"payment_id": "p1"}, context=ACME
+    )  # ACME never found it
+    assert await log.entries() == ()
+
+
+async def test_searches_rank_with_the_callers_tenants_history_only() -> None:
+    log = InMemoryUsageLog()
+    await log.record([UsageEntry(query=WORDS, tool="billing.refund_payment", scope="tenant:acme")])
+    gw = gateway(log)
+    assert [f.name for f in await gw.search(WORDS, context=ACME)] == ["billing.refund_payment"]
+    assert await gw.search(WORDS, context=ToolContext(tenant_id="globex")) == []
+    shared = gateway(log, shared_usage=True)
+    await log.record([UsageEntry(query=WORDS, tool="billing.get_invoice")])
+    names = [f.name for f in await shared.search(WORDS, context=ToolContext(tenant_id="globex"))]
+    assert names == ["billing.get_invoice"]
+
+
+def test_shared_usage_without_a_log_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="needs a usage_log"):
+        ToolGateway(catalog(), index=BM25ToolIndex(), shared_usage=True)
