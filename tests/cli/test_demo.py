@@ -350,3 +350,34 @@ def test_an_unreachable_server_is_named_by_its_url(cli: Invoke) -> None:
     assert one_line(result.stderr).startswith(
         f"error: connection to openai at {url}/chat/completions failed: "
     )
+
+
+def test_a_second_run_with_the_usage_log_ranks_with_the_first_runs_history(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    log = tmp_path / "usage.jsonl"
+    first = cli("demo", "--index", "bm25", "--usage-log", str(log))
+    assert first.exit_code == 0, first.output
+    assert f"No usage history in {log} yet; this run learned 4 queries" in " ".join(
+        first.stdout.split()
+    )
+    written = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    assert sorted(e["tool"] for e in written) == sorted(REQUIRED)
+    assert {e["scope"] for e in written} == {"tenant:acme"}
+
+    second = cli("demo", "--index", "bm25", "--usage-log", str(log), "--json")
+    assert second.exit_code == 0, second.output
+    data = json.loads(second.stdout)
+    assert data["usage"]["history_entries"] == 4
+    hits = [
+        hit
+        for r in data["rounds"]
+        for result in r["results"]
+        if result.get("search")
+        for hit in result["search"]["hits"]
+    ]
+    from_history = {h["name"]: h["history_query"] for h in hits if "history_query" in h}
+    assert from_history["refund.find_failed_orders"] == "failed refunds from yesterday"
+    assert set(REQUIRED) <= set(from_history)
+    counts = {json.loads(line)["tool"]: json.loads(line)["count"] for line in log.open()}
+    assert counts == dict.fromkeys(REQUIRED, 2)

@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
-from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, VectorToolIndex
+from toolrelay.search import (
+    BM25ToolIndex,
+    QueryHistory,
+    SearchRequest,
+    ToolIndex,
+    UsageEntry,
+    VectorToolIndex,
+)
 from toolrelay.search._evaluation import load_dataset
 from toolrelay.testing._embedders import HashingEmbedder
 from toolrelay.tools._base import ToolDefinition
@@ -391,3 +398,13 @@ def test_the_postings_cache_keeps_the_most_recent_terms_within_its_size() -> Non
     assert cache.lookup(["a", "b", "c"])[1] == ["b"]
     PostingsCache(capacity=0).keep("a", row)  # keeps nothing, fails nothing
     assert PostingsCache(capacity=0).lookup(["a"])[1] == ["a"]
+
+
+def test_a_search_with_usage_history_is_refused_not_ranked_without_it(
+    index: PostgresToolIndex,
+) -> None:
+    history = QueryHistory.of([UsageEntry(query="weather", tool="get_weather", last_used=1.0)])
+    with pytest.raises(ConfigurationError, match="does not rank with usage history"):
+        index.search(SearchRequest(query="weather", history=history))
+    # An empty history is no history.
+    assert search(index, "weather forecast", history=QueryHistory.of([]))[0] == "get_forecast"

@@ -52,6 +52,7 @@ from toolrelay.cli._replay import REPLAY_NAME, triage_plan
 from toolrelay.cli._search import IndexOption
 from toolrelay.models._base import ChatModel, model_name
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+from toolrelay.search._usage import InMemoryUsageLog, dump_usage, load_usage
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 
 __all__ = [
@@ -103,6 +104,19 @@ LanguageOption = Annotated[
         metavar="en|zh",
         help="The language of the task, the catalog's descriptions, the replay and the tool "
         "search texts: en (English) or zh (Chinese, as in the seed documents).",
+    ),
+]
+
+UsageLogFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--usage-log",
+        metavar="FILE",
+        help=(
+            "Rank searches with the usage history in this JSONL file, and write the run's "
+            "history back to it: a second run shows the first one's history at work."
+        ),
+        show_default=False,
     ),
 ]
 
@@ -180,6 +194,7 @@ def demo_command(
     lang: LanguageOption = "en",
     gguf: GgufOption = None,
     base_url: BaseUrlOption = None,
+    usage_log: UsageLogFileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run the refund-triage task over a 78-tool catalog with tool search, round by round.
@@ -201,6 +216,9 @@ def demo_command(
         _header(console, demo, model, built, replay=replay, name=model_name(chat_model).strip("'"))
     speaker = REPLAY_NAME if replay else "model"
     view = None if as_json else LiveView(console, speaker=speaker, catalog_size=len(definitions))
+    log = InMemoryUsageLog()
+    if usage_log is not None and usage_log.exists():
+        run_sync(log.record(load_usage(usage_log)))
     pipeline = build_pipeline(
         chat_model,
         demo.catalog,
@@ -209,17 +227,32 @@ def demo_command(
         max_results=max_results,
         tool_context=DEMO_TOOL_CONTEXT,
         listener=view,
+        usage_log=log if usage_log is not None else None,
     )
     spec = pipeline.client.prompt(demo.task).conversation(_CONVERSATION)
     with quiet_library_logs():
-        answer = run_sync(spec.acall()).content() or ""
+        response = run_sync(spec.acall())
+    answer = response.content() or ""
+    report = response.tool_search
+    learned = () if report is None else report.learned
+    if usage_log is not None:
+        dump_usage(run_sync(log.entries()), usage_log)
     rounds = pipeline.recorder.rounds
     checks = check_required(rounds, demo.required_tools)
     completed = _completed(checks)
     if as_json:
-        emit_json(_as_json(demo, model, built, rounds, answer, checks) | {"completed": completed})
+        result = _as_json(demo, model, built, rounds, answer, checks) | {"completed": completed}
+        if usage_log is not None and report is not None:
+            result["usage"] = {
+                "file": str(usage_log),
+                "history_entries": report.history_entries,
+                "learned": [{"query": e.query, "tool": e.tool} for e in learned],
+            }
+        emit_json(result)
     else:
         _footer(console, answer, rounds, checks, len(definitions), replay=replay)
+        if usage_log is not None and report is not None:
+            _usage_lines(console, usage_log, report.history_entries, len(learned))
     if not completed:
         missing = [c.name for c in checks if c.found_in is None or c.called_in is None]
         why = f"not found or not called: {', '.join(missing)}" if missing else "out of order"
@@ -305,6 +338,21 @@ def _footer(
                 style="green",
             )
         )
+
+
+def _usage_lines(console: Console, path: Path, history: int, learned: int) -> None:
+    ranked = (
+        f"Searches ranked with {plural(history, 'past query', 'past queries')} of {path}"
+        if history
+        else f"No usage history in {path} yet"
+    )
+    console.print(
+        Text(
+            f"{ranked}; this run learned {plural(learned, 'query', 'queries')} and wrote them "
+            "back: run it again to rank with them.",
+            style="magenta",
+        )
+    )
 
 
 def _as_json(

@@ -98,6 +98,8 @@ class LiveView:
             line = Text(f"      {rank:>2}. ")
             line.append(hit.name.ljust(width), style="bold")
             line.append(f"  {hit.score:7.3f}  ")
+            if hit.history_query is not None:
+                line.append(f"history {hit.history_query!r}  ", style="magenta")
             line.append(hit.summary, style="dim")
             self.console.print(line, no_wrap=True, overflow="ellipsis", crop=True)
 
@@ -279,6 +281,11 @@ def _search_json(response: SearchResponse | None) -> dict[str, Any] | None:
                 "provider_name": provider_safe_name(hit.name),
                 "score": hit.score,
                 "summary": hit.summary,
+                **(
+                    {"history_score": hit.history_score, "history_query": hit.history_query}
+                    if hit.history_query is not None
+                    else {}
+                ),
             }
             for rank, hit in enumerate(response.hits, start=1)
         ],

@@ -44,6 +44,7 @@ from toolrelay.models._chunks import ChunkMerger
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
+from toolrelay.search._usage import UsageLog
 from toolrelay.tools import ToolCatalog
 from toolrelay.tools._arguments import decode_arguments
 from toolrelay.tools._base import ToolDefinition
@@ -321,10 +322,12 @@ def build_pipeline(
     listener: RoundListener | None = None,
     options: ChatOptions | None = None,
     language: SearchLanguage = "auto",
+    usage_log: UsageLog | None = None,
 ) -> Pipeline:
     """The client over ``model`` with tool search over ``catalog`` (indexed by ``index``).
 
-    ``language`` is the tool search advisor's: the language of its texts.
+    ``language`` is the tool search advisor's: the language of its texts; ``usage_log``
+    its usage log (searches rank with it and record in it).
     """
     recorder = TurnRecorder(catalog.definitions(), listener)
     advisor = ObservedToolSearchAdvisor(
@@ -333,6 +336,7 @@ def build_pipeline(
         recorder=recorder,
         max_results=max_results,
         language=language,
+        usage_log=usage_log,
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
     builder = (
