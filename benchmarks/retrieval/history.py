@@ -134,7 +134,11 @@ def cross_validated(index: ScoringToolIndex, dataset: EvalDataset) -> dict[str, 
             for q in test:
                 request = SearchRequest(query=q.query, max_results=DEPTH, history=history)
                 rankings[label][q.id] = index.search(request).names
-    out: dict[str, Any] = {"queries": len(queries)}
+    covered = 0
+    for test, log in ((halves[0], halves[1]), (halves[1], halves[0])):
+        used = {_original(t, dataset) for q in log for t in q.relevant}
+        covered += sum(all(_original(t, dataset) in used for t in q.relevant) for q in test)
+    out: dict[str, Any] = {"queries": len(queries), "covered": round(100 * covered / len(queries))}
     for label, ranked in rankings.items():
         by_query = {q.query: ranked[q.id] for q in queries}
         report = evaluate_ranking(
@@ -147,6 +151,11 @@ def cross_validated(index: ScoringToolIndex, dataset: EvalDataset) -> dict[str, 
     out["gain"] = round(out["log"]["ndcg10"] - out["none"]["ndcg10"], 1)
     out["poison_drop"] = round(out["log"]["ndcg10"] - out["poisoned"]["ndcg10"], 1)
     return out
+
+
+def _original(name: str, dataset: EvalDataset) -> str:
+    """A tool's name as lenient scoring counts it (BFCL's variants map to one original)."""
+    return dataset.name_map.get(name, name) if dataset.name_map else name
 
 
 def speed() -> dict[str, Any]:
@@ -239,21 +248,25 @@ def markdown(results: dict[str, Any]) -> str:
         "*Poisoned*: 10% of the log's entries point at a random wrong tool instead. Tuned on "
         "these dev queries only.",
         "",
-        "| dataset | index | no history | with the other half's history | NDCG@10 gain "
-        f"| {results['poison_share']:.0%} of the log poisoned | drop from the clean log |",
-        "|---|---|---:|---:|---:|---:|---:|",
+        "| dataset | covered | index | no history | with the other half's history "
+        f"| NDCG@10 gain | {results['poison_share']:.0%} of the log poisoned "
+        "| drop from the clean log |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
     ]
     for name, rows in results["datasets"].items():
         for row in rows.values():
             lines.append(
-                f"| {LABELS.get(name, name)} | {row['index']} | {cell(row['none'])} "
+                f"| {LABELS.get(name, name)} | {row.get('covered', '–')}% | {row['index']} "
+                f"| {cell(row['none'])} "
                 f"| {cell(row['log'])} | {row['gain']:+.1f} | {cell(row['poisoned'])} "
                 f"| {row['poison_drop']:.1f} |"
             )
     text = "\n".join(lines)
     text += (
         "\n\nNDCG@10 / Complete@5 ×100 over each dataset's dev queries, 2-fold cross-validated "
-        "(each half the log of the other). One entry recorded 10,000 times lifts a tool "
+        "(each half the log of the other). *Covered*: the requests whose every relevant tool "
+        "the other half used, all that history can help. One entry recorded 10,000 times "
+        "lifts a tool "
         f"{results['repetition_ratio']:.2f}× as much as recorded once."
     )
     speed_row = results.get("speed")

@@ -60,11 +60,13 @@ def test_history_from_the_other_half_finds_what_descriptions_do_not() -> None:
     assert row["none"]["ndcg10"] == 0.0
     assert row["log"]["ndcg10"] == 100.0
     assert row["gain"] == 100.0
+    assert row["covered"] == 100
     assert row["poison_drop"] >= 0.0
 
 
 def test_the_table_has_a_row_per_dataset_and_index() -> None:
     row = {
+        "covered": 40,
         "index": "bm25",
         "none": {"ndcg10": 1.0, "complete5": 2.0},
         "log": {"ndcg10": 3.0, "complete5": 4.0},
@@ -79,5 +81,5 @@ def test_the_table_has_a_row_per_dataset_and_index() -> None:
         "datasets": {"bfcl": {"bm25": row}},
     }
     text = history.markdown(results)
-    assert "| BFCL | bm25 | 1.0 / 2.0 | 3.0 / 4.0 | +2.0 | 2.5 / 4.0 | 0.5 |" in text
+    assert "| BFCL | 40% | bm25 | 1.0 / 2.0 | 3.0 / 4.0 | +2.0 | 2.5 / 4.0 | 0.5 |" in text
     assert "1.33×" in text
