@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from toolrelay.cli._indexes import IndexWrapper
 from toolrelay.cli._output import progress
 from toolrelay.cli._tokens import count_tokens, tool_payload
 from toolrelay.client import (
@@ -231,38 +232,19 @@ class MeteredModel:
         self.recorder.response(merger.response())
 
 
-class RecordingIndex:
+class RecordingIndex(IndexWrapper):
     """A :class:`~toolrelay.search.ToolIndex` that keeps every search's response."""
 
     def __init__(self, index: ToolIndex) -> None:
-        self.inner = index
+        super().__init__(index)
         self._responses: list[SearchResponse] = []
         self._lock = threading.Lock()  # searches run in worker threads
 
-    @property
-    def search_type(self) -> str:
-        """The wrapped index's kind."""
-        return self.inner.search_type
-
-    @property
-    def fingerprint(self) -> str | None:
-        """The wrapped index's fingerprint."""
-        return self.inner.fingerprint
-
-    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
-        """Index with the wrapped index."""
-        return self.inner.index(definitions)
-
     def search(self, request: SearchRequest) -> SearchResponse:
-        """Search the wrapped index and keep the response."""
         response = self.inner.search(request)
         with self._lock:
             self._responses.append(response)
         return response
-
-    def clear(self) -> None:
-        """Clear the wrapped index."""
-        self.inner.clear()
 
     def take(self) -> list[SearchResponse]:
         """The responses kept since the last call, in the order the searches finished."""
