@@ -59,11 +59,13 @@ class CatalogEntry:
         definition: What the model would be shown.
         origin: Where it was defined: ``file:line`` or a function's ``module.qualname``.
         metadata: The tool's runtime metadata (tools from modules only).
+        row: The JSON object it was read from (tools from files only).
     """
 
     definition: ToolDefinition
     origin: str
     metadata: ToolMetadata | None = None
+    row: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -246,7 +248,7 @@ def _from_file(path: Path, spec: str) -> LoadedCatalog:
         except ToolDefinitionError as exc:
             refused.append((line, item, exc))
             continue
-        entries.append(CatalogEntry(definition=definition, origin=origin))
+        entries.append(CatalogEntry(definition=definition, origin=origin, row=row))
     if refused:
         raise _refused(path, refused)
     if not entries:
