@@ -17,7 +17,7 @@ words, and the tool search texts (see ``_demo_language.py``).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -141,27 +141,23 @@ def check_required(rounds: list[RoundRecord], required: tuple[str, ...]) -> list
     checks = []
     for name in required:
         check = RequiredTool(name=name)
-        for record in rounds:
-            for search in record.searches:
-                names = search.names if search is not None else []
-                if check.found_in is None and name in names:
-                    check = RequiredTool(
-                        name=name,
-                        found_in=record.model_call,
-                        query=search.query if search is not None else None,
-                        rank=names.index(name) + 1,
-                    )
-            if check.called_in is None and any(
-                o.ok and o.tool_name == name for o in record.outcomes
-            ):
-                check = RequiredTool(
-                    name=name,
-                    found_in=check.found_in,
-                    query=check.query,
-                    rank=check.rank,
-                    called_in=record.model_call,
-                )
-        checks.append(check)
+        hit = next(
+            (
+                (r.model_call, s)
+                for r in rounds
+                for s in r.searches
+                if s is not None and name in s.names
+            ),
+            None,
+        )
+        if hit is not None:
+            found_in, search = hit
+            rank = search.names.index(name) + 1
+            check = replace(check, found_in=found_in, query=search.query, rank=rank)
+        called = (
+            r.model_call for r in rounds if any(o.ok and o.tool_name == name for o in r.outcomes)
+        )
+        checks.append(replace(check, called_in=next(called, None)))
     return checks
 
 
