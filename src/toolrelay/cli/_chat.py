@@ -32,7 +32,7 @@ from toolrelay.cli._chat_models import (
 from toolrelay.cli._demo import DEMO_TOOL_CONTEXT, MaxResultsOption
 from toolrelay.cli._demo_catalog import load_demo_catalog, locate_demo_catalog, shown_path
 from toolrelay.cli._indexes import IndexType, build_index
-from toolrelay.cli._live_view import LiveView, TokenTotals
+from toolrelay.cli._live_view import LiveView, token_line
 from toolrelay.cli._output import stdout_console
 from toolrelay.cli._pipeline import (
     Pipeline,
@@ -193,9 +193,7 @@ def chat_command(
             if _turn(runner, pipeline, console, text):
                 everything.extend(pipeline.recorder.rounds)
     if everything:
-        console.print(
-            Text(f"{plural(turns, 'turn')}, {TokenTotals.of(everything).line()}"), style="dim"
-        )
+        console.print(Text(f"{plural(turns, 'turn')}, {token_line(everything)}"), style="dim")
 
 
 def _setup(
@@ -253,5 +251,5 @@ def _turn(runner: asyncio.Runner, pipeline: Pipeline, console: Console, text: st
         return False
     console.rule(Text("answer", style="bold"), align="left")
     console.print(Text(response.content() or "(no text)"))
-    console.print(Text(TokenTotals.of(pipeline.recorder.rounds).line(), style="dim"))
+    console.print(Text(token_line(pipeline.recorder.rounds), style="dim"))
     return True

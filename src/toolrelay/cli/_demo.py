@@ -45,9 +45,9 @@ from toolrelay.cli._demo_catalog import (
 )
 from toolrelay.cli._demo_language import DEMO_LANGUAGES, ENGLISH_DEMO, parse_demo_language
 from toolrelay.cli._indexes import BuiltIndex, IndexType, build_index
-from toolrelay.cli._live_view import LiveView, TokenTotals, rounds_json, token_table
+from toolrelay.cli._live_view import LiveView, rounds_json, token_line, token_table
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
-from toolrelay.cli._pipeline import RoundRecord, build_pipeline, quiet_library_logs
+from toolrelay.cli._pipeline import RequestTokens, RoundRecord, build_pipeline, quiet_library_logs
 from toolrelay.cli._replay import REPLAY_NAME, triage_plan
 from toolrelay.cli._search import IndexOption
 from toolrelay.models._base import ChatModel, model_name
@@ -278,7 +278,7 @@ def _footer(
     console.print(Text(answer or "(no text)"))
     console.print()
     console.print(token_table(rounds, catalog_size))
-    console.print(Text(TokenTotals.of(rounds).line(), style="bold"))
+    console.print(Text(token_line(rounds), style="bold"))
     console.print()
     table = Table(title="Required tools", title_justify="left")
     table.add_column("Tool", style="bold")
@@ -311,7 +311,7 @@ def _as_json(
     answer: str,
     checks: list[RequiredTool],
 ) -> dict[str, Any]:
-    totals = TokenTotals.of(rounds)
+    totals = RequestTokens.total(rounds)
     return {
         "task": demo.task,
         "language": demo.language,
@@ -336,7 +336,7 @@ def _as_json(
         ],
         "tokens": {
             "encoding": "cl100k_base",
-            "requests": totals.requests,
+            "requests": len(rounds),
             "sent": totals.sent,
             "with_all_tools": totals.without_search,
             "saved": totals.saved,

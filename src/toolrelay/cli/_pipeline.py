@@ -96,6 +96,23 @@ class RequestTokens:
     def without_search(self) -> int:
         return self.messages + self.every_tool
 
+    @property
+    def saved(self) -> int:
+        return self.every_tool - self.tools
+
+    @property
+    def saved_percent(self) -> float:
+        return 100.0 * self.saved / self.without_search if self.without_search else 0.0
+
+    @classmethod
+    def total(cls, rounds: Sequence[RoundRecord]) -> RequestTokens:
+        """The sums over the requests of ``rounds``."""
+        return cls(
+            messages=sum(r.tokens.messages for r in rounds),
+            tools=sum(r.tokens.tools for r in rounds),
+            every_tool=sum(r.tokens.every_tool for r in rounds),
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class RoundRecord:
