@@ -46,6 +46,7 @@ from toolrelay.lint import (
     load_config,
     metadata_from_annotations,
 )
+from toolrelay.lint._findings import listed
 from toolrelay.search._embedders import embeddings_available
 
 __all__ = ["lint_command", "lint_targets"]
@@ -263,9 +264,7 @@ def _retrieval_tables(console: Console, report: LintReport) -> None:
         table.add_column("Tools", justify="right")
         table.add_column("Members", overflow="fold")
         for cluster in retrieval.clusters[:_CLUSTERS_SHOWN]:
-            more = len(cluster) - _MEMBERS_SHOWN
-            members = ", ".join(cluster[:_MEMBERS_SHOWN]) + (f" (+{more} more)" if more > 0 else "")
-            table.add_row(str(len(cluster)), Text(members))
+            table.add_row(str(len(cluster)), Text(listed(cluster, _MEMBERS_SHOWN)))
         console.print(table)
     hard = [
         t
