@@ -50,6 +50,25 @@ class Rule:
     severity: Severity
     summary: str
 
+    def finding(
+        self,
+        tool: str | None,
+        message: str,
+        fix: str,
+        *,
+        related: Sequence[str] = (),
+        severity: Severity | None = None,
+    ) -> Finding:
+        """A finding of this rule (at its severity unless ``severity`` is given)."""
+        return Finding(
+            rule=self.id,
+            severity=severity or self.severity,
+            tool=tool,
+            message=message,
+            fix=fix,
+            related=tuple(related),
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class Finding:

@@ -35,8 +35,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         members = [found.names[i] for i in cluster]
         for name in members:
             others = [n for n in members if n != name]
-            yield ctx.finding(
-                CONFUSABLE,
+            yield CONFUSABLE.finding(
                 name,
                 f"confusable with {listed(others, _SHOWN)}: each scores within {margin:.0%} of "
                 f"the other for the other's own description ({found.search_type})",

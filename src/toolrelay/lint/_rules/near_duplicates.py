@@ -48,8 +48,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             continue
         for name in names:
             others = [n for n in names if n != name]
-            yield ctx.finding(
-                NEAR_DUPLICATE,
+            yield NEAR_DUPLICATE.finding(
                 name,
                 f"hard to tell apart from {listed(others, _SHOWN)}",
                 "merge them into one tool, or rename each to say how it differs "

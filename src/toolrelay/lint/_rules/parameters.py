@@ -61,8 +61,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         missing, total = undocumented_parameters(target.definition.input_schema)
         if not missing:
             continue
-        yield ctx.finding(
-            UNDOCUMENTED,
+        yield UNDOCUMENTED.finding(
             target.name,
             f"{len(missing)} of {total} parameters have no description: {listed(missing, _SHOWN)}",
             "describe each: what it is, its format or unit, and an example value "
