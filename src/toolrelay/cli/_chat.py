@@ -21,13 +21,12 @@ from rich.text import Text
 from toolrelay._plural import plural
 from toolrelay.cli._catalog_modules import load_module_tools
 from toolrelay.cli._chat_models import (
-    MODEL_HELP,
     BaseUrlOption,
     GgufOption,
+    ModelOption,
     ModelSpec,
     Provider,
     make_chat_model,
-    parse_model_spec,
 )
 from toolrelay.cli._demo import DEMO_TOOL_CONTEXT, MaxResultsOption
 from toolrelay.cli._demo_catalog import load_demo_catalog, locate_demo_catalog, shown_path
@@ -91,17 +90,7 @@ def parse_search_language(value: str) -> SearchLanguage:
 
 
 def chat_command(
-    model: Annotated[
-        ModelSpec,
-        typer.Option(
-            "--model",
-            "-m",
-            parser=parse_model_spec,
-            metavar="MODEL",
-            help=MODEL_HELP,
-            show_default=False,
-        ),
-    ],
+    model: ModelOption,
     tools: Annotated[
         str | None,
         typer.Option(

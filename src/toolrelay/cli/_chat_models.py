@@ -33,6 +33,7 @@ __all__ = [
     "MODEL_HELP",
     "BaseUrlOption",
     "GgufOption",
+    "ModelOption",
     "ModelSpec",
     "Provider",
     "make_chat_model",
@@ -96,6 +97,11 @@ def parse_model_spec(value: str | ModelSpec) -> ModelSpec:
         raise typer.BadParameter(f"name the model after the colon, e.g. {provider}:MODEL_NAME")
     raise typer.BadParameter(f"unknown model {value!r}; use {_FORMS}")
 
+
+ModelOption = Annotated[
+    ModelSpec,
+    typer.Option("--model", "-m", parser=parse_model_spec, metavar="MODEL", help=MODEL_HELP),
+]
 
 GgufOption = Annotated[
     Path | None,

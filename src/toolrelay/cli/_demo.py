@@ -29,13 +29,12 @@ from rich.text import Text
 from toolrelay._plural import plural
 from toolrelay._sync import run_sync
 from toolrelay.cli._chat_models import (
-    MODEL_HELP,
     BaseUrlOption,
     GgufOption,
+    ModelOption,
     ModelSpec,
     Provider,
     make_chat_model,
-    parse_model_spec,
 )
 from toolrelay.cli._demo_catalog import (
     DemoCatalog,
@@ -43,7 +42,7 @@ from toolrelay.cli._demo_catalog import (
     locate_demo_catalog,
     shown_path,
 )
-from toolrelay.cli._demo_language import DEMO_LANGUAGES, ENGLISH_DEMO, parse_demo_language
+from toolrelay.cli._demo_language import DEMO_LANGUAGES, parse_demo_language
 from toolrelay.cli._indexes import BuiltIndex, IndexType, build_index
 from toolrelay.cli._live_view import LiveView, rounds_json, token_line, token_table
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
@@ -55,34 +54,18 @@ from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 
 __all__ = [
-    "DEMO_SYSTEM",
     "DEMO_TOOL_CONTEXT",
     "LanguageOption",
     "MaxResultsOption",
-    "ModelOption",
     "RequiredTool",
     "check_required",
     "demo_command",
 ]
 
-DEMO_SYSTEM = ENGLISH_DEMO.system
-"""The system text of the demo (in English; ``--lang`` chooses another)."""
-
 DEMO_TOOL_CONTEXT = {"tenant_id": "acme", "user_id": "U-ZHANG"}
 """Who acts in the demo: a refund-operations analyst of the seeded refund desk."""
 
 _CONVERSATION = "refund-triage"
-
-ModelOption = Annotated[
-    ModelSpec,
-    typer.Option(
-        "--model",
-        "-m",
-        parser=parse_model_spec,
-        metavar="MODEL",
-        help=MODEL_HELP,
-    ),
-]
 
 MaxResultsOption = Annotated[
     int,
