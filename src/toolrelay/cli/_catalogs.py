@@ -307,10 +307,8 @@ def _definition(row: Any, source: str, *, line: int | None, item: int | None) ->
         raise fail(f'the "description" of {name!r} is not a string')
     schema = next(
         (row[k] for k in ("parameters", "input_schema", "inputSchema") if row.get(k) is not None),
-        None,
+        {"type": "object", "properties": {}},
     )
-    if schema is None:
-        schema = {"type": "object", "properties": {}}
     if not isinstance(schema, Mapping):
         raise fail(f'the "parameters" of {name!r} is not a JSON object')
     return ToolDefinition(name=name, description=description, input_schema=dict(schema))

@@ -32,7 +32,7 @@ from toolrelay.cli._demo import DEMO_TOOL_CONTEXT, MaxResultsOption
 from toolrelay.cli._demo_catalog import load_demo_catalog, locate_demo_catalog, shown_path
 from toolrelay.cli._indexes import IndexType, build_index
 from toolrelay.cli._live_view import LiveView, token_line
-from toolrelay.cli._output import stdout_console
+from toolrelay.cli._output import one_line, stdout_console
 from toolrelay.cli._pipeline import (
     Pipeline,
     RoundRecord,
@@ -235,8 +235,7 @@ def _turn(runner: asyncio.Runner, pipeline: Pipeline, console: Console, text: st
     try:
         response = runner.run(spec.acall())
     except ToolRelayError as exc:
-        message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        typer.echo(f"error: {message}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         return False
     console.rule(Text("answer", style="bold"), align="left")
     console.print(Text(response.content() or "(no text)"))

@@ -175,12 +175,12 @@ def index_catalog(
         seconds indexing took.
     """
     load_seconds = None
-    if isinstance(index, ScoringToolIndex) and index.search_type in _EMBEDDING_TYPES:
+    embeds = index.search_type in _EMBEDDING_TYPES
+    if embeds and isinstance(index, ScoringToolIndex):
         with progress("Loading the embedding model"):
             started = time.perf_counter()
             index.load_models(definitions)
             load_seconds = time.perf_counter() - started
-    embeds = index.search_type in _EMBEDDING_TYPES
     with progress(
         "Embedding" if embeds else "Indexing", total=len(definitions), unit="tools"
     ) as bar:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -166,13 +166,9 @@ def _override(
 ) -> LintConfig:
     changes: dict[str, Any] = {}
     if index is not None:
-        choice = index.strip().lower()
-        if choice not in ("auto", "bm25", "hybrid"):
+        changes["index"] = index.strip().lower()
+        if changes["index"] not in get_args(IndexChoice):
             raise typer.BadParameter(f"unknown index {index!r}; choose auto, bm25 or hybrid")
-        chosen: IndexChoice = (
-            "auto" if choice == "auto" else "bm25" if choice == "bm25" else "hybrid"
-        )
-        changes["index"] = chosen
     if fail_on is not None:
         changes["fail_on"] = None if fail_on.lower() == "never" else _severity(fail_on, "--fail-on")
     if disable:
