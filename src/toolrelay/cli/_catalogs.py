@@ -70,13 +70,7 @@ class CatalogEntry:
 
 @dataclass(frozen=True, kw_only=True)
 class Finding:
-    """A problem in a catalog that does not stop it from being listed.
-
-    Attributes:
-        kind: ``"invalid-name"`` or ``"duplicate-name"``.
-        name: The tool name concerned.
-        message: What is wrong, in one line.
-    """
+    """A problem in a catalog that does not stop it from being listed (its message one line)."""
 
     kind: Literal["invalid-name", "duplicate-name"]
     name: str
@@ -89,8 +83,6 @@ class LoadedCatalog:
 
     Attributes:
         source: The catalog as named on the command line.
-        kind: ``"file"`` or ``"module"``.
-        entries: One entry per tool definition.
     """
 
     source: str
@@ -98,7 +90,6 @@ class LoadedCatalog:
     entries: tuple[CatalogEntry, ...]
 
     def definitions(self) -> list[ToolDefinition]:
-        """Every definition, in order."""
         return [e.definition for e in self.entries]
 
     def findings(self) -> list[Finding]:

@@ -64,12 +64,7 @@ class Provider(StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelSpec:
-    """A model as named by ``--model``.
-
-    Attributes:
-        provider: Where it runs.
-        name: The provider's model name (``openai``/``anthropic``), else ``None``.
-    """
+    """A model as named by ``--model``: ``name`` is the provider's (``openai:NAME``)."""
 
     provider: Provider
     name: str | None = None

@@ -57,11 +57,7 @@ class IndexType(StrEnum):
 
 
 def parse_index_type(value: str | IndexType) -> IndexType:
-    """The index kind named by ``value`` (any case).
-
-    Raises:
-        typer.BadParameter: No index of that kind.
-    """
+    """The index kind named by ``value`` (any case); else :class:`typer.BadParameter`."""
     try:
         return IndexType(str(value).strip().lower())
     except ValueError:
@@ -135,13 +131,10 @@ class BuiltIndex:
 def make_index(kind: IndexType, *, named_as: str | None = None) -> ToolIndex:
     """A new, empty index of this kind with default settings.
 
-    Args:
-        kind: The kind.
-        named_as: How the user asked for it, for the error of a missing extra (default
-            ``--index KIND``).
-
     Raises:
-        ConfigurationError: This kind needs packages that are not installed.
+        ConfigurationError: This kind needs packages that are not installed (the error
+            names the extra as the user asked for the index: ``named_as``, by default
+            ``--index KIND``).
     """
     if kind in _EMBEDDING and not any_embedder_available():
         raise missing_extra(named_as or f"--index {kind}", "embeddings")

@@ -133,11 +133,9 @@ class ProgressBar:
         self._total = total
 
     def advance(self, steps: int = 1) -> None:
-        """``steps`` more units are done."""
         self._bar.advance(self._task, steps)
 
     def __call__(self, done: int, total: int) -> None:
-        """``done`` of ``total`` are done."""
         if self._total is None or total == 0:
             self._bar.update(self._task, completed=done, total=total)
         else:
