@@ -56,13 +56,10 @@ class LintContext:
     @cached_property
     def unique(self) -> tuple[LintTarget, ...]:
         """The first tool of each name, in catalog order (what an index can hold)."""
-        seen: set[str] = set()
-        first: list[LintTarget] = []
+        first: dict[str, LintTarget] = {}
         for target in self.targets:
-            if target.name not in seen:
-                seen.add(target.name)
-                first.append(target)
-        return tuple(first)
+            first.setdefault(target.name, target)
+        return tuple(first.values())
 
     @cached_property
     def tokens(self) -> TokenSummary:
