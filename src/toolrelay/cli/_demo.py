@@ -225,9 +225,7 @@ def _header(
     replay: bool,
     name: str,
 ) -> None:
-    console.print(
-        Text(f"toolrelay demo: {demo.task}", style="bold"),
-    )
+    console.print(Text(f"toolrelay demo: {demo.task}", style="bold"))
     console.print(
         f"Catalog: {plural(len(demo.catalog), 'tool')} from {shown_path(demo.path)}"
         f"{'' if demo.language == 'en' else f' (texts in {demo.language})'}; the model first "
