@@ -37,7 +37,6 @@ __all__ = [
     "start_invocation",
     "stderr_console",
     "stdout_console",
-    "warn",
     "write_json",
 ]
 
@@ -101,11 +100,6 @@ def one_line(message: str) -> str:
     """``message``'s lines joined with ``; `` (an error line on stderr)."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     return "; ".join(lines) or "failed"
-
-
-def warn(message: str) -> None:
-    """One ``warning:`` line on stderr."""
-    typer.echo(f"warning: {message}", err=True)
 
 
 def missing_extra(subject: str, extra: str) -> ConfigurationError:
