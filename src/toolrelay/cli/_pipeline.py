@@ -27,7 +27,6 @@ from typing import Any, Protocol
 
 from toolrelay.cli._indexes import IndexWrapper
 from toolrelay.cli._output import progress
-from toolrelay.cli._tokens import count_tokens, tool_payload
 from toolrelay.client import (
     ChatClient,
     ChatClientRequest,
@@ -48,6 +47,7 @@ from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
 from toolrelay.tools import ToolCatalog
 from toolrelay.tools._arguments import decode_arguments
 from toolrelay.tools._base import ToolDefinition
+from toolrelay.tools._tokens import count_tokens, tool_payload
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 from toolrelay.toolsearch._texts import SearchLanguage
 
