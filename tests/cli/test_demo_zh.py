@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from toolrelay.cli import _demo as demo
-from toolrelay.cli._demo_language import CHINESE_DEMO, parse_demo_language
+from toolrelay.cli._demo_language import CHINESE_DEMO, ENGLISH_DEMO, parse_demo_language
 from toolrelay.messages import ChatResponse, SystemMessage, UserMessage
 from toolrelay.models._base import ChatModel
 from toolrelay.prompt import Prompt
@@ -163,7 +163,9 @@ def test_english_is_the_default_and_sends_english_search_texts(
     assert data["answer"].startswith("5 refunds failed yesterday")
     [model] = recorded
     first = model.prompts[0]
-    assert first.messages[0] == SystemMessage(text=f"{demo.DEMO_SYSTEM}\n\n{ENGLISH.system_suffix}")
+    assert first.messages[0] == SystemMessage(
+        text=f"{ENGLISH_DEMO.system}\n\n{ENGLISH.system_suffix}"
+    )
     assert first.options.tools[0].definition.description == ENGLISH.description
 
 

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from toolrelay.cli._eval_tokens import cost_rows
-from toolrelay.cli._tokens import TokenSummary, search_tool_definition, tool_tokens
+from toolrelay.cli._tokens import search_tool_definition
+from toolrelay.tools._tokens import TokenSummary, tool_tokens
 
 from ._helpers import REFUND_DESK, write_jsonl
 from .conftest import Invoke

@@ -90,20 +90,6 @@ def test_missing_catalog(cli: Invoke, tmp_path: Path) -> None:
     assert result.stderr == f"error: {tmp_path / 'nope.json'}: no such file\n"
 
 
-def test_an_index_kind_that_is_not_available_is_one_line(
-    cli: Invoke, catalog_file: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from toolrelay.cli import _indexes as indexes
-
-    # bm25: a kind that needs no extra, so the same error with or without the extras.
-    monkeypatch.setitem(
-        indexes._FACTORIES, indexes.IndexType.BM25, ("NoSuchIndex", "toolrelay.search.no_such")
-    )
-    result = cli("search", str(catalog_file), "x", "--index", "bm25")
-    assert result.exit_code == 1
-    assert result.stderr == "error: the bm25 index is not available in this version of toolrelay\n"
-
-
 @pytest.mark.skipif(not embeddings_available(), reason="needs the embeddings extra")
 @pytest.mark.parametrize(
     ("kind", "search_type"), [("vector", "vector"), ("hybrid", "hybrid"), ("auto", "hybrid")]

@@ -6,15 +6,15 @@ import json
 
 import tiktoken
 
-from toolrelay.cli._tokens import (
+from toolrelay.cli._tokens import search_tool_definition
+from toolrelay.tools import ToolDefinition
+from toolrelay.tools._tokens import (
     ENCODING_NAME,
     count_tokens,
-    search_tool_definition,
     summarize_tokens,
     tool_payload,
     tool_tokens,
 )
-from toolrelay.tools import ToolDefinition
 from toolrelay.toolsearch._texts import CHINESE, ENGLISH
 
 WEATHER = ToolDefinition(

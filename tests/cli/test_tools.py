@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from toolrelay.cli._tokens import tool_tokens
 from toolrelay.tools import ToolDefinition
+from toolrelay.tools._tokens import tool_tokens
 
 from ._helpers import REFUND_DESK, WEATHER_TOOLS, write_jsonl
 from .conftest import Invoke

@@ -30,7 +30,7 @@ from toolrelay.cli import _lint as lint
 from toolrelay.cli import _search as search
 from toolrelay.cli import _serve as serve
 from toolrelay.cli import _tools as tools
-from toolrelay.cli._output import start_invocation
+from toolrelay.cli._output import one_line, start_invocation
 from toolrelay.exceptions import ToolRelayError
 
 __all__ = ["ToolRelayGroup", "app", "arrange_options", "eval_app", "main"]
@@ -64,14 +64,14 @@ def _describe(exc: Exception) -> tuple[int, str]:
     """The exit status and the one-line message for a failure."""
     if isinstance(exc, typer.TyperException):
         # Usage errors (bad option values, missing arguments) come from typer's click.
-        message = _one_line(exc.format_message())
+        message = one_line(exc.format_message())
         command = getattr(getattr(exc, "ctx", None), "command_path", None)
         hint = f" (see '{command} --help')" if command else ""
         return exc.exit_code, message + hint
     if isinstance(exc, ToolRelayError | OSError):
         # Expected failures: bad input, missing extras, unwritable output files.
-        return 1, _one_line(str(exc))
-    return 1, _one_line(
+        return 1, one_line(str(exc))
+    return 1, one_line(
         f"unexpected {type(exc).__name__}: {exc} (run with --debug for the traceback)"
     )
 
@@ -113,11 +113,6 @@ def _command_position(group: Any, args: list[str]) -> int | None:
             return position
         group = command
     return None
-
-
-def _one_line(message: str) -> str:
-    lines = [line.strip() for line in message.splitlines() if line.strip()]
-    return "; ".join(lines) or "failed"
 
 
 def _show_version(value: bool) -> None:

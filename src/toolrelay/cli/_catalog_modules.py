@@ -31,7 +31,14 @@ from toolrelay.tools._catalog import ToolCatalog, as_tools
 from toolrelay.tools._decorator import get_tool_spec
 from toolrelay.tools._discovery import has_tools, tools_from
 
-__all__ = ["FACTORY_NAME", "import_target", "load_module_tools", "split_attribute"]
+__all__ = [
+    "FACTORY_NAME",
+    "attribute_of",
+    "call_factory",
+    "import_target",
+    "load_module_tools",
+    "split_attribute",
+]
 
 FACTORY_NAME = "build_catalog"
 """A module function of this name, called without arguments, supplies the module's catalog."""
@@ -48,12 +55,7 @@ def load_module_tools(spec: str) -> list[tuple[Tool, str]]:
     target, attribute = split_attribute(spec)
     module = import_target(target)
     if attribute:
-        value: object = module
-        for part in attribute.split("."):
-            if not hasattr(value, part):
-                raise LoadError(spec, f"{module.__name__} has no attribute {attribute!r}")
-            value = getattr(value, part)
-        found = _tools_of(value, spec)
+        found = _tools_of(attribute_of(module, attribute, spec), spec)
     else:
         found = _module_tools(module, spec)
     if not found:
@@ -70,6 +72,39 @@ def split_attribute(spec: str) -> tuple[str, str | None]:
     if colon and head and tail and all(p.isidentifier() for p in tail.split(".")):
         return head, tail
     return spec, None
+
+
+def attribute_of(module: ModuleType, attribute: str, spec: str) -> object:
+    """``module``'s (dotted) ``attribute``.
+
+    Raises:
+        LoadError: The module has no such attribute.
+    """
+    value: object = module
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise LoadError(spec, f"{module.__name__} has no attribute {attribute!r}")
+        value = getattr(value, part)
+    return value
+
+
+def call_factory(function: Callable[[], object], label: str, *, builds: str) -> object:
+    """What the user's function without parameters returns.
+
+    Raises:
+        LoadError: It needs arguments (name ``builds`` instead), or it failed.
+    """
+    if any(
+        p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        for p in inspect.signature(function).parameters.values()
+    ):
+        raise LoadError(label, f"{function.__name__}() needs arguments; name {builds} instead")
+    try:
+        return function()
+    except ToolRelayError:
+        raise
+    except Exception as exc:
+        raise LoadError(label, f"calling it failed: {type(exc).__name__}: {exc}") from exc
 
 
 def _module_tools(module: ModuleType, spec: str) -> list[tuple[Tool, str]]:
@@ -93,17 +128,7 @@ def _tools_of(value: object, label: str) -> list[tuple[Tool, str]]:
     if isinstance(value, ToolCatalog):
         return _catalog_tools(value)
     if inspect.isfunction(value) and get_tool_spec(value) is None:
-        if any(
-            p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-            for p in inspect.signature(value).parameters.values()
-        ):
-            raise LoadError(label, f"{value.__name__}() needs arguments; name a catalog instead")
-        try:
-            value = value()
-        except ToolRelayError:
-            raise
-        except Exception as exc:
-            raise LoadError(label, f"calling it failed: {type(exc).__name__}: {exc}") from exc
+        value = call_factory(value, label, builds="a catalog")
         if isinstance(value, ToolCatalog):
             return _catalog_tools(value)
     return [(t, _origin(t)) for t in as_tools(value)]

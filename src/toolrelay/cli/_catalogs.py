@@ -59,22 +59,18 @@ class CatalogEntry:
         definition: What the model would be shown.
         origin: Where it was defined: ``file:line`` or a function's ``module.qualname``.
         metadata: The tool's runtime metadata (tools from modules only).
+        row: The JSON object it was read from (tools from files only).
     """
 
     definition: ToolDefinition
     origin: str
     metadata: ToolMetadata | None = None
+    row: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
 class Finding:
-    """A problem in a catalog that does not stop it from being listed.
-
-    Attributes:
-        kind: ``"invalid-name"`` or ``"duplicate-name"``.
-        name: The tool name concerned.
-        message: What is wrong, in one line.
-    """
+    """A problem in a catalog that does not stop it from being listed (its message one line)."""
 
     kind: Literal["invalid-name", "duplicate-name"]
     name: str
@@ -87,8 +83,6 @@ class LoadedCatalog:
 
     Attributes:
         source: The catalog as named on the command line.
-        kind: ``"file"`` or ``"module"``.
-        entries: One entry per tool definition.
     """
 
     source: str
@@ -96,7 +90,6 @@ class LoadedCatalog:
     entries: tuple[CatalogEntry, ...]
 
     def definitions(self) -> list[ToolDefinition]:
-        """Every definition, in order."""
         return [e.definition for e in self.entries]
 
     def findings(self) -> list[Finding]:
@@ -246,7 +239,7 @@ def _from_file(path: Path, spec: str) -> LoadedCatalog:
         except ToolDefinitionError as exc:
             refused.append((line, item, exc))
             continue
-        entries.append(CatalogEntry(definition=definition, origin=origin))
+        entries.append(CatalogEntry(definition=definition, origin=origin, row=row))
     if refused:
         raise _refused(path, refused)
     if not entries:
@@ -305,10 +298,8 @@ def _definition(row: Any, source: str, *, line: int | None, item: int | None) ->
         raise fail(f'the "description" of {name!r} is not a string')
     schema = next(
         (row[k] for k in ("parameters", "input_schema", "inputSchema") if row.get(k) is not None),
-        None,
+        {"type": "object", "properties": {}},
     )
-    if schema is None:
-        schema = {"type": "object", "properties": {}}
     if not isinstance(schema, Mapping):
         raise fail(f'the "parameters" of {name!r} is not a JSON object')
     return ToolDefinition(name=name, description=description, input_schema=dict(schema))

@@ -21,19 +21,18 @@ from rich.text import Text
 from toolrelay._plural import plural
 from toolrelay.cli._catalog_modules import load_module_tools
 from toolrelay.cli._chat_models import (
-    MODEL_HELP,
     BaseUrlOption,
     GgufOption,
+    ModelOption,
     ModelSpec,
     Provider,
     make_chat_model,
-    parse_model_spec,
 )
 from toolrelay.cli._demo import DEMO_TOOL_CONTEXT, MaxResultsOption
 from toolrelay.cli._demo_catalog import load_demo_catalog, locate_demo_catalog, shown_path
 from toolrelay.cli._indexes import IndexType, build_index
-from toolrelay.cli._live_view import LiveView, TokenTotals
-from toolrelay.cli._output import stdout_console
+from toolrelay.cli._live_view import LiveView, token_line
+from toolrelay.cli._output import one_line, stdout_console
 from toolrelay.cli._pipeline import (
     Pipeline,
     RoundRecord,
@@ -91,17 +90,7 @@ def parse_search_language(value: str) -> SearchLanguage:
 
 
 def chat_command(
-    model: Annotated[
-        ModelSpec,
-        typer.Option(
-            "--model",
-            "-m",
-            parser=parse_model_spec,
-            metavar="MODEL",
-            help=MODEL_HELP,
-            show_default=False,
-        ),
-    ],
+    model: ModelOption,
     tools: Annotated[
         str | None,
         typer.Option(
@@ -193,9 +182,7 @@ def chat_command(
             if _turn(runner, pipeline, console, text):
                 everything.extend(pipeline.recorder.rounds)
     if everything:
-        console.print(
-            Text(f"{plural(turns, 'turn')}, {TokenTotals.of(everything).line()}"), style="dim"
-        )
+        console.print(Text(f"{plural(turns, 'turn')}, {token_line(everything)}"), style="dim")
 
 
 def _setup(
@@ -248,10 +235,9 @@ def _turn(runner: asyncio.Runner, pipeline: Pipeline, console: Console, text: st
     try:
         response = runner.run(spec.acall())
     except ToolRelayError as exc:
-        message = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
-        typer.echo(f"error: {message}", err=True)
+        typer.echo(f"error: {one_line(str(exc))}", err=True)
         return False
     console.rule(Text("answer", style="bold"), align="left")
     console.print(Text(response.content() or "(no text)"))
-    console.print(Text(TokenTotals.of(pipeline.recorder.rounds).line(), style="dim"))
+    console.print(Text(token_line(pipeline.recorder.rounds), style="dim"))
     return True

@@ -16,13 +16,12 @@ command that needs it, and then as one line naming the extra to install.
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import typer
 
@@ -34,6 +33,7 @@ __all__ = [
     "MODEL_HELP",
     "BaseUrlOption",
     "GgufOption",
+    "ModelOption",
     "ModelSpec",
     "Provider",
     "make_chat_model",
@@ -64,12 +64,7 @@ class Provider(StrEnum):
 
 @dataclass(frozen=True, kw_only=True)
 class ModelSpec:
-    """A model as named by ``--model``.
-
-    Attributes:
-        provider: Where it runs.
-        name: The provider's model name (``openai``/``anthropic``), else ``None``.
-    """
+    """A model as named by ``--model``: ``name`` is the provider's (``openai:NAME``)."""
 
     provider: Provider
     name: str | None = None
@@ -97,6 +92,11 @@ def parse_model_spec(value: str | ModelSpec) -> ModelSpec:
         raise typer.BadParameter(f"name the model after the colon, e.g. {provider}:MODEL_NAME")
     raise typer.BadParameter(f"unknown model {value!r}; use {_FORMS}")
 
+
+ModelOption = Annotated[
+    ModelSpec,
+    typer.Option("--model", "-m", parser=parse_model_spec, metavar="MODEL", help=MODEL_HELP),
+]
 
 GgufOption = Annotated[
     Path | None,
@@ -134,43 +134,33 @@ def make_chat_model(
             f"--base-url is for --model openai:NAME or anthropic:NAME, not --model {spec}"
         )
     if spec.provider is Provider.LOCAL:
-        return _local(gguf)
+        _require("llama_cpp", "local", spec)
+        from toolrelay.models import LlamaCppChatModel
+
+        if gguf is None:
+            return LlamaCppChatModel.smollm2(n_ctx=_LOCAL_CONTEXT)
+        if not gguf.is_file():
+            raise ConfigurationError(f"--gguf {gguf}: no such file")
+        return LlamaCppChatModel(gguf, n_ctx=_LOCAL_CONTEXT)
     if spec.provider is Provider.OPENAI:
-        return _provider("openai", "OpenAIChatModel", spec, base_url, "OPENAI_API_KEY")
+        _require("openai", "openai", spec)
+        from toolrelay.models import OpenAIChatModel
+
+        return OpenAIChatModel(spec.name or "", **_api(spec, base_url, "OPENAI_API_KEY"))
     if spec.provider is Provider.ANTHROPIC:
-        return _provider("anthropic", "AnthropicChatModel", spec, base_url, "ANTHROPIC_API_KEY")
+        _require("anthropic", "anthropic", spec)
+        from toolrelay.models import AnthropicChatModel
+
+        return AnthropicChatModel(spec.name or "", **_api(spec, base_url, "ANTHROPIC_API_KEY"))
     raise ConfigurationError(f"--model {spec} is not made here")
 
 
-def _require(package: str, extra: str, spec: str) -> None:
-    """Fail with one line naming the extra when ``package`` is not installed."""
+def _require(package: str, extra: str, spec: ModelSpec) -> None:
     if importlib.util.find_spec(package) is None:
         raise missing_extra(f"--model {spec}", extra)
 
 
-def _adapter(module: str, name: str) -> Any:
-    try:
-        return getattr(importlib.import_module(f"toolrelay.models._{module}"), name)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(
-            f"the {name} adapter is not available in this version of toolrelay"
-        ) from exc
-
-
-def _local(gguf: Path | None) -> ChatModel:
-    _require("llama_cpp", "local", "local")
-    model_class = _adapter("llama_cpp", "LlamaCppChatModel")
-    if gguf is None:
-        return cast("ChatModel", model_class.smollm2(n_ctx=_LOCAL_CONTEXT))
-    if not gguf.is_file():
-        raise ConfigurationError(f"--gguf {gguf}: no such file")
-    return cast("ChatModel", model_class(gguf, n_ctx=_LOCAL_CONTEXT))
-
-
-def _provider(
-    module: str, class_name: str, spec: ModelSpec, base_url: str | None, key_variable: str
-) -> ChatModel:
-    _require(module, module, str(spec))
+def _api(spec: ModelSpec, base_url: str | None, key_variable: str) -> dict[str, Any]:
     api_key: str | None = None
     if not os.environ.get(key_variable):
         if base_url is None:
@@ -180,5 +170,4 @@ def _provider(
             )
         # Local compatible servers take any key, but the SDKs refuse to start without one.
         api_key = "unused"
-    model_class = _adapter(module, class_name)
-    return cast("ChatModel", model_class(spec.name, api_key=api_key, base_url=base_url))
+    return {"api_key": api_key, "base_url": base_url}

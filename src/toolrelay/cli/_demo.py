@@ -17,7 +17,7 @@ words, and the tool search texts (see ``_demo_language.py``).
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,13 +29,12 @@ from rich.text import Text
 from toolrelay._plural import plural
 from toolrelay._sync import run_sync
 from toolrelay.cli._chat_models import (
-    MODEL_HELP,
     BaseUrlOption,
     GgufOption,
+    ModelOption,
     ModelSpec,
     Provider,
     make_chat_model,
-    parse_model_spec,
 )
 from toolrelay.cli._demo_catalog import (
     DemoCatalog,
@@ -43,11 +42,11 @@ from toolrelay.cli._demo_catalog import (
     locate_demo_catalog,
     shown_path,
 )
-from toolrelay.cli._demo_language import DEMO_LANGUAGES, ENGLISH_DEMO, parse_demo_language
+from toolrelay.cli._demo_language import DEMO_LANGUAGES, parse_demo_language
 from toolrelay.cli._indexes import BuiltIndex, IndexType, build_index
-from toolrelay.cli._live_view import LiveView, TokenTotals, rounds_json, token_table
+from toolrelay.cli._live_view import LiveView, rounds_json, token_line, token_table
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
-from toolrelay.cli._pipeline import RoundRecord, build_pipeline, quiet_library_logs
+from toolrelay.cli._pipeline import RequestTokens, RoundRecord, build_pipeline, quiet_library_logs
 from toolrelay.cli._replay import REPLAY_NAME, triage_plan
 from toolrelay.cli._search import IndexOption
 from toolrelay.models._base import ChatModel, model_name
@@ -56,34 +55,18 @@ from toolrelay.search._usage import InMemoryUsageLog, dump_usage, load_usage
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 
 __all__ = [
-    "DEMO_SYSTEM",
     "DEMO_TOOL_CONTEXT",
     "LanguageOption",
     "MaxResultsOption",
-    "ModelOption",
     "RequiredTool",
     "check_required",
     "demo_command",
 ]
 
-DEMO_SYSTEM = ENGLISH_DEMO.system
-"""The system text of the demo (in English; ``--lang`` chooses another)."""
-
 DEMO_TOOL_CONTEXT = {"tenant_id": "acme", "user_id": "U-ZHANG"}
 """Who acts in the demo: a refund-operations analyst of the seeded refund desk."""
 
 _CONVERSATION = "refund-triage"
-
-ModelOption = Annotated[
-    ModelSpec,
-    typer.Option(
-        "--model",
-        "-m",
-        parser=parse_model_spec,
-        metavar="MODEL",
-        help=MODEL_HELP,
-    ),
-]
 
 MaxResultsOption = Annotated[
     int,
@@ -155,27 +138,23 @@ def check_required(rounds: list[RoundRecord], required: tuple[str, ...]) -> list
     checks = []
     for name in required:
         check = RequiredTool(name=name)
-        for record in rounds:
-            for search in record.searches:
-                names = search.names if search is not None else []
-                if check.found_in is None and name in names:
-                    check = RequiredTool(
-                        name=name,
-                        found_in=record.model_call,
-                        query=search.query if search is not None else None,
-                        rank=names.index(name) + 1,
-                    )
-            if check.called_in is None and any(
-                o.ok and o.tool_name == name for o in record.outcomes
-            ):
-                check = RequiredTool(
-                    name=name,
-                    found_in=check.found_in,
-                    query=check.query,
-                    rank=check.rank,
-                    called_in=record.model_call,
-                )
-        checks.append(check)
+        hit = next(
+            (
+                (r.model_call, s)
+                for r in rounds
+                for s in r.searches
+                if s is not None and name in s.names
+            ),
+            None,
+        )
+        if hit is not None:
+            found_in, search = hit
+            rank = search.names.index(name) + 1
+            check = replace(check, found_in=found_in, query=search.query, rank=rank)
+        called = (
+            r.model_call for r in rounds if any(o.ok and o.tool_name == name for o in r.outcomes)
+        )
+        checks.append(replace(check, called_in=next(called, None)))
     return checks
 
 
@@ -279,9 +258,7 @@ def _header(
     replay: bool,
     name: str,
 ) -> None:
-    console.print(
-        Text(f"toolrelay demo: {demo.task}", style="bold"),
-    )
+    console.print(Text(f"toolrelay demo: {demo.task}", style="bold"))
     console.print(
         f"Catalog: {plural(len(demo.catalog), 'tool')} from {shown_path(demo.path)}"
         f"{'' if demo.language == 'en' else f' (texts in {demo.language})'}; the model first "
@@ -315,7 +292,7 @@ def _footer(
     console.print(Text(answer or "(no text)"))
     console.print()
     console.print(token_table(rounds, catalog_size))
-    console.print(Text(TokenTotals.of(rounds).line(), style="bold"))
+    console.print(Text(token_line(rounds), style="bold"))
     console.print()
     table = Table(title="Required tools", title_justify="left")
     table.add_column("Tool", style="bold")
@@ -363,7 +340,7 @@ def _as_json(
     answer: str,
     checks: list[RequiredTool],
 ) -> dict[str, Any]:
-    totals = TokenTotals.of(rounds)
+    totals = RequestTokens.total(rounds)
     return {
         "task": demo.task,
         "language": demo.language,
@@ -388,7 +365,7 @@ def _as_json(
         ],
         "tokens": {
             "encoding": "cl100k_base",
-            "requests": totals.requests,
+            "requests": len(rounds),
             "sent": totals.sent,
             "with_all_tools": totals.without_search,
             "saved": totals.saved,

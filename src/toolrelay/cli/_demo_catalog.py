@@ -27,7 +27,6 @@ __all__ = [
     "DemoCatalog",
     "candidate_paths",
     "import_package",
-    "is_demo_package",
     "load_demo_catalog",
     "locate_demo_catalog",
     "shown_path",
@@ -125,11 +124,6 @@ def import_package(path: Path) -> ModuleType:
             del sys.modules[key]
         raise LoadError(str(path), f"importing failed: {type(exc).__name__}: {exc}") from exc
     return module
-
-
-def is_demo_package(module: ModuleType) -> bool:
-    """Whether ``module`` defines everything a demo catalog needs."""
-    return all(hasattr(module, attribute) for attribute in _ATTRIBUTES)
 
 
 def load_demo_catalog(path: Path, *, lang: str = "en") -> DemoCatalog:

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from toolrelay._plural import plural
 from toolrelay.cli._catalogs import load_catalog, read_json, read_jsonl
-from toolrelay.cli._indexes import IndexType, build_index
+from toolrelay.cli._indexes import IndexType, IndexWrapper, build_index
 from toolrelay.cli._output import JsonOption, emit_json, progress, stdout_console, write_json
 from toolrelay.cli._search import IndexOption, UsageLogOption, read_history
 from toolrelay.exceptions import LoadError
@@ -245,37 +245,22 @@ def _check_relevant(
     return {query.id: list(names) for query, names in missing}
 
 
-class _Counting:
+class _Counting(IndexWrapper):
     """An index that advances a progress bar on every search (and searches with a history)."""
 
     def __init__(
         self, index: ToolIndex, advance: Callable[[int], None], history: QueryHistory | None
     ) -> None:
-        self._index = index
+        super().__init__(index)
         self._advance = advance
         self._history = history
-
-    @property
-    def search_type(self) -> str:
-        return self._index.search_type
-
-    @property
-    def fingerprint(self) -> str | None:
-        return self._index.fingerprint
-
-    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
-        # Already built under its own progress bar: this only checks the fingerprint.
-        return self._index.index(definitions)
 
     def search(self, request: SearchRequest) -> SearchResponse:
         if self._history is not None:
             request = dataclasses.replace(request, history=self._history)
-        response = self._index.search(request)
+        response = self.inner.search(request)
         self._advance(1)
         return response
-
-    def clear(self) -> None:
-        self._index.clear()
 
 
 def _report_json(report: EvalReport, cutoffs: list[int], subsets: list[str]) -> dict[str, Any]:

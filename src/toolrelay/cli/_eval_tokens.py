@@ -2,7 +2,7 @@
 
 Without tool search every request carries the whole catalog. With progressive disclosure a
 request carries the search tool and the few tools the model asked for. Both are counted with
-cl100k_base (see ``_tokens.py``); a conversation of ``--rounds`` model requests
+cl100k_base (see ``tools/_tokens.py``); a conversation of ``--rounds`` model requests
 pays the per-request cost each time.
 """
 
@@ -17,13 +17,9 @@ from rich.table import Table
 from toolrelay._plural import plural
 from toolrelay.cli._catalogs import load_catalog
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
-from toolrelay.cli._tokens import (
-    TokenSummary,
-    search_tool_definition,
-    summarize_tokens,
-    tool_tokens,
-)
+from toolrelay.cli._tokens import search_tool_definition
 from toolrelay.search._base import MAX_RESULTS_LIMIT
+from toolrelay.tools._tokens import TokenSummary, summarize_tokens, tool_tokens
 
 __all__ = ["CostRow", "cost_rows", "tokens_command"]
 

@@ -14,9 +14,8 @@ tools ... 0:00:31 remaining``), so neither wait is counted as search time.
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -24,14 +23,22 @@ import typer
 
 from toolrelay.cli._output import missing_extra, progress
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.search import (
+    BM25ToolIndex,
+    HybridToolIndex,
+    RegexToolIndex,
+    VectorToolIndex,
+    default_index,
+)
 from toolrelay.search._auto_embedder import any_embedder_available
-from toolrelay.search._base import ToolIndex
+from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search._scoring import ScoringToolIndex
 from toolrelay.tools._base import ToolDefinition
 
 __all__ = [
     "BuiltIndex",
     "IndexType",
+    "IndexWrapper",
     "build_index",
     "index_catalog",
     "make_index",
@@ -50,11 +57,7 @@ class IndexType(StrEnum):
 
 
 def parse_index_type(value: str | IndexType) -> IndexType:
-    """The index kind named by ``value`` (any case).
-
-    Raises:
-        typer.BadParameter: No index of that kind.
-    """
+    """The index kind named by ``value`` (any case); else :class:`typer.BadParameter`."""
     try:
         return IndexType(str(value).strip().lower())
     except ValueError:
@@ -62,17 +65,42 @@ def parse_index_type(value: str | IndexType) -> IndexType:
         raise typer.BadParameter(f"unknown index type {value!r}; choose one of {choices}") from None
 
 
-# The factory (a class, or for "auto" a function) in toolrelay.search, and the module that
-# defines it; each is called without arguments.
-_FACTORIES: dict[IndexType, tuple[str, str]] = {
-    IndexType.REGEX: ("RegexToolIndex", "toolrelay.search._regex"),
-    IndexType.BM25: ("BM25ToolIndex", "toolrelay.search._bm25"),
-    IndexType.VECTOR: ("VectorToolIndex", "toolrelay.search._vector"),
-    IndexType.HYBRID: ("HybridToolIndex", "toolrelay.search._hybrid"),
-    IndexType.AUTO: ("default_index", "toolrelay.search._factory"),
+_FACTORIES: dict[IndexType, Callable[[], ToolIndex]] = {
+    IndexType.REGEX: RegexToolIndex,
+    IndexType.BM25: BM25ToolIndex,
+    IndexType.VECTOR: VectorToolIndex,
+    IndexType.HYBRID: HybridToolIndex,
+    IndexType.AUTO: default_index,
 }
 _EMBEDDING = {IndexType.VECTOR, IndexType.HYBRID}
 _EMBEDDING_TYPES = {kind.value for kind in _EMBEDDING}  # search_type of an index that embeds
+
+
+class IndexWrapper:
+    """A :class:`~toolrelay.search.ToolIndex` that hands every call to ``inner``.
+
+    Subclasses override the one method they watch.
+    """
+
+    def __init__(self, inner: ToolIndex) -> None:
+        self.inner = inner
+
+    @property
+    def search_type(self) -> str:
+        return self.inner.search_type
+
+    @property
+    def fingerprint(self) -> str | None:
+        return self.inner.fingerprint
+
+    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
+        return self.inner.index(definitions)
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        return self.inner.search(request)
+
+    def clear(self) -> None:
+        self.inner.clear()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -103,36 +131,17 @@ class BuiltIndex:
 def make_index(kind: IndexType, *, named_as: str | None = None) -> ToolIndex:
     """A new, empty index of this kind with default settings.
 
-    Args:
-        kind: The kind.
-        named_as: How the user asked for it, for the error of a missing extra (default
-            ``--index KIND``).
-
     Raises:
-        ConfigurationError: This kind is not available in the installed toolrelay, or it
-            needs packages that are not installed.
+        ConfigurationError: This kind needs packages that are not installed (the error
+            names the extra as the user asked for the index: ``named_as``, by default
+            ``--index KIND``).
     """
     if kind in _EMBEDDING and not any_embedder_available():
         raise missing_extra(named_as or f"--index {kind}", "embeddings")
-    factory_name, module_name = _FACTORIES[kind]
-    search = importlib.import_module("toolrelay.search")
-    factory = getattr(search, factory_name, None)
-    if factory is None:
-        try:
-            factory = getattr(importlib.import_module(module_name), factory_name)
-        except (ImportError, AttributeError) as exc:
-            if isinstance(exc, ImportError) and exc.name != module_name:
-                raise _missing_packages(kind, exc) from exc
-            raise ConfigurationError(
-                f"the {kind} index is not available in this version of toolrelay"
-            ) from exc
     try:
-        made = factory()
+        return _FACTORIES[kind]()
     except ImportError as exc:
         raise _missing_packages(kind, exc) from exc
-    if not isinstance(made, ToolIndex):
-        raise ConfigurationError(f"{factory_name} does not implement the ToolIndex protocol")
-    return made
 
 
 def build_index(kind: IndexType, definitions: Sequence[ToolDefinition]) -> BuiltIndex:
@@ -159,12 +168,12 @@ def index_catalog(
         seconds indexing took.
     """
     load_seconds = None
-    if isinstance(index, ScoringToolIndex) and index.search_type in _EMBEDDING_TYPES:
+    embeds = index.search_type in _EMBEDDING_TYPES
+    if embeds and isinstance(index, ScoringToolIndex):
         with progress("Loading the embedding model"):
             started = time.perf_counter()
             index.load_models(definitions)
             load_seconds = time.perf_counter() - started
-    embeds = index.search_type in _EMBEDDING_TYPES
     with progress(
         "Embedding" if embeds else "Indexing", total=len(definitions), unit="tools"
     ) as bar:

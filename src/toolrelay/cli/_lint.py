@@ -13,12 +13,10 @@ Tools of JSON catalogs may declare their side effects with MCP ``annotations``
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args
 
 import typer
 from rich.console import Console
@@ -26,7 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from toolrelay._plural import plural
-from toolrelay.cli._catalogs import LoadedCatalog, load_catalog, read_json, read_jsonl
+from toolrelay.cli._catalogs import LoadedCatalog, load_catalog
 from toolrelay.cli._output import (
     JsonOption,
     ProgressBar,
@@ -36,7 +34,6 @@ from toolrelay.cli._output import (
     stdout_console,
 )
 from toolrelay.cli._tools import CatalogArgument
-from toolrelay.exceptions import LoadError
 from toolrelay.lint import (
     RULES,
     IndexChoice,
@@ -49,12 +46,11 @@ from toolrelay.lint import (
     load_config,
     metadata_from_annotations,
 )
+from toolrelay.lint._findings import listed
 from toolrelay.search._embedders import embeddings_available
-from toolrelay.tools._base import ToolMetadata
 
 __all__ = ["lint_command", "lint_targets"]
 
-_ORIGIN = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+)| item (?P<item>\d+))$")
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 _TITLES = {Severity.ERROR: "Errors", Severity.WARNING: "Warnings", Severity.INFO: "Info"}
 _CLUSTERS_SHOWN = 5
@@ -155,48 +151,14 @@ class _Embedding:
 
 def lint_targets(loaded: LoadedCatalog) -> list[LintTarget]:
     """The catalog's tools as lint targets, with metadata from JSON ``annotations``."""
-    declared = _declared_metadata(loaded) if loaded.kind == "file" else {}
     return [
         LintTarget(
             definition=entry.definition,
-            metadata=entry.metadata if entry.metadata is not None else declared.get(entry.origin),
+            metadata=entry.metadata if entry.row is None else metadata_from_annotations(entry.row),
             origin=entry.origin,
         )
         for entry in loaded.entries
     ]
-
-
-def _declared_metadata(loaded: LoadedCatalog) -> dict[str, ToolMetadata]:
-    """Metadata declared in the catalog file, by entry origin (``path:line``/``path item n``)."""
-    rows: dict[str, list[Any]] = {}
-    found: dict[str, ToolMetadata] = {}
-    for entry in loaded.entries:
-        match = _ORIGIN.match(entry.origin)
-        if match is None:
-            continue
-        path = match["path"]
-        if path not in rows:
-            rows[path] = _rows(Path(path), by_line=match["line"] is not None)
-        number = int(match["line"] or match["item"])
-        if 0 < number <= len(rows[path]):
-            row = rows[path][number - 1]
-            metadata = metadata_from_annotations(row) if isinstance(row, Mapping) else None
-            if metadata is not None:
-                found[entry.origin] = metadata
-    return found
-
-
-def _rows(path: Path, *, by_line: bool) -> list[Any]:
-    """The file's tool objects, indexed by line (JSONL) or item (JSON) number - 1."""
-    try:
-        if by_line:
-            numbered = dict(read_jsonl(path))
-            return [numbered.get(n) for n in range(1, max(numbered, default=0) + 1)]
-        data = read_json(path)
-    except LoadError:
-        return []  # the catalog loaded a moment ago; without annotations it still lints
-    items = data.get("tools") if isinstance(data, dict) and "tools" in data else data
-    return [items] if isinstance(items, dict) else items if isinstance(items, list) else []
 
 
 def _override(
@@ -204,13 +166,9 @@ def _override(
 ) -> LintConfig:
     changes: dict[str, Any] = {}
     if index is not None:
-        choice = index.strip().lower()
-        if choice not in ("auto", "bm25", "hybrid"):
+        changes["index"] = index.strip().lower()
+        if changes["index"] not in get_args(IndexChoice):
             raise typer.BadParameter(f"unknown index {index!r}; choose auto, bm25 or hybrid")
-        chosen: IndexChoice = (
-            "auto" if choice == "auto" else "bm25" if choice == "bm25" else "hybrid"
-        )
-        changes["index"] = chosen
     if fail_on is not None:
         changes["fail_on"] = None if fail_on.lower() == "never" else _severity(fail_on, "--fail-on")
     if disable:
@@ -302,9 +260,7 @@ def _retrieval_tables(console: Console, report: LintReport) -> None:
         table.add_column("Tools", justify="right")
         table.add_column("Members", overflow="fold")
         for cluster in retrieval.clusters[:_CLUSTERS_SHOWN]:
-            more = len(cluster) - _MEMBERS_SHOWN
-            members = ", ".join(cluster[:_MEMBERS_SHOWN]) + (f" (+{more} more)" if more > 0 else "")
-            table.add_row(str(len(cluster)), Text(members))
+            table.add_row(str(len(cluster)), Text(listed(cluster, _MEMBERS_SHOWN)))
         console.print(table)
     hard = [
         t

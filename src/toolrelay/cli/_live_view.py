@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -18,13 +17,13 @@ from rich.table import Table
 from rich.text import Text
 
 from toolrelay._plural import plural
-from toolrelay.cli._pipeline import RoundRecord
+from toolrelay.cli._pipeline import RequestTokens, RoundRecord
 from toolrelay.execution import ToolCallOutcome
 from toolrelay.search._base import SearchResponse
 from toolrelay.tools._names import provider_safe_name
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 
-__all__ = ["LiveView", "TokenTotals", "rounds_json", "shorten", "token_table"]
+__all__ = ["LiveView", "rounds_json", "shorten", "token_line", "token_table"]
 
 _RESULT_CHARS = 160
 _ARGUMENT_CHARS = 240
@@ -127,45 +126,13 @@ def _result_text(outcome: ToolCallOutcome) -> Text:
 # --- tokens --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, kw_only=True)
-class TokenTotals:
-    """Token sums over requests.
-
-    Attributes:
-        requests: How many model requests.
-        sent: Tokens of the requests as sent.
-        without_search: Tokens had every request carried every catalog tool.
-    """
-
-    requests: int
-    sent: int
-    without_search: int
-
-    @classmethod
-    def of(cls, rounds: Sequence[RoundRecord]) -> TokenTotals:
-        """The sums over ``rounds``."""
-        return cls(
-            requests=len(rounds),
-            sent=sum(r.tokens.sent for r in rounds),
-            without_search=sum(r.tokens.without_search for r in rounds),
-        )
-
-    @property
-    def saved(self) -> int:
-        """Tokens progressive disclosure saved."""
-        return self.without_search - self.sent
-
-    @property
-    def saved_percent(self) -> float:
-        """The saving as a percentage of the all-tools requests."""
-        return 100.0 * self.saved / self.without_search if self.without_search else 0.0
-
-    def line(self) -> str:
-        """One line: requests, tokens sent, with every tool, saved."""
-        return (
-            f"{plural(self.requests, 'request')}: {plural(self.sent, 'token')} sent; "
-            f"{self.without_search:,} with every tool; {self.saved_percent:.1f}% saved"
-        )
+def token_line(rounds: Sequence[RoundRecord]) -> str:
+    """One line: requests, tokens sent, with every tool, saved."""
+    total = RequestTokens.total(rounds)
+    return (
+        f"{plural(len(rounds), 'request')}: {plural(total.sent, 'token')} sent; "
+        f"{total.without_search:,} with every tool; {total.saved_percent:.1f}% saved"
+    )
 
 
 def token_table(rounds: Sequence[RoundRecord], catalog_size: int) -> Table:
@@ -186,34 +153,17 @@ def token_table(rounds: Sequence[RoundRecord], catalog_size: int) -> Table:
     table.add_column("Request", justify="right", style="bold")
     table.add_column(f"With all {plural(catalog_size, 'tool')}", justify="right")
     table.add_column("Saved", justify="right")
+
+    def cells(tokens: RequestTokens) -> list[str]:
+        counts = (tokens.messages, tokens.tools, tokens.sent, tokens.without_search)
+        saved = f"{tokens.saved_percent:.1f}%" if tokens.without_search else "-"
+        return [*(f"{n:,}" for n in counts), saved]
+
     for record in rounds:
-        tokens = record.tokens
-        table.add_row(
-            str(record.model_call),
-            str(len(record.shown)),
-            f"{tokens.messages:,}",
-            f"{tokens.tools:,}",
-            f"{tokens.sent:,}",
-            f"{tokens.without_search:,}",
-            _percent(tokens.without_search - tokens.sent, tokens.without_search),
-        )
-    totals = TokenTotals.of(rounds)
+        table.add_row(str(record.model_call), str(len(record.shown)), *cells(record.tokens))
     table.add_section()
-    table.add_row(
-        "Total",
-        "",
-        f"{sum(r.tokens.messages for r in rounds):,}",
-        f"{sum(r.tokens.tools for r in rounds):,}",
-        f"{totals.sent:,}",
-        f"{totals.without_search:,}",
-        _percent(totals.saved, totals.without_search),
-        style="bold",
-    )
+    table.add_row("Total", "", *cells(RequestTokens.total(rounds)), style="bold")
     return table
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{100.0 * part / whole:.1f}%" if whole else "-"
 
 
 # --- JSON ----------------------------------------------------------------------------------
@@ -253,11 +203,7 @@ def _round_json(record: RoundRecord) -> dict[str, Any]:
             "tools": tokens.tools,
             "sent": tokens.sent,
             "with_all_tools": tokens.without_search,
-            "saved_percent": round(
-                100.0 * (tokens.without_search - tokens.sent) / tokens.without_search, 2
-            )
-            if tokens.without_search
-            else 0.0,
+            "saved_percent": round(tokens.saved_percent, 2),
         },
         "usage": {
             "prompt_tokens": record.usage.prompt_tokens,

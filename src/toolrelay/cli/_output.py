@@ -32,11 +32,11 @@ __all__ = [
     "ProgressBar",
     "emit_json",
     "missing_extra",
+    "one_line",
     "progress",
     "start_invocation",
     "stderr_console",
     "stdout_console",
-    "warn",
     "write_json",
 ]
 
@@ -82,19 +82,24 @@ def stderr_console() -> Console:
 
 def emit_json(data: Any) -> None:
     """Write ``data`` as indented JSON on stdout."""
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    sys.stdout.write(_json_text(data))
     sys.stdout.flush()
 
 
 def write_json(path: Path, data: Any) -> None:
     """Write ``data`` as indented JSON to ``path``, creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(_json_text(data), encoding="utf-8")
 
 
-def warn(message: str) -> None:
-    """One ``warning:`` line on stderr."""
-    typer.echo(f"warning: {message}", err=True)
+def _json_text(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def one_line(message: str) -> str:
+    """``message``'s lines joined with ``; `` (an error line on stderr)."""
+    lines = [line.strip() for line in message.splitlines() if line.strip()]
+    return "; ".join(lines) or "failed"
 
 
 def missing_extra(subject: str, extra: str) -> ConfigurationError:
@@ -122,11 +127,9 @@ class ProgressBar:
         self._total = total
 
     def advance(self, steps: int = 1) -> None:
-        """``steps`` more units are done."""
         self._bar.advance(self._task, steps)
 
     def __call__(self, done: int, total: int) -> None:
-        """``done`` of ``total`` are done."""
         if self._total is None or total == 0:
             self._bar.update(self._task, completed=done, total=total)
         else:

@@ -25,8 +25,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from toolrelay.cli._indexes import IndexWrapper
 from toolrelay.cli._output import progress
-from toolrelay.cli._tokens import count_tokens, tool_payload
 from toolrelay.client import (
     ChatClient,
     ChatClientRequest,
@@ -42,12 +42,13 @@ from toolrelay.messages import ChatResponse, ToolCall, Usage
 from toolrelay.models._base import ChatModel, model_name
 from toolrelay.models._chunks import ChunkMerger
 from toolrelay.models._openai_wire import messages_to_openai
-from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.prompt import Prompt
 from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search._usage import UsageLog
 from toolrelay.tools import ToolCatalog
 from toolrelay.tools._arguments import decode_arguments
 from toolrelay.tools._base import ToolDefinition
+from toolrelay.tools._tokens import count_tokens, tool_payload
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 from toolrelay.toolsearch._texts import SearchLanguage
 
@@ -62,6 +63,7 @@ __all__ = [
     "TurnRecorder",
     "build_pipeline",
     "quiet_library_logs",
+    "search_query",
     "tools_tokens",
 ]
 
@@ -89,13 +91,28 @@ class RequestTokens:
 
     @property
     def sent(self) -> int:
-        """The request as sent."""
         return self.messages + self.tools
 
     @property
     def without_search(self) -> int:
-        """The same messages with every catalog tool."""
         return self.messages + self.every_tool
+
+    @property
+    def saved(self) -> int:
+        return self.every_tool - self.tools
+
+    @property
+    def saved_percent(self) -> float:
+        return 100.0 * self.saved / self.without_search if self.without_search else 0.0
+
+    @classmethod
+    def total(cls, rounds: Sequence[RoundRecord]) -> RequestTokens:
+        """The sums over the requests of ``rounds``."""
+        return cls(
+            messages=sum(r.tokens.messages for r in rounds),
+            tools=sum(r.tokens.tools for r in rounds),
+            every_tool=sum(r.tokens.every_tool for r in rounds),
+        )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,7 +168,6 @@ class TurnRecorder:
         self._every_tool = tools_tokens(every_tool)
 
     def start_turn(self) -> None:
-        """Forget the rounds of the previous turn."""
         self.rounds = []
 
     def request(self, prompt: Prompt) -> None:
@@ -170,13 +186,11 @@ class TurnRecorder:
         """The model answered the latest request."""
         generation = response.result
         message = generation.message if generation is not None else None
-        record = dataclasses.replace(
-            self.rounds[-1],
+        record = self._update(
             text=message.text if message is not None else None,
             calls=message.tool_calls if message is not None else (),
             usage=response.usage,
         )
-        self.rounds[-1] = record
         if self.listener is not None:
             self.listener.on_response(record)
 
@@ -189,17 +203,18 @@ class TurnRecorder:
         for outcome in outcomes:
             if outcome.tool_name != TOOL_SEARCH_NAME:
                 continue
-            query = _query(outcome.call)
+            query = search_query(outcome.call)
             found = next((s for s in pending if s.query == query), None)
             if found is not None:
                 pending.remove(found)
             matched.append(found)
-        record = dataclasses.replace(
-            self.rounds[-1], outcomes=tuple(outcomes), searches=tuple(matched)
-        )
-        self.rounds[-1] = record
+        record = self._update(outcomes=tuple(outcomes), searches=tuple(matched))
         if self.listener is not None:
             self.listener.on_results(record)
+
+    def _update(self, **changes: Any) -> RoundRecord:
+        self.rounds[-1] = dataclasses.replace(self.rounds[-1], **changes)
+        return self.rounds[-1]
 
 
 class MeteredModel:
@@ -215,7 +230,6 @@ class MeteredModel:
         self.name = model_name(model).strip("'")
 
     async def call(self, prompt: Prompt) -> ChatResponse:
-        """Record the request, ask the model, record its answer."""
         self.recorder.request(prompt)
         with progress(f"Waiting for {self.name}"):
             response = await self.model.call(prompt)
@@ -223,7 +237,6 @@ class MeteredModel:
         return response
 
     async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        """Pass the model's chunks on; record the merged answer at the end."""
         self.recorder.request(prompt)
         merger = ChunkMerger()
         async for chunk in self.model.stream(prompt):
@@ -232,38 +245,19 @@ class MeteredModel:
         self.recorder.response(merger.response())
 
 
-class RecordingIndex:
+class RecordingIndex(IndexWrapper):
     """A :class:`~toolrelay.search.ToolIndex` that keeps every search's response."""
 
     def __init__(self, index: ToolIndex) -> None:
-        self.inner = index
+        super().__init__(index)
         self._responses: list[SearchResponse] = []
         self._lock = threading.Lock()  # searches run in worker threads
 
-    @property
-    def search_type(self) -> str:
-        """The wrapped index's kind."""
-        return self.inner.search_type
-
-    @property
-    def fingerprint(self) -> str | None:
-        """The wrapped index's fingerprint."""
-        return self.inner.fingerprint
-
-    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
-        """Index with the wrapped index."""
-        return self.inner.index(definitions)
-
     def search(self, request: SearchRequest) -> SearchResponse:
-        """Search the wrapped index and keep the response."""
         response = self.inner.search(request)
         with self._lock:
             self._responses.append(response)
         return response
-
-    def clear(self) -> None:
-        """Clear the wrapped index."""
-        self.inner.clear()
 
     def take(self) -> list[SearchResponse]:
         """The responses kept since the last call, in the order the searches finished."""
@@ -290,7 +284,6 @@ class ObservedToolSearchAdvisor(ToolSearchAdvisor):
     async def execute_tools(
         self, request: ChatClientRequest, response: ChatClientResponse, state: ToolLoopState
     ) -> ToolExecutionResult:
-        """Run the round as the advisor does, then report its outcomes and searches."""
         result = await super().execute_tools(request, response, state)
         self.recorder.results(result.outcomes, self.recording.take())
         return result
@@ -298,17 +291,10 @@ class ObservedToolSearchAdvisor(ToolSearchAdvisor):
 
 @dataclass(frozen=True, kw_only=True)
 class Pipeline:
-    """A client over the observed pipeline.
-
-    Attributes:
-        client: Send turns with ``client.prompt(text).conversation(...)``.
-        recorder: The rounds of the latest turn.
-        catalog: The searchable tools.
-    """
+    """A client over the observed pipeline, and the recorder of its latest turn."""
 
     client: ChatClient
     recorder: TurnRecorder
-    catalog: ToolCatalog
 
 
 def build_pipeline(
@@ -320,7 +306,6 @@ def build_pipeline(
     max_results: int,
     tool_context: Mapping[str, Any],
     listener: RoundListener | None = None,
-    options: ChatOptions | None = None,
     language: SearchLanguage = "auto",
     usage_log: UsageLog | None = None,
 ) -> Pipeline:
@@ -339,15 +324,14 @@ def build_pipeline(
         usage_log=usage_log,
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
-    builder = (
+    client = (
         ChatClient.builder(MeteredModel(model, recorder))
         .default_system(system)
         .default_advisors(memory, advisor)
         .default_tool_context(tool_context)
+        .build()
     )
-    if options is not None:
-        builder = builder.default_options(options)
-    return Pipeline(client=builder.build(), recorder=recorder, catalog=catalog)
+    return Pipeline(client=client, recorder=recorder)
 
 
 @contextmanager
@@ -366,7 +350,8 @@ def quiet_library_logs() -> Iterator[None]:
         logger.removeHandler(handler)
 
 
-def _query(call: ToolCall) -> str | None:
+def search_query(call: ToolCall) -> str | None:
+    """The query of a ``tool_search`` call (``None`` when its arguments hold none)."""
     try:
         arguments = decode_arguments(call.name, call.arguments)
     except InvalidJsonError:

@@ -28,6 +28,7 @@ from typing import Any
 
 from toolrelay._plural import plural
 from toolrelay.cli._demo_language import ENGLISH_DEMO, DemoWords, ReplayWords
+from toolrelay.cli._pipeline import search_query
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import (
     AssistantMessage,
@@ -78,7 +79,7 @@ class TurnSoFar:
                     call = calls.get(response.id)
                     name = provider_safe_name(call.name if call is not None else response.name)
                     if name == TOOL_SEARCH_NAME:
-                        query = _arguments(call).get("query") if call is not None else None
+                        query = search_query(call) if call is not None else None
                         found = [] if response.is_error else _decoded(response.data)
                         turn.searches[str(query)] = (
                             [str(hit.get("name")) for hit in found if isinstance(hit, dict)]
@@ -310,11 +311,6 @@ def triage_plan(required_tools: Sequence[str], *, words: DemoWords = ENGLISH_DEM
         )
     ]
     return ReplayModel(steps, summary, words=words.replay)
-
-
-def _arguments(call: ToolCall) -> dict[str, Any]:
-    decoded = _decoded(call.arguments or "{}")
-    return decoded if isinstance(decoded, dict) else {}
 
 
 def _decoded(text: str) -> Any:

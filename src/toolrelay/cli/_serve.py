@@ -10,9 +10,8 @@ from typing import Annotated
 import typer
 
 from toolrelay.cli._catalog_modules import load_module_tools
-from toolrelay.cli._indexes import index_catalog, make_index, parse_index_type
+from toolrelay.cli._indexes import IndexWrapper, index_catalog, make_index, parse_index_type
 from toolrelay.cli._output import missing_extra
-from toolrelay.search._base import SearchRequest, SearchResponse, ToolIndex
 from toolrelay.tools._base import ToolDefinition
 
 __all__ = ["Transport", "serve_command"]
@@ -71,28 +70,11 @@ def _announce(url: str) -> None:
     typer.echo(f"toolrelay serve: the MCP gateway listens at {url}; Ctrl+C stops it", err=True)
 
 
-class _ShownIndex:
+class _ShownIndex(IndexWrapper):
     """The gateway's index, built under the command line's progress bars."""
-
-    def __init__(self, index: ToolIndex) -> None:
-        self.inner = index
-
-    @property
-    def search_type(self) -> str:
-        return self.inner.search_type
-
-    @property
-    def fingerprint(self) -> str | None:
-        return self.inner.fingerprint
 
     def index(self, definitions: Sequence[ToolDefinition]) -> bool:
         if self.inner.fingerprint is not None:
             return self.inner.index(definitions)  # upstream tools changed while serving
         index_catalog(self.inner, definitions)  # before the first client: with progress
         return True
-
-    def search(self, request: SearchRequest) -> SearchResponse:
-        return self.inner.search(request)
-
-    def clear(self) -> None:
-        self.inner.clear()

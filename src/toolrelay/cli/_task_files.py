@@ -18,7 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from toolrelay.cli._catalog_modules import import_target, load_module_tools, split_attribute
+from toolrelay.cli._catalog_modules import (
+    attribute_of,
+    call_factory,
+    import_target,
+    load_module_tools,
+    split_attribute,
+)
 from toolrelay.cli._catalogs import load_catalog, read_jsonl
 from toolrelay.evaluation import (
     ExpectedCall,
@@ -31,7 +37,7 @@ from toolrelay.evaluation import (
 from toolrelay.evaluation._bfcl import BfclCall, BfclCalls
 from toolrelay.evaluation._checks import Check
 from toolrelay.evaluation._suite import CannedTool
-from toolrelay.exceptions import LoadError, ToolRelayError
+from toolrelay.exceptions import LoadError
 
 __all__ = ["SUITES_FOLDER", "load_jsonl_suite", "load_task_suite"]
 
@@ -76,11 +82,7 @@ def _named_suite(name: str) -> Path | None:
 def _module_suite(target: str, attribute: str | None, spec: str) -> TaskSuite:
     module = import_target(target)
     if attribute is not None:
-        value: object = module
-        for part in attribute.split("."):
-            if not hasattr(value, part):
-                raise LoadError(spec, f"{module.__name__} has no attribute {attribute!r}")
-            value = getattr(value, part)
+        value = attribute_of(module, attribute, spec)
     elif callable(getattr(module, _FACTORY, None)):
         value = getattr(module, _FACTORY)
     else:
@@ -93,19 +95,7 @@ def _module_suite(target: str, attribute: str | None, spec: str) -> TaskSuite:
             )
         value = suites[0]
     if inspect.isfunction(value):
-        if any(
-            p.default is inspect.Parameter.empty
-            for p in inspect.signature(value).parameters.values()
-        ):
-            raise LoadError(spec, f"{value.__name__}() needs arguments; name a suite instead")
-        try:
-            value = value()
-        except ToolRelayError:
-            raise
-        except Exception as exc:
-            raise LoadError(
-                spec, f"building the suite failed: {type(exc).__name__}: {exc}"
-            ) from exc
+        value = call_factory(value, spec, builds="a suite")
     if not isinstance(value, TaskSuite):
         raise LoadError(spec, f"expected a TaskSuite, got {type(value).__name__}")
     return value

@@ -1,9 +1,9 @@
-"""Token sizes of tool definitions for the command line, and the search tool's own size.
+"""The search tool's own definition, whose tokens the command line counts.
 
-The counting itself is :func:`~toolrelay.tools.tool_tokens`'s (cl100k_base on the OpenAI wire
-shape of a definition); it is re-exported here for the commands. This module adds the
-definition of the ``tool_search`` tool, which only the chat client knows, in the language
-the advisor would show it.
+The counting itself is :mod:`toolrelay.tools`' (:func:`~toolrelay.tools.tool_tokens`:
+cl100k_base on the OpenAI wire shape of a definition). The ``tool_search`` tool is known
+only to the chat client; this module makes its definition in the language the advisor
+would show it.
 """
 
 from __future__ import annotations
@@ -12,27 +12,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from toolrelay.tools._base import ToolDefinition
-from toolrelay.tools._tokens import (
-    ENCODING_NAME,
-    TokenSummary,
-    count_tokens,
-    summarize_tokens,
-    tool_payload,
-    tool_tokens,
-)
 
 if TYPE_CHECKING:
     from toolrelay.toolsearch._texts import SearchLanguage
 
-__all__ = [
-    "ENCODING_NAME",
-    "TokenSummary",
-    "count_tokens",
-    "search_tool_definition",
-    "summarize_tokens",
-    "tool_payload",
-    "tool_tokens",
-]
+__all__ = ["search_tool_definition"]
 
 
 def search_tool_definition(

@@ -19,10 +19,10 @@ from rich.text import Text
 from toolrelay._plural import plural
 from toolrelay.cli._catalogs import CatalogEntry, Finding, LoadedCatalog, load_catalog
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
-from toolrelay.cli._tokens import TokenSummary, summarize_tokens
 from toolrelay.search._documents import summarize
 from toolrelay.tools._base import ToolMetadata
 from toolrelay.tools._names import provider_safe_name
+from toolrelay.tools._tokens import TokenSummary, summarize_tokens
 
 __all__ = ["CatalogArgument", "Order", "tools_command"]
 

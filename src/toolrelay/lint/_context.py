@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from functools import cached_property
 
 from toolrelay.lint._config import LintConfig, Thresholds
-from toolrelay.lint._findings import Finding, Rule, Severity
+from toolrelay.lint._findings import Finding
 from toolrelay.lint._indexes import LintIndex
 from toolrelay.lint._self_search import SelfSearch, search_self
 from toolrelay.lint._targets import LintTarget
@@ -56,13 +56,10 @@ class LintContext:
     @cached_property
     def unique(self) -> tuple[LintTarget, ...]:
         """The first tool of each name, in catalog order (what an index can hold)."""
-        seen: set[str] = set()
-        first: list[LintTarget] = []
+        first: dict[str, LintTarget] = {}
         for target in self.targets:
-            if target.name not in seen:
-                seen.add(target.name)
-                first.append(target)
-        return tuple(first)
+            first.setdefault(target.name, target)
+        return tuple(first.values())
 
     @cached_property
     def tokens(self) -> TokenSummary:
@@ -95,23 +92,3 @@ class LintContext:
         sources = {t.source for t in self.targets if t.source}
         domains = {dotted_categories(t.name)[0] for t in self.targets if "." in t.name}
         return len(sources) > 1 or len(domains) > 1
-
-    def finding(
-        self,
-        rule: Rule,
-        tool: str | None,
-        message: str,
-        fix: str,
-        *,
-        related: Sequence[str] = (),
-        severity: Severity | None = None,
-    ) -> Finding:
-        """A finding of ``rule`` (at the rule's severity unless ``severity`` is given)."""
-        return Finding(
-            rule=rule.id,
-            severity=severity or rule.severity,
-            tool=tool,
-            message=message,
-            fix=fix,
-            related=tuple(related),
-        )

@@ -8,10 +8,11 @@ tool), ``info`` (worth knowing, cheap to improve).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-__all__ = ["Finding", "Rule", "Severity"]
+__all__ = ["Finding", "Rule", "Severity", "listed"]
 
 
 class Severity(StrEnum):
@@ -49,6 +50,25 @@ class Rule:
     severity: Severity
     summary: str
 
+    def finding(
+        self,
+        tool: str | None,
+        message: str,
+        fix: str,
+        *,
+        related: Sequence[str] = (),
+        severity: Severity | None = None,
+    ) -> Finding:
+        """A finding of this rule (at its severity unless ``severity`` is given)."""
+        return Finding(
+            rule=self.id,
+            severity=severity or self.severity,
+            tool=tool,
+            message=message,
+            fix=fix,
+            related=tuple(related),
+        )
+
 
 @dataclass(frozen=True, kw_only=True)
 class Finding:
@@ -70,3 +90,9 @@ class Finding:
     message: str
     fix: str
     related: tuple[str, ...] = ()
+
+
+def listed(names: Sequence[str], limit: int) -> str:
+    """The first ``limit`` of ``names``, comma-separated, with how many more there are."""
+    more = len(names) - limit
+    return ", ".join(names[:limit]) + (f" (+{more} more)" if more > 0 else "")

@@ -78,9 +78,7 @@ def lint(
     for rules, check in CHECKS:
         if any(config.is_enabled(rule.id) for rule in rules):
             findings.extend(f for f in check(ctx) if not config.is_disabled_for(f.rule, f.tool))
-    positions: dict[str, int] = {}
-    for position, target in enumerate(targets):
-        positions.setdefault(target.name, position)
+    positions = {target.name: position for position, target in enumerate(ctx.unique)}
     findings.sort(
         key=lambda f: (
             -f.severity.level,

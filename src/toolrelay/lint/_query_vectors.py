@@ -11,7 +11,8 @@ unprimed queries go to the wrapped embedder (and are remembered).
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +26,7 @@ __all__ = ["BatchedQueryEmbedder"]
 logger = logging.getLogger(__name__)
 
 _BATCH = 256
+_T = TypeVar("_T")
 
 
 class BatchedQueryEmbedder:
@@ -81,21 +83,19 @@ class BatchedQueryEmbedder:
         return np.stack([self._vectors[t] for t in texts])
 
     def _cached(self, keys: list[str]) -> dict[str, npt.NDArray[np.float32]]:
+        return self._with_cache(lambda cache: cache.get_many(keys)) or {}
+
+    def _store(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
+        model_id = self.model_id or ""
+        self._with_cache(lambda cache: cache.put_many(model_id, vectors))
+
+    def _with_cache(self, use: Callable[[EmbeddingCache], _T]) -> _T | None:
         if self.cache is None:
-            return {}
+            return None
         try:
-            return self.cache.get_many(keys)
+            return use(self.cache)
         except ConfigurationError as exc:
             # A broken cache makes linting slower; it must not stop it.
             logger.warning("embedding cache not used: %s", exc)
             self.cache = None
-            return {}
-
-    def _store(self, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
-        if self.cache is None or self.model_id is None:
-            return
-        try:
-            self.cache.put_many(self.model_id, vectors)
-        except ConfigurationError as exc:
-            logger.warning("embedding cache not used: %s", exc)
-            self.cache = None
+            return None

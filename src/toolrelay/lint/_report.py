@@ -8,7 +8,7 @@ first), then catalog findings, then by the tool's place in the catalog and the r
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from toolrelay._plural import plural
@@ -174,14 +174,7 @@ class LintReport:
             "summary": {s.value: self.count(s) for s in Severity},
             "rules": self.counts_by_rule(),
             "findings": [
-                {
-                    "rule": f.rule,
-                    "severity": f.severity.value,
-                    "tool": f.tool,
-                    "message": f.message,
-                    "fix": f.fix,
-                    "related": list(f.related),
-                }
+                asdict(f) | {"severity": f.severity.value, "related": list(f.related)}
                 for f in self.findings
             ],
             "cost": {
@@ -206,10 +199,7 @@ def _retrieval_json(retrieval: RetrievalSummary) -> dict[str, Any]:
             "name": round(retrieval.found_within(retrieval.top_k, by="name"), 4),
         },
         "clusters": [list(c) for c in retrieval.clusters],
-        "least_retrievable": [
-            {"name": t.name, "description_rank": t.description_rank, "name_rank": t.name_rank}
-            for t in retrieval.least_retrievable()
-        ],
+        "least_retrievable": [asdict(t) for t in retrieval.least_retrievable()],
         "tools": {
             t.name: {"description_rank": t.description_rank, "name_rank": t.name_rank}
             for t in retrieval.tools

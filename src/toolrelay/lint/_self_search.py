@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search._base import IndexProgress
-from toolrelay.search._scoring import ScoringToolIndex
+from toolrelay.search._scoring import ScoringToolIndex, best_positions
 from toolrelay.tools._base import ToolDefinition
 from toolrelay.tools._names import split_name_words
 
@@ -166,24 +166,13 @@ def _scores(index: ScoringToolIndex, query: str, size: int) -> npt.NDArray[np.fl
 
 def _rank_and_top(scores: npt.NDArray[np.float32], own: int) -> tuple[int | None, tuple[int, ...]]:
     """The 1-based rank of ``own`` (``None`` unless it scores above 0) and the best matches."""
-    top = tuple(int(p) for p in _best(scores, TOP) if scores[p] > 0)
+    best = best_positions(scores, np.arange(scores.size), TOP)
+    top = tuple(int(p) for p in best if scores[p] > 0)
     mine = scores[own]
     if not mine > 0:
         return None, top
     ahead = int(np.count_nonzero(scores > mine)) + int(np.count_nonzero(scores[:own] == mine))
     return ahead + 1, top
-
-
-def _best(scores: npt.NDArray[np.float32], k: int) -> npt.NDArray[np.intp]:
-    """The ``k`` best positions, best first; equal scores keep catalog order."""
-    if scores.size > k:
-        kth = np.partition(scores, scores.size - k)[scores.size - k]
-        above = np.flatnonzero(scores > kth)
-        tied = np.flatnonzero(scores == kth)[: k - above.size]
-        chosen = np.concatenate([above, tied])
-    else:
-        chosen = np.arange(scores.size)
-    return chosen[np.lexsort((chosen, -scores[chosen]))]
 
 
 def _close(

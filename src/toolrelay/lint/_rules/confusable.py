@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from toolrelay.lint._context import LintContext
-from toolrelay.lint._findings import Finding, Rule, Severity
+from toolrelay.lint._findings import Finding, Rule, Severity, listed
 
 __all__ = ["CONFUSABLE", "RULES", "check"]
 
@@ -35,14 +35,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         members = [found.names[i] for i in cluster]
         for name in members:
             others = [n for n in members if n != name]
-            shown = ", ".join(others[:_SHOWN]) + (
-                f" (+{len(others) - _SHOWN} more)" if len(others) > _SHOWN else ""
-            )
-            yield ctx.finding(
-                CONFUSABLE,
+            yield CONFUSABLE.finding(
                 name,
-                f"confusable with {shown}: each scores within {margin:.0%} of the other for "
-                f"the other's own description ({found.search_type})",
+                f"confusable with {listed(others, _SHOWN)}: each scores within {margin:.0%} of "
+                f"the other for the other's own description ({found.search_type})",
                 "merge near-identical tools; otherwise say in each description what sets it "
                 "apart and which sibling to use instead",
                 related=others,

@@ -43,8 +43,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         seen.add(target.name)
         if size > limits.max_tool_tokens:
             share = size / sizes.total if sizes.total else 0.0
-            yield ctx.finding(
-                SCHEMA_TOO_LARGE,
+            yield SCHEMA_TOO_LARGE.finding(
                 target.name,
                 f"{size:,} tokens (limit {limits.max_tool_tokens:,}; {share:.1%} of the "
                 "catalog), paid with every request that carries it",
@@ -52,8 +51,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
                 "model does not need (titles, examples, defaults it can omit), split the tool",
             )
     if sizes.total > limits.max_catalog_tokens:
-        yield ctx.finding(
-            CATALOG_TOO_LARGE,
+        yield CATALOG_TOO_LARGE.finding(
             None,
             f"sending all {len(sizes.sizes):,} tools costs {sizes.total:,} tokens per request "
             f"(limit {limits.max_catalog_tokens:,})",

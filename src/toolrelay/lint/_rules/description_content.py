@@ -50,23 +50,20 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             continue
         name = target.name
         if not says_what(description):
-            yield ctx.finding(
-                MISSING_WHAT,
+            yield MISSING_WHAT.finding(
                 name,
                 "no verb says what the tool does",
                 "open with the action and its object, e.g. 'Returns the concerts of an "
                 "artist...' or 'Creates a support ticket...'",
             )
         if not says_when(description):
-            yield ctx.finding(
-                MISSING_WHEN,
+            yield MISSING_WHEN.finding(
                 name,
                 "nothing says when to use it",
                 "add a sentence such as 'Use when the user asks to ...'",
             )
         if not says_what_not(description):
-            yield ctx.finding(
-                MISSING_NOT,
+            yield MISSING_NOT.finding(
                 name,
                 "nothing says what it does not do",
                 "add a limit such as 'Does not change anything; to retry a refund use "

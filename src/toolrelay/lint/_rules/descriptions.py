@@ -82,25 +82,22 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         name = target.name
         description = target.definition.description.strip()
         if not description:
-            yield ctx.finding(MISSING, name, "the tool has no description", _WRITE_MORE)
+            yield MISSING.finding(name, "the tool has no description", _WRITE_MORE)
         elif repeats_name(target):
-            yield ctx.finding(
-                REPEATS_NAME,
+            yield REPEATS_NAME.finding(
                 name,
                 f"{_quote(description)} says nothing the name does not",
                 _WRITE_MORE,
             )
         elif (count := word_count(description)) < limits.min_description_words:
-            yield ctx.finding(
-                TOO_SHORT,
+            yield TOO_SHORT.finding(
                 name,
                 f"{count:g} words ({_quote(description)}); under "
                 f"{limits.min_description_words} is too few to be found by a search",
                 _WRITE_MORE,
             )
         if len(description) > limits.max_description_chars:
-            yield ctx.finding(
-                TOO_LONG,
+            yield TOO_LONG.finding(
                 name,
                 f"{len(description):,} characters (limit {limits.max_description_chars:,}): "
                 "it matches almost any query and costs tokens with every request",

@@ -44,8 +44,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         words = split_name_words(target.name)
         if words and all(w in GENERIC_WORDS or w.isdigit() for w in words):
             example = f"<service>.{target.name}"
-            yield ctx.finding(
-                GENERIC,
+            yield GENERIC.finding(
                 target.name,
                 "the name says what kind of action, not what it acts on, in a catalog of "
                 "several services",

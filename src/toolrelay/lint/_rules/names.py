@@ -59,11 +59,10 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for target in ctx.targets:
         name = target.name
         if not is_provider_safe(name):
-            yield _unsafe(ctx, name)
+            yield _unsafe(name)
         safe = provider_safe_name(name)
         if len(safe) > MAX_NAME_LENGTH:
-            yield ctx.finding(
-                TOO_LONG,
+            yield TOO_LONG.finding(
                 name,
                 f"sent as {len(safe)} characters; providers accept at most {MAX_NAME_LENGTH}",
                 "shorten it: drop filler words and repeated prefixes "
@@ -72,7 +71,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     yield from _duplicates(ctx)
 
 
-def _unsafe(ctx: LintContext, name: str) -> Finding:
+def _unsafe(name: str) -> Finding:
     bad = sorted({ch for ch in name if not is_name_character(ch)})
     empty_segment = any(not segment for segment in name.split("."))
     if bad or empty_segment or not name:
@@ -81,8 +80,7 @@ def _unsafe(ctx: LintContext, name: str) -> Finding:
             reasons.append("characters " + " ".join(repr(ch) for ch in bad))
         if empty_segment:
             reasons.append("an empty dotted segment")
-        return ctx.finding(
-            NOT_PROVIDER_SAFE,
+        return NOT_PROVIDER_SAFE.finding(
             name,
             f"providers reject it: {' and '.join(reasons) or 'it is empty'}",
             f"rename it to letters, digits, '_', '-' (and '.' between segments), "
@@ -90,16 +88,14 @@ def _unsafe(ctx: LintContext, name: str) -> Finding:
         )
     safe = provider_safe_name(name)
     if name.isascii():
-        return ctx.finding(
-            NOT_PROVIDER_SAFE,
+        return NOT_PROVIDER_SAFE.finding(
             name,
             f"sent to providers as {safe!r} (toolrelay maps it back)",
             _MAPPED_FIX,
             severity=Severity.INFO,
         )
     readable = any(ch.isascii() and ch.isalpha() for ch in name)
-    return ctx.finding(
-        NOT_PROVIDER_SAFE,
+    return NOT_PROVIDER_SAFE.finding(
         name,
         f"sent to providers as {safe!r}, its ASCII letters and a hash of the name "
         "(toolrelay maps it back); a model reads only that form",
@@ -126,8 +122,7 @@ def _duplicates(ctx: LintContext) -> Iterator[Finding]:
     for name, count in counts.items():
         if count > 1:
             times = "twice" if count == 2 else f"{count} times"
-            yield ctx.finding(
-                DUPLICATE,
+            yield DUPLICATE.finding(
                 name,
                 f"defined {times}; only the first is linted further",
                 "give each tool its own name; a catalog rejects duplicates",
@@ -139,8 +134,7 @@ def _duplicates(ctx: LintContext) -> Iterator[Finding]:
     for safe, names in groups.items():
         if len(names) > 1:
             shown = " and ".join(repr(n) for n in names)
-            yield ctx.finding(
-                DUPLICATE,
+            yield DUPLICATE.finding(
                 names[0],
                 f"{shown} are both sent to providers as {safe!r}",
                 "give each tool its own name; a catalog rejects duplicates",

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from toolrelay.lint._context import LintContext
-from toolrelay.lint._findings import Finding, Rule, Severity
+from toolrelay.lint._findings import Finding, Rule, Severity, listed
 from toolrelay.search._text import Tokenizer
 from toolrelay.tools._names import split_name_words
 
@@ -48,13 +48,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             continue
         for name in names:
             others = [n for n in names if n != name]
-            shown = ", ".join(others[:_SHOWN]) + (
-                f" (+{len(others) - _SHOWN} more)" if len(others) > _SHOWN else ""
-            )
-            yield ctx.finding(
-                NEAR_DUPLICATE,
+            yield NEAR_DUPLICATE.finding(
                 name,
-                f"hard to tell apart from {shown}",
+                f"hard to tell apart from {listed(others, _SHOWN)}",
                 "merge them into one tool, or rename each to say how it differs "
                 "(what it acts on, which version or service)",
                 related=others,

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from toolrelay.lint._context import LintContext
-from toolrelay.lint._findings import Finding, Rule, Severity
+from toolrelay.lint._findings import Finding, Rule, Severity, listed
 
 __all__ = ["RULES", "UNDOCUMENTED", "check", "undocumented_parameters"]
 
@@ -61,13 +61,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         missing, total = undocumented_parameters(target.definition.input_schema)
         if not missing:
             continue
-        shown = ", ".join(missing[:_SHOWN]) + (
-            f" (+{len(missing) - _SHOWN} more)" if len(missing) > _SHOWN else ""
-        )
-        yield ctx.finding(
-            UNDOCUMENTED,
+        yield UNDOCUMENTED.finding(
             target.name,
-            f"{len(missing)} of {total} parameters have no description: {shown}",
+            f"{len(missing)} of {total} parameters have no description: {listed(missing, _SHOWN)}",
             "describe each: what it is, its format or unit, and an example value "
             "(for @tool functions, an Args: section in the docstring)",
         )

@@ -48,8 +48,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     for i, name in enumerate(names):
         rank = found.description_ranks[i]
         if ctx.unique[i].definition.description.strip() and (rank is None or rank > top_k):
-            yield ctx.finding(
-                HARD_TO_FIND,
+            yield HARD_TO_FIND.finding(
                 name,
                 f"{_placed(rank, size)} for its own description "
                 f"({found.search_type}){_behind(found.description_top[i], i, names)}",
@@ -59,8 +58,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
             )
         rank = found.name_ranks[i]
         if rank is None or rank > top_k:
-            yield ctx.finding(
-                HARD_TO_FIND_BY_NAME,
+            yield HARD_TO_FIND_BY_NAME.finding(
                 name,
                 f"{_placed(rank, size)} for the words of its name"
                 f"{_behind(found.name_top[i], i, names)}",
@@ -81,8 +79,7 @@ def _dominating(ctx: LintContext) -> Iterator[Finding]:
         share = count / others
         if count >= limits.dominance_min and share >= limits.dominance_share:
             length = len(ctx.unique[i].definition.description)
-            yield ctx.finding(
-                DOMINATES,
+            yield DOMINATES.finding(
                 found.names[i],
                 f"in the top 3 for {count:,} of {others:,} other tools' descriptions "
                 f"({share:.0%}; its own is {length:,} characters)",

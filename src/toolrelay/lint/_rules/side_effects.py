@@ -62,8 +62,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         name = target.name
         meta = target.metadata
         if meta is not None and meta.destructive and not meta.requires_approval:
-            yield ctx.finding(
-                DESTRUCTIVE_WITHOUT_APPROVAL,
+            yield DESTRUCTIVE_WITHOUT_APPROVAL.finding(
                 name,
                 "destructive, yet the model alone decides to run it",
                 'set requires_approval=True (JSON: _meta {"toolrelay/requires_approval": true})',
@@ -73,8 +72,7 @@ def check(ctx: LintContext) -> Iterator[Finding]:
         verb = mutating_verb(target)
         if verb is None:
             continue
-        yield ctx.finding(
-            UNMARKED,
+        yield UNMARKED.finding(
             name,
             f"{verb!r} says it changes something, but no side effects are declared",
             "declare it: destructive=True (and requires_approval=True) if irreversible, "
