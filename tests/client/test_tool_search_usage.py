@@ -162,3 +162,25 @@ def test_the_advisor_reads_its_usage_options() -> None:
     assert advisor.usage_log is log
     assert advisor.shared_usage is False
     assert EMAIL in {t.definition.name for t in advisor.catalog}
+
+
+class KeywordsOnly:
+    """A ToolIndex of the user's own that knows nothing of history."""
+
+    search_type = "own"
+    fingerprint = None
+
+    def index(self, definitions: object) -> bool:
+        return False
+
+    def search(self, request: object) -> object:
+        raise AssertionError("never searched")
+
+    def clear(self) -> None:
+        pass
+
+
+def test_a_usage_log_with_an_index_that_ignores_history_is_refused_at_build_time() -> None:
+    with pytest.raises(ConfigurationError, match="KeywordsOnly does not"):
+        bm25_advisor(tools_from(Desk()), index=KeywordsOnly(), usage_log=InMemoryUsageLog())
+    bm25_advisor(tools_from(Desk()), index=KeywordsOnly())  # without a log it is fine

@@ -14,8 +14,10 @@ from toolrelay.gateway import (
     SearchSettings,
     ToolPolicy,
     load_gateway_config,
+    open_gateway,
     parse_gateway_config,
 )
+from toolrelay.search import SQLiteUsageLog
 from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
 
 from ._helpers import demo_server_table
@@ -253,3 +255,24 @@ def test_invalid_side_effect_settings(tmp_path: Path, text: str, message: str) -
     # From a file, the same reason, naming the file.
     with pytest.raises(LoadError, match=message):
         load_gateway_config(write(tmp_path, text))
+
+
+async def test_a_usage_log_file_is_read_beside_the_config_and_opened_as_sqlite(
+    tmp_path: Path,
+) -> None:
+    text = '[search]\nindex = "bm25"\nusage_log = "state/usage.sqlite"\nshared_usage = true\n'
+    modules = '[[modules]]\nmodule = "examples.quickstart"\n'
+    config = load_gateway_config(write(tmp_path, text + modules))
+    assert config.search.usage_log == str(tmp_path / "state/usage.sqlite")
+    assert config.search.shared_usage is True
+    async with open_gateway(config) as gateway:
+        assert isinstance(gateway.usage_log, SQLiteUsageLog)
+        assert gateway.shared_usage is True
+    assert (tmp_path / "state/usage.sqlite").is_file()
+
+
+def test_shared_usage_without_a_usage_log_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(LoadError, match="shared_usage needs a usage_log"):
+        load_gateway_config(
+            write(tmp_path, "[search]\nshared_usage = true\n" + demo_server_table())
+        )

@@ -62,3 +62,10 @@ async def test_searches_rank_with_the_callers_tenants_history_only() -> None:
 def test_shared_usage_without_a_log_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="needs a usage_log"):
         ToolGateway(catalog(), index=BM25ToolIndex(), shared_usage=True)
+
+
+def test_a_usage_log_with_an_index_that_ignores_history_is_refused() -> None:
+    from tests.client.test_tool_search_usage import KeywordsOnly
+
+    with pytest.raises(ConfigurationError, match="ranks with history"):
+        ToolGateway(catalog(), index=KeywordsOnly(), usage_log=InMemoryUsageLog())  # type: ignore[arg-type]

@@ -88,7 +88,12 @@ from toolrelay.toolsearch._access import (
     calls_to_run,
     visibility_interceptor,
 )
-from toolrelay.toolsearch._learning import UsageRecorder, read_history, usage_scope
+from toolrelay.toolsearch._learning import (
+    UsageRecorder,
+    check_usage_options,
+    read_history,
+    usage_scope,
+)
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
     ToolSearcher,
@@ -143,7 +148,9 @@ class ToolSearch:
             context's ``tenant_id``); only for tenants that may learn from each other.
 
     Raises:
-        ConfigurationError: An option is out of range. Per turn: the conversation key is
+        ConfigurationError: An option is out of range, or the usage options cannot be
+            honoured (``shared_usage`` without a log; a log with an index that does not rank
+            with history, such as the PostgreSQL one). Per turn: the conversation key is
             missing, an always-on name is not in the catalog, or another tool is called
             ``tool_search``.
     """
@@ -170,8 +177,6 @@ class ToolSearch:
         shared_usage: bool = False,
     ) -> None:
         check_search_options(max_results, min_relative_score)
-        if shared_usage and usage_log is None:
-            raise ConfigurationError("shared_usage=True needs a usage_log to share")
         self.usage_log = usage_log
         self.shared_usage = shared_usage
         self.catalog = (
@@ -182,6 +187,7 @@ class ToolSearch:
             from toolrelay.search._factory import default_index
 
             index = default_index()
+        check_usage_options(index, usage_log, shared_usage)
         self.index = index
         self.session_store = session_store if session_store is not None else InMemorySessionStore()
         self.always_on = tuple(always_on)

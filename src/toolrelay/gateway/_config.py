@@ -101,6 +101,9 @@ class SearchSettings:
         language: The language of what clients read besides the catalog (the two tools'
             texts, the "not available" answer, the default instructions): ``"auto"`` (the
             catalog's language, see :class:`~toolrelay.gateway.GatewayTexts`), ``"en"`` or ``"zh"``.
+        usage_log: A SQLite file of past searches that led to successful calls, which
+            searches rank with (absolute once loaded from a file); ``None``: none.
+        shared_usage: One usage history for every tenant instead of one per tenant.
     """
 
     index: str = "auto"
@@ -108,8 +111,12 @@ class SearchSettings:
     min_score: float | None = None
     min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE
     language: SearchLanguage = "auto"
+    usage_log: str | None = None
+    shared_usage: bool = False
 
     def __post_init__(self) -> None:
+        if self.shared_usage and self.usage_log is None:
+            raise ConfigurationError("[search] shared_usage needs a usage_log file to share")
         if self.index not in INDEX_KINDS:
             raise ConfigurationError(
                 f"unknown index {self.index!r}; choose one of {', '.join(INDEX_KINDS)}"
@@ -204,7 +211,20 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
     gateway = _table(data, "gateway")
     _only(gateway, "gateway", ("name", "instructions", "timeout"))
     search = _table(data, "search")
-    _only(search, "search", ("index", "max_results", "min_score", "min_relative_score", "language"))
+    _only(
+        search,
+        "search",
+        (
+            "index",
+            "max_results",
+            "min_score",
+            "min_relative_score",
+            "language",
+            "usage_log",
+            "shared_usage",
+        ),
+    )
+    usage_log = _text(search, "usage_log", "search")
     servers = [
         McpServerConfig.from_mapping(entry, base_dir=base_dir) for entry in _tables(data, "servers")
     ]
@@ -227,6 +247,8 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
             min_score=None if min_score is None else _number(min_score, "[search] min_score"),
             min_relative_score=_number(relative, "[search] min_relative_score"),
             language=cast(SearchLanguage, _text(search, "language", "search") or "auto"),
+            usage_log=None if usage_log is None else str(Path(base_dir) / usage_log),
+            shared_usage=_flag(search, "shared_usage", "search", default=False),
         ),
         context=_table(data, "context"),
         tools=tuple(policies),

@@ -85,7 +85,12 @@ from toolrelay.toolsearch._access import (
     ToolFilter,
     unavailable_text,
 )
-from toolrelay.toolsearch._learning import UsageRecorder, read_history, usage_scope
+from toolrelay.toolsearch._learning import (
+    UsageRecorder,
+    check_usage_options,
+    read_history,
+    usage_scope,
+)
 from toolrelay.toolsearch._search_tool import check_search_options
 from toolrelay.toolsearch._texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
 
@@ -192,7 +197,8 @@ class ToolGateway:
 
     Raises:
         ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range,
-            ``language`` is unknown, or ``shared_usage`` is set without a ``usage_log``.
+            ``language`` is unknown, or the usage options cannot be honoured (``shared_usage``
+            without a ``usage_log``, or a log with an index that does not rank with history).
     """
 
     def __init__(
@@ -214,8 +220,6 @@ class ToolGateway:
         shared_usage: bool = False,
     ) -> None:
         check_search_options(max_results, min_relative_score)
-        if shared_usage and usage_log is None:
-            raise ConfigurationError("shared_usage=True needs a usage_log to share")
         self.usage_log = usage_log
         self.shared_usage = shared_usage
         # What each caller's recent searches found, for recording their calls (bounded).
@@ -226,6 +230,7 @@ class ToolGateway:
 
             index = lexical_index()
         self.index = index
+        check_usage_options(index, usage_log, shared_usage)
         self.tool_filter = tool_filter
         self.authorize = authorize
         self.max_results = max_results

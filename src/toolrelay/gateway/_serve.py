@@ -41,6 +41,7 @@ from toolrelay.gateway._texts import ENGLISH
 from toolrelay.mcp._server import run_stdio, tools_server
 from toolrelay.mcp._toolset import McpToolset
 from toolrelay.search._base import ToolIndex
+from toolrelay.search._usage import SQLiteUsageLog
 from toolrelay.tools import ToolCatalog
 from toolrelay.toolsearch._access import Authorizer, ToolFilter
 
@@ -142,6 +143,10 @@ async def open_gateway(
             guards=guards,
             language=config.search.language,
             policies=config.tools,
+            usage_log=None
+            if config.search.usage_log is None
+            else SQLiteUsageLog(config.search.usage_log),
+            shared_usage=config.search.shared_usage,
         )
         await gateway.check_policies()
         yield gateway

@@ -12,12 +12,32 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallStatus
+from toolrelay.search._base import ToolIndex
 from toolrelay.search._history import QueryHistory
 from toolrelay.search._usage import UsageEntry, UsageLog
 from toolrelay.tools import ToolContext
 
-__all__ = ["UsageRecorder", "read_history", "usage_scope"]
+__all__ = ["UsageRecorder", "check_usage_options", "read_history", "usage_scope"]
+
+
+def check_usage_options(index: ToolIndex, usage_log: UsageLog | None, shared: bool) -> None:
+    """Refuse usage options that cannot be honoured.
+
+    Raises:
+        ConfigurationError: ``shared`` without a log, or a log with an index that does not
+            rank with history (one without ``history_weight``, such as the PostgreSQL index),
+            whose searches would otherwise ignore it.
+    """
+    if shared and usage_log is None:
+        raise ConfigurationError("shared_usage=True needs a usage_log to share")
+    if usage_log is not None and getattr(index, "history_weight", None) is None:
+        raise ConfigurationError(
+            f"a usage_log needs an index that ranks with history, and {type(index).__name__} "
+            "does not; use an in-process index (default_index(), BM25ToolIndex, "
+            "HybridToolIndex) or no usage_log"
+        )
 
 
 def usage_scope(context: ToolContext, *, shared: bool) -> str:
