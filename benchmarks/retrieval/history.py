@@ -282,9 +282,10 @@ def markdown(results: dict[str, Any]) -> str:
             f"{n['wall_p50_ms']:.1f} / {n['wall_p99_ms']:.1f} ms without history, "
             f"{w['wall_p50_ms']:.1f} / {w['wall_p99_ms']:.1f} ms with a "
             f"{speed_row['log_entries']:,}-entry log (CPU p99 {n['cpu_p99_ms']:.1f} / "
-            f"{w['cpu_p99_ms']:.1f} ms); the first search with a new log builds its history "
-            f"in {speed_row['first_search_with_new_log_s']:.1f} s (its queries embedded once "
-            "and cached)."
+            f"{w['cpu_p99_ms']:.1f} ms): what the log adds is a keyword pass over its past "
+            "queries; the rest, and the tail, is the query's embedding (see Retrieval speed). "
+            "The first search with a new log builds its postings in "
+            f"{speed_row['first_search_with_new_log_s']:.1f} s, once per log content."
         )
     return text + f"\n\nMeasured {results['date']} by `python benchmarks/retrieval/history.py`."
 

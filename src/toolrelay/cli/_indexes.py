@@ -93,6 +93,12 @@ class IndexWrapper:
     def fingerprint(self) -> str | None:
         return self.inner.fingerprint
 
+    @property
+    def history_weight(self) -> float | None:
+        """The inner index's, so tool search knows whether it ranks with usage history."""
+        weight: float | None = getattr(self.inner, "history_weight", None)
+        return weight
+
     def index(self, definitions: Sequence[ToolDefinition]) -> bool:
         return self.inner.index(definitions)
 
