@@ -28,6 +28,7 @@ index sees it.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -157,6 +158,17 @@ def search_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
         },
         "required": ["query"],
     }
+
+
+@functools.lru_cache(maxsize=64)
+def _search_definition(description: str, parameters: tuple[tuple[str, str], ...]) -> ToolDefinition:
+    # Built once per texts: a turn asks for it, and definitions are immutable.
+    definition = ToolDefinition(
+        name=TOOL_SEARCH_NAME,
+        description=description,
+        input_schema=search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS),
+    )
+    return replace_texts(definition, parameters=dict(parameters)) if parameters else definition
 
 
 def search_answer(response: SearchResponse, shown: frozenset[str] = frozenset()) -> str:
@@ -331,13 +343,8 @@ class ToolSearcher:
             ToolDefinitionError: ``parameters`` names a parameter the tool does not have.
         """
         if definition is None:
-            definition = ToolDefinition(
-                name=TOOL_SEARCH_NAME,
-                description=description,
-                input_schema=search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS),
-            )
-            if parameters:
-                definition = replace_texts(definition, parameters=parameters)
+            texts = tuple(sorted((parameters or {}).items()))
+            definition = _search_definition(description, texts)
         function = self.tool_search
         if call_id is not None:
             key = call_id
