@@ -210,3 +210,25 @@ def test_a_hit_says_what_history_added_and_which_past_query(index: ScoringToolIn
     assert 0 < top.history_score <= top.score
     plain = index.search(SearchRequest(query=words))
     assert all(h.history_score == 0.0 and h.history_query is None for h in plain.hits)
+
+
+def test_a_changed_log_cuts_only_its_new_queries_into_terms() -> None:
+    index = BM25ToolIndex()
+    index.index(CATALOG)
+    cut: list[str] = []
+    tokenizer = index._past_terms.tokenizer
+
+    class Counting:
+        def terms(self, text: str) -> list[str]:
+            cut.append(text)
+            return tokenizer.terms(text)
+
+    index._past_terms.tokenizer = Counting()  # type: ignore[assignment]
+    pairs = [(f"refund order number {i}", "refund.issueRefund") for i in range(50)]
+    index.search(SearchRequest(query="refund", history=history(*pairs)))
+    assert len(cut) == 50 + 1  # every past query, and the query
+    cut.clear()
+    grown = history(*pairs, ("where is my parcel", "shop_search_orders"))
+    found = index.search(SearchRequest(query="parcel", history=grown))
+    assert cut == ["where is my parcel", "parcel"]
+    assert found.hits[0].name == "shop_search_orders"

@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search._bm25 import history_keyword_similarity
+from toolrelay.search._bm25 import QueryTerms, history_keyword_similarity
 from toolrelay.search._cjk import CJK_RUN, cjk_keywords
 from toolrelay.search._documents import ToolText
 from toolrelay.search._history import DEFAULT_HISTORY_WEIGHT, HistoryEvidence
@@ -218,7 +218,7 @@ class _Texts:
     size: int
 
 
-_HISTORY_TOKENIZER = Tokenizer()
+_HISTORY_TERMS = QueryTerms(Tokenizer())
 
 
 class RegexToolIndex(ScoringToolIndex):
@@ -258,7 +258,7 @@ class RegexToolIndex(ScoringToolIndex):
         self, evidence: HistoryEvidence, query: str, permitted: Mask | None
     ) -> npt.NDArray[np.float32]:
         """Keyword similarity of each past query (as :class:`~toolrelay.search.BM25ToolIndex`)."""
-        return history_keyword_similarity(evidence, _HISTORY_TOKENIZER, query, permitted)
+        return history_keyword_similarity(evidence, _HISTORY_TERMS, query, permitted)
 
     def _build(self, definitions: Sequence[ToolDefinition], texts: Sequence[ToolText]) -> Any:
         return _Texts(
