@@ -20,7 +20,7 @@ from tests.client.test_tool_search import (
 )
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.prompt import Prompt
-from toolrelay.search import InMemoryUsageLog, UsageEntry
+from toolrelay.search import BM25ToolIndex, InMemoryUsageLog, UsageEntry
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import Tool, ToolContext, tool, tools_from
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
@@ -184,3 +184,12 @@ def test_a_usage_log_with_an_index_that_ignores_history_is_refused_at_build_time
     with pytest.raises(ConfigurationError, match="KeywordsOnly does not"):
         bm25_advisor(tools_from(Desk()), index=KeywordsOnly(), usage_log=InMemoryUsageLog())
     bm25_advisor(tools_from(Desk()), index=KeywordsOnly())  # without a log it is fine
+
+
+def test_a_usage_log_with_a_history_weight_of_zero_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="BM25ToolIndex does not"):
+        bm25_advisor(
+            tools_from(Desk()),
+            index=BM25ToolIndex(history_weight=0.0),
+            usage_log=InMemoryUsageLog(),
+        )

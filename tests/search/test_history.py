@@ -232,3 +232,20 @@ def test_a_changed_log_cuts_only_its_new_queries_into_terms() -> None:
     found = index.search(SearchRequest(query="parcel", history=grown))
     assert cut == ["where is my parcel", "parcel"]
     assert found.hits[0].name == "shop_search_orders"
+
+
+def test_an_index_ranks_history_when_it_compares_past_queries_and_weighs_them() -> None:
+    for make in INDEXES.values():
+        assert make().ranks_history
+    assert not BM25ToolIndex(history_weight=0.0).ranks_history
+
+    class OwnScores(ScoringToolIndex):
+        """A scoring index of one's own that says nothing about past queries."""
+
+        def _build(self, definitions: object, texts: object) -> object:
+            return None
+
+        def _score(self, payload: object, query: str, permitted: object) -> object:
+            raise AssertionError
+
+    assert not OwnScores().ranks_history

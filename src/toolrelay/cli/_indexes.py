@@ -94,10 +94,9 @@ class IndexWrapper:
         return self.inner.fingerprint
 
     @property
-    def history_weight(self) -> float | None:
+    def ranks_history(self) -> bool:
         """The inner index's, so tool search knows whether it ranks with usage history."""
-        weight: float | None = getattr(self.inner, "history_weight", None)
-        return weight
+        return bool(getattr(self.inner, "ranks_history", False))
 
     def index(self, definitions: Sequence[ToolDefinition]) -> bool:
         return self.inner.index(definitions)

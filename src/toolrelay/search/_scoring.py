@@ -266,6 +266,16 @@ class ScoringToolIndex(ABC):
         the others are ignored. The array is the caller's to modify.
         """
 
+    @property
+    def ranks_history(self) -> bool:
+        """Whether searches rank with ``SearchRequest.history``.
+
+        True when the index says how past queries compare (it overrides
+        :meth:`history_similarity`) and its ``history_weight`` is above 0.
+        """
+        own = type(self).history_similarity is not ScoringToolIndex.history_similarity
+        return own and self.history_weight > 0
+
     def history_similarity(
         self, evidence: HistoryEvidence, query: str, permitted: Mask | None
     ) -> npt.NDArray[np.float32]:

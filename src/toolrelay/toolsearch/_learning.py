@@ -27,12 +27,12 @@ def check_usage_options(index: ToolIndex, usage_log: UsageLog | None, shared: bo
 
     Raises:
         ConfigurationError: ``shared`` without a log, or a log with an index that does not
-            rank with history (one without ``history_weight``, such as the PostgreSQL index),
-            whose searches would otherwise ignore it.
+            rank with history (its ``ranks_history`` is not true: the PostgreSQL index, an
+            index of your own, a ``history_weight`` of 0), whose searches would ignore it.
     """
     if shared and usage_log is None:
         raise ConfigurationError("shared_usage=True needs a usage_log to share")
-    if usage_log is not None and getattr(index, "history_weight", None) is None:
+    if usage_log is not None and not getattr(index, "ranks_history", False):
         raise ConfigurationError(
             f"a usage_log needs an index that ranks with history, and {type(index).__name__} "
             "does not; use an in-process index (default_index(), BM25ToolIndex, "
