@@ -104,20 +104,41 @@ def bare_loop() -> Run:
     return run
 
 
-def toolrelay_agent() -> tuple[Run, Callable[[], None]]:
-    from toolrelay.client import ChatClient
-    from toolrelay.messages import ChatResponse, ToolCall, ToolResponseMessage
-    from toolrelay.prompt import Prompt
-    from toolrelay.testing import FunctionModel, text_response, tool_call_response
-    from toolrelay.tools import tool
+def toolrelay_steps() -> Callable[[int], Any]:
+    """toolrelay's model response after ``done`` values: the next ``get_value`` call, or the
+    answer (the imports done once, outside the measured loop)."""
+    from toolrelay.messages import ToolCall
+    from toolrelay.testing import text_response, tool_call_response
 
-    def decide(prompt: Prompt) -> ChatResponse:
-        done = sum(isinstance(m, ToolResponseMessage) for m in prompt.messages)
+    def step(done: int) -> Any:
         key = next_key(done)
         if key is None:
             return text_response(answer_text())
-        call = ToolCall(id=f"call_{done + 1}", name="get_value", arguments=json.dumps({"key": key}))
-        return tool_call_response(call)
+        arguments = json.dumps({"key": key})
+        return tool_call_response(
+            ToolCall(id=f"call_{done + 1}", name="get_value", arguments=arguments)
+        )
+
+    return step
+
+
+def forget_prompts(model: Any) -> None:
+    """The test model records every prompt; forget them between batches."""
+    model.prompts.clear()
+    model.tool_definitions.clear()
+
+
+def toolrelay_agent() -> tuple[Run, Callable[[], None]]:
+    from toolrelay.client import ChatClient
+    from toolrelay.messages import ChatResponse, ToolResponseMessage
+    from toolrelay.prompt import Prompt
+    from toolrelay.testing import FunctionModel
+    from toolrelay.tools import tool
+
+    step = toolrelay_steps()
+
+    def decide(prompt: Prompt) -> ChatResponse:
+        return step(sum(isinstance(m, ToolResponseMessage) for m in prompt.messages))
 
     model = FunctionModel(decide)
     client = ChatClient.builder(model).default_tools(tool(get_value)).build()
@@ -127,12 +148,7 @@ def toolrelay_agent() -> tuple[Run, Callable[[], None]]:
         assert content == answer_text()
         return content
 
-    def reset() -> None:
-        # The test model records every prompt; forget them between batches.
-        model.prompts.clear()
-        model.tool_definitions.clear()
-
-    return run, reset
+    return run, lambda: forget_prompts(model)
 
 
 SEARCH_ROUNDS = ROUNDS + 1  # the search, four tool rounds, the answer
@@ -143,7 +159,7 @@ def toolrelay_search_agent() -> tuple[Run, Callable[[], None]]:
     from toolrelay.messages import ChatResponse, ToolCall, ToolResponseMessage
     from toolrelay.prompt import Prompt
     from toolrelay.search import BM25ToolIndex
-    from toolrelay.testing import FunctionModel, text_response, tool_call_response
+    from toolrelay.testing import FunctionModel, tool_call_response
     from toolrelay.tools import Tool, tool
 
     def filler(i: int) -> Tool:
@@ -159,6 +175,7 @@ def toolrelay_search_agent() -> tuple[Run, Callable[[], None]]:
         return tool(name=f"service{i}.operation", description=description)(other)
 
     catalog = [tool(get_value), *(filler(i) for i in range(49))]
+    step = toolrelay_steps()
 
     def decide(prompt: Prompt) -> ChatResponse:
         responses = [m for m in prompt.messages if isinstance(m, ToolResponseMessage)]
@@ -167,12 +184,8 @@ def toolrelay_search_agent() -> tuple[Run, Callable[[], None]]:
                 id="call_0", name="tool_search", arguments='{"query":"value of a key"}'
             )
             return tool_call_response(search)
-        done = len(responses) - 1
-        key = next_key(done)
-        if key is None:
-            return text_response(answer_text())
-        call = ToolCall(id=f"call_{done + 1}", name="get_value", arguments=json.dumps({"key": key}))
-        return tool_call_response(call)
+        result: ChatResponse = step(len(responses) - 1)  # the search's answer aside
+        return result
 
     model = FunctionModel(decide)
     advisor = ToolSearchAdvisor(catalog, index=BM25ToolIndex())
@@ -186,11 +199,7 @@ def toolrelay_search_agent() -> tuple[Run, Callable[[], None]]:
         assert content == answer_text()
         return content
 
-    def reset() -> None:
-        model.prompts.clear()
-        model.tool_definitions.clear()
-
-    return run, reset
+    return run, lambda: forget_prompts(model)
 
 
 def pydantic_ai_agent() -> Run:
