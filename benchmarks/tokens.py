@@ -22,7 +22,8 @@ Every request the model receives is serialised in the OpenAI Chat Completions wi
 ``messages`` array; the total is the whole body. Completion tokens are not counted: every
 answer of the model comes back as part of the next request. Every tool a search returns is
 shown from the next request on, so the tool search runs are repeated with one setting
-changed at a time: ``max_results`` of 3, 2 and 1 (default 5), ``min_relative_score`` of
+changed at a time: ``max_results`` of 3, 2 and 1 (default 5), ``retention`` of ``"all"`` and
+``"last_search"`` (default ``"used"``), ``min_relative_score`` of
 ``None`` (off), 0.4 and 0.6 (default 0.5).
 
 Scenarios:
@@ -553,12 +554,14 @@ MODES = (
 DEFAULTS: Mapping[str, Any] = {
     "max_results": DEFAULT_MAX_RESULTS,
     "min_relative_score": DEFAULT_MIN_RELATIVE_SCORE,
+    "retention": "used",
 }
 """The ``ToolSearchAdvisor`` defaults of the settings the variants change."""
 
 VARIANTS: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("max_results", (5, 3, 2, 1)),
     ("min_relative_score", (None, 0.4, 0.5, 0.6)),
+    ("retention", ("used", "all", "last_search")),
 )
 """Settings tried one at a time (in table order; the default's runs are the main ones)."""
 
@@ -737,7 +740,13 @@ def variants_table(results: Sequence[Mapping[str, Any]], setting: str) -> list[s
                 run = by_mode[label]
                 cell = f"{run['saved_percent']:.2f}% ({run['retrieval_misses']})"
                 cells.append(cell if run["same_decisions"] else cell + " ✗")
-            shown = "`None` (off)" if value is None else str(value)
+            shown = (
+                "`None` (off)"
+                if value is None
+                else f'`"{value}"`'
+                if isinstance(value, str)
+                else str(value)
+            )
             if value == DEFAULTS[setting]:
                 shown += " (default)"
             lines.append(f"| {scenario['title']} | {shown} | {' | '.join(cells)} |")
@@ -833,12 +842,15 @@ def _mode(scenario: Mapping[str, Any], label: str) -> Mapping[str, Any]:
 
 
 VARIANTS_TEXT = (
-    "Every tool a search returns is shown in full from the next request on, so two settings "
+    "Every tool a search returns is shown in full from the next request on, so three settings "
     "of `ToolSearchAdvisor` decide how many definitions travel with every later request: "
-    "`max_results` (hits per search, 5 by default) and `min_relative_score` (hits scoring "
+    "`max_results` (hits per search, 5 by default), `min_relative_score` (hits scoring "
     "under this fraction of the best hit's score are left out; 0.5 by default, `None` turns "
-    "it off). Savings with one of them changed and the other at its default (misses as "
-    "above; ✗ = the run called other tools than the all-tools run):"
+    'it off) and `retention` (`"used"` by default: a search retires the tools earlier '
+    "searches found that the model passed over in a round of calls, and keeps those it "
+    'called; `"all"` keeps every tool found; `"last_search"` only what the last round of '
+    "searches found). Savings with one of them changed and the others at their defaults "
+    "(misses as above; ✗ = the run called other tools than the all-tools run):"
 )
 
 

@@ -24,6 +24,7 @@ from toolrelay.toolsearch import (
     InMemorySessionStore,
     ToolSearchReport,
 )
+from toolrelay.toolsearch._sessions import used_key
 
 REFUND, INVOICE, EMAIL, FORECAST = (
     "billing.refund_payment",
@@ -250,8 +251,8 @@ async def test_answers_leave_out_tools_already_shown_unless_best(desk: Desk) -> 
     assert shown(model)[3] == [TOOL_SEARCH_NAME, FORECAST, REFUND, INVOICE, EMAIL]
 
 
-async def test_last_search_only_keeps_just_the_latest_results(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), last_search_only=True)
+async def test_retention_last_search_keeps_just_the_latest_results(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), retention="last_search")
     model = ScriptedModel(
         [
             search("refund payment", max_results=1),
@@ -270,8 +271,8 @@ async def test_last_search_only_keeps_just_the_latest_results(desk: Desk) -> Non
     assert await advisor.session_store.get("c1") == ()
 
 
-async def test_last_search_only_keeps_every_search_of_the_last_round(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), last_search_only=True)
+async def test_retention_last_search_keeps_every_search_of_the_last_round(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), retention="last_search")
     parallel = tool_call_response(
         (TOOL_SEARCH_NAME, {"query": "refund payment", "max_results": 1}),
         (TOOL_SEARCH_NAME, {"query": "weather forecast", "max_results": 1}),
@@ -281,6 +282,95 @@ async def test_last_search_only_keeps_every_search_of_the_last_round(desk: Desk)
     assert shown(model)[1] == [TOOL_SEARCH_NAME, EMAIL]
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND, FORECAST]
     assert await advisor.session_store.get("c1") == (REFUND, FORECAST)
+
+
+async def test_a_search_retires_the_found_tools_the_model_passed_over(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    model = ScriptedModel(
+        [
+            search("refund payment invoice", max_results=2),
+            call_found(payment_id="p1"),
+            search("weather forecast", max_results=1),
+            "done",
+        ]
+    )
+    response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert shown(model)[1] == [TOOL_SEARCH_NAME, REFUND, INVOICE]
+    assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND, INVOICE]  # no search since the call
+    # The invoice was shown through a round of calls that did not use it: the next search
+    # retires it; the refund, called, stays.
+    assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND, FORECAST]
+    assert await advisor.session_store.get("c1") == (REFUND, FORECAST)
+    assert await advisor.session_store.get(used_key("c1")) == (REFUND,)
+    report = response.tool_search
+    assert report is not None
+    assert report.discovered == (REFUND, FORECAST)
+
+
+async def test_searches_before_any_call_retire_nothing(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    model = ScriptedModel(
+        [
+            search("refund payment", max_results=1),
+            search("weather forecast", max_results=1),
+            search("send email", max_results=1),
+            "done",
+        ]
+    )
+    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND, FORECAST, EMAIL]
+
+
+async def test_a_new_turn_keeps_earlier_discoveries_until_it_has_called_tools(
+    desk: Desk,
+) -> None:
+    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    first = ScriptedModel([search("weather forecast", max_results=1), "done"])
+    await client_for(first, advisor).prompt("go").conversation("c1").acall()
+    second = ScriptedModel(
+        [
+            search("refund payment", max_results=1),
+            call_found(payment_id="p1"),
+            search("send email", max_results=1),
+            "done",
+        ]
+    )
+    await client_for(second, advisor).prompt("again").conversation("c1").acall()
+    # The forecast survives the turn's first search (no call round had passed it over), and
+    # the search after the refund's call retires it.
+    assert shown(second)[1] == [TOOL_SEARCH_NAME, FORECAST, REFUND]
+    assert shown(second)[3] == [TOOL_SEARCH_NAME, REFUND, EMAIL]
+    third = ScriptedModel([search("weather forecast", max_results=1), "done"])
+    await client_for(third, advisor).prompt("more").conversation("c1").acall()
+    assert shown(third)[1] == [TOOL_SEARCH_NAME, REFUND, EMAIL, FORECAST]
+
+
+async def test_retention_all_keeps_every_tool_found(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), min_relative_score=None, retention="all")
+    model = ScriptedModel(
+        [
+            search("refund payment invoice", max_results=2),
+            call_found(payment_id="p1"),
+            search("weather forecast", max_results=1),
+            "done",
+        ]
+    )
+    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND, INVOICE, FORECAST]
+    assert await advisor.session_store.get(used_key("c1")) == ()
+
+
+def test_last_search_only_is_a_deprecated_spelling_of_a_retention() -> None:
+    with pytest.warns(DeprecationWarning, match="retention"):
+        advisor = ToolSearchAdvisor([ping], index=BM25ToolIndex(), last_search_only=True)
+    assert advisor.retention == "last_search"
+    with (
+        pytest.warns(DeprecationWarning, match="retention"),
+        pytest.raises(ConfigurationError, match="not both"),
+    ):
+        ToolSearchAdvisor([ping], index=BM25ToolIndex(), retention="all", last_search_only=False)
+    with pytest.raises(ConfigurationError, match="retention must be"):
+        ToolSearchAdvisor([ping], index=BM25ToolIndex(), retention="some")  # type: ignore[arg-type]
 
 
 async def test_request_tools_are_always_shown_and_never_searched(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,7 +22,9 @@ from toolrelay.toolsearch import ENGLISH, TOOL_SEARCH_NAME, ToolSearcher
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
     DEFAULT_PARAMETER_DESCRIPTIONS,
+    INLINE_SEARCH_BELOW,
     MAX_QUERY_LENGTH,
+    SearchRunner,
     search_tool_schema,
 )
 
@@ -293,3 +296,61 @@ async def test_each_bound_search_is_kept_by_its_call_whatever_order_they_finish(
     unbound = await searcher.as_tool().call(json.dumps({"query": "invoice"}))
     assert json.loads(unbound)
     assert searcher.records == {}  # an unbound tool keeps nothing
+
+
+class ThreadNotingIndex(BM25ToolIndex):
+    """A BM25 index that notes the thread of each search and can be made slow."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        super().__init__()
+        self.delay = delay
+        self.threads: list[int] = []
+
+    def search(self, request: SearchRequest) -> SearchResponse:
+        self.threads.append(threading.get_ident())
+        if self.delay:
+            time.sleep(self.delay)
+        return super().search(request)
+
+
+async def test_a_quick_in_process_index_searches_inline_after_its_first_search() -> None:
+    index = ThreadNotingIndex()
+    index.index(DEFINITIONS)
+    runner = SearchRunner(index)
+    request = SearchRequest(query="refund payment", max_results=2)
+    first = await runner.search(request)
+    second = await runner.search(request)
+    loop_thread = threading.get_ident()
+    # The first search went to a worker thread; timed under the limit, the next ran here.
+    assert index.threads[0] != loop_thread
+    assert index.threads[1] == loop_thread
+    assert first.names == second.names == ["billing.refund_payment"]
+
+
+async def test_a_slow_search_sends_the_next_one_back_to_a_thread() -> None:
+    index = ThreadNotingIndex()
+    index.index(DEFINITIONS)
+    runner = SearchRunner(index)
+    request = SearchRequest(query="refund payment", max_results=2)
+    await runner.search(request)
+    index.delay = INLINE_SEARCH_BELOW * 4
+    await runner.search(request)  # inline, and slow
+    index.delay = 0.0
+    await runner.search(request)
+    loop_thread = threading.get_ident()
+    assert [t == loop_thread for t in index.threads] == [False, True, False]
+
+
+async def test_an_index_that_may_do_io_always_searches_in_a_thread() -> None:
+    threads: list[int] = []
+
+    class Index(RecordingIndex):  # answers at once, but is no in-process scoring index
+        def search(self, request: SearchRequest) -> SearchResponse:
+            threads.append(threading.get_ident())
+            return super().search(request)
+
+    runner = SearchRunner(Index())
+    for _ in range(3):
+        await runner.search(SearchRequest(query="invoice", max_results=1))
+    assert threading.get_ident() not in threads
+    assert len(threads) == 3

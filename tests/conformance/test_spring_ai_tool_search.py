@@ -99,14 +99,14 @@ def test_default_values() -> None:
         index=CountingIndex(),
         order=TOOL_CALLING_ADVISOR_ORDER + 200,
         system_suffix="\n\nCustom suffix",
-        last_search_only=True,
+        retention="last_search",
         max_results=10,
         session_store=InMemorySessionStore(max_entries=50),
     )
-    assert (custom.order, custom.max_results, custom.last_search_only) == (
+    assert (custom.order, custom.max_results, custom.retention) == (
         TOOL_CALLING_ADVISOR_ORDER + 200,
         10,
-        True,
+        "last_search",
     )
 
 
@@ -269,7 +269,9 @@ async def test_tool_search_tool_uses_llm_max_results_over_advisor_default() -> N
 async def test_non_accumulation_keeps_all_parallel_tool_search_responses_in_same_turn() -> None:
     # ports testNonAccumulation_keepsAllParallelToolSearchResponsesInSameTurn
     advisor = ToolSearchAdvisor(
-        [weather_tool, calculator_tool, clothing_tool], index=CountingIndex(), last_search_only=True
+        [weather_tool, calculator_tool, clothing_tool],
+        index=CountingIndex(),
+        retention="last_search",
     )
     parallel = tool_call_response(
         (TOOL_SEARCH_NAME, {"query": "current weather", "max_results": 1}),
@@ -285,7 +287,7 @@ async def test_non_accumulation_keeps_all_parallel_tool_search_responses_in_same
 async def test_non_accumulation_keeps_only_last_turn_across_turns() -> None:
     # ports testNonAccumulation_keepsOnlyLastTurnAcrossTurns
     advisor = ToolSearchAdvisor(
-        [weather_tool, clothing_tool], index=CountingIndex(), last_search_only=True
+        [weather_tool, clothing_tool], index=CountingIndex(), retention="last_search"
     )
     await turn(advisor, [search("weather", max_results=1), "done"])
     await turn(advisor, [search("clothing to wear", max_results=1), "done"])

@@ -17,14 +17,14 @@ it, and any loop (a subclass of your own, say) gets tool search with
 2. re-indexes when the catalog's tools changed (the index itself rebuilds only on a new
    fingerprint; one index serves every conversation, each searching its own permitted view)
    and drops stored names of tools that left the catalog;
-3. shows each model call, in a stable order that only ever grows (so provider prompt caches
-   keep hitting): ``tool_search``, request tools, always-on tools, then discovered tools in
-   discovery order;
+3. shows each model call, in a stable order (so provider prompt caches keep hitting):
+   ``tool_search``, request tools, always-on tools, then discovered tools in discovery order;
 4. answers each search with its best hits (none below ``min_relative_score`` times the best
    one's score), leaving out tools the model already sees in full unless one is the best;
 5. after each tool round, adds what its searches found to the conversation's entry in the
-   :class:`~toolrelay.toolsearch._sessions.SessionStore` (``last_search_only=True``: replaces it),
-   so discoveries persist across turns;
+   :class:`~toolrelay.toolsearch._sessions.SessionStore`, so discoveries persist across turns;
+   by default (``retention="used"``) a search also retires the found tools the model passed
+   over, keeping those it called (``"used"``, ``"all"`` or ``"last_search"``);
 6. with a ``usage_log``, ranks every search with the history of the tenant (or, with
    ``shared_usage=True``, of everyone), and after each round records each tool a search of
    the turn found that the model then called successfully, with the query that found it
@@ -46,6 +46,7 @@ reported as the response's ``tool_search`` (a :class:`~toolrelay.toolsearch.Tool
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,7 +75,7 @@ from toolrelay.execution import (
 from toolrelay.execution._guards import ToolCallGuard
 from toolrelay.memory import CONVERSATION_ID
 from toolrelay.messages import ChatResponse
-from toolrelay.prompt import Prompt
+from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
 from toolrelay.search._usage import UsageLog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, as_tools
@@ -96,13 +97,21 @@ from toolrelay.toolsearch._learning import (
 )
 from toolrelay.toolsearch._search_tool import (
     DEFAULT_MIN_RELATIVE_SCORE,
+    TOOL_SEARCH_NAME,
+    SearchRunner,
     ToolSearcher,
     ToolSearchReport,
     ToolSearchRound,
     check_search_options,
     with_system_suffix,
 )
-from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
+from toolrelay.toolsearch._sessions import (
+    Discoveries,
+    InMemorySessionStore,
+    Retention,
+    SessionStore,
+    used_key,
+)
 
 __all__ = ["ConversationKey", "ToolSearch", "ToolSearchAdvisor"]
 
@@ -128,8 +137,13 @@ class ToolSearch:
         tool_filter: Which tools a request may see and find (see the module docs).
         authorize: Whether a call may run (see the module docs); not asked for
             ``tool_search``.
-        last_search_only: Keep only what the last round of searches found (every search of
-            that round) instead of accumulating.
+        retention: Which discovered tools stay shown (``"used"``, ``"all"`` or ``"last_search"``):
+            ``"used"`` (default) retires, at the model's next search, the found tools it
+            passed over and keeps those it called; ``"all"`` keeps every tool found (the
+            list only grows, so a provider's prompt cache covers every earlier tool);
+            ``"last_search"`` shows only what the last round of searches found. What each
+            costs in tokens on three tasks: ``docs/benchmarks.md``.
+        last_search_only: Deprecated: ``True`` is ``retention="last_search"``.
         max_results: Hits per search when the model does not say (1-10).
         min_score: Drop hits scoring below this, on the index's own scale.
         min_relative_score: Drop hits scoring below this fraction of the best hit's score
@@ -165,7 +179,8 @@ class ToolSearch:
         conversation_key: ConversationKey = CONVERSATION_ID,
         tool_filter: ToolFilter | None = None,
         authorize: Authorizer | None = None,
-        last_search_only: bool = False,
+        retention: Retention = "used",
+        last_search_only: bool | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
@@ -189,12 +204,13 @@ class ToolSearch:
             index = default_index()
         check_usage_options(index, usage_log, shared_usage)
         self.index = index
+        self._runner = SearchRunner(index)
         self.session_store = session_store if session_store is not None else InMemorySessionStore()
         self.always_on = tuple(always_on)
         self.conversation_key = conversation_key
         self.tool_filter = tool_filter
         self.authorize = authorize
-        self.last_search_only = last_search_only
+        self.retention = _retention(retention, last_search_only)
         self.max_results = max_results
         self.min_score = min_score
         self.min_relative_score = min_relative_score
@@ -220,6 +236,7 @@ class ToolSearch:
             min_score=self.min_score,
             min_relative_score=self.min_relative_score,
             history=history,
+            runner=self._runner,
         )
         texts = self.texts.for_catalog(snapshot.definitions)
         search_tool = searcher.as_tool(texts.description, parameters=texts.parameters)
@@ -233,7 +250,7 @@ class ToolSearch:
             search_tool=search_tool,
             fixed=view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner),
             texts=texts,
-            discovered=await self._stored_names(key, snapshot),
+            discoveries=await self._stored(key, snapshot),
             usage=UsageRecorder(scope=scope),
         )
 
@@ -268,13 +285,32 @@ class ToolSearch:
         self._snapshot = snapshot
         return snapshot, rebuilt
 
-    async def _stored_names(self, key: str, snapshot: CatalogSnapshot) -> tuple[str, ...]:
-        """The conversation's discovered names, without tools that left the catalog."""
+    async def _stored(self, key: str, snapshot: CatalogSnapshot) -> Discoveries:
+        """The conversation's discoveries, without tools that left the catalog."""
         stored = await self.session_store.get(key)
         kept = tuple(n for n in stored if n in snapshot.tools)
         if len(kept) != len(stored):
             await self.session_store.replace(key, kept)
-        return kept
+        used = await self.session_store.get(used_key(key)) if self.retention == "used" else ()
+        # Each turn gives the model a round of calls before a search retires what it found.
+        return Discoveries(names=kept, used=frozenset(used), fresh=frozenset(kept))
+
+
+def _retention(retention: Retention, last_search_only: bool | None) -> Retention:
+    if retention not in ("used", "all", "last_search"):
+        raise ConfigurationError(
+            f"retention must be 'used', 'all' or 'last_search', not {retention!r}"
+        )
+    if last_search_only is None:
+        return retention
+    warnings.warn(
+        'last_search_only is deprecated; pass retention="last_search" (or "all")',
+        DeprecationWarning,
+        stacklevel=4,
+    )
+    if retention != "used":
+        raise ConfigurationError("give retention or last_search_only, not both")
+    return "last_search" if last_search_only else "all"
 
 
 @dataclass(kw_only=True)
@@ -290,21 +326,36 @@ class _SearchTurn:
     search_tool: Tool
     fixed: tuple[Tool, ...]
     texts: search_texts.SearchTexts
-    discovered: tuple[str, ...]
+    discoveries: Discoveries
     usage: UsageRecorder
     rounds: list[ToolSearchRound] = field(default_factory=list)
     hidden: Mapping[str, Tool] = field(default_factory=dict)
+    _shown: tuple[tuple[str, ...], tuple[Tool, ...], tuple[str, ...]] | None = None
+    _options: tuple[ChatOptions, tuple[Tool, ...], ChatOptions] | None = None
 
     def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
         """Show the fixed tools plus the discovered ones, and add the system suffix."""
-        tools = self.view.shown_tools(self.fixed, self.discovered)
-        names = tuple(t.definition.name for t in tools)
-        # The round's search answers leave out what the model sees in full (but the best hit).
-        self.searcher.shown = frozenset(names)
+        discovered = self.discoveries.names
+        if self._shown is None or self._shown[0] is not discovered:
+            # Most rounds find nothing new: the list is worked out again only when it changed.
+            tools = tuple(self.view.shown_tools(self.fixed, discovered))
+            names = tuple(t.definition.name for t in tools)
+            self._shown = (discovered, tools, names)
+            # The round's search answers leave out what the model sees in full (but the best).
+            self.searcher.shown = frozenset(names)
+        _, tools, names = self._shown
         self.rounds.append(ToolSearchRound(model_call=model_call, exposed=names))
+        options = request.prompt.options
+        # The loop passes the same options on every call: replaced once per list of tools.
+        if (
+            self._options is None
+            or self._options[0] is not options
+            or self._options[1] is not tools
+        ):
+            self._options = (options, tools, options.replace(tools=tools))
         prompt = Prompt(
             messages=with_system_suffix(request.prompt.messages, self.texts.system_suffix),
-            options=request.prompt.options.replace(tools=tuple(tools)),
+            options=self._options[2],
         )
         return request.with_prompt(prompt)
 
@@ -353,29 +404,44 @@ class _SearchTurn:
     async def after_round(self, result: ToolExecutionResult) -> None:
         """Store what the round's searches found and note the round in the report."""
         searches = self.searcher.take_records([o.call.id for o in result.outcomes])
-        self.rounds[-1] = dataclasses.replace(
-            self.rounds[-1],
-            searches=searches,
-            unavailable=tuple(o.call.name for o in result.outcomes if o.call.name in self.hidden),
-        )
+        unavailable = tuple(o.call.name for o in result.outcomes if o.call.name in self.hidden)
+        if searches or unavailable:
+            self.rounds[-1] = dataclasses.replace(
+                self.rounds[-1], searches=searches, unavailable=unavailable
+            )
         # This round's calls count against earlier rounds' searches: a tool is shown, and so
         # called, only from the model call after the search that found it.
-        calls = [(o.tool_name, o.status) for o in result.outcomes]
-        await self.usage.record(self.provider.usage_log, calls)
+        if self.provider.usage_log is not None:
+            calls = [(o.tool_name, o.status) for o in result.outcomes]
+            await self.usage.record(self.provider.usage_log, calls)
         for search in searches:
             self.usage.found(search.query, search.names)
         found = [name for search in searches for name in search.names]
-        store = self.provider.session_store
-        if self.provider.last_search_only:
-            # The last round that searched replaces what earlier rounds found; the searches
-            # of one round (a model may send several at once) all count.
-            if searches:
-                names = tuple(dict.fromkeys(found))
-                await store.replace(self.key, names)
-                self.discovered = names
+        called = {
+            o.tool_name
+            for o in result.outcomes
+            if o.tool_name and o.tool_name != TOOL_SEARCH_NAME and o.call.name not in self.hidden
+        }
+        before = self.discoveries
+        after = before.after_round(
+            searched=bool(searches),
+            found=found,
+            called=called,
+            retention=self.provider.retention,
+        )
+        if after is before:
             return
-        if found:
-            self.discovered = await store.add(self.key, found)
+        self.discoveries = after
+        store = self.provider.session_store
+        if after.used != before.used:
+            await store.add(used_key(self.key), sorted(after.used - before.used))
+        if after.names[: len(before.names)] == before.names:
+            if len(after.names) > len(before.names):
+                # Appending keeps what a concurrent turn of the conversation added meanwhile.
+                stored = await store.add(self.key, after.names[len(before.names) :])
+                self.discoveries = dataclasses.replace(after, names=stored)
+        else:
+            await store.replace(self.key, after.names)
 
     def finish(self, response: ChatClientResponse) -> ChatClientResponse:
         """Leave the turn's :class:`~toolrelay.toolsearch.ToolSearchReport` in the response."""
@@ -384,7 +450,7 @@ class _SearchTurn:
             catalog_fingerprint=self.snapshot.fingerprint,
             reindexed=self.reindexed,
             rounds=tuple(self.rounds),
-            discovered=self.discovered,
+            discovered=self.discoveries.names,
             learned=tuple(self.usage.learned),
             history_entries=len(self.searcher.history or ()),
         )
@@ -396,7 +462,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
 
     Args:
         catalog, index, session_store, always_on, conversation_key, tool_filter, authorize,
-            last_search_only, max_results, min_score, min_relative_score, language,
+            retention, last_search_only, max_results, min_score, min_relative_score, language,
             search_description, system_suffix, unavailable_message, usage_log, shared_usage: As
             for :class:`ToolSearch`.
         guards: Deprecated: guards for every call, after the visibility and authorize checks
@@ -419,7 +485,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         conversation_key: ConversationKey = CONVERSATION_ID,
         tool_filter: ToolFilter | None = None,
         authorize: Authorizer | None = None,
-        last_search_only: bool = False,
+        retention: Retention = "used",
+        last_search_only: bool | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
@@ -445,6 +512,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             conversation_key=conversation_key,
             tool_filter=tool_filter,
             authorize=authorize,
+            retention=retention,
             last_search_only=last_search_only,
             max_results=max_results,
             min_score=min_score,
@@ -503,7 +571,7 @@ _SEARCH_OPTIONS = frozenset(
         "conversation_key",
         "tool_filter",
         "authorize",
-        "last_search_only",
+        "retention",
         "max_results",
         "min_score",
         "min_relative_score",

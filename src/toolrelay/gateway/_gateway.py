@@ -40,7 +40,6 @@ Chinese, as under the in-process tool search (:mod:`toolrelay.gateway._texts`).
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
 import logging
@@ -91,7 +90,7 @@ from toolrelay.toolsearch._learning import (
     read_history,
     usage_scope,
 )
-from toolrelay.toolsearch._search_tool import check_search_options
+from toolrelay.toolsearch._search_tool import SearchRunner, check_search_options
 from toolrelay.toolsearch._texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
@@ -230,6 +229,7 @@ class ToolGateway:
 
             index = lexical_index()
         self.index = index
+        self._runner = SearchRunner(index)
         check_usage_options(index, usage_log, shared_usage)
         self.tool_filter = tool_filter
         self.authorize = authorize
@@ -290,8 +290,8 @@ class ToolGateway:
             category=category or None,
             history=history,
         )
-        # Off the loop: a semantic index embeds the query.
-        response = await asyncio.to_thread(self.index.search, request)
+        # Off the loop unless the index answers faster than a thread hop.
+        response = await self._runner.search(request)
         if recorder is not None:
             recorder.found(query, response.names)
         found = []

@@ -20,7 +20,8 @@ A :class:`ToolSearcher` exists per turn: it searches the shared index through th
 permitted view (``SearchRequest.allowed``), so a search can only ever return tools the user
 may use, and it keeps a :class:`ToolSearchRecord` of every search for the turn's report.
 Searches run in the event loop's default executor, never in the threads of synchronous tools
-(:func:`~toolrelay.tools.sync_tool_workers`), so tools stuck in theirs never stop a search; a query
+(:func:`~toolrelay.tools.sync_tool_workers`), so tools stuck in theirs never stop a search,
+unless the index answers faster than the hop to a thread costs (:class:`SearchRunner`); a query
 longer than :data:`MAX_QUERY_LENGTH` characters is refused as an invalid argument before the
 index sees it.
 """
@@ -30,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -60,9 +62,11 @@ __all__ = [
     "DEFAULT_PARAMETER_DESCRIPTIONS",
     "DEFAULT_SEARCH_DESCRIPTION",
     "DEFAULT_SYSTEM_SUFFIX",
+    "INLINE_SEARCH_BELOW",
     "MAX_QUERY_LENGTH",
     "TOOL_SEARCH_NAME",
     "SearchQuery",
+    "SearchRunner",
     "ToolSearchRecord",
     "ToolSearchReport",
     "ToolSearchRound",
@@ -201,6 +205,44 @@ def with_system_suffix(messages: Sequence[Message], suffix: str | None) -> tuple
     return (SystemMessage(text=suffix), *messages)
 
 
+INLINE_SEARCH_BELOW: Final = 0.0005
+"""Seconds under which an in-process index's search runs in the event loop (see
+:class:`SearchRunner`): a hop to a worker thread and back costs about 0.1 ms."""
+
+
+class SearchRunner:
+    """Runs one index's searches: in a worker thread, or inline while they are quick.
+
+    A search in a worker thread never blocks the event loop, but the hop costs more than a
+    keyword index over a small catalog takes to answer. So each search of an in-process
+    index (a :class:`~toolrelay.search.ScoringToolIndex`, which does no I/O) is timed: one
+    under :data:`INLINE_SEARCH_BELOW` lets the next run inline, and a slower one (a query
+    embedding, a large catalog) sends the next back to a thread. Other indexes (PostgreSQL,
+    wrappers) always search in a thread. Keep one per index, beside it.
+    """
+
+    def __init__(self, index: ToolIndex) -> None:
+        # Imported here: the scoring indexes need numpy and more, which plain clients do not.
+        from toolrelay.search._scoring import ScoringToolIndex
+
+        self.index = index
+        self.inline = False
+        self._timed = isinstance(index, ScoringToolIndex)
+
+    async def search(self, request: SearchRequest) -> SearchResponse:
+        """``index.search(request)``, inline or in a worker thread as above."""
+        if self.inline:
+            return self._search(request)
+        return await asyncio.to_thread(self._search, request)
+
+    def _search(self, request: SearchRequest) -> SearchResponse:
+        start = time.perf_counter()
+        response = self.index.search(request)
+        if self._timed:
+            self.inline = time.perf_counter() - start < INLINE_SEARCH_BELOW
+        return response
+
+
 @dataclass(frozen=True, kw_only=True)
 class ToolSearchRecord:
     """One call of ``tool_search``.
@@ -285,6 +327,8 @@ class ToolSearcher:
             :data:`DEFAULT_MIN_RELATIVE_SCORE`).
         history: The past queries of this turn's scope, which every search ranks with
             (``SearchRequest.history``); ``None``: none.
+        runner: Runs the searches (default: a new :class:`SearchRunner` of ``index``); give
+            the one kept with the index so its timings outlive the turn.
 
     Attributes:
         shown: Names of the tools the current model call shows; the advisor sets it before
@@ -305,9 +349,11 @@ class ToolSearcher:
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
         history: QueryHistory | None = None,
+        runner: SearchRunner | None = None,
     ) -> None:
         check_search_options(max_results, min_relative_score)
         self.index = index
+        self.runner = runner if runner is not None else SearchRunner(index)
         self.history = history
         self.allowed = allowed
         self.max_results = max_results
@@ -395,7 +441,7 @@ class ToolSearcher:
             category=category or None,
             history=self.history,
         )
-        response = await asyncio.to_thread(self.index.search, request)
+        response = await self.runner.search(request)
         return ToolSearchRecord(
             query=query,
             max_results=request.max_results,

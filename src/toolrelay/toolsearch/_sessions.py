@@ -14,13 +14,20 @@ from __future__ import annotations
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from toolrelay.exceptions import ConfigurationError
 
-__all__ = ["DEFAULT_MAX_SESSIONS", "InMemorySessionStore", "SessionStore"]
+__all__ = [
+    "DEFAULT_MAX_SESSIONS",
+    "Discoveries",
+    "InMemorySessionStore",
+    "Retention",
+    "SessionStore",
+    "used_key",
+]
 
 DEFAULT_MAX_SESSIONS = 1000
 """How many conversations an :class:`InMemorySessionStore` keeps by default."""
@@ -49,6 +56,74 @@ class SessionStore(Protocol):
     async def delete(self, key: str) -> None:
         """Forget ``key`` (nothing happens when it is unknown)."""
         ...
+
+
+Retention = Literal["used", "all", "last_search"]
+"""Which discovered tools stay shown (``ToolSearchAdvisor(retention=...)``).
+
+- ``"used"`` (default): a found tool the model passed over (it had a round of tool calls
+  in which it could have called it) leaves the list when the model searches again; the
+  tools it called stay for the rest of the conversation;
+- ``"all"``: every tool found stays shown;
+- ``"last_search"``: only what the last round of searches found is shown.
+"""
+
+
+def used_key(key: str) -> str:
+    """The session-store key under which a conversation's called tools are kept."""
+    return f"{key}#used"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Discoveries:
+    """A conversation's discovered tools as one turn tracks them.
+
+    Attributes:
+        names: The tools shown beyond the fixed ones, in the order they were found.
+        used: The discovered tools the model has called in this conversation.
+        fresh: Tools found since the model last called tools other than ``tool_search``:
+            it has not yet had the chance to call them, so a search does not retire them.
+    """
+
+    names: tuple[str, ...]
+    used: frozenset[str] = frozenset()
+    fresh: frozenset[str] = frozenset()
+
+    def after_round(
+        self,
+        *,
+        searched: bool,
+        found: Sequence[str],
+        called: Collection[str],
+        retention: Retention,
+    ) -> Discoveries:
+        """The discoveries after a tool round.
+
+        Args:
+            searched: Whether the round searched.
+            found: What its searches found, best first (several searches in order).
+            called: The names of the other tools it called.
+            retention: Which tools stay shown (:data:`Retention`).
+        """
+        if not searched and (retention != "used" or not called):
+            return self
+        if retention == "last_search":
+            return Discoveries(names=tuple(dict.fromkeys(found))) if searched else self
+        if retention == "all":
+            fresh = (n for n in dict.fromkeys(found) if n not in self.names)
+            return Discoveries(names=(*self.names, *fresh))
+        newly_used = {n for n in called if n in self.names and n not in self.used}
+        if not searched and not newly_used and not self.fresh:
+            return self  # the common round: tools in use called again
+        used = self.used | newly_used
+        # A round of calls was the chance to call what earlier searches found.
+        waiting = frozenset() if called else self.fresh
+        kept = self.names
+        if searched:
+            kept = tuple(n for n in self.names if n in used or n in waiting)
+        new = [n for n in dict.fromkeys(found) if n not in kept]
+        names = (*kept, *new) if new else kept
+        return Discoveries(names=names, used=used, fresh=waiting | set(found))
 
 
 @dataclass(kw_only=True)
