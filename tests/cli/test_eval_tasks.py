@@ -78,7 +78,7 @@ def test_the_report_compares_all_tools_with_search(
     assert lines[1] == f"results: {out} (4 new runs, 0 from earlier)"
     assert " Success                      │ 0.50 (1/2) │  0.50 (1/2) " in lines
     assert (
-        "search:bm25 vs all-tools: +75% tokens, +50% requests, success 0.50 vs 0.50, difference "
+        "search:bm25 vs all-tools: +71% tokens, +50% requests, success 0.50 vs 0.50, difference "
         "not significant, p=1.00 (McNemar's exact test over 2 tasks)"
     ) in result.stdout.replace("\n", " ")
     assert "all-tools: bfcl: no call matches refund.create: called get_weather" in result.stdout

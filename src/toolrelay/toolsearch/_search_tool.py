@@ -1,14 +1,16 @@
 """The ``tool_search`` tool, the texts that introduce it, and the record of its searches.
 
 The tool the model calls to find tools: ``tool_search(query, max_results?, category?)``
-answers with a JSON list of ``{"name", "description"}`` objects, best match first, e.g.::
+answers with a JSON list of ``{"name"}`` objects, best match first, e.g.::
 
-    [{"name":"orders__cancel","description":"Cancel an order that has not shipped yet."}]
+    [{"name":"orders__cancel"},{"name":"orders__refund"}]
 
-The name is the provider-safe form the model calls the tool by; the description is the first
-sentence of the tool's description (the whole definition is shown once the tool is exposed).
-By default hits scoring below half the best one's score are left out
-(:data:`DEFAULT_MIN_RELATIVE_SCORE`), and so are hits the model is already shown, but the best.
+The name is the provider-safe form the model calls the tool by. The answer names the tools
+and nothing more: from the next model call on each one is shown in full (description and
+schema) among the tools, so a description in the answer would be read twice, and would stay
+in the history of every later request. By default hits scoring below half the best one's
+score are left out (:data:`DEFAULT_MIN_RELATIVE_SCORE`), and so are hits the model is
+already shown, but the best.
 
 Everything here travels with many requests (the tool's definition and the suffix with every
 one, each answer in the history of every later one), so it is kept short: the schema the
@@ -185,7 +187,7 @@ def search_answer(response: SearchResponse, shown: frozenset[str] = frozenset())
     """
     return json.dumps(
         [
-            {"name": provider_safe_name(h.name), "description": h.summary}
+            {"name": provider_safe_name(h.name)}
             for i, h in enumerate(response.hits)
             if i == 0 or h.name not in shown
         ],
