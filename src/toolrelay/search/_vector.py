@@ -274,7 +274,9 @@ class VectorToolIndex(ScoringToolIndex):
         done = len(keys) - sum(uses[key] for key in missing)
         if progress is not None:
             progress(done, len(keys))
-        pending = list(missing.items())
+        # Longest first: a batch pads to its longest text, so texts of a length embed
+        # together, and the first reports of progress give a conservative estimate.
+        pending = sorted(missing.items(), key=lambda item: -len(item[1]))
         for start in range(0, len(pending), _EMBED_CHUNK):
             chunk = pending[start : start + _EMBED_CHUNK]
             vectors = _normalized(embedder.embed([p for _, p in chunk], kind=kind))
