@@ -846,11 +846,12 @@ VARIANTS_TEXT = (
     "of `ToolSearchAdvisor` decide how many definitions travel with every later request: "
     "`max_results` (hits per search, 5 by default), `min_relative_score` (hits scoring "
     "under this fraction of the best hit's score are left out; 0.5 by default, `None` turns "
-    'it off) and `retention` (`"used"` by default: a search retires the tools earlier '
-    "searches found that the model passed over in a round of calls, and keeps those it "
-    'called; `"all"` keeps every tool found; `"last_search"` only what the last round of '
-    "searches found). Savings with one of them changed and the others at their defaults "
-    "(misses as above; ✗ = the run called other tools than the all-tools run):"
+    'it off) and `retention` (`"used"` by default: keeps the tools the model called and '
+    "retires those it passed over, a lone search's other hits once it called one of them, "
+    'the rest at its next search; `"all"` keeps every tool found; `"last_search"` only '
+    "what the last round of searches found). Savings with one of them changed and the "
+    "others at their defaults (misses as above; ✗ = the run called other tools than the "
+    "all-tools run):"
 )
 
 

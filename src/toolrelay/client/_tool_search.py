@@ -23,8 +23,8 @@ it, and any loop (a subclass of your own, say) gets tool search with
    one's score), leaving out tools the model already sees in full unless one is the best;
 5. after each tool round, adds what its searches found to the conversation's entry in the
    :class:`~toolrelay.toolsearch._sessions.SessionStore`, so discoveries persist across turns;
-   by default (``retention="used"``) a search also retires the found tools the model passed
-   over, keeping those it called (``"used"``, ``"all"`` or ``"last_search"``);
+   by default (``retention="used"``) the found tools the model passed over are retired,
+   keeping those it called (``"used"``, ``"all"`` or ``"last_search"``);
 6. with a ``usage_log``, ranks every search with the history of the tenant (or, with
    ``shared_usage=True``, of everyone), and after each round records each tool a search of
    the turn found that the model then called successfully, with the query that found it
@@ -138,8 +138,9 @@ class ToolSearch:
         authorize: Whether a call may run (see the module docs); not asked for
             ``tool_search``.
         retention: Which discovered tools stay shown (``"used"``, ``"all"`` or ``"last_search"``):
-            ``"used"`` (default) retires, at the model's next search, the found tools it
-            passed over and keeps those it called; ``"all"`` keeps every tool found (the
+            ``"used"`` (default) keeps the tools the model called and retires those it
+            passed over: a lone search's other hits once it called one of them, the rest at
+            its next search; ``"all"`` keeps every tool found (the
             list only grows, so a provider's prompt cache covers every earlier tool);
             ``"last_search"`` shows only what the last round of searches found. What each
             costs in tokens on three tasks: ``docs/benchmarks.md``.
@@ -416,7 +417,6 @@ class _SearchTurn:
             await self.usage.record(self.provider.usage_log, calls)
         for search in searches:
             self.usage.found(search.query, search.names)
-        found = [name for search in searches for name in search.names]
         called = {
             o.tool_name
             for o in result.outcomes
@@ -424,8 +424,7 @@ class _SearchTurn:
         }
         before = self.discoveries
         after = before.after_round(
-            searched=bool(searches),
-            found=found,
+            found=[search.names for search in searches],
             called=called,
             retention=self.provider.retention,
         )

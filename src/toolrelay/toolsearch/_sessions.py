@@ -61,9 +61,10 @@ class SessionStore(Protocol):
 Retention = Literal["used", "all", "last_search"]
 """Which discovered tools stay shown (``ToolSearchAdvisor(retention=...)``).
 
-- ``"used"`` (default): a found tool the model passed over (it had a round of tool calls
-  in which it could have called it) leaves the list when the model searches again; the
-  tools it called stay for the rest of the conversation;
+- ``"used"`` (default): the tools the model called stay for the rest of the conversation;
+  a found tool it passed over (it had a round of tool calls in which it could have called
+  it) leaves the list when it searches again, or at once when a lone search found it and
+  the model called another of that search's hits: that one need is met;
 - ``"all"``: every tool found stays shown;
 - ``"last_search"``: only what the last round of searches found is shown.
 """
@@ -83,47 +84,64 @@ class Discoveries:
         used: The discovered tools the model has called in this conversation.
         fresh: Tools found since the model last called tools other than ``tool_search``:
             it has not yet had the chance to call them, so a search does not retire them.
+        pending: The hits of a round's lone search, until the next round of calls: when that
+            round calls one of them, the model has chosen, and the others are passed over.
+            Several searches in one round leave this empty (which hit answers which need
+            is not known then).
     """
 
     names: tuple[str, ...]
     used: frozenset[str] = frozenset()
     fresh: frozenset[str] = frozenset()
+    pending: frozenset[str] = frozenset()
 
     def after_round(
         self,
         *,
-        searched: bool,
-        found: Sequence[str],
+        found: Sequence[Sequence[str]],
         called: Collection[str],
         retention: Retention,
     ) -> Discoveries:
         """The discoveries after a tool round.
 
         Args:
-            searched: Whether the round searched.
-            found: What its searches found, best first (several searches in order).
+            found: What each of the round's searches found, best first (none: no search).
             called: The names of the other tools it called.
             retention: Which tools stay shown (:data:`Retention`).
         """
-        if not searched and (retention != "used" or not called):
-            return self
+        searched = bool(found)
+        hits = tuple(dict.fromkeys(name for search in found for name in search))
         if retention == "last_search":
-            return Discoveries(names=tuple(dict.fromkeys(found))) if searched else self
+            return Discoveries(names=hits) if searched else self
         if retention == "all":
-            fresh = (n for n in dict.fromkeys(found) if n not in self.names)
-            return Discoveries(names=(*self.names, *fresh))
+            new = tuple(n for n in hits if n not in self.names)
+            return Discoveries(names=(*self.names, *new)) if new else self
+        if not searched and not called:
+            return self
+        chosen = not self.pending.isdisjoint(called)
         newly_used = {n for n in called if n in self.names and n not in self.used}
-        if not searched and not newly_used and not self.fresh:
+        if not searched and not newly_used and not chosen and not self.fresh:
             return self  # the common round: tools in use called again
         used = self.used | newly_used
+        passed_over = self.pending - used if chosen else frozenset()
         # A round of calls was the chance to call what earlier searches found.
         waiting = frozenset() if called else self.fresh
-        kept = self.names
-        if searched:
-            kept = tuple(n for n in self.names if n in used or n in waiting)
-        new = [n for n in dict.fromkeys(found) if n not in kept]
-        names = (*kept, *new) if new else kept
-        return Discoveries(names=names, used=used, fresh=waiting | set(found))
+        kept = tuple(
+            n
+            for n in self.names
+            if n not in passed_over and (not searched or n in used or n in waiting)
+        )
+        new = tuple(n for n in hits if n not in kept)
+        if len(found) == 1:
+            pending = frozenset(found[0])
+        else:
+            pending = frozenset() if searched or called else self.pending
+        return Discoveries(
+            names=(*kept, *new) if new else kept,
+            used=used,
+            fresh=waiting | set(hits),
+            pending=pending,
+        )
 
 
 @dataclass(kw_only=True)
