@@ -174,13 +174,18 @@ def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
     if meta.get("keyword_only"):
         embedder = (
             "This run measured the systems without embeddings only (`--keyword-only`); a full "
-            "run adds the vector and hybrid rows, its HNSW build taking about half an hour on "
-            "two cores. "
+            "run adds the vector and hybrid rows. "
         )
     else:
         embedder = (
             f"Embedder: {meta['embedder']}; vector and hybrid times include embedding the query "
             "(on both sides; the indexes remember 256 recent queries, fewer than the workload). "
+            + (
+                f"The catalog was embedded once before the builds ({meta['embedding_s']:,} s), "
+                "into the embedding cache they all read: a build stores and indexes. "
+                if meta.get("embedding_s") is not None
+                else ""
+            )
         )
     return "\n".join(
         [
@@ -194,11 +199,11 @@ def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
             f"{embedder}PostgreSQL {meta['postgres']} with pgvector {meta['pgvector']} on the same "
             f"machine (loopback TCP), Python {meta['python']}, {meta['cpus']} CPUs"
             f"{meta.get('conditions', '')}. *Index "
-            "build*: storing the catalog (BM25 postings, embeddings, HNSW index) or building "
-            "the in-process index, embeddings excluded when cached. *hit@5*: requests whose "
-            "relevant tool (by the datasets' names) is among the first five; most relevant "
-            "tools have look-alike copies in this catalog, so it is a sanity check, not a "
-            "quality benchmark (see the retrieval section for that).",
+            "build*: storing the catalog (BM25 postings, embeddings, and an HNSW index of its "
+            "own, built in bulk after its rows) or building the in-process index. *hit@5*: "
+            "requests whose relevant tool (by the datasets' names) is among the first five; "
+            "most relevant tools have look-alike copies in this catalog, so it is a sanity "
+            "check, not a quality benchmark (see the retrieval section for that).",
             "",
             *markdown(meta, rows),
             "",
@@ -231,6 +236,14 @@ def section(meta: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
             END,
         ]
     )
+
+
+def drop_schema(dsn: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
 def server_versions(dsn: str) -> tuple[str, str]:
@@ -307,6 +320,16 @@ def main() -> int:
     ]
     if args.keyword_only:
         systems = [s for s in systems if "vector" not in s[0] and "hybrid" not in s[0]]
+    # Every build below is measured from scratch: a schema of an earlier run would be an attach.
+    drop_schema(args.dsn, schema)
+    embedding_s = None
+    if not args.keyword_only:
+        # Embedded once, into the embedding cache that every later build reads: the builds
+        # measure storing and indexing, as a deployment's rebuild of a changed catalog does.
+        started = time.perf_counter()
+        vector().index(catalog)
+        embedding_s = round(time.perf_counter() - started, 1)
+        print(json.dumps({"embedding_s": embedding_s}), file=sys.stderr, flush=True)
     rows = [
         measure(name, build, catalog, workload, args.repeats, allow)
         for name, build, allow in systems
@@ -318,6 +341,7 @@ def main() -> int:
         "repeats": args.repeats,
         "embedder": "all-MiniLM-L6-v2 (384 dimensions)" if kind == "minilm" else HASHING,
         "keyword_only": args.keyword_only,
+        "embedding_s": embedding_s,
         "postgres": postgres,
         "pgvector": pgvector,
         "python": platform.python_version(),

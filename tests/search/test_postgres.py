@@ -321,6 +321,84 @@ def test_hybrid_mode_is_the_default_with_an_embedder(postgres_dsn: str, schema: 
         assert dims == [(128,)]
 
 
+def many_tools(count: int) -> list[ToolDefinition]:
+    return [
+        ToolDefinition(
+            name=f"svc_{i}.tool_{i}",
+            description=f"Tool {i} does thing {i % 37} with item {i % 101} for account {i % 13}.",
+            input_schema={"type": "object", "properties": {}},
+        )
+        for i in range(count)
+    ]
+
+
+def vector_indexes(dsn: str, schema: str) -> set[str]:
+    return {
+        str(name)
+        for (name,) in rows_of(
+            dsn,
+            f"SELECT indexname FROM pg_indexes WHERE schemaname = '{schema}' "
+            "AND indexname LIKE 'tools_embedding%'",
+        )
+    }
+
+
+def index_scans(dsn: str, schema: str, name: str) -> int:
+    [(scans,)] = rows_of(
+        dsn,
+        f"SELECT idx_scan FROM pg_stat_user_indexes WHERE schemaname = '{schema}' "
+        f"AND indexrelname = '{name}'",
+    )
+    return int(str(scans))
+
+
+@pytest.mark.usefixtures("vectors")
+def test_each_catalog_gets_a_vector_index_of_its_own_that_searches_walk(
+    postgres_dsn: str, schema: str
+) -> None:
+    import time
+
+    import psycopg
+
+    embedder = HashingEmbedder(128)
+    with PostgresToolIndex(
+        postgres_dsn, schema=schema, embedder=embedder, mode="vector", cache=False
+    ) as first:
+        first.index(CATALOG)
+        # An index over every catalog, as earlier versions kept: storing a catalog drops it.
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute(
+                f"CREATE INDEX tools_embedding_128 ON {schema}.tools USING hnsw "
+                "((embedding::vector(128)) vector_cosine_ops) WHERE dims = 128"
+            )
+        with PostgresToolIndex(
+            postgres_dsn, schema=schema, embedder=embedder, mode="vector", cache=False
+        ) as second:
+            # Large enough for the planner to walk the graph rather than scan and sort.
+            second.index([*CATALOG, *many_tools(2000)])
+            ids = [
+                int(str(i)) for (i,) in rows_of(postgres_dsn, f"SELECT id FROM {schema}.catalogs")
+            ]
+            own = {f"tools_embedding_catalog_{i}" for i in ids}
+            assert len(own) == 2
+            assert vector_indexes(postgres_dsn, schema) == own
+            # Every tool permitted: the search walks the second catalog's graph.
+            walked = f"tools_embedding_catalog_{max(ids)}"
+            before = index_scans(postgres_dsn, schema, walked)
+            assert search(second, "weather for a city")
+        # Closed: its connections have ended, and their backends published their counts.
+        deadline = time.monotonic() + 10.0
+        while index_scans(postgres_dsn, schema, walked) == before:
+            assert time.monotonic() < deadline, f"{walked} was not used by the search"
+            time.sleep(0.05)
+        with PostgresToolIndex(
+            postgres_dsn, schema=schema, embedder=embedder, mode="vector", cache=False
+        ) as again:
+            again.index([*CATALOG, *many_tools(2000)])  # attached: stored already
+            assert again.delete_catalog() == 1
+            assert vector_indexes(postgres_dsn, schema) == own - {walked}
+
+
 def test_workers_attach_and_search_while_another_stores_a_catalog(
     postgres_dsn: str, schema: str
 ) -> None:

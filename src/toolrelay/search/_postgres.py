@@ -307,16 +307,39 @@ class Schema:
     def _has_embedding(self, conn: Connection[Any]) -> bool:
         return self._has_column(conn, "tools", "embedding")
 
-    def create_vector_index(self, conn: Connection[Any], dims: int) -> None:
-        """The HNSW index (cosine) of embeddings of size ``dims``, if missing."""
+    def create_vector_index(self, conn: Connection[Any], catalog_id: int, dims: int) -> None:
+        """The HNSW index (cosine) of one stored catalog's embeddings, built from its rows.
+
+        One index per catalog, created after its rows are in: pgvector builds it in bulk (in
+        ``maintenance_work_mem``, with parallel workers), where rows inserted into an index
+        over every catalog would each walk its graph. A search names the catalog as a
+        literal so that the planner can prove the index's predicate.
+        """
         conn.execute(
             self.compose(
                 "CREATE INDEX IF NOT EXISTS {index} ON {schema}.tools "
-                "USING hnsw ((embedding::vector({dims})) vector_cosine_ops) WHERE dims = {dims}",
-                index=sql.Identifier(f"tools_embedding_{dims}"),
+                "USING hnsw ((embedding::vector({dims})) vector_cosine_ops) "
+                "WHERE catalog_id = {catalog}",
+                index=sql.Identifier(_vector_index(catalog_id)),
                 dims=sql.Literal(dims),
+                catalog=sql.Literal(catalog_id),
             )
         )
+
+    def drop_shared_vector_indexes(self, conn: Connection[Any]) -> None:
+        """Drop the HNSW indexes over every catalog that earlier versions kept (one per size).
+
+        Rows of each new catalog would otherwise be inserted into them one by one.
+        """
+        rows = conn.execute(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'tools' "
+            "AND indexname ~ '^tools_embedding_[0-9]+$'",
+            (self.name,),
+        ).fetchall()
+        for (name,) in rows:
+            conn.execute(
+                self.compose("DROP INDEX IF EXISTS {schema}.{index}", index=sql.Identifier(name))
+            )
 
     # --- catalogs ----------------------------------------------------------------------
 
@@ -422,11 +445,23 @@ class Schema:
         return catalog_id
 
     def delete_catalogs(self, conn: Connection[Any], fingerprint: str) -> int:
-        """Delete every stored variant of a catalog; return how many there were."""
-        cursor = conn.execute(
-            self.compose("DELETE FROM {schema}.catalogs WHERE fingerprint = %s"), (fingerprint,)
-        )
-        return cursor.rowcount
+        """Delete every stored variant of a catalog, and their vector indexes; return how many."""
+        rows = conn.execute(
+            self.compose("DELETE FROM {schema}.catalogs WHERE fingerprint = %s RETURNING id"),
+            (fingerprint,),
+        ).fetchall()
+        for (catalog_id,) in rows:
+            conn.execute(
+                self.compose(
+                    "DROP INDEX IF EXISTS {schema}.{index}",
+                    index=sql.Identifier(_vector_index(int(catalog_id))),
+                )
+            )
+        return len(rows)
+
+
+def _vector_index(catalog_id: int) -> str:
+    return f"tools_embedding_catalog_{catalog_id}"
 
 
 def _has_vector(conn: Connection[Any]) -> bool:
@@ -729,7 +764,10 @@ def _similarities(
         if eligible is not None:
             params["bits"] = np.packbits(eligible, bitorder="little").tobytes()
             nearest = _FILTERED_WALK
-    statement = plan.schema.compose(nearest + _LOOKUP, dims=dims)
+    # The catalog as a literal: the planner proves its HNSW index's predicate from it.
+    statement = plan.schema.compose(
+        nearest + _LOOKUP, dims=dims, catalog=sql.Literal(attached.catalog_id)
+    )
     if exact or session:
         rows = conn.execute(statement, params, binary=True).fetchall()
     else:
@@ -752,14 +790,14 @@ _SIMILARITY = "1 - (embedding::vector({dims}) <=> %(vector)s::vector({dims}))"
 
 _WALK = f"""(SELECT true, position, {_SIMILARITY}
     FROM {{schema}}.tools
-    WHERE catalog_id = %(catalog)s AND dims = {{dims}}
+    WHERE catalog_id = {{catalog}} AND dims = {{dims}}
     ORDER BY embedding::vector({{dims}}) <=> %(vector)s::vector({{dims}})
     LIMIT %(limit)s)"""
 
 # get_bit numbers a bytea's bits from the least significant of its first byte.
 _FILTERED_WALK = f"""(SELECT true, position, {_SIMILARITY}
     FROM {{schema}}.tools
-    WHERE catalog_id = %(catalog)s AND dims = {{dims}} AND get_bit(%(bits)s, position) = 1
+    WHERE catalog_id = {{catalog}} AND dims = {{dims}} AND get_bit(%(bits)s, position) = 1
     ORDER BY embedding::vector({{dims}}) <=> %(vector)s::vector({{dims}})
     LIMIT %(limit)s)"""
 
@@ -1082,6 +1120,8 @@ class PostgresToolIndex:
                 catalog_id = self.schema.find_catalog(conn, fingerprint, variant)
                 if catalog_id is None:
                     dims = None if embeddings is None else int(embeddings.shape[1])
+                    if dims is not None:
+                        self.schema.drop_shared_vector_indexes(conn)
                     catalog_id = self.schema.store_catalog(
                         conn,
                         fingerprint=fingerprint,
@@ -1091,7 +1131,7 @@ class PostgresToolIndex:
                         dims=dims,
                     )
                     if dims is not None:
-                        self.schema.create_vector_index(conn, dims)
+                        self.schema.create_vector_index(conn, catalog_id, dims)
         dims, lengths = self.schema.catalog_shape(conn, catalog_id)
         self._mode = mode
         self._pending = None
