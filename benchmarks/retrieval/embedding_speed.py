@@ -103,6 +103,12 @@ def _since(start: tuple[float, float]) -> dict[str, float]:
     return {"wall_s": round(wall - start[0], 3), "cpu_s": round(cpu - start[1], 3)}
 
 
+def _elapsed_ms(start: tuple[float, float]) -> tuple[float, float]:
+    """Wall and CPU milliseconds since ``start``, unrounded (a search takes a few of them)."""
+    wall, cpu = _clock()
+    return (wall - start[0]) * 1000, (cpu - start[1]) * 1000
+
+
 def _percentiles(values: Sequence[float]) -> dict[str, float]:
     import numpy as np
 
@@ -163,9 +169,9 @@ def work(task: dict[str, Any]) -> dict[str, Any]:
             request = SearchRequest(query=query, max_results=5)
             started = _clock()
             index.search(request)
-            spent = _since(started)
-            walls.append(spent["wall_s"] * 1000)
-            cpus.append(spent["cpu_s"] * 1000)
+            wall, cpu = _elapsed_ms(started)
+            walls.append(wall)
+            cpus.append(cpu)
         return {
             "tools": len(tools),
             "queries": len(queries),
@@ -185,9 +191,9 @@ def work(task: dict[str, Any]) -> dict[str, Any]:
         for query in queries:
             started = _clock()
             embedder.embed([query], kind="query")
-            spent = _since(started)
-            walls.append(spent["wall_s"] * 1000)
-            cpus.append(spent["cpu_s"] * 1000)
+            wall, cpu = _elapsed_ms(started)
+            walls.append(wall)
+            cpus.append(cpu)
         return {
             "queries": len(queries),
             "model_id": embedder.model_id,
