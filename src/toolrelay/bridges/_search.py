@@ -26,9 +26,11 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from toolrelay.execution import (
+    ApprovalDecision,
     ApprovalInterceptor,
     Approve,
     AuthorizationInterceptor,
+    Deny,
     IdempotencyInterceptor,
     InMemoryIdempotencyStore,
     Proceed,
@@ -42,7 +44,6 @@ from toolrelay.execution import (
 from toolrelay.messages import ToolCall
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools
-from toolrelay.tools import provider_safe_name as _safe
 from toolrelay.toolsearch import _texts as search_texts
 from toolrelay.toolsearch._access import Authorizer, CatalogSnapshot, CatalogView, ToolFilter
 from toolrelay.toolsearch._search_tool import (
@@ -85,12 +86,14 @@ class BridgeCallResult:
             ``PENDING_APPROVAL`` when it waits for a person and has not run.
         tool: The canonical name of the tool, when the name was one the caller is shown.
         is_error: Whether ``text`` reports a failure or a refusal.
+        found: What a search found, best first (canonical names); empty for other calls.
     """
 
     text: str
     status: ToolCallStatus
     tool: str | None = None
     is_error: bool = False
+    found: tuple[str, ...] = ()
 
     @property
     def pending_approval(self) -> bool:
@@ -197,18 +200,21 @@ class BridgeSearch:
         self,
         arguments_json: str,
         *,
-        key: str,
+        key: str | None,
         context: ToolContext | None = None,
+        discovered: Sequence[str] = (),
     ) -> BridgeCallResult:
         """Run ``tool_search`` with the model's arguments for the conversation ``key``.
 
-        The tools it finds are added to the conversation's discoveries, shown from the next
-        step on. Invalid arguments (a missing query, one too long) are answered as such.
+        The tools it finds (:attr:`BridgeCallResult.found`) are added to the conversation's
+        discoveries in the session store, shown from the next step on; with ``key=None`` the
+        framework keeps them itself (``discovered``: what it has so far). Invalid arguments
+        (a missing query, one too long) are answered as such.
         """
         context = context or ToolContext()
         snapshot = await self.snapshot()
         view = CatalogView(snapshot, context, self.tool_filter)
-        shown = await self._discovered(key, snapshot, view)
+        shown = await self._discovered(key, discovered, view)
         searcher = ToolSearcher(
             index=self.index,
             allowed=view.allowed(),
@@ -223,42 +229,69 @@ class BridgeSearch:
         call = ToolCall(id=call_id, name=tool.definition.name, arguments=arguments_json)
         outcome = await self.manager.run_call(call, (tool,), context)
         records = searcher.take_records([call_id])
-        found = [name for record in records for name in record.names]
-        if found:
+        found = tuple(dict.fromkeys(name for record in records for name in record.names))
+        if found and key is not None:
             await self.session_store.add(key, found)
-        return _result(outcome, outcome.response.data)
+        return dataclasses.replace(_result(outcome, outcome.response.data), found=found)
 
-    async def shown(self, key: str, context: ToolContext | None = None) -> list[Tool]:
-        """The discovered tools of conversation ``key`` the caller may see, in discovery order."""
+    async def shown(
+        self,
+        key: str | None,
+        context: ToolContext | None = None,
+        *,
+        discovered: Sequence[str] = (),
+    ) -> list[Tool]:
+        """The discovered tools of conversation ``key`` the caller may see, in discovery order.
+
+        With ``key=None``: those of ``discovered`` (names the framework kept itself).
+        """
         snapshot = await self.snapshot()
         view = CatalogView(snapshot, context or ToolContext(), self.tool_filter)
-        return [snapshot.tools[name] for name in await self._discovered(key, snapshot, view)]
+        return [snapshot.tools[name] for name in await self._discovered(key, discovered, view)]
+
+    async def resolve(
+        self,
+        name: str,
+        *,
+        key: str | None,
+        context: ToolContext | None = None,
+        discovered: Sequence[str] = (),
+    ) -> Tool | None:
+        """The shown tool a call of ``name`` (canonical or provider-safe) means, if any."""
+        snapshot = await self.snapshot()
+        view = CatalogView(snapshot, context or ToolContext(), self.tool_filter)
+        matched = match_tool_name(name, await self._discovered(key, discovered, view))
+        return None if matched is None else snapshot.tools[matched]
 
     async def call(
         self,
         name: str,
         arguments_json: str,
         *,
-        key: str,
+        key: str | None,
         context: ToolContext | None = None,
+        discovered: Sequence[str] = (),
         call_id: str | None = None,
-        approved: bool = False,
+        approved: bool | None = None,
     ) -> BridgeCallResult:
         """Run the tool ``name`` (as the model called it) for the conversation ``key``.
 
         Args:
             name: The tool's name, canonical or provider-safe.
             arguments_json: The model's arguments, as JSON text.
-            key: The conversation's session key.
+            key: The conversation's session key; ``None`` when the framework keeps the
+                discoveries itself (``discovered``).
             context: The caller's tool context.
+            discovered: With ``key=None``: the names found so far.
             call_id: The framework's id of the call (kept in audit records).
-            approved: A person approved this very call through the framework (a resumed
-                run): the approval interceptor gets ``Approve()`` for it.
+            approved: A person decided about this very call through the framework (a
+                resumed run): the approval interceptor gets ``Approve()`` for ``True`` and
+                ``Deny()`` for ``False``.
         """
         context = context or ToolContext()
         snapshot = await self.snapshot()
         view = CatalogView(snapshot, context, self.tool_filter)
-        names = await self._discovered(key, snapshot, view)
+        names = await self._discovered(key, discovered, view)
         matched = match_tool_name(name, names)
         if matched is None:
             text = self.texts().unavailable_answer(name, names)
@@ -270,8 +303,8 @@ class BridgeSearch:
         checks: list[ToolCallInterceptor] = []
         if self.authorize is not None:
             checks.append(AuthorizationInterceptor(self.authorize))
-        if approved:
-            checks.append(_approved)
+        if approved is not None:
+            checks.append(_decided(Approve() if approved else Deny()))
         outcome = await self.manager.run_call(call, (tool,), context, interceptors=checks)
         text = outcome.response.data
         if outcome.status is ToolCallStatus.PENDING_APPROVAL:
@@ -311,15 +344,19 @@ class BridgeSearch:
         return searcher.as_tool(texts.description, parameters=texts.parameters, call_id=call_id)
 
     async def _discovered(
-        self, key: str, snapshot: CatalogSnapshot, view: CatalogView
+        self, key: str | None, discovered: Sequence[str], view: CatalogView
     ) -> list[str]:
-        stored = await self.session_store.get(key)
-        return [name for name in stored if view.permits(name)]
+        stored = discovered if key is None else await self.session_store.get(key)
+        return [name for name in dict.fromkeys(stored) if view.permits(name)]
 
 
-async def _approved(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
-    """Hands the approval interceptor the framework's approval of this call."""
-    return await proceed(dataclasses.replace(invocation, decision=Approve()))
+def _decided(decision: ApprovalDecision) -> ToolCallInterceptor:
+    """Hands the approval interceptor a person's decision taken through the framework."""
+
+    async def decided(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        return await proceed(dataclasses.replace(invocation, decision=decision))
+
+    return decided
 
 
 def _result(outcome: ToolCallOutcome, text: str) -> BridgeCallResult:
@@ -329,8 +366,3 @@ def _result(outcome: ToolCallOutcome, text: str) -> BridgeCallResult:
         tool=outcome.tool_name,
         is_error=outcome.response.is_error,
     )
-
-
-def framework_name(tool: Tool) -> str:
-    """The name a framework shows the model for ``tool`` (its provider-safe form)."""
-    return _safe(tool.definition.name)

@@ -105,7 +105,7 @@ class ToolSearchToolset(AbstractToolset[Any]):
             key=key,
             context=context,
             call_id=ctx.tool_call_id,
-            approved=ctx.tool_call_approved,
+            approved=True if ctx.tool_call_approved else None,
         )
         if result.pending_approval:
             raise ApprovalRequired(metadata={"tool": result.tool})
