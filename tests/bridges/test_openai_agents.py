@@ -21,6 +21,7 @@ from agents import (
     Runner,
     Usage,
     function_tool,
+    set_tracing_disabled,
 )
 from openai.types.responses import (
     ResponseFunctionToolCall,
@@ -36,6 +37,8 @@ from toolrelay.bridges.openai_agents import (
 )
 from toolrelay.tools import FunctionTool as RelayFunctionTool
 from toolrelay.tools import ToolContext
+
+set_tracing_disabled(True)  # nothing to export traces to: no provider runs here
 
 Step = tuple[str, dict[str, Any]] | str
 
