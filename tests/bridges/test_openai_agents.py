@@ -98,6 +98,35 @@ async def test_found_by_search_in_one_turn_and_called_in_the_next() -> None:
     assert RAN == [("weather.current", {"city": "Oslo", "user": "u1"})]
 
 
+async def test_the_agent_lists_only_what_it_shows() -> None:
+    model = ScriptedModel(
+        ("tool_search", {"query": "current weather in a city"}),
+        ("weather__current", {"city": "Oslo"}),
+        "Sunny.",
+    )
+    agent = ToolSearchTools(bridge()).agent(name="desk", model=model)
+    result = await Runner.run(agent, "Weather?", context={"session_id": "c1", "user_id": "u1"})
+    assert result.final_output == "Sunny."
+    assert model.seen[:2] == [["tool_search"], ["tool_search", "weather__current"]]
+    assert RAN == [("weather.current", {"city": "Oslo", "user": "u1"})]
+
+
+async def test_the_agent_pauses_an_approval_gated_call() -> None:
+    model = ScriptedModel(
+        ("tool_search", {"query": "cancel an order"}),
+        ("orders__cancel", {"order_id": "A1"}),
+        "cancelled",
+    )
+    agent = ToolSearchTools(bridge()).agent(name="desk", model=model)
+    paused = await Runner.run(agent, "cancel A1", context={"session_id": "c1"})
+    [pending] = paused.interruptions
+    assert RAN == []
+    state = paused.to_state()
+    state.approve(pending)
+    assert (await Runner.run(agent, state)).final_output == "cancelled"
+    assert RAN == [("orders.cancel", {"order_id": "A1"})]
+
+
 async def test_discoveries_persist_for_the_session() -> None:
     tools = ToolSearchTools(bridge())
     first = ScriptedModel(("tool_search", {"query": "stock price quote"}), "ok")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -54,7 +55,14 @@ from toolrelay.toolsearch._search_tool import (
 )
 from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
 
-__all__ = ["BridgeCallResult", "BridgeSearch", "conversation_key"]
+__all__ = ["CATALOG_CHECK_SECONDS", "BridgeCallResult", "BridgeSearch", "conversation_key"]
+
+CATALOG_CHECK_SECONDS = 1.0
+"""How often, at most, a bridge looks whether a live catalog's tools changed.
+
+A framework asks for its tools at every step, and comparing a catalog of thousands of tools
+with the indexed one costs more than the rest of a step: a change shows within a second.
+"""
 
 PENDING_APPROVAL_TEXT = (
     "The call to tool {name!r} needs approval and has not run: nobody has approved it yet."
@@ -105,7 +113,9 @@ class BridgeSearch:
     """Tool search, sessions and guarded execution over one catalog, for any agent framework.
 
     One instance serves every conversation and every bridge (the index holds the catalog
-    once); each conversation's discoveries live in ``session_store`` under its key.
+    once); each conversation's discoveries live in ``session_store`` under its key. A
+    :class:`~toolrelay.tools.ToolCatalog` is read live: a change of its tools is indexed
+    within :data:`CATALOG_CHECK_SECONDS`.
 
     Args:
         catalog: The searchable tools: a :class:`~toolrelay.tools.ToolCatalog` (read live)
@@ -166,6 +176,8 @@ class BridgeSearch:
             language, search_texts.FROM_LANGUAGE, None, search_texts.FROM_LANGUAGE
         )
         self._snapshot: CatalogSnapshot | None = None
+        self._checked = 0.0  # when the catalog was last compared with the snapshot
+        self._listed: tuple[search_texts.SearchTexts, Tool] | None = None
         self._call_ids = itertools.count(1)
 
     async def snapshot(self) -> CatalogSnapshot:
@@ -174,19 +186,24 @@ class BridgeSearch:
         Raises:
             ConfigurationError: A tool is named ``tool_search``.
         """
-        tools = tuple(self.catalog)
-        if self._snapshot is not None and self._snapshot.holds(tools):
+        now = time.monotonic()
+        if self._snapshot is not None and now - self._checked < CATALOG_CHECK_SECONDS:
             return self._snapshot
-        snapshot, _ = await CatalogSnapshot.indexed(tools, self.index, ())
-        self._snapshot = snapshot
-        return snapshot
+        tools = tuple(self.catalog)
+        if self._snapshot is None or not self._snapshot.holds(tools):
+            self._snapshot, _ = await CatalogSnapshot.indexed(tools, self.index, ())
+        self._checked = time.monotonic()
+        return self._snapshot
 
     def search_tool(self) -> Tool:
         """The ``tool_search`` tool as the model is shown it, in the catalog's language.
 
         Its definition is what a framework lists; its calls go through :meth:`search`.
         """
-        return self._search_tool(self._snapshot_or_catalog(), None)
+        texts = self._texts.for_catalog(self._snapshot_or_catalog())
+        if self._listed is None or self._listed[0] is not texts:
+            self._listed = (texts, self._search_tool(self._snapshot_or_catalog(), None))
+        return self._listed[1]
 
     def texts(self) -> search_texts.SearchTexts:
         """What the model reads besides the catalog, in the catalog's language."""

@@ -1,10 +1,19 @@
 """``ToolSearchTools``: progressive tool disclosure for an OpenAI Agents SDK ``Agent``.
 
-The agent gets :meth:`ToolSearchTools.tools`: ``tool_search`` and one ``FunctionTool`` per
-catalog tool, each enabled (the SDK's ``is_enabled``, asked every turn) only while the
-conversation has discovered it and the caller may see it. So the model is shown
-``tool_search`` alone at first and, from the turn after a search on, the tools it found. What
-a conversation has found is kept in the :class:`~toolrelay.bridges.BridgeSearch`'s session
+Two ways to give an agent the tools, with the same behaviour:
+
+- :meth:`ToolSearchTools.agent` makes the ``Agent`` (any of its options) whose tools, listed
+  by the SDK every turn (``Agent.get_all_tools``), are ``tool_search``, the agent's own tools
+  and the tools the conversation has discovered: the SDK's work per turn grows with the tools
+  shown, not with the catalog;
+- :meth:`ToolSearchTools.tools` gives ``tool_search`` and one ``FunctionTool`` per catalog
+  tool for any ``Agent(tools=...)``, each enabled (the SDK's ``is_enabled``, asked every
+  turn) only while discovered. The SDK checks every one of them every turn, so this suits
+  catalogs of a few hundred tools.
+
+Either way the model is shown ``tool_search`` alone at first and, from the turn after a
+search on, the tools it found, among those the caller may see. What a conversation has found
+is kept in the :class:`~toolrelay.bridges.BridgeSearch`'s session
 store under its key: by default the tool context's ``session_id`` (scoped by its tenant).
 
 Calls run through toolrelay's manager (:meth:`~toolrelay.bridges.BridgeSearch.call`): a tool
@@ -20,9 +29,11 @@ import asyncio
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from agents import AgentBase, FunctionTool, RunContextWrapper
+from agents import Agent, AgentBase, FunctionTool, RunContextWrapper
+from agents import Tool as SdkTool
 from agents.tool_context import ToolContext as SdkToolContext
 
 from toolrelay.bridges._search import BridgeSearch, conversation_key
@@ -65,12 +76,34 @@ class ToolSearchTools:
         self.search = search
         self.context = context
         self.conversation = conversation
+        self._listings: dict[int, tuple[Tool, FunctionTool]] = {}
         # The names enabled for a run, by (run context, searches so far): the is_enabled of
         # every tool shares one read of the session store until a search may have changed it.
         self._searches = 0
         self._turns: OrderedDict[
             tuple[int, int], tuple[weakref.ref[Any], asyncio.Future[frozenset[str]]]
         ] = OrderedDict()
+
+    def agent(self, **options: Any) -> Agent[Any]:
+        """An ``Agent`` shown ``tool_search``, its own tools and the discovered ones.
+
+        Args:
+            options: What ``Agent`` takes (``name``, ``model``, ``instructions``, ``tools``...).
+        """
+        own = list(options.pop("tools", []))
+        return _SearchingAgent(tools=[self._search_tool(), *own], searching=self, **options)
+
+    async def discovered(self, wrapper: RunContextWrapper[Any]) -> list[FunctionTool]:
+        """The run's discovered tools the caller may see, as SDK tools, in discovery order."""
+        key, context = self._key(wrapper)
+        listed = []
+        for tool in await self.search.shown(key, context):
+            known = self._listings.get(id(tool))
+            if known is None or known[0] is not tool:
+                known = (tool, self._catalog_tool(tool, gated=False))
+                self._listings[id(tool)] = known
+            listed.append(known[1])
+        return listed
 
     def tools(self) -> list[FunctionTool]:
         """The agent's tools: ``tool_search`` first, then every catalog tool (enabled as found).
@@ -111,7 +144,7 @@ class ToolSearchTools:
             strict_json_schema=False,
         )
 
-    def _catalog_tool(self, tool: Tool) -> FunctionTool:
+    def _catalog_tool(self, tool: Tool, *, gated: bool = True) -> FunctionTool:
         definition = tool.definition
         name = provider_safe_name(definition.name)
         needs_approval = self.search.needs_approval(tool)
@@ -138,7 +171,7 @@ class ToolSearchTools:
             params_json_schema=dict(definition.input_schema),
             on_invoke_tool=invoke,
             strict_json_schema=False,
-            is_enabled=enabled,
+            is_enabled=enabled if gated else True,
             needs_approval=needs_approval,
             timeout_seconds=tool.metadata.timeout,
         )
@@ -163,3 +196,16 @@ class ToolSearchTools:
             raise
         future.set_result(names)
         return names
+
+
+@dataclass
+class _SearchingAgent(Agent[Any]):
+    """An ``Agent`` whose tools each turn include the conversation's discovered ones."""
+
+    searching: ToolSearchTools | None = None
+
+    async def get_all_tools(self, run_context: RunContextWrapper[Any]) -> list[SdkTool]:
+        tools = await super().get_all_tools(run_context)
+        if self.searching is None:
+            return tools
+        return [*tools, *await self.searching.discovered(run_context)]

@@ -75,6 +75,8 @@ class ToolSearchToolset(AbstractToolset[Any]):
         self.conversation = conversation
         self._id = id
         self.max_retries = max_retries
+        # Each tool's listing, made once: pydantic-ai asks for the tools at every step.
+        self._listings: dict[int, tuple[Tool, ToolsetTool[Any]]] = {}
 
     @property
     def id(self) -> str | None:
@@ -122,6 +124,14 @@ class ToolSearchToolset(AbstractToolset[Any]):
         return conversation_key(conversation, context), context
 
     def _listed(self, tool: Tool) -> ToolsetTool[Any]:
+        known = self._listings.get(id(tool))
+        if known is not None and known[0] is tool:
+            return known[1]
+        listing = self._listing(tool)
+        self._listings[id(tool)] = (tool, listing)
+        return listing
+
+    def _listing(self, tool: Tool) -> ToolsetTool[Any]:
         definition = tool.definition
         return ToolsetTool(
             toolset=self,
