@@ -7,14 +7,17 @@ the same scripted decisions (the model answers instantly; the tools return canne
 - **all tools**: the framework is given every catalog tool (converted with the bridge's
   ``to_*``), and the model calls the three task tools by name;
 - **bridge**: the framework gets toolrelay's tool search (``ToolSearchToolset``,
-  ``ToolSearchTools``, ``ToolRelayNode`` with ``bound_tools``) over a BM25 index of the
+  ``ToolSearchTools.agent``, ``ToolRelayNode`` with ``bound_tools``; one ``BridgeSearch``,
+  a new conversation per run) over a BM25 index of the
   catalog; before each step the model searches with the words of ``tokens.py``, calls the
   step's tool when the answer names it, searches again with its next words otherwise, and
   takes the top hit when none are left (a **retrieval miss**);
-- **own loop**: the framework alone with the three task tools and a stand-in ``tool_search``
-  that answers each query with the names the bridge's search returned, from a table: the
-  same conversation, rounds and tools shown, without toolrelay. It is the framework's own loop
-  overhead for the bridge's task, which the bridge is compared with.
+- **own loop**: the framework alone, with native tools (its own tool objects, answering as the
+  catalog's do): every tool the bridge's run showed, shown from the start, and a stand-in
+  ``tool_search`` that answers each query with what the bridge's search answered, from a
+  table. The same
+  conversation and rounds without toolrelay: the framework's own loop overhead for the task,
+  which the bridge is compared with.
 
 Reported per framework and mode: the model requests of the task, the **tool tokens per task**
 (the definitions of the tools each request offered, each serialised as
@@ -167,12 +170,13 @@ class Setup:
         self.index = BM25ToolIndex()
         self.search = BridgeSearch(self.tools, index=self.index)
         self.answers: dict[str, str] = {}  # the stand-in search: query -> the bridge's answer
+        self.runs = 0
+        self.shown_by_bridge: list[Any] = []  # every tool the bridge's run showed, in order
 
-    def bridge(self) -> Any:
-        """A fresh bridge over the shared index (each run its own sessions)."""
-        from toolrelay.bridges import BridgeSearch
-
-        return BridgeSearch(self.tools, index=self.index)
+    def conversation(self) -> str:
+        """A new conversation for a run: it starts with no discoveries."""
+        self.runs += 1
+        return f"run-{self.runs}"
 
     def stand_in(self) -> Any:
         """The own loop's ``tool_search``: the bridge's answers, looked up, as a toolrelay tool."""
@@ -204,16 +208,45 @@ def _pai_results(messages: Sequence[Any]) -> list[str]:
     ]
 
 
-async def run_pydantic_ai(setup: Setup, mode: str) -> Run:
-    from pydantic_ai import Agent
+@dataclass(kw_only=True)
+class Current:
+    """The run under way: a built agent runs the task many times, each with a new script."""
+
+    setup: Setup
+    mode: str
+    run: Run = field(init=False)
+
+    def start(self) -> Run:
+        self.run = Run(script=Script(scenario=self.setup.scenario, search=self.mode != "all tools"))
+        return self.run
+
+
+def own_tools(setup: Setup) -> list[tuple[str, str, Mapping[str, Any], Callable[[str], Any]]]:
+    """The own loop's tools, framework-neutral: name, description, schema, ``await call(json)``."""
+    answers = setup.answers
+
+    async def search(arguments: str) -> str:
+        return answers[json.loads(arguments)["query"]]
+
+    definition = setup.search.search_tool().definition
+    tools = [("tool_search", definition.description, definition.input_schema, search)]
+    for tool in setup.shown_by_bridge or setup.task_tools:
+        d = tool.definition
+        tools.append((safe(d.name), d.description, d.input_schema, tool.call))
+    return tools
+
+
+async def build_pydantic_ai(setup: Setup, mode: str) -> Callable[[], Awaitable[Run]]:
+    from pydantic_ai import Agent, Tool
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
     from toolrelay.bridges.pydantic_ai import ToolSearchToolset, to_pydantic_ai
 
-    run = Run(script=Script(scenario=setup.scenario, search=mode != "all tools"))
+    current = Current(setup=setup, mode=mode)
 
     def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
+        run = current.run
         run.offered.append(
             [(t.name, t.description or "", t.parameters_json_schema) for t in info.function_tools]
         )
@@ -223,17 +256,42 @@ async def run_pydantic_ai(setup: Setup, mode: str) -> Run:
         return ModelResponse(parts=[ToolCallPart(n, a) for n, a in step])
 
     if mode == "bridge":
-        agent = Agent(FunctionModel(model), toolsets=[ToolSearchToolset(setup.bridge())])
+        agent = Agent(FunctionModel(model), toolsets=[ToolSearchToolset(setup.search)])
+    elif mode == "all tools":
+        agent = Agent(FunctionModel(model), tools=[to_pydantic_ai(t) for t in setup.tools])
     else:
-        tools = setup.tools if mode == "all tools" else [setup.stand_in(), *setup.task_tools]
-        agent = Agent(FunctionModel(model), tools=[to_pydantic_ai(t) for t in tools])
-    result = await agent.run(setup.scenario.task, conversation_id="c1")
-    run.answer = result.output
-    return run
+
+        def native(call: Callable[[str], Any]) -> Callable[..., Any]:
+            async def function(**arguments: Any) -> Any:
+                return await call(json.dumps(arguments))
+
+            return function
+
+        tools = [
+            Tool.from_schema(native(c), name=n, description=d, json_schema=dict(p))
+            for n, d, p, c in own_tools(setup)
+        ]
+        agent = Agent(FunctionModel(model), tools=tools)
+
+    async def once() -> Run:
+        run = current.start()
+        result = await agent.run(setup.scenario.task, conversation_id=setup.conversation())
+        run.answer = result.output
+        return run
+
+    return once
 
 
-async def run_openai_agents(setup: Setup, mode: str) -> Run:
-    from agents import Agent, Model, ModelResponse, Runner, Usage, set_tracing_disabled
+async def build_openai_agents(setup: Setup, mode: str) -> Callable[[], Awaitable[Run]]:
+    from agents import (
+        Agent,
+        FunctionTool,
+        Model,
+        ModelResponse,
+        Runner,
+        Usage,
+        set_tracing_disabled,
+    )
     from openai.types.responses import (
         ResponseFunctionToolCall,
         ResponseOutputMessage,
@@ -243,10 +301,11 @@ async def run_openai_agents(setup: Setup, mode: str) -> Run:
     from toolrelay.bridges.openai_agents import ToolSearchTools, to_openai_agents
 
     set_tracing_disabled(True)
-    run = Run(script=Script(scenario=setup.scenario, search=mode != "all tools"))
+    current = Current(setup=setup, mode=mode)
 
     class Scripted(Model):
         async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            run = current.run
             items = kwargs["input"] if "input" in kwargs else args[1]
             tools = kwargs["tools"] if "tools" in kwargs else args[3]
             run.offered.append([(t.name, t.description, t.params_json_schema) for t in tools])
@@ -283,29 +342,52 @@ async def run_openai_agents(setup: Setup, mode: str) -> Run:
             raise NotImplementedError
 
     if mode == "bridge":
-        tools = ToolSearchTools(setup.bridge()).tools()
+        agent = ToolSearchTools(setup.search).agent(name="bench", model=Scripted())
+    elif mode == "all tools":
+        tools = [to_openai_agents(t) for t in setup.tools]
+        agent = Agent(name="bench", model=Scripted(), tools=tools)
     else:
-        chosen = setup.tools if mode == "all tools" else [setup.stand_in(), *setup.task_tools]
-        tools = [to_openai_agents(t) for t in chosen]
-    agent = Agent(name="bench", model=Scripted(), tools=tools)
-    result = await Runner.run(
-        agent, setup.scenario.task, context={"session_id": "c1"}, max_turns=20
-    )
-    run.answer = str(result.final_output)
-    return run
+
+        def native(call: Callable[[str], Any]) -> Callable[..., Any]:
+            async def invoke(ctx: Any, arguments: str) -> Any:
+                return await call(arguments)
+
+            return invoke
+
+        tools = [
+            FunctionTool(
+                name=n,
+                description=d,
+                params_json_schema=dict(p),
+                on_invoke_tool=native(c),
+                strict_json_schema=False,
+            )
+            for n, d, p, c in own_tools(setup)
+        ]
+        agent = Agent(name="bench", model=Scripted(), tools=tools)
+
+    async def once() -> Run:
+        run = current.start()
+        context = {"session_id": setup.conversation()}
+        result = await Runner.run(agent, setup.scenario.task, context=context, max_turns=20)
+        run.answer = str(result.final_output)
+        return run
+
+    return once
 
 
-async def run_langgraph(setup: Setup, mode: str) -> Run:
+async def build_langgraph(setup: Setup, mode: str) -> Callable[[], Awaitable[Run]]:
     from langchain_core.language_models import BaseChatModel
     from langchain_core.messages import AIMessage, ToolMessage
     from langchain_core.outputs import ChatGeneration, ChatResult
     from langchain_core.runnables import RunnableConfig
+    from langchain_core.tools import StructuredTool
     from langgraph.graph import END, MessagesState, StateGraph
     from langgraph.prebuilt import ToolNode, tools_condition
 
     from toolrelay.bridges.langgraph import ToolRelayNode, bound_tools, to_langchain
 
-    run = Run(script=Script(scenario=setup.scenario, search=mode != "all tools"))
+    current = Current(setup=setup, mode=mode)
 
     class Scripted(BaseChatModel):
         @property
@@ -319,16 +401,8 @@ async def run_langgraph(setup: Setup, mode: str) -> Run:
                     f = t["function"]
                     offered.append((f["name"], f["description"], f["parameters"]))
                 else:
-                    offered.append(
-                        (
-                            t.name,
-                            t.description,
-                            t.tool_call_schema.model_json_schema()
-                            if isinstance(t.tool_call_schema, type)
-                            else t.tool_call_schema,
-                        )
-                    )
-            run.offered.append(offered)
+                    offered.append((t.name, t.description, _args_schema(t)))
+            current.run.offered.append(offered)
             return self
 
         def _generate(
@@ -339,6 +413,7 @@ async def run_langgraph(setup: Setup, mode: str) -> Run:
                 if not isinstance(message, ToolMessage):
                     break
                 results.append(str(message.content))
+            run = current.run
             step = run.script.next(list(reversed(results)))
             if isinstance(step, str):
                 reply = AIMessage(content=step)
@@ -355,7 +430,7 @@ async def run_langgraph(setup: Setup, mode: str) -> Run:
 
     model = Scripted()
     if mode == "bridge":
-        search = setup.bridge()
+        search = setup.search
 
         async def agent(state: MessagesState, config: Any) -> dict[str, Any]:
             llm = model.bind_tools(await bound_tools(search, config))
@@ -363,8 +438,20 @@ async def run_langgraph(setup: Setup, mode: str) -> Run:
 
         node: Any = ToolRelayNode(search)
     else:
-        chosen = setup.tools if mode == "all tools" else [setup.stand_in(), *setup.task_tools]
-        lc_tools = [to_langchain(t) for t in chosen]
+        if mode == "all tools":
+            lc_tools = [to_langchain(t) for t in setup.tools]
+        else:
+
+            def native(call: Callable[[str], Any]) -> Callable[..., Any]:
+                async def function(**arguments: Any) -> Any:
+                    return await call(json.dumps(arguments))
+
+                return function
+
+            lc_tools = [
+                StructuredTool(name=n, description=d, args_schema=dict(p), coroutine=native(c))
+                for n, d, p, c in own_tools(setup)
+            ]
 
         async def agent(state: MessagesState, config: Any) -> dict[str, Any]:
             llm = model.bind_tools(lc_tools)
@@ -380,18 +467,28 @@ async def run_langgraph(setup: Setup, mode: str) -> Run:
     builder.add_conditional_edges("agent", tools_condition, path_map=["tools", END])
     builder.add_edge("tools", "agent")
     graph = builder.compile()
-    state = await graph.ainvoke(
-        {"messages": setup.scenario.task},
-        {"configurable": {"thread_id": "c1"}, "recursion_limit": 50},
-    )
-    run.answer = str(state["messages"][-1].content)
-    return run
+
+    async def once() -> Run:
+        run = current.start()
+        state = await graph.ainvoke(
+            {"messages": setup.scenario.task},
+            {"configurable": {"thread_id": setup.conversation()}, "recursion_limit": 50},
+        )
+        run.answer = str(state["messages"][-1].content)
+        return run
+
+    return once
 
 
-RUNNERS: Mapping[str, Callable[[Setup, str], Awaitable[Run]]] = {
-    "pydantic-ai": run_pydantic_ai,
-    "openai-agents": run_openai_agents,
-    "langgraph": run_langgraph,
+def _args_schema(tool: Any) -> Mapping[str, Any]:
+    schema = tool.tool_call_schema
+    return schema if isinstance(schema, dict) else schema.model_json_schema()
+
+
+BUILDERS: Mapping[str, Callable[[Setup, str], Awaitable[Callable[[], Awaitable[Run]]]]] = {
+    "pydantic-ai": build_pydantic_ai,
+    "openai-agents": build_openai_agents,
+    "langgraph": build_langgraph,
 }
 DISTRIBUTIONS = {
     "pydantic-ai": "pydantic-ai-slim",
@@ -403,16 +500,14 @@ DISTRIBUTIONS = {
 # --- measuring ----------------------------------------------------------------------------------
 
 
-async def timed(
-    runner: Callable[[Setup, str], Awaitable[Run]], setup: Setup, mode: str, runs: int, batches: int
-) -> float:
+async def timed(once: Callable[[], Awaitable[Run]], runs: int, batches: int) -> float:
     """Median CPU seconds per round over ``batches`` batches of ``runs`` runs."""
     per_round = []
     for _ in range(batches):
         rounds = 0
         start = time.process_time()
         for _ in range(runs):
-            rounds += len((await runner(setup, mode)).offered)
+            rounds += len((await once()).offered)
         per_round.append((time.process_time() - start) / rounds)
     return statistics.median(per_round)
 
@@ -438,10 +533,12 @@ def search_seconds(setup: Setup, queries: Sequence[str], repeats: int = 200) -> 
 
 
 async def measure(framework: str, setup: Setup, *, runs: int, batches: int) -> dict[str, Any]:
-    runner = RUNNERS[framework]
+    build = BUILDERS[framework]
     rows: dict[str, Any] = {}
-    for mode in MODES:
-        run = await runner(setup, mode)
+    agents = {}
+    for mode in MODES:  # the bridge's run first: the own loop answers its searches
+        agents[mode] = once = await build(setup, mode)
+        run = await once()
         if mode == "bridge":
             # The own loop answers each query as the bridge did.
             await _record_answers(setup, run)
@@ -453,9 +550,17 @@ async def measure(framework: str, setup: Setup, *, runs: int, batches: int) -> d
             "queries": run.script.queries,
             "answer": run.answer,
         }
+    # Batches of the modes alternate, so a change in the machine's load hits all of them alike.
+    samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+    for _ in range(batches):
+        for mode in MODES:
+            many = max(1, runs // 10) if mode == "all tools" else runs
+            samples[mode].append(await timed(agents[mode], many, 1))
     for mode in MODES:
-        many = max(1, runs // 10) if mode == "all tools" else runs
-        rows[mode]["cpu_ms_per_round"] = 1000 * await timed(runner, setup, mode, many, batches)
+        rows[mode]["cpu_ms_per_round"] = 1000 * statistics.median(samples[mode])
+    rows["bridge"]["toolrelay_ms_per_round"] = 1000 * await toolrelay_seconds(
+        setup, agents["bridge"], runs
+    )
     bridge, own = rows["bridge"], rows["own loop"]
     search_ms = 1000 * search_seconds(setup, bridge["queries"]) / bridge["requests"]
     added = bridge["cpu_ms_per_round"] - search_ms - own["cpu_ms_per_round"]
@@ -470,9 +575,38 @@ async def measure(framework: str, setup: Setup, *, runs: int, batches: int) -> d
     }
 
 
+async def toolrelay_seconds(setup: Setup, once: Callable[[], Awaitable[Run]], runs: int) -> float:
+    """CPU seconds per round spent in the bridge's ``BridgeSearch`` (search, shown, call)."""
+    search = setup.search
+    spent = [0.0]
+    originals = {name: getattr(search, name) for name in ("search", "shown", "call")}
+
+    def timing(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
+        async def timed_call(*args: Any, **kwargs: Any) -> Any:
+            start = time.process_time()
+            try:
+                return await function(*args, **kwargs)
+            finally:
+                spent[0] += time.process_time() - start
+
+        return timed_call
+
+    for name, function in originals.items():
+        setattr(search, name, timing(function))
+    try:
+        rounds = sum([len((await once()).offered) for _ in range(runs)])
+    finally:
+        for name in originals:
+            delattr(search, name)
+    return spent[0] / rounds
+
+
 async def _record_answers(setup: Setup, run: Run) -> None:
+    names = dict.fromkeys(n for offered in run.offered for n, _, _ in offered if n != "tool_search")
+    by_name = {safe(t.definition.name): t for t in setup.tools}
+    setup.shown_by_bridge = [by_name[n] for n in names]
     for query in run.script.queries:
-        result = await setup.bridge().search(json.dumps({"query": query}), key=None)
+        result = await setup.search.search(json.dumps({"query": query}), key=None)
         setup.answers[query] = result.text
 
 
@@ -498,8 +632,8 @@ def table(results: Sequence[Mapping[str, Any]]) -> list[str]:
 def overhead_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [
         "| Framework | Own loop per round | Bridge per round | BM25 search per round "
-        "| Bridge adds | Within 10% |",
-        "|---|---:|---:|---:|---:|:---:|",
+        "| Bridge adds | Within 10% | In BridgeSearch |",
+        "|---|---:|---:|---:|---:|:---:|---:|",
     ]
     for r in results:
         own, bridge = r["modes"]["own loop"], r["modes"]["bridge"]
@@ -508,7 +642,7 @@ def overhead_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
             f"| {r['framework']} | {own['cpu_ms_per_round']:.2f} ms | "
             f"{bridge['cpu_ms_per_round']:.2f} ms | {r['search_ms_per_round']:.2f} ms | "
             f"{r['bridge_added_ms_per_round']:+.2f} ms ({100 * r['bridge_overhead']:+.0f}%) | "
-            f"{within} |"
+            f"{within} | {bridge['toolrelay_ms_per_round']:.2f} ms |"
         )
     return lines
 
@@ -524,17 +658,22 @@ def section_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             f"benchmark over its {tools}-tool BFCL catalog through each framework's own agent "
             "loop, with scripted decisions: every tool given to the framework (*all tools*), "
             "toolrelay's bridge with tool search over a BM25 index (*bridge*), and the framework "
-            "alone with the task's tools and a stand-in `tool_search` answering from a table "
-            "what the bridge's search answered (*own loop*: the same rounds and tools shown, "
-            "without toolrelay). Tool tokens are the definitions each request offered "
+            "alone with native tools: every tool the bridge showed, from the start, and a "
+            "stand-in `tool_search` answering from a table what the bridge's search answered "
+            "(*own loop*: the same rounds, without toolrelay). Tool tokens are the definitions "
+            "each request offered "
             f"({meta['encoding']}, summed over the task's requests; messages left out). CPU "
             f"time per round is the median of {meta['batches']} batches of {meta['runs']} runs "
-            f"(Python {meta['python']}).",
+            f"(two for *all tools*), the modes' batches alternating (Python {meta['python']}, "
+            "a shared machine).",
             "",
             *table(results),
             "",
             "What the bridge adds per round to the framework's own loop, the BM25 searches "
-            "(timed alone) left out:",
+            "(timed alone) left out, and the part of the bridge's round spent in toolrelay's "
+            "`BridgeSearch` (searches, the shown tools, guarded calls; searches included). "
+            "Where the bridge adds more than `BridgeSearch` takes, the rest is the "
+            "framework's own work for a tool list that changes from step to step:",
             "",
             *overhead_table(results),
             "<!-- bridges:end -->",
@@ -553,7 +692,7 @@ async def main_async(quick: bool) -> int:
     scenario, _ = bfcl_scenario(QUICK_SIZE if quick else BFCL_SIZE)
     setup = Setup(scenario)
     await setup.search.snapshot()  # index once, before anything is timed
-    runs, batches = (4, 3) if quick else (20, 5)
+    runs, batches = (4, 3) if quick else (20, 9)
     results = []
     for framework in FRAMEWORKS:
         print(f"{framework}...", file=sys.stderr)

@@ -179,6 +179,9 @@ class BridgeSearch:
         self._checked = 0.0  # when the catalog was last compared with the snapshot
         self._listed: tuple[search_texts.SearchTexts, Tool] | None = None
         self._call_ids = itertools.count(1)
+        # Searches are validated and answered as calls, without the calls' interceptors: a
+        # search changes nothing and is never approved, replayed or audited.
+        self._searches = ToolCallingManager()
 
     async def snapshot(self) -> CatalogSnapshot:
         """The catalog as indexed now, re-indexed first when its tools changed.
@@ -244,7 +247,7 @@ class BridgeSearch:
         call_id = f"search_{next(self._call_ids)}"
         tool = self._search_tool(snapshot.definitions, searcher, call_id)
         call = ToolCall(id=call_id, name=tool.definition.name, arguments=arguments_json)
-        outcome = await self.manager.run_call(call, (tool,), context)
+        outcome = await self._searches.run_call(call, (tool,), context)
         records = searcher.take_records([call_id])
         found = tuple(dict.fromkeys(name for record in records for name in record.names))
         if found and key is not None:
