@@ -104,7 +104,8 @@ async def test_the_agent_lists_only_what_it_shows() -> None:
         ("weather__current", {"city": "Oslo"}),
         "Sunny.",
     )
-    agent = ToolSearchTools(bridge()).agent(name="desk", model=model)
+    agent = ToolSearchTools(bridge()).agent(name="desk", model=model, instructions="Be brief.")
+    assert agent.instructions == "Be brief.\n\nMost tools are hidden; find them with tool_search."
     result = await Runner.run(agent, "Weather?", context={"session_id": "c1", "user_id": "u1"})
     assert result.final_output == "Sunny."
     assert model.seen[:2] == [["tool_search"], ["tool_search", "weather__current"]]

@@ -79,6 +79,19 @@ async def test_found_by_search_in_one_step_and_called_in_the_next() -> None:
     assert RAN == [("weather.current", {"city": "Oslo", "user": "u7"})]  # deps -> ToolContext
 
 
+async def test_the_instructions_say_how_to_find_tools() -> None:
+    instructions: list[str | None] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        instructions.append(info.instructions)
+        return ModelResponse(parts=[TextPart("hi")])
+
+    await Agent(FunctionModel(model), toolsets=[ToolSearchToolset(bridge())]).run(
+        "hi", conversation_id="c1"
+    )
+    assert instructions == ["Most tools are hidden; find them with tool_search."]
+
+
 async def test_discoveries_persist_for_the_conversation() -> None:
     search = bridge()
     first: list[list[str]] = []

@@ -173,7 +173,10 @@ class BridgeSearch:
         self.min_score = min_score
         self.min_relative_score = min_relative_score
         self._texts = search_texts.SearchTextSelector(
-            language, search_texts.FROM_LANGUAGE, None, search_texts.FROM_LANGUAGE
+            language,
+            search_texts.FROM_LANGUAGE,
+            search_texts.FROM_LANGUAGE,
+            search_texts.FROM_LANGUAGE,
         )
         self._snapshot: CatalogSnapshot | None = None
         self._checked = 0.0  # when the catalog was last compared with the snapshot

@@ -87,10 +87,19 @@ class ToolSearchTools:
     def agent(self, **options: Any) -> Agent[Any]:
         """An ``Agent`` shown ``tool_search``, its own tools and the discovered ones.
 
+        Text instructions get the line telling the model how to find tools
+        (``SearchTexts.system_suffix``); instructions of a function are left as they are.
+
         Args:
             options: What ``Agent`` takes (``name``, ``model``, ``instructions``, ``tools``...).
         """
         own = list(options.pop("tools", []))
+        suffix = self.search.texts().system_suffix
+        instructions = options.get("instructions")
+        if suffix and instructions is None:
+            options["instructions"] = suffix
+        elif suffix and isinstance(instructions, str):
+            options["instructions"] = f"{instructions}\n\n{suffix}"
         return _SearchingAgent(tools=[self._search_tool(), *own], searching=self, **options)
 
     async def discovered(self, wrapper: RunContextWrapper[Any]) -> list[FunctionTool]:

@@ -83,6 +83,11 @@ class ToolSearchToolset(AbstractToolset[Any]):
         """The toolset's id, if one was given."""
         return self._id
 
+    async def get_instructions(self, ctx: RunContext[Any]) -> str | None:
+        """How to find tools (``SearchTexts.system_suffix``, in the catalog's language)."""
+        await self.search.snapshot()
+        return self.search.texts().system_suffix
+
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         """``tool_search``, then the conversation's discovered tools the caller may see."""
         key, context = self._key(ctx)
