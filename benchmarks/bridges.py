@@ -672,8 +672,10 @@ def section_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             "What the bridge adds per round to the framework's own loop, the BM25 searches "
             "(timed alone) left out, and the part of the bridge's round spent in toolrelay's "
             "`BridgeSearch` (searches, the shown tools, guarded calls; searches included). "
-            "Where the bridge adds more than `BridgeSearch` takes, the rest is the "
-            "framework's own work for a tool list that changes from step to step:",
+            "Where the bridge adds more than `BridgeSearch` takes, the rest is spent outside it: "
+            "in the framework's handling of the bridge's toolset, tools or node, and in the "
+            "bridge's adapter. The figures are CPU time on a shared machine, and vary from run "
+            "to run by a few tenths of a millisecond per round:",
             "",
             *overhead_table(results),
             "<!-- bridges:end -->",
