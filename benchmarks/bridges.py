@@ -15,7 +15,7 @@ the same scripted decisions (the model answers instantly; the tools return canne
 - **own loop**: the framework alone, with native tools (its own tool objects, answering as the
   catalog's do): every tool the bridge's run showed, shown from the start, and a stand-in
   ``tool_search`` that answers each query with what the bridge's search answered, from a
-  table. The same
+  table, and the instructions the bridge adds (pydantic-ai, the Agents SDK). The same
   conversation and rounds without toolrelay: the framework's own loop overhead for the task,
   which the bridge is compared with.
 
@@ -271,7 +271,9 @@ async def build_pydantic_ai(setup: Setup, mode: str) -> Callable[[], Awaitable[R
             Tool.from_schema(native(c), name=n, description=d, json_schema=dict(p))
             for n, d, p, c in own_tools(setup)
         ]
-        agent = Agent(FunctionModel(model), tools=tools)
+        # The bridge's instructions too: the same requests but for toolrelay.
+        suffix = setup.search.texts().system_suffix
+        agent = Agent(FunctionModel(model), tools=tools, instructions=suffix)
 
     async def once() -> Run:
         run = current.start()
@@ -364,7 +366,8 @@ async def build_openai_agents(setup: Setup, mode: str) -> Callable[[], Awaitable
             )
             for n, d, p, c in own_tools(setup)
         ]
-        agent = Agent(name="bench", model=Scripted(), tools=tools)
+        suffix = setup.search.texts().system_suffix
+        agent = Agent(name="bench", model=Scripted(), tools=tools, instructions=suffix)
 
     async def once() -> Run:
         run = current.start()
@@ -520,7 +523,7 @@ def search_seconds(setup: Setup, queries: Sequence[str], repeats: int = 200) -> 
         SearchRequest(
             query=q,
             max_results=setup.search.max_results,
-            allowed=None,
+            allowed=setup.search._snapshot.names if setup.search._snapshot else None,
             min_relative_score=setup.search.min_relative_score,
         )
         for q in queries
@@ -694,7 +697,7 @@ async def main_async(quick: bool) -> int:
     scenario, _ = bfcl_scenario(QUICK_SIZE if quick else BFCL_SIZE)
     setup = Setup(scenario)
     await setup.search.snapshot()  # index once, before anything is timed
-    runs, batches = (4, 3) if quick else (20, 9)
+    runs, batches = (4, 3) if quick else (30, 15)
     results = []
     for framework in FRAMEWORKS:
         print(f"{framework}...", file=sys.stderr)

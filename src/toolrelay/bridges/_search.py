@@ -212,12 +212,8 @@ class BridgeSearch:
         return self._listed[1]
 
     def texts(self) -> search_texts.SearchTexts:
-        """What the model reads besides the catalog, in the catalog's language."""
-        snapshot = self._snapshot
-        tools = tuple(self.catalog)
-        if snapshot is not None and snapshot.holds(tools):
-            return self._texts.for_catalog(snapshot.definitions)
-        return self._texts.for_catalog([t.definition for t in tools])
+        """What the model reads besides the catalog, in the catalog's language (as indexed)."""
+        return self._texts.for_catalog(self._snapshot_or_catalog())
 
     async def search(
         self,
