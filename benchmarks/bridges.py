@@ -579,18 +579,22 @@ async def measure(framework: str, setup: Setup, *, runs: int, batches: int) -> d
 
 
 async def toolrelay_seconds(setup: Setup, once: Callable[[], Awaitable[Run]], runs: int) -> float:
-    """CPU seconds per round spent in the bridge's ``BridgeSearch`` (search, shown, call)."""
+    """CPU seconds per round spent in the bridge's ``BridgeSearch`` (search, shown, call).
+
+    Timed in the event loop's thread (``time.thread_time``): the frameworks run other work in
+    threads of their own meanwhile.
+    """
     search = setup.search
     spent = [0.0]
     originals = {name: getattr(search, name) for name in ("search", "shown", "call")}
 
     def timing(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def timed_call(*args: Any, **kwargs: Any) -> Any:
-            start = time.process_time()
+            start = time.thread_time()
             try:
                 return await function(*args, **kwargs)
             finally:
-                spent[0] += time.process_time() - start
+                spent[0] += time.thread_time() - start
 
         return timed_call
 
@@ -674,7 +678,9 @@ def section_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             "",
             "What the bridge adds per round to the framework's own loop, the BM25 searches "
             "(timed alone) left out, and the part of the bridge's round spent in toolrelay's "
-            "`BridgeSearch` (searches, the shown tools, guarded calls; searches included). "
+            "`BridgeSearch` (searches, the shown tools, guarded calls; searches included; "
+            "event-loop thread time from entry to return, so an upper bound when the framework "
+            "runs other tasks meanwhile). "
             "Where the bridge adds more than `BridgeSearch` takes, the rest is spent outside it: "
             "in the framework's handling of the bridge's toolset, tools or node, and in the "
             "bridge's adapter. The figures are CPU time on a shared machine, and vary from run "
