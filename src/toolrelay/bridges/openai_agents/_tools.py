@@ -55,6 +55,9 @@ def _session_id(wrapper: RunContextWrapper[Any], context: ToolContext) -> str | 
     return None if session is None else str(session)
 
 
+_MAX_LISTINGS = 100_000  # tools whose framework listing is kept
+
+
 class ToolSearchTools:
     """``tool_search`` and the catalog's tools, enabled as discovered (see the module docs).
 
@@ -110,6 +113,8 @@ class ToolSearchTools:
             known = self._listings.get(id(tool))
             if known is None or known[0] is not tool:
                 known = (tool, self._catalog_tool(tool, gated=False))
+                if len(self._listings) >= _MAX_LISTINGS:
+                    self._listings.clear()  # tools replaced many times over: start again
                 self._listings[id(tool)] = known
             listed.append(known[1])
         return listed

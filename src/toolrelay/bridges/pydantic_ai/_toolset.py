@@ -47,6 +47,9 @@ def _conversation_id(ctx: RunContext[Any]) -> str | None:
     return ctx.conversation_id
 
 
+_MAX_LISTINGS = 100_000  # tools whose framework listing is kept
+
+
 class ToolSearchToolset(AbstractToolset[Any]):
     """``tool_search`` and the tools it found, for a pydantic-ai agent (see the module docs).
 
@@ -133,6 +136,8 @@ class ToolSearchToolset(AbstractToolset[Any]):
         if known is not None and known[0] is tool:
             return known[1]
         listing = self._listing(tool)
+        if len(self._listings) >= _MAX_LISTINGS:
+            self._listings.clear()  # tools replaced many times over: start again
         self._listings[id(tool)] = (tool, listing)
         return listing
 
