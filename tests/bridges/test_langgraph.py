@@ -183,6 +183,51 @@ async def test_bigtool_create_agent_drop_in() -> None:
     assert RAN == [("weather.current", {"city": "Rome", "user": "u2"})]
 
 
+def test_bigtool_create_agent_runs_synchronously_too() -> None:
+    registry = {"id-weather": to_langchain(FunctionTool.from_function(current_weather))}
+    model = ScriptedChatModel(
+        steps=[
+            calls("retrieve_tools", query="weather in a city"),
+            calls("weather__current", city="Rome"),
+            AIMessage(content="ok"),
+        ],
+        seen=[],
+    )
+    RAN.clear()
+    graph = create_agent(model, registry).compile()
+    state = graph.invoke({"messages": "weather?"}, config(user_id="u3"))
+    assert state["messages"][-1].content == "ok"
+    assert RAN == [("weather.current", {"city": "Rome", "user": "u3"})]
+
+
+def test_the_node_as_a_runnable_runs_in_a_synchronous_graph() -> None:
+    from toolrelay._sync import run_sync
+
+    search = bridge()
+    model = ScriptedChatModel(
+        steps=[
+            calls("tool_search", query="current weather in a city"),
+            calls("weather__current", city="Oslo"),
+            AIMessage(content="Sunny."),
+        ],
+        seen=[],
+    )
+
+    def agent(state: MessagesState, config: RunnableConfig) -> dict[str, Any]:
+        llm = model.bind_tools(run_sync(bound_tools(search, config)))
+        return {"messages": [llm.invoke(state["messages"], config)]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolRelayNode(search).as_runnable())
+    builder.set_entry_point("agent")
+    builder.add_conditional_edges("agent", tools_condition, path_map=["tools", END])
+    builder.add_edge("tools", "agent")
+    state = builder.compile().invoke({"messages": "Weather?"}, config(user_id="u1"))
+    assert tool_messages(state)[1].content == "Sunny in Oslo"
+    assert RAN == [("weather.current", {"city": "Oslo", "user": "u1"})]
+
+
 @langchain_tool
 def _stock_quote(symbol: str) -> str:
     """The latest stock price quote for a ticker symbol."""

@@ -2,7 +2,8 @@
 
 - :class:`ToolRelayNode`: the node that answers the tool calls of the last ``AIMessage``,
   where langgraph's prebuilt ``ToolNode`` goes (after ``tools_condition``; it returns
-  ``{"messages": [ToolMessage, ...]}``). The search tool's calls search; every other call runs
+  ``{"messages": [ToolMessage, ...]}``); ``ToolRelayNode(...).as_runnable()`` also runs in a
+  graph invoked synchronously. The search tool's calls search; every other call runs
   through :meth:`~toolrelay.bridges.BridgeSearch.call`: only tools the thread has discovered
   and the caller may see run, ``authorize`` is asked, then the manager's interceptors. A
   call that needs approval stops the graph with ``interrupt(...)`` (the graph needs a
@@ -29,12 +30,13 @@ from typing import Annotated, Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph import END, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 from langgraph.types import interrupt
 
+from toolrelay._sync import run_sync
 from toolrelay.bridges._search import BridgeSearch, conversation_key
 from toolrelay.bridges.langgraph._convert import ContextOf, from_langchain, tool_context
 from toolrelay.exceptions import ConfigurationError
@@ -124,6 +126,17 @@ class ToolRelayNode:
         self.search_name = search_name
         self.messages_key = messages_key
         self.name = "tools"
+
+    def as_runnable(self) -> RunnableLambda[Any, dict[str, Any]]:
+        """This node for graphs run synchronously too (``graph.invoke`` as well as ``ainvoke``)."""
+
+        def node(state: Any, config: RunnableConfig) -> dict[str, Any]:
+            return run_sync(self(state, config))
+
+        async def anode(state: Any, config: RunnableConfig) -> dict[str, Any]:
+            return await self(state, config)
+
+        return RunnableLambda(node, anode, name=self.name)
 
     async def __call__(self, state: Any, config: RunnableConfig) -> dict[str, Any]:
         """The node: one ``ToolMessage`` per call of the last ``AIMessage``, in order."""
@@ -277,9 +290,18 @@ def create_agent(
             update["selected_tool_ids"] = selected
         return update
 
+    def sync(
+        node: Callable[[State, RunnableConfig], Any],
+    ) -> Callable[[State, RunnableConfig], dict[str, Any]]:
+        def run(state: State, config: RunnableConfig) -> dict[str, Any]:
+            return run_sync(node(state, config))
+
+        return run
+
     builder = StateGraph(State)
-    builder.add_node("agent", agent)
-    builder.add_node("tools", run_tools)
+    # Both forms, as bigtool's nodes: the graph runs with invoke() as well as ainvoke().
+    builder.add_node("agent", RunnableLambda(sync(agent), agent, name="agent"))
+    builder.add_node("tools", RunnableLambda(sync(run_tools), run_tools, name="tools"))
     builder.set_entry_point("agent")
     builder.add_conditional_edges("agent", tools_condition, path_map=["tools", END])
     builder.add_edge("tools", "agent")
