@@ -39,6 +39,7 @@ WRITERS = (
     "retrieval/history.py",
     "reliability.py",
     "shape.py",
+    "bridges.py",
 )
 """The scripts with a ``docs_sections()``, relative to ``benchmarks/``."""
 

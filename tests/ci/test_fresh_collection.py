@@ -12,7 +12,12 @@ import json
 import re
 import subprocess
 import sys
-from importlib.metadata import PackageNotFoundError, distribution, packages_distributions
+from importlib.metadata import (
+    PackageNotFoundError,
+    distribution,
+    entry_points,
+    packages_distributions,
+)
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -47,7 +52,9 @@ def find_spec(name, package=None):  # as an absent module answers
 importlib.util.find_spec = find_spec
 import pytest
 
-sys.exit(pytest.main(["--collect-only", "-q", "-ra", "-p", "no:cacheprovider", "tests"]))
+# Plugins that extras bring (langsmith's, with langchain-core) are not there without them.
+plugins = [arg for name in json.loads(sys.argv[2]) for arg in ("-p", f"no:{name}")]
+sys.exit(pytest.main(["--collect-only", "-q", "-ra", "-p", "no:cacheprovider", *plugins, "tests"]))
 """
 
 
@@ -80,13 +87,27 @@ def _closure(roots: list[Requirement]) -> set[str]:
     return seen
 
 
-def _extra_only_modules() -> set[str]:
-    """Top-level modules installed here by an extra of toolrelay but not by ``.[dev]``."""
+def _extra_only_distributions() -> set[str]:
+    """Distributions installed here by an extra of toolrelay but not by ``.[dev]``."""
     own = distribution("toolrelay")
     extras = set(own.metadata.get_all("Provides-Extra") or [])
     kept = _closure(_requirements("toolrelay", {"dev"}))
-    everything = _closure(_requirements("toolrelay", extras))
-    extra_only = everything - kept
+    return _closure(_requirements("toolrelay", extras)) - kept
+
+
+def _extra_only_plugins() -> list[str]:
+    """The pytest plugins (``pytest11`` entry points) of those distributions."""
+    extra_only = _extra_only_distributions()
+    return sorted(
+        point.name
+        for point in entry_points(group="pytest11")
+        if point.dist is not None and canonicalize_name(point.dist.name) in extra_only
+    )
+
+
+def _extra_only_modules() -> set[str]:
+    """Top-level modules installed here by an extra of toolrelay but not by ``.[dev]``."""
+    extra_only = _extra_only_distributions()
     return {
         module
         for module, names in packages_distributions().items()
@@ -97,7 +118,13 @@ def _extra_only_modules() -> set[str]:
 def test_the_suite_collects_without_the_extras_and_every_skip_names_its_need() -> None:
     blocked = _extra_only_modules()
     child = subprocess.run(
-        [sys.executable, "-c", CHILD, json.dumps(sorted(blocked))],
+        [
+            sys.executable,
+            "-c",
+            CHILD,
+            json.dumps(sorted(blocked)),
+            json.dumps(_extra_only_plugins()),
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,

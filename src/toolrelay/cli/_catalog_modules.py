@@ -7,11 +7,14 @@ a file inside a package is imported as part of it, so relative imports work). Wi
 
 - whatever ``build_catalog()`` returns, when the module defines one;
 - every module-level :class:`~toolrelay.tools.ToolCatalog`;
-- its module-level ``@tool`` functions (:func:`~toolrelay.tools.tools_from`).
+- its module-level ``@tool`` functions (:func:`~toolrelay.tools.tools_from`);
+- its module-level tools of LangChain, pydantic-ai and the OpenAI Agents SDK, converted by
+  their bridges (:mod:`toolrelay.cli._foreign_tools`).
 
 The same tool reached twice (a decorated function that is also in a catalog) counts once.
 An attribute may be a tool, a decorated function, a catalog, an object or class with ``@tool``
-methods, a list of these, or a function without parameters that returns one of them.
+methods, another framework's tool or toolset, a list of these, or a function without
+parameters that returns one of them.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
+from toolrelay.cli._foreign_tools import foreign_tools
 from toolrelay.exceptions import LoadError, ToolRelayError
 from toolrelay.tools._base import Tool
 from toolrelay.tools._catalog import ToolCatalog, as_tools
@@ -117,6 +121,10 @@ def _module_tools(module: ModuleType, spec: str) -> list[tuple[Tool, str]]:
             found += _catalog_tools(value)
     if has_tools(module):
         found += [(t, t.source) for t in tools_from(module)]
+    for name, value in list(vars(module).items()):
+        converted = foreign_tools(value)
+        if converted:
+            found += [(t, f"{module.__name__}.{name}") for t in converted]
     # A decorated function that is also in a catalog is one tool, reached twice.
     unique: dict[tuple[str, str], tuple[Tool, str]] = {}
     for tool, origin in found:
@@ -131,6 +139,11 @@ def _tools_of(value: object, label: str) -> list[tuple[Tool, str]]:
         value = call_factory(value, label, builds="a catalog")
         if isinstance(value, ToolCatalog):
             return _catalog_tools(value)
+    converted = foreign_tools(value)
+    if converted is not None:
+        return [(t, label) for t in converted]
+    if isinstance(value, list | tuple) and any(foreign_tools(item) for item in value):
+        return [found for item in value for found in _tools_of(item, label)]
     return [(t, _origin(t)) for t in as_tools(value)]
 
 

@@ -1,0 +1,156 @@
+"""Tools both ways between toolrelay and the OpenAI Agents SDK, schemas and descriptions intact.
+
+- :func:`to_openai_agents`: a toolrelay tool as an SDK ``FunctionTool`` (its JSON Schema as
+  it is: not rewritten for strict mode). Calls run through a
+  :class:`~toolrelay.execution.ToolCallingManager` (validation, timeout, errors as feedback);
+  the tool context comes from the run's context object (:data:`ContextOf`): by default the
+  object itself when it is a mapping. A tool that requires approval needs it in the SDK too.
+- :func:`from_openai_agents`: SDK function tools as toolrelay tools, for a catalog. Each call
+  is the tool's ``on_invoke_tool`` with the caller's tool context as the run's context object
+  (or what ``run_context`` makes of it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeAlias
+
+from agents import FunctionTool, RunContextWrapper
+from agents.tool_context import ToolContext as SdkToolContext
+
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ToolCallingManager
+from toolrelay.messages import ToolCall
+from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
+
+__all__ = ["ContextOf", "RunContextOf", "from_openai_agents", "to_openai_agents", "tool_context"]
+
+ContextOf: TypeAlias = Callable[[RunContextWrapper[Any]], Mapping[str, Any]]
+"""A call's :class:`~toolrelay.tools.ToolContext`, from the SDK's run context."""
+
+RunContextOf: TypeAlias = Callable[[ToolContext], Any]
+"""The context object an SDK tool is run with, from the caller's tool context."""
+
+_PLAIN: list[ToolCallingManager] = []
+
+
+def tool_context(wrapper: RunContextWrapper[Any], context: ContextOf | None) -> ToolContext:
+    """The tool context of a call.
+
+    ``context(wrapper)``, else the run's context object when it is a mapping (a
+    :class:`~toolrelay.tools.ToolContext`, a ``dict``), else an empty one.
+    """
+    values = context(wrapper) if context is not None else wrapper.context
+    if isinstance(values, ToolContext):
+        return values
+    if isinstance(values, Mapping):
+        return ToolContext(values)
+    return ToolContext()
+
+
+def _manager(manager: ToolCallingManager | None) -> ToolCallingManager:
+    if manager is not None:
+        return manager
+    if not _PLAIN:
+        _PLAIN.append(ToolCallingManager())
+    return _PLAIN[0]
+
+
+def to_openai_agents(
+    tool: Tool,
+    *,
+    context: ContextOf | None = None,
+    tool_calling_manager: ToolCallingManager | None = None,
+) -> FunctionTool:
+    """``tool`` as an SDK ``FunctionTool``: same description and JSON Schema, provider-safe name.
+
+    Args:
+        tool: The toolrelay tool.
+        context: Its tool context from the SDK's run context; by default the run's context
+            object when it is a mapping.
+        tool_calling_manager: Runs each call (and its interceptors); a plain one by default.
+    """
+    definition = tool.definition
+
+    async def invoke(ctx: SdkToolContext[Any], arguments_json: str) -> str:
+        call = ToolCall(id=ctx.tool_call_id, name=definition.name, arguments=arguments_json)
+        outcome = await _manager(tool_calling_manager).run_call(
+            call, (tool,), tool_context(ctx, context)
+        )
+        return outcome.response.data
+
+    return FunctionTool(
+        name=provider_safe_name(definition.name),
+        description=definition.description,
+        params_json_schema=dict(definition.input_schema),
+        on_invoke_tool=invoke,
+        strict_json_schema=False,
+        needs_approval=tool.metadata.requires_approval,
+        timeout_seconds=tool.metadata.timeout,
+    )
+
+
+def from_openai_agents(
+    tools: FunctionTool | Iterable[FunctionTool], *, run_context: RunContextOf | None = None
+) -> list[Tool]:
+    """SDK function tools as toolrelay tools: name, description and JSON Schema as they are.
+
+    Args:
+        tools: A ``FunctionTool`` (``@function_tool`` makes one) or several.
+        run_context: The context object a tool is run with, from the caller's tool context;
+            the tool context itself by default.
+
+    Raises:
+        ConfigurationError: Something given is not a function tool (hosted tools run at the
+            provider, not here).
+    """
+    items: Iterable[object] = [tools] if isinstance(tools, FunctionTool) else tools
+    converted: list[Tool] = []
+    for item in items:
+        if not isinstance(item, FunctionTool):
+            raise ConfigurationError(f"from_openai_agents takes FunctionTool objects, not {item!r}")
+        converted.append(AgentsTool(item, run_context=run_context))
+    return converted
+
+
+class AgentsTool:
+    """An SDK function tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract."""
+
+    def __init__(self, tool: FunctionTool, *, run_context: RunContextOf | None = None) -> None:
+        self.tool = tool
+        self._run_context = run_context
+        self._definition = ToolDefinition(
+            name=tool.name, description=tool.description, input_schema=tool.params_json_schema
+        )
+        self._metadata = ToolMetadata(
+            requires_approval=tool.needs_approval is not False, timeout=tool.timeout_seconds
+        )
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """The SDK tool's name, description and JSON Schema."""
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        """Its approval requirement and timeout."""
+        return self._metadata
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        """``on_invoke_tool`` with the tool context as the run's context object."""
+        context = context or ToolContext()
+        arguments = arguments_json or "{}"
+        ctx: SdkToolContext[Any] = SdkToolContext(
+            context=self._run_context(context) if self._run_context is not None else context,
+            tool_name=self.tool.name,
+            tool_call_id="",
+            tool_arguments=arguments,
+        )
+        value = await self.tool.on_invoke_tool(ctx, arguments)
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    def __repr__(self) -> str:
+        return f"AgentsTool({self.tool.name!r})"

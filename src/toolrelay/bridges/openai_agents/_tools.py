@@ -1,0 +1,225 @@
+"""``ToolSearchTools``: progressive tool disclosure for an OpenAI Agents SDK ``Agent``.
+
+Two ways to give an agent the tools, with the same behaviour:
+
+- :meth:`ToolSearchTools.agent` makes the ``Agent`` (any of its options) whose tools, listed
+  by the SDK every turn (``Agent.get_all_tools``), are ``tool_search``, the agent's own tools
+  and the tools the conversation has discovered: the SDK's work per turn grows with the tools
+  shown, not with the catalog;
+- :meth:`ToolSearchTools.tools` gives ``tool_search`` and one ``FunctionTool`` per catalog
+  tool for any ``Agent(tools=...)``, each enabled (the SDK's ``is_enabled``, asked every
+  turn) only while discovered. The SDK checks every one of them every turn, so this suits
+  catalogs of a few hundred tools.
+
+Either way the model is shown ``tool_search`` alone at first and, from the turn after a
+search on, the tools it found, among those the caller may see. What a conversation has found
+is kept in the :class:`~toolrelay.bridges.BridgeSearch`'s session
+store under its key: by default the tool context's ``session_id`` (scoped by its tenant).
+
+Calls run through toolrelay's manager (:meth:`~toolrelay.bridges.BridgeSearch.call`): a tool
+that is not enabled is never run, ``authorize`` is asked, then the manager's interceptors. A
+tool whose calls wait for a person (an approval interceptor without a handler asks about it)
+needs approval in the SDK: the run stops with ``interruptions``, and the run resumed with
+``state.approve(item)`` runs the call approved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from agents import Agent, AgentBase, FunctionTool, RunContextWrapper
+from agents import Tool as SdkTool
+from agents.tool_context import ToolContext as SdkToolContext
+
+from toolrelay.bridges._search import BridgeSearch, conversation_key
+from toolrelay.bridges.openai_agents._convert import ContextOf, tool_context
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.tools import Tool, ToolContext, provider_safe_name
+from toolrelay.toolsearch import TOOL_SEARCH_NAME
+
+__all__ = ["ConversationOf", "ToolSearchTools"]
+
+ConversationOf: TypeAlias = Callable[[RunContextWrapper[Any], ToolContext], str | None]
+"""The conversation a run belongs to, from its run context and tool context."""
+
+_TURNS_KEPT = 256  # runs whose enabled tools are remembered
+
+
+def _session_id(wrapper: RunContextWrapper[Any], context: ToolContext) -> str | None:
+    session = context.session_id
+    return None if session is None else str(session)
+
+
+_MAX_LISTINGS = 100_000  # tools whose framework listing is kept
+
+
+class ToolSearchTools:
+    """``tool_search`` and the catalog's tools, enabled as discovered (see the module docs).
+
+    Args:
+        search: The catalog, index, sessions and execution rules.
+        context: A run's :class:`~toolrelay.tools.ToolContext`; by default the run's context
+            object when it is a mapping.
+        conversation: The conversation a run belongs to; by default the tool context's
+            ``session_id``.
+    """
+
+    def __init__(
+        self,
+        search: BridgeSearch,
+        *,
+        context: ContextOf | None = None,
+        conversation: ConversationOf = _session_id,
+    ) -> None:
+        self.search = search
+        self.context = context
+        self.conversation = conversation
+        self._listings: dict[int, tuple[Tool, FunctionTool]] = {}
+        # The names enabled for a run, by (run context, searches so far): the is_enabled of
+        # every tool shares one read of the session store until a search may have changed it.
+        self._searches = 0
+        self._turns: OrderedDict[
+            tuple[int, int], tuple[weakref.ref[Any], asyncio.Future[frozenset[str]]]
+        ] = OrderedDict()
+
+    def agent(self, **options: Any) -> Agent[Any]:
+        """An ``Agent`` shown ``tool_search``, its own tools and the discovered ones.
+
+        Text instructions get the line telling the model how to find tools
+        (``SearchTexts.system_suffix``); instructions of a function are left as they are.
+
+        Args:
+            options: What ``Agent`` takes (``name``, ``model``, ``instructions``, ``tools``...).
+        """
+        own = list(options.pop("tools", []))
+        suffix = self.search.texts().system_suffix
+        instructions = options.get("instructions")
+        if suffix and instructions is None:
+            options["instructions"] = suffix
+        elif suffix and isinstance(instructions, str):
+            options["instructions"] = f"{instructions}\n\n{suffix}"
+        return _SearchingAgent(tools=[self._search_tool(), *own], searching=self, **options)
+
+    async def discovered(self, wrapper: RunContextWrapper[Any]) -> list[FunctionTool]:
+        """The run's discovered tools the caller may see, as SDK tools, in discovery order."""
+        key, context = self._key(wrapper)
+        listed = []
+        for tool in await self.search.shown(key, context):
+            known = self._listings.get(id(tool))
+            if known is None or known[0] is not tool:
+                known = (tool, self._catalog_tool(tool, gated=False))
+                if len(self._listings) >= _MAX_LISTINGS:
+                    self._listings.clear()  # tools replaced many times over: start again
+                self._listings[id(tool)] = known
+            listed.append(known[1])
+        return listed
+
+    def tools(self) -> list[FunctionTool]:
+        """The agent's tools: ``tool_search`` first, then every catalog tool (enabled as found).
+
+        Built from the catalog as it is now; call again when it changes.
+        """
+        listed = [self._search_tool()]
+        listed.extend(self._catalog_tool(tool) for tool in self.search.catalog)
+        return listed
+
+    def _key(self, wrapper: RunContextWrapper[Any]) -> tuple[str, ToolContext]:
+        context = tool_context(wrapper, self.context)
+        conversation = self.conversation(wrapper, context)
+        if not conversation:
+            raise ConfigurationError(
+                "ToolSearchTools: the run names no conversation; give the run a context with a "
+                "session_id (Runner.run(agent, input, context={'session_id': ...})) or the "
+                "bridge conversation="
+            )
+        return conversation_key(conversation, context), context
+
+    def _search_tool(self) -> FunctionTool:
+        definition = self.search.search_tool().definition
+
+        async def invoke(ctx: SdkToolContext[Any], arguments_json: str) -> str:
+            key, context = self._key(ctx)
+            try:
+                result = await self.search.search(arguments_json, key=key, context=context)
+            finally:
+                self._searches += 1
+            return result.text
+
+        return FunctionTool(
+            name=TOOL_SEARCH_NAME,
+            description=definition.description,
+            params_json_schema=dict(definition.input_schema),
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+        )
+
+    def _catalog_tool(self, tool: Tool, *, gated: bool = True) -> FunctionTool:
+        definition = tool.definition
+        name = provider_safe_name(definition.name)
+        needs_approval = self.search.needs_approval(tool)
+
+        async def invoke(ctx: SdkToolContext[Any], arguments_json: str) -> str:
+            key, context = self._key(ctx)
+            result = await self.search.call(
+                definition.name,
+                arguments_json,
+                key=key,
+                context=context,
+                call_id=ctx.tool_call_id,
+                # The SDK runs a tool that needs approval only once a person approved it.
+                approved=True if needs_approval else None,
+            )
+            return result.text
+
+        async def enabled(wrapper: RunContextWrapper[Any], agent: AgentBase[Any]) -> bool:
+            return definition.name in await self._enabled(wrapper)
+
+        return FunctionTool(
+            name=name,
+            description=definition.description,
+            params_json_schema=dict(definition.input_schema),
+            on_invoke_tool=invoke,
+            strict_json_schema=False,
+            is_enabled=enabled if gated else True,
+            needs_approval=needs_approval,
+            timeout_seconds=tool.metadata.timeout,
+        )
+
+    async def _enabled(self, wrapper: RunContextWrapper[Any]) -> frozenset[str]:
+        """The discovered tools the run may see (read again after each search)."""
+        turn = (id(wrapper), self._searches)
+        entry = self._turns.get(turn)
+        if entry is not None and entry[0]() is wrapper:
+            return await asyncio.shield(entry[1])
+        future: asyncio.Future[frozenset[str]] = asyncio.get_running_loop().create_future()
+        self._turns[turn] = (weakref.ref(wrapper), future)
+        while len(self._turns) > _TURNS_KEPT:
+            self._turns.popitem(last=False)
+        try:
+            key, context = self._key(wrapper)
+            names = frozenset(t.definition.name for t in await self.search.shown(key, context))
+        except BaseException as exc:
+            self._turns.pop(turn, None)
+            future.set_exception(exc)
+            future.exception()  # retrieved here: the other waiters re-raise it
+            raise
+        future.set_result(names)
+        return names
+
+
+@dataclass
+class _SearchingAgent(Agent[Any]):
+    """An ``Agent`` whose tools each turn include the conversation's discovered ones."""
+
+    searching: ToolSearchTools | None = None
+
+    async def get_all_tools(self, run_context: RunContextWrapper[Any]) -> list[SdkTool]:
+        tools = await super().get_all_tools(run_context)
+        if self.searching is None:
+            return tools
+        return [*tools, *await self.searching.discovered(run_context)]

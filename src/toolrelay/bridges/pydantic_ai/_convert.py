@@ -1,0 +1,158 @@
+"""Tools both ways between toolrelay and pydantic-ai, schemas and descriptions intact.
+
+- :func:`to_pydantic_ai`: a toolrelay tool as a ``pydantic_ai.Tool``. Its calls run through a
+  :class:`~toolrelay.execution.ToolCallingManager` (argument validation, timeout, errors as
+  feedback to the model); the tool context comes from the run context (:data:`ContextOf`).
+  A tool that requires approval is marked so for pydantic-ai, which defers its calls.
+- :func:`from_pydantic_ai`: pydantic-ai tools (a ``Tool``, a ``FunctionToolset`` or a list of
+  them) as toolrelay tools, for a catalog. A tool that takes the run context gets one whose
+  ``deps`` are the caller's tool context (or what ``deps`` makes of it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic_ai import FunctionToolset, RunContext
+from pydantic_ai import Tool as PydanticTool
+from pydantic_ai.models.test import TestModel
+from pydantic_ai.usage import RunUsage
+
+from toolrelay.bridges.pydantic_ai._context import ContextOf, DepsOf, tool_context
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ToolCallingManager
+from toolrelay.messages import ToolCall
+from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
+
+__all__ = ["from_pydantic_ai", "to_pydantic_ai"]
+
+_PLAIN_MANAGER: ToolCallingManager | None = None
+
+
+def _plain_manager() -> ToolCallingManager:
+    global _PLAIN_MANAGER
+    if _PLAIN_MANAGER is None:
+        _PLAIN_MANAGER = ToolCallingManager()
+    return _PLAIN_MANAGER
+
+
+def to_pydantic_ai(
+    tool: Tool,
+    *,
+    context: ContextOf | None = None,
+    tool_calling_manager: ToolCallingManager | None = None,
+) -> PydanticTool[Any]:
+    """``tool`` as a pydantic-ai tool: same description and JSON Schema, provider-safe name.
+
+    Args:
+        tool: The toolrelay tool.
+        context: Its :class:`~toolrelay.tools.ToolContext` from the run context; by default
+            the run's ``deps`` when they are a mapping.
+        tool_calling_manager: Runs each call (and its interceptors); a plain one by default.
+    """
+    definition = tool.definition
+    manager = tool_calling_manager
+
+    async def run(ctx: RunContext[Any], **arguments: Any) -> str:
+        runner = manager if manager is not None else _plain_manager()
+        call = ToolCall(
+            id=ctx.tool_call_id or "",
+            name=definition.name,
+            arguments=json.dumps(arguments, ensure_ascii=False),
+        )
+        outcome = await runner.run_call(call, (tool,), tool_context(ctx, context))
+        return outcome.response.data
+
+    converted: PydanticTool[Any] = PydanticTool.from_schema(
+        run,
+        name=provider_safe_name(definition.name),
+        description=definition.description,
+        json_schema=dict(definition.input_schema),
+        takes_ctx=True,
+    )
+    converted.requires_approval = tool.metadata.requires_approval
+    converted.timeout = tool.metadata.timeout
+    return converted
+
+
+def from_pydantic_ai(
+    tools: PydanticTool[Any]
+    | FunctionToolset[Any]
+    | Iterable[PydanticTool[Any] | FunctionToolset[Any]],
+    *,
+    deps: DepsOf | None = None,
+) -> list[Tool]:
+    """pydantic-ai tools as toolrelay tools: name, description and JSON Schema as they are.
+
+    Args:
+        tools: A ``pydantic_ai.Tool``, a ``FunctionToolset`` (its tools), or several.
+        deps: The ``deps`` of the run context a tool that takes one is given, from the
+            caller's tool context; the tool context itself by default.
+
+    Raises:
+        ConfigurationError: Something given is neither a pydantic-ai tool nor a function
+            toolset (another toolset lists its tools only within a run).
+    """
+    items: Iterable[object] = (
+        [tools] if isinstance(tools, PydanticTool | FunctionToolset) else tools
+    )
+    converted: list[Tool] = []
+    for item in items:
+        if isinstance(item, FunctionToolset):
+            converted.extend(PydanticAiTool(t, deps=deps) for t in item.tools.values())
+        elif isinstance(item, PydanticTool):
+            converted.append(PydanticAiTool(item, deps=deps))
+        else:
+            raise ConfigurationError(
+                f"from_pydantic_ai takes pydantic_ai.Tool or FunctionToolset objects, not {item!r}"
+            )
+    return converted
+
+
+class PydanticAiTool:
+    """A pydantic-ai tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract."""
+
+    def __init__(self, tool: PydanticTool[Any], *, deps: DepsOf | None = None) -> None:
+        self.tool = tool
+        self._deps = deps
+        tool_def = tool.tool_def
+        self._definition = ToolDefinition(
+            name=tool_def.name,
+            description=tool_def.description or "",
+            input_schema=tool_def.parameters_json_schema,
+        )
+        self._metadata = ToolMetadata(
+            requires_approval=tool.requires_approval, timeout=tool.timeout
+        )
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """The pydantic-ai tool's name, description and JSON Schema."""
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        """Its approval requirement and timeout."""
+        return self._metadata
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        """Validate the arguments with the tool's own validator and run it."""
+        context = context or ToolContext()
+        schema = self.tool.function_schema
+        arguments = schema.validator.validate_json(arguments_json or "{}")
+        deps = self._deps(context) if self._deps is not None else context
+        ctx = RunContext(
+            deps=deps,
+            model=TestModel(),  # never asked: a run context needs a model
+            usage=RunUsage(),
+            tool_name=self.tool.name,
+        )
+        value = await schema.call(arguments, ctx)
+        if isinstance(value, str):
+            return value
+        return json.dumps(value, ensure_ascii=False, default=str)
+
+    def __repr__(self) -> str:
+        return f"PydanticAiTool({self.tool.name!r})"

@@ -1,0 +1,219 @@
+"""The OpenAI Agents SDK bridge, end to end with a scripted Model subclass (a fake model)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+pytest.importorskip(
+    "agents", reason="needs the openai-agents extra: pip install 'toolrelay[openai-agents]'"
+)
+
+from agents import (
+    Agent,
+    FunctionTool,
+    Model,
+    ModelResponse,
+    RunContextWrapper,
+    Runner,
+    Usage,
+    function_tool,
+    set_tracing_disabled,
+)
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from tests.bridges._catalog import RAN, bridge, current_weather
+from toolrelay.bridges.openai_agents import (
+    ToolSearchTools,
+    from_openai_agents,
+    to_openai_agents,
+)
+from toolrelay.tools import FunctionTool as RelayFunctionTool
+from toolrelay.tools import ToolContext
+
+set_tracing_disabled(True)  # nothing to export traces to: no provider runs here
+
+Step = tuple[str, dict[str, Any]] | str
+
+
+class ScriptedModel(Model):
+    """Answers with one scripted step per request; notes the tools each request offered."""
+
+    def __init__(self, *steps: Step) -> None:
+        self.steps = steps
+        self.seen: list[list[str]] = []
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+        tools = kwargs["tools"] if "tools" in kwargs else args[3]
+        self.seen.append([t.name for t in tools])
+        step = self.steps[min(len(self.seen), len(self.steps)) - 1]
+        if isinstance(step, str):
+            output: Any = ResponseOutputMessage(
+                id="msg",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[
+                    ResponseOutputText(text=step, type="output_text", annotations=[], logprobs=[])
+                ],
+            )
+        else:
+            name, arguments = step
+            output = ResponseFunctionToolCall(
+                id=f"fc_{len(self.seen)}",
+                call_id=f"call_{len(self.seen)}",
+                type="function_call",
+                name=name,
+                arguments=json.dumps(arguments),
+            )
+        return ModelResponse(output=[output], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+def outputs(result: Any) -> list[str]:
+    return [str(item.output) for item in result.new_items if item.type == "tool_call_output_item"]
+
+
+async def test_found_by_search_in_one_turn_and_called_in_the_next() -> None:
+    model = ScriptedModel(
+        ("tool_search", {"query": "current weather in a city"}),
+        ("weather__current", {"city": "Oslo"}),
+        "Sunny.",
+    )
+    agent = Agent(name="desk", model=model, tools=ToolSearchTools(bridge()).tools())
+    result = await Runner.run(agent, "Weather?", context={"session_id": "c1", "user_id": "u1"})
+    assert result.final_output == "Sunny."
+    assert model.seen[0] == ["tool_search"]
+    assert model.seen[1] == ["tool_search", "weather__current"]
+    assert outputs(result)[1] == "Sunny in Oslo"
+    assert RAN == [("weather.current", {"city": "Oslo", "user": "u1"})]
+
+
+async def test_the_agent_lists_only_what_it_shows() -> None:
+    model = ScriptedModel(
+        ("tool_search", {"query": "current weather in a city"}),
+        ("weather__current", {"city": "Oslo"}),
+        "Sunny.",
+    )
+    agent = ToolSearchTools(bridge()).agent(name="desk", model=model, instructions="Be brief.")
+    assert agent.instructions == "Be brief.\n\nMost tools are hidden; find them with tool_search."
+    result = await Runner.run(agent, "Weather?", context={"session_id": "c1", "user_id": "u1"})
+    assert result.final_output == "Sunny."
+    assert model.seen[:2] == [["tool_search"], ["tool_search", "weather__current"]]
+    assert RAN == [("weather.current", {"city": "Oslo", "user": "u1"})]
+
+
+async def test_the_agent_pauses_an_approval_gated_call() -> None:
+    model = ScriptedModel(
+        ("tool_search", {"query": "cancel an order"}),
+        ("orders__cancel", {"order_id": "A1"}),
+        "cancelled",
+    )
+    agent = ToolSearchTools(bridge()).agent(name="desk", model=model)
+    paused = await Runner.run(agent, "cancel A1", context={"session_id": "c1"})
+    [pending] = paused.interruptions
+    assert RAN == []
+    state = paused.to_state()
+    state.approve(pending)
+    assert (await Runner.run(agent, state)).final_output == "cancelled"
+    assert RAN == [("orders.cancel", {"order_id": "A1"})]
+
+
+async def test_discoveries_persist_for_the_session() -> None:
+    tools = ToolSearchTools(bridge())
+    first = ScriptedModel(("tool_search", {"query": "stock price quote"}), "ok")
+    await Runner.run(
+        Agent(name="a", model=first, tools=tools.tools()), "q", context={"session_id": "s"}
+    )
+    later = ScriptedModel("done")
+    await Runner.run(
+        Agent(name="a", model=later, tools=tools.tools()), "q", context={"session_id": "s"}
+    )
+    assert later.seen[0] == ["tool_search", "stocks__quote"]
+    other = ScriptedModel("done")
+    await Runner.run(
+        Agent(name="a", model=other, tools=tools.tools()), "q", context={"session_id": "o"}
+    )
+    assert other.seen[0] == ["tool_search"]
+
+
+async def test_a_forbidden_tool_is_never_shown_nor_run() -> None:
+    model = ScriptedModel(
+        ("tool_search", {"query": "export payroll for a month"}),
+        ("payroll__export", {"month": "2026-01"}),
+        "done",
+    )
+    agent = Agent(name="desk", model=model, tools=ToolSearchTools(bridge()).tools())
+    with pytest.raises(Exception, match="payroll__export"):
+        # The SDK refuses a call of a tool it did not offer (ModelBehaviorError).
+        await Runner.run(agent, "payroll", context={"session_id": "c1", "role": "staff"})
+    assert all("payroll__export" not in tools for tools in model.seen)
+    assert RAN == []
+
+
+async def test_an_approval_gated_tool_interrupts_the_run_until_approved() -> None:
+    model = ScriptedModel(
+        ("tool_search", {"query": "cancel an order"}),
+        ("orders__cancel", {"order_id": "A1"}),
+        "cancelled",
+    )
+    agent = Agent(name="desk", model=model, tools=ToolSearchTools(bridge()).tools())
+    paused = await Runner.run(agent, "cancel A1", context={"session_id": "c1"})
+    [pending] = paused.interruptions
+    assert pending.tool_name == "orders__cancel"
+    assert RAN == []
+    state = paused.to_state()
+    state.approve(pending)
+    resumed = await Runner.run(agent, state)
+    assert resumed.final_output == "cancelled"
+    assert RAN == [("orders.cancel", {"order_id": "A1"})]
+
+
+async def test_to_openai_agents_keeps_definition_and_maps_the_context() -> None:
+    weather = RelayFunctionTool.from_function(current_weather)
+    converted = to_openai_agents(weather)
+    assert converted.name == "weather__current"
+    assert converted.description == weather.definition.description
+    assert converted.params_json_schema == dict(weather.definition.input_schema)
+    model = ScriptedModel(("weather__current", {"city": "Rome"}), "ok")
+    RAN.clear()
+    await Runner.run(
+        Agent(name="a", model=model, tools=[converted]), "w", context={"user_id": "u3"}
+    )
+    assert RAN == [("weather.current", {"city": "Rome", "user": "u3"})]
+    [back] = from_openai_agents(converted)
+    assert back.definition == converted_definition(converted)
+
+
+def converted_definition(tool: FunctionTool) -> Any:
+    from toolrelay.tools import ToolDefinition
+
+    return ToolDefinition(
+        name=tool.name, description=tool.description, input_schema=tool.params_json_schema
+    )
+
+
+async def test_from_openai_agents_runs_with_the_tool_context() -> None:
+    @function_tool
+    def greet(wrapper: RunContextWrapper[ToolContext], greeting: str) -> str:
+        """Greet the current user.
+
+        Args:
+            greeting: The greeting.
+        """
+        return f"{greeting} {wrapper.context.user_id}"
+
+    [converted] = from_openai_agents([greet])
+    assert converted.definition.name == "greet"
+    assert converted.definition.description == "Greet the current user."
+    assert set(converted.definition.input_schema["properties"]) == {"greeting"}
+    assert await converted.call('{"greeting": "hi"}', ToolContext(user_id="u1")) == "hi u1"
