@@ -235,7 +235,9 @@ def _stock_quote(symbol: str) -> str:
 
 
 async def test_retrieval_functions_for_bigtools_own_agent() -> None:
-    bigtool = pytest.importorskip("langgraph_bigtool", reason="needs langgraph-bigtool")
+    bigtool = pytest.importorskip(
+        "langgraph_bigtool", reason="needs the langgraph extra: pip install 'toolrelay[langgraph]'"
+    )
     tools = [to_langchain(FunctionTool.from_function(current_weather)), _stock_quote]
     registry = {f"id-{i}": t for i, t in enumerate(tools)}
     search = BridgeSearch(from_langchain(tools))
