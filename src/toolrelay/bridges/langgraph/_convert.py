@@ -20,6 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
+from toolrelay.bridges._convert import manager_or_plain
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallingManager
 from toolrelay.messages import ToolCall
@@ -32,8 +33,6 @@ TOOL_CONTEXT_KEY = "tool_context"
 
 ContextOf: TypeAlias = Callable[[RunnableConfig], Mapping[str, Any]]
 """A call's :class:`~toolrelay.tools.ToolContext`, from LangChain's ``RunnableConfig``."""
-
-_PLAIN: list[ToolCallingManager] = []
 
 
 def tool_context(config: RunnableConfig | None, context: ContextOf | None = None) -> ToolContext:
@@ -51,14 +50,6 @@ def tool_context(config: RunnableConfig | None, context: ContextOf | None = None
             f'configurable["{TOOL_CONTEXT_KEY}"] to a dict'
         )
     return ToolContext(values)
-
-
-def _manager(manager: ToolCallingManager | None) -> ToolCallingManager:
-    if manager is not None:
-        return manager
-    if not _PLAIN:
-        _PLAIN.append(ToolCallingManager())
-    return _PLAIN[0]
 
 
 def to_langchain(
@@ -83,7 +74,7 @@ def to_langchain(
             name=definition.name,
             arguments=json.dumps(arguments, ensure_ascii=False),
         )
-        outcome = await _manager(tool_calling_manager).run_call(
+        outcome = await manager_or_plain(tool_calling_manager).run_call(
             call, (tool,), tool_context(config, context)
         )
         return outcome.response.data

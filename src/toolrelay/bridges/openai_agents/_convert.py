@@ -19,6 +19,7 @@ from typing import Any, TypeAlias
 from agents import FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext as SdkToolContext
 
+from toolrelay.bridges._convert import manager_or_plain
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallingManager
 from toolrelay.messages import ToolCall
@@ -31,8 +32,6 @@ ContextOf: TypeAlias = Callable[[RunContextWrapper[Any]], Mapping[str, Any]]
 
 RunContextOf: TypeAlias = Callable[[ToolContext], Any]
 """The context object an SDK tool is run with, from the caller's tool context."""
-
-_PLAIN: list[ToolCallingManager] = []
 
 
 def tool_context(wrapper: RunContextWrapper[Any], context: ContextOf | None) -> ToolContext:
@@ -47,14 +46,6 @@ def tool_context(wrapper: RunContextWrapper[Any], context: ContextOf | None) -> 
     if isinstance(values, Mapping):
         return ToolContext(values)
     return ToolContext()
-
-
-def _manager(manager: ToolCallingManager | None) -> ToolCallingManager:
-    if manager is not None:
-        return manager
-    if not _PLAIN:
-        _PLAIN.append(ToolCallingManager())
-    return _PLAIN[0]
 
 
 def to_openai_agents(
@@ -75,7 +66,7 @@ def to_openai_agents(
 
     async def invoke(ctx: SdkToolContext[Any], arguments_json: str) -> str:
         call = ToolCall(id=ctx.tool_call_id, name=definition.name, arguments=arguments_json)
-        outcome = await _manager(tool_calling_manager).run_call(
+        outcome = await manager_or_plain(tool_calling_manager).run_call(
             call, (tool,), tool_context(ctx, context)
         )
         return outcome.response.data

@@ -20,6 +20,7 @@ from pydantic_ai import Tool as PydanticTool
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
+from toolrelay.bridges._convert import manager_or_plain
 from toolrelay.bridges.pydantic_ai._context import ContextOf, DepsOf, tool_context
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallingManager
@@ -27,15 +28,6 @@ from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
 
 __all__ = ["from_pydantic_ai", "to_pydantic_ai"]
-
-_PLAIN_MANAGER: ToolCallingManager | None = None
-
-
-def _plain_manager() -> ToolCallingManager:
-    global _PLAIN_MANAGER
-    if _PLAIN_MANAGER is None:
-        _PLAIN_MANAGER = ToolCallingManager()
-    return _PLAIN_MANAGER
 
 
 def to_pydantic_ai(
@@ -56,7 +48,7 @@ def to_pydantic_ai(
     manager = tool_calling_manager
 
     async def run(ctx: RunContext[Any], **arguments: Any) -> str:
-        runner = manager if manager is not None else _plain_manager()
+        runner = manager_or_plain(manager)
         call = ToolCall(
             id=ctx.tool_call_id or "",
             name=definition.name,
