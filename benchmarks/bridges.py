@@ -12,21 +12,30 @@ the same scripted decisions (the model answers instantly; the tools return canne
   catalog; before each step the model searches with the words of ``tokens.py``, calls the
   step's tool when the answer names it, searches again with its next words otherwise, and
   takes the top hit when none are left (a **retrieval miss**);
-- **own loop**: the framework alone, with native tools (its own tool objects, answering as the
-  catalog's do): every tool the bridge's run showed, shown from the start, and a stand-in
-  ``tool_search`` that answers each query with what the bridge's search answered, from a
-  table, and the instructions the bridge adds (pydantic-ai, the Agents SDK). The same
-  conversation and rounds without toolrelay: the framework's own loop overhead for the task,
-  which the bridge is compared with.
+- **own disclosure**: the framework alone doing the same progressive disclosure its own way,
+  with native tools (its own tool objects, answering as the catalog's do): a stand-in
+  ``tool_search`` answers each query with what the bridge's search answered, from a table,
+  and adds the tools it named to the run's set; the framework's own mechanism for tools that
+  change during a run shows the set (pydantic-ai: a ``FunctionToolset`` ``filtered`` by it,
+  the Agents SDK: ``is_enabled``, LangGraph: the tools the agent node binds), with the
+  instructions the bridge adds (pydantic-ai, the Agents SDK). The same conversation and
+  rounds without toolrelay: the framework's own loop overhead for the task, which the bridge
+  is compared with;
+- **own loop, all shown**: the same native tools and stand-in search, every tool the bridge's
+  run showed offered from the first step (tools that never change during a run, which each
+  framework handles at less cost than tools that do).
 
 Reported per framework and mode: the model requests of the task, the **tool tokens per task**
 (the definitions of the tools each request offered, each serialised as
 ``{"type": "function", "function": {...}}`` and counted with cl100k_base, summed over the
 requests; the messages are left out, as each framework formats its own), the retrieval misses,
-and the CPU time per round (``time.process_time`` over a batch of runs, median of the
-batches; a round is one model request and the calls it asked for). **Bridge overhead** is
-what the bridge adds per round to the own loop, with the BM25 searches themselves (timed on
-their own) left out: toolrelay's sessions, views, validation and interceptors.
+and the CPU time per round (``time.process_time`` of each run, the modes taking turns run by
+run; summed over a batch of runs, median of the batches; a round is one model request and
+the calls it asked for), with what every mode built
+beforehand frozen out of the garbage collector's sight (``gc.freeze``). **Bridge overhead** is
+what the bridge adds per round to the own disclosure, with the BM25 searches themselves (timed
+as they run within the bridge's rounds) left out: toolrelay's sessions, views, validation and
+interceptors.
 
 Run with every bridge's extra installed: ``python benchmarks/bridges.py [--quick]``. Writes
 ``benchmarks/results/bridges.json`` and ``.md`` and the bridges section of
@@ -37,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib.metadata
 import json
 import platform
@@ -67,7 +77,9 @@ from benchmarks.tokens import (  # noqa: E402
 RESULTS = HERE / "results"
 QUICK_SIZE = 400
 FRAMEWORKS = ("pydantic-ai", "openai-agents", "langgraph")
-MODES = ("all tools", "bridge", "own loop")
+MODES = ("all tools", "bridge", "own disclosure", "own loop, all shown")
+OWN = "own disclosure"
+"""The mode the bridge is compared with: the framework's own progressive disclosure."""
 OVERHEAD_LIMIT = 0.10
 """The most the bridge may add to the framework's own loop overhead (the issue's bound)."""
 
@@ -170,6 +182,7 @@ class Setup:
         self.index = BM25ToolIndex()
         self.search = BridgeSearch(self.tools, index=self.index)
         self.answers: dict[str, str] = {}  # the stand-in search: query -> the bridge's answer
+        self.found: dict[str, list[str]] = {}  # query -> the provider-safe names it found
         self.runs = 0
         self.shown_by_bridge: list[Any] = []  # every tool the bridge's run showed, in order
 
@@ -177,18 +190,6 @@ class Setup:
         """A new conversation for a run: it starts with no discoveries."""
         self.runs += 1
         return f"run-{self.runs}"
-
-    def stand_in(self) -> Any:
-        """The own loop's ``tool_search``: the bridge's answers, looked up, as a toolrelay tool."""
-        from toolrelay.tools import FunctionTool
-
-        answers = self.answers
-
-        async def tool_search(query: str) -> str:
-            """Find hidden tools by what they do; call them from your next step."""
-            return answers[query]
-
-        return FunctionTool.from_function(tool_search)
 
 
 def _task_names(scenario: Scenario) -> set[str]:
@@ -215,18 +216,29 @@ class Current:
     setup: Setup
     mode: str
     run: Run = field(init=False)
+    discovered: set[str] = field(default_factory=set)
+    """The own disclosure's tools found so far in this run (provider-safe names)."""
 
     def start(self) -> Run:
         self.run = Run(script=Script(scenario=self.setup.scenario, search=self.mode != "all tools"))
+        self.discovered = set()
         return self.run
 
+    def shows(self, name: str) -> bool:
+        """Whether the own disclosure offers ``name`` at this step."""
+        return self.mode != OWN or name == "tool_search" or name in self.discovered
 
-def own_tools(setup: Setup) -> list[tuple[str, str, Mapping[str, Any], Callable[[str], Any]]]:
-    """The own loop's tools, framework-neutral: name, description, schema, ``await call(json)``."""
-    answers = setup.answers
+
+def own_tools(
+    setup: Setup, current: Current
+) -> list[tuple[str, str, Mapping[str, Any], Callable[[str], Any]]]:
+    """The own modes' tools, framework-neutral: name, description, schema, ``await call(json)``."""
+    answers, found = setup.answers, setup.found
 
     async def search(arguments: str) -> str:
-        return answers[json.loads(arguments)["query"]]
+        query = json.loads(arguments)["query"]
+        current.discovered.update(found[query])
+        return answers[query]
 
     definition = setup.search.search_tool().definition
     tools = [("tool_search", definition.description, definition.input_schema, search)]
@@ -260,6 +272,7 @@ async def build_pydantic_ai(setup: Setup, mode: str) -> Callable[[], Awaitable[R
     elif mode == "all tools":
         agent = Agent(FunctionModel(model), tools=[to_pydantic_ai(t) for t in setup.tools])
     else:
+        from pydantic_ai.toolsets import FunctionToolset
 
         def native(call: Callable[[str], Any]) -> Callable[..., Any]:
             async def function(**arguments: Any) -> Any:
@@ -269,11 +282,15 @@ async def build_pydantic_ai(setup: Setup, mode: str) -> Callable[[], Awaitable[R
 
         tools = [
             Tool.from_schema(native(c), name=n, description=d, json_schema=dict(p))
-            for n, d, p, c in own_tools(setup)
+            for n, d, p, c in own_tools(setup, current)
         ]
         # The bridge's instructions too: the same requests but for toolrelay.
         suffix = setup.search.texts().system_suffix
-        agent = Agent(FunctionModel(model), tools=tools, instructions=suffix)
+        if mode == OWN:
+            shown = FunctionToolset(tools).filtered(lambda ctx, d: current.shows(d.name))
+            agent = Agent(FunctionModel(model), toolsets=[shown], instructions=suffix)
+        else:
+            agent = Agent(FunctionModel(model), tools=tools, instructions=suffix)
 
     async def once() -> Run:
         run = current.start()
@@ -356,6 +373,9 @@ async def build_openai_agents(setup: Setup, mode: str) -> Callable[[], Awaitable
 
             return invoke
 
+        def enabled(name: str) -> Callable[[Any, Any], bool]:
+            return lambda wrapper, agent: current.shows(name)
+
         tools = [
             FunctionTool(
                 name=n,
@@ -363,8 +383,9 @@ async def build_openai_agents(setup: Setup, mode: str) -> Callable[[], Awaitable
                 params_json_schema=dict(p),
                 on_invoke_tool=native(c),
                 strict_json_schema=False,
+                is_enabled=enabled(n) if mode == OWN else True,
             )
-            for n, d, p, c in own_tools(setup)
+            for n, d, p, c in own_tools(setup, current)
         ]
         suffix = setup.search.texts().system_suffix
         agent = Agent(name="bench", model=Scripted(), tools=tools, instructions=suffix)
@@ -453,11 +474,11 @@ async def build_langgraph(setup: Setup, mode: str) -> Callable[[], Awaitable[Run
 
             lc_tools = [
                 StructuredTool(name=n, description=d, args_schema=dict(p), coroutine=native(c))
-                for n, d, p, c in own_tools(setup)
+                for n, d, p, c in own_tools(setup, current)
             ]
 
         async def agent(state: MessagesState, config: Any) -> dict[str, Any]:
-            llm = model.bind_tools(lc_tools)
+            llm = model.bind_tools([t for t in lc_tools if current.shows(t.name)])
             return {"messages": [await llm.ainvoke(state["messages"], config)]}
 
         node = ToolNode(lc_tools)
@@ -503,47 +524,42 @@ DISTRIBUTIONS = {
 # --- measuring ----------------------------------------------------------------------------------
 
 
-async def timed(once: Callable[[], Awaitable[Run]], runs: int, batches: int) -> float:
-    """Median CPU seconds per round over ``batches`` batches of ``runs`` runs."""
-    per_round = []
-    for _ in range(batches):
-        rounds = 0
-        start = time.process_time()
-        for _ in range(runs):
-            rounds += len((await once()).offered)
-        per_round.append((time.process_time() - start) / rounds)
-    return statistics.median(per_round)
+class SearchClock:
+    """CPU time the index spends searching, as the searches run inside the bridge's rounds.
 
+    Timed in place rather than alone: inside a framework's loop the index's arrays are no
+    longer in the CPU's caches, and a search costs more than in a tight loop of searches.
+    """
 
-def search_seconds(setup: Setup, queries: Sequence[str], repeats: int = 200) -> float:
-    """CPU seconds the index takes for ``queries`` (one run's searches), alone."""
-    from toolrelay.search._base import SearchRequest
+    def __init__(self, setup: Setup) -> None:
+        self.index = setup.index
+        self.spent = 0.0
+        self._search = setup.index.search
 
-    request = [
-        SearchRequest(
-            query=q,
-            max_results=setup.search.max_results,
-            allowed=setup.search._snapshot.names if setup.search._snapshot else None,
-            min_relative_score=setup.search.min_relative_score,
-        )
-        for q in queries
-    ]
-    start = time.process_time()
-    for _ in range(repeats):
-        for r in request:
-            setup.index.search(r)
-    return (time.process_time() - start) / repeats
+    def __enter__(self) -> SearchClock:
+        def timed_search(request: Any) -> Any:
+            start = time.process_time()
+            try:
+                return self._search(request)
+            finally:
+                self.spent += time.process_time() - start
+
+        self.index.search = timed_search  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        del self.index.search
 
 
 async def measure(framework: str, setup: Setup, *, runs: int, batches: int) -> dict[str, Any]:
     build = BUILDERS[framework]
     rows: dict[str, Any] = {}
     agents = {}
-    for mode in MODES:  # the bridge's run first: the own loop answers its searches
+    for mode in MODES:  # the bridge's run first: the own modes answer its searches
         agents[mode] = once = await build(setup, mode)
         run = await once()
         if mode == "bridge":
-            # The own loop answers each query as the bridge did.
+            # The own modes answer each query as the bridge did.
             await _record_answers(setup, run)
         rows[mode] = {
             "requests": len(run.offered),
@@ -553,20 +569,44 @@ async def measure(framework: str, setup: Setup, *, runs: int, batches: int) -> d
             "queries": run.script.queries,
             "answer": run.answer,
         }
-    # Batches of the modes alternate, so a change in the machine's load hits all of them alike.
+    # Everything built so far (the catalog, its index, the modes' agents and converted tools)
+    # lives as long as the benchmark: out of the collector's sight, as a server freezes what it
+    # built at start-up. Otherwise every full collection walks the 2,500 tools of all four
+    # modes, and a mode pays for the others' objects in proportion to what it allocates.
+    gc.collect()
+    gc.freeze()
     samples: dict[str, list[float]] = {mode: [] for mode in MODES}
+    searching: list[float] = []  # per batch: the index's searches per bridge round
+    without_search: list[float] = []  # per batch: the bridge's round, its searches left out
     for _ in range(batches):
+        spent = dict.fromkeys(MODES, 0.0)
+        rounds = dict.fromkeys(MODES, 0)
+        clock = SearchClock(setup)  # only the bridge's runs search the index
+        for i in range(runs):
+            # The modes take turns run by run, each turn in a rotated order, so a change in the
+            # machine's load, or a cache warmed by the mode before, hits all of them alike.
+            for mode in MODES[i % len(MODES) :] + MODES[: i % len(MODES)]:
+                if mode == "all tools" and i >= max(1, runs // 10):
+                    continue  # a tenth of the runs: it is slow, and not the one compared
+                start = time.process_time()
+                with clock:
+                    rounds[mode] += len((await agents[mode]()).offered)
+                spent[mode] += time.process_time() - start
         for mode in MODES:
-            many = max(1, runs // 10) if mode == "all tools" else runs
-            samples[mode].append(await timed(agents[mode], many, 1))
+            samples[mode].append(spent[mode] / rounds[mode])
+        searching.append(clock.spent / rounds["bridge"])
+        without_search.append((spent["bridge"] - clock.spent) / rounds["bridge"])
     for mode in MODES:
         rows[mode]["cpu_ms_per_round"] = 1000 * statistics.median(samples[mode])
     rows["bridge"]["toolrelay_ms_per_round"] = 1000 * await toolrelay_seconds(
         setup, agents["bridge"], runs
     )
-    bridge, own = rows["bridge"], rows["own loop"]
-    search_ms = 1000 * search_seconds(setup, bridge["queries"]) / bridge["requests"]
-    added = bridge["cpu_ms_per_round"] - search_ms - own["cpu_ms_per_round"]
+    gc.unfreeze()
+    own = rows[OWN]
+    search_ms = 1000 * statistics.median(searching)
+    rest_ms = 1000 * statistics.median(without_search)
+    added = rest_ms - own["cpu_ms_per_round"]
+    static = rows["own loop, all shown"]["cpu_ms_per_round"]
     return {
         "framework": framework,
         "version": importlib.metadata.version(DISTRIBUTIONS[framework]),
@@ -574,6 +614,7 @@ async def measure(framework: str, setup: Setup, *, runs: int, batches: int) -> d
         "search_ms_per_round": search_ms,
         "bridge_added_ms_per_round": added,
         "bridge_overhead": added / own["cpu_ms_per_round"],
+        "bridge_overhead_vs_all_shown": (rest_ms - static) / static,
         "same_answer": len({rows[m]["answer"] for m in MODES}) == 1,
     }
 
@@ -615,6 +656,7 @@ async def _record_answers(setup: Setup, run: Run) -> None:
     for query in run.script.queries:
         result = await setup.search.search(json.dumps({"query": query}), key=None)
         setup.answers[query] = result.text
+        setup.found[query] = [safe(name) for name in result.found]
 
 
 # --- reporting ----------------------------------------------------------------------------------
@@ -638,18 +680,19 @@ def table(results: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def overhead_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
     lines = [
-        "| Framework | Own loop per round | Bridge per round | BM25 search per round "
-        "| Bridge adds | Within 10% | In BridgeSearch |",
-        "|---|---:|---:|---:|---:|:---:|---:|",
+        "| Framework | Own disclosure per round | Bridge per round | BM25 search per round "
+        "| Bridge adds | Within 10% | In BridgeSearch | Bridge vs all shown |",
+        "|---|---:|---:|---:|---:|:---:|---:|---:|",
     ]
     for r in results:
-        own, bridge = r["modes"]["own loop"], r["modes"]["bridge"]
+        own, bridge = r["modes"][OWN], r["modes"]["bridge"]
         within = "yes" if r["bridge_overhead"] <= OVERHEAD_LIMIT else "no"
         lines.append(
             f"| {r['framework']} | {own['cpu_ms_per_round']:.2f} ms | "
             f"{bridge['cpu_ms_per_round']:.2f} ms | {r['search_ms_per_round']:.2f} ms | "
             f"{r['bridge_added_ms_per_round']:+.2f} ms ({100 * r['bridge_overhead']:+.0f}%) | "
-            f"{within} | {bridge['toolrelay_ms_per_round']:.2f} ms |"
+            f"{within} | {bridge['toolrelay_ms_per_round']:.2f} ms | "
+            f"{100 * r['bridge_overhead_vs_all_shown']:+.0f}% |"
         )
     return lines
 
@@ -665,25 +708,39 @@ def section_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             f"benchmark over its {tools}-tool BFCL catalog through each framework's own agent "
             "loop, with scripted decisions: every tool given to the framework (*all tools*), "
             "toolrelay's bridge with tool search over a BM25 index (*bridge*), and the framework "
-            "alone with native tools: every tool the bridge showed, from the start, and a "
-            "stand-in `tool_search` answering from a table what the bridge's search answered "
-            "(*own loop*: the same rounds, without toolrelay). Tool tokens are the definitions "
-            "each request offered "
+            "alone with native tools and a stand-in `tool_search` answering from a table what "
+            "the bridge's search answered: showing the tools each search named from the next "
+            "step on, by the framework's own mechanism for tools that change during a run "
+            "(*own disclosure*: pydantic-ai's `FunctionToolset.filtered`, the Agents SDK's "
+            "`is_enabled`, the tools LangGraph's agent node binds; the same rounds, without "
+            "toolrelay), or every tool the bridge showed, from the first step (*own loop, all "
+            "shown*). Tool tokens are the definitions each request offered "
             f"({meta['encoding']}, summed over the task's requests; messages left out). CPU "
             f"time per round is the median of {meta['batches']} batches of {meta['runs']} runs "
-            f"(two for *all tools*), the modes' batches alternating (Python {meta['python']}, "
-            "a shared machine).",
+            f"(three for *all tools*), the modes taking turns run by run, with the catalog, its "
+            "index and every mode's agent built beforehand and frozen out of the garbage "
+            "collector's sight (`gc.freeze`, as a server does after start-up; unfrozen, each "
+            f"full collection walks the {tools} tools of all four modes, and a mode pays for "
+            "that in proportion to the objects it allocates) "
+            f"(Python {meta['python']}, a shared machine).",
             "",
             *table(results),
             "",
-            "What the bridge adds per round to the framework's own loop, the BM25 searches "
-            "(timed alone) left out, and the part of the bridge's round spent in toolrelay's "
+            "What the bridge adds per round to the framework's own disclosure, the BM25 searches "
+            "left out (timed as they run inside the bridge's rounds, where they cost more "
+            "than in a tight loop of searches: the framework's work in between pushes the "
+            "index's arrays out of the CPU's caches), and the part of the bridge's round "
+            "spent in toolrelay's "
             "`BridgeSearch` (searches, the shown tools, guarded calls; searches included; "
             "event-loop thread time from entry to return, so an upper bound when the framework "
             "runs other tasks meanwhile). "
             "Where the bridge adds more than `BridgeSearch` takes, the rest is spent outside it: "
             "in the framework's handling of the bridge's toolset, tools or node, and in the "
-            "bridge's adapter. The figures are CPU time on a shared machine, and vary from run "
+            "bridge's adapter. The last column compares the bridge with *own loop, all shown*: "
+            "tools that change during a run cost the framework more than tools that never do "
+            "(pydantic-ai records each new tool in the conversation and resolves the request's "
+            "tools again; the Agents SDK asks each tool whether it is enabled), whoever changes "
+            "them. The figures are CPU time on a shared machine, and vary from run "
             "to run by a few tenths of a millisecond per round:",
             "",
             *overhead_table(results),
@@ -703,7 +760,7 @@ async def main_async(quick: bool) -> int:
     scenario, _ = bfcl_scenario(QUICK_SIZE if quick else BFCL_SIZE)
     setup = Setup(scenario)
     await setup.search.snapshot()  # index once, before anything is timed
-    runs, batches = (4, 3) if quick else (30, 15)
+    runs, batches = (4, 3) if quick else (30, 21)
     results = []
     for framework in FRAMEWORKS:
         print(f"{framework}...", file=sys.stderr)

@@ -25,5 +25,8 @@ async def test_the_same_answer_with_far_fewer_tool_tokens(framework: str) -> Non
     assert result["same_answer"]
     assert modes["bridge"]["misses"] == 0
     assert modes["bridge"]["tool_tokens"] * 20 < modes["all tools"]["tool_tokens"]
-    assert modes["bridge"]["requests"] == modes["own loop"]["requests"] == 7
+    assert modes["bridge"]["requests"] == modes["own disclosure"]["requests"] == 7
+    assert modes["own loop, all shown"]["requests"] == 7
+    # The own disclosure shows what the bridge shows, step by step.
+    assert modes["own disclosure"]["tools_shown"] == modes["bridge"]["tools_shown"]
     assert modes["bridge"]["tools_shown"][0] == 1  # tool_search alone at first

@@ -35,6 +35,7 @@ from toolrelay.bridges.openai_agents import (
     from_openai_agents,
     to_openai_agents,
 )
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.tools import FunctionTool as RelayFunctionTool
 from toolrelay.tools import ToolContext
 
@@ -158,6 +159,51 @@ async def test_a_forbidden_tool_is_never_shown_nor_run() -> None:
         await Runner.run(agent, "payroll", context={"session_id": "c1", "role": "staff"})
     assert all("payroll__export" not in tools for tools in model.seen)
     assert RAN == []
+
+
+@pytest.mark.parametrize("how", ["agent", "tools"])
+async def test_under_its_run_config_a_call_of_a_tool_not_listed_is_answered(how: str) -> None:
+    model = ScriptedModel(
+        ("weather__current", {"city": "Oslo"}),  # not found yet
+        ("tool_search", {"query": "export payroll for a month"}),
+        ("payroll__export", {"month": "2026-01"}),  # forbidden for staff
+        ("tool_search", {"query": "current weather in a city"}),
+        ("weather__curent", {"city": "Oslo"}),  # a typo of a shown tool
+        "done",
+    )
+    searching = ToolSearchTools(bridge())
+    if how == "agent":
+        agent = searching.agent(name="desk", model=model)
+    else:
+        agent = Agent(name="desk", model=model, tools=searching.tools())
+    context = {"session_id": "c1", "role": "staff"}
+    result = await Runner.run(agent, "go", context=context, run_config=searching.run_config())
+    assert result.final_output == "done"
+    answers = outputs(result)
+    texts = searching.search.texts()
+    # Undiscovered and forbidden read alike: nothing tells the model the tool exists.
+    assert answers[0] == texts.unavailable_answer("weather__current", [])
+    assert answers[2] == texts.unavailable_answer("payroll__export", [])
+    # The only names suggested are listed ones: the typo gets the listed tool's name.
+    assert answers[4] == texts.unavailable_answer("weather__curent", ["weather__current"])
+    assert "weather__current" in answers[4]
+    assert all("payroll" not in answer for answer in answers[3:])
+    assert RAN == []
+
+
+async def test_the_run_config_keeps_the_other_options_and_formatter() -> None:
+    seen: list[str] = []
+
+    def others(args: Any) -> str:
+        seen.append(args.kind)
+        return "formatted"
+
+    searching = ToolSearchTools(bridge())
+    config = searching.run_config(workflow_name="desk", tool_error_formatter=others)
+    assert config.workflow_name == "desk"
+    assert config.tool_not_found_behavior == "return_error_to_model"
+    with pytest.raises(ConfigurationError, match="tool_not_found_behavior"):
+        searching.run_config(tool_not_found_behavior="raise_error")
 
 
 async def test_an_approval_gated_tool_interrupts_the_run_until_approved() -> None:

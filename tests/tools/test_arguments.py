@@ -1,14 +1,19 @@
 """Decoding and validating the model's argument text."""
 
 import json
+from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft202012Validator
 from pydantic import BaseModel, TypeAdapter
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
 from toolrelay.tools._arguments import (
     SchemaValidator,
+    _quick_check,
     decode_arguments,
     require_object,
     validate_arguments,
@@ -239,3 +244,83 @@ def test_a_schema_that_accepts_any_object_costs_no_check() -> None:
     assert not SchemaValidator("t", {"type": "object", "description": "No arguments."}).active
     assert SchemaValidator("t", {"type": "object", "required": ["a"]}).active
     assert SchemaValidator("t", {"type": "object", "properties": {"a": {}}}).active
+
+
+# --- the quick check in front of jsonschema ---------------------------------------------------
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 3)
+    | st.sampled_from([0.0, 1.0, 2.5, -1.5])
+    | st.sampled_from(["", "a", "b", "red"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), inner, max_size=4)
+    ),
+    max_leaves=8,
+)
+_LEAF_SCHEMAS = st.sampled_from(
+    [
+        {},
+        {"type": "string"},
+        {"type": "integer"},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "null"},
+        {"type": "array"},
+        {"type": "object"},
+        {"type": ["string", "null"]},
+        {"type": ["integer", "boolean"]},
+        {"enum": ["a", "red", 1]},
+        {"type": "integer", "enum": [0, 1, 2]},
+        {"enum": [True, None]},  # left to jsonschema
+        {"type": "string", "minLength": 2},  # left to jsonschema
+        {"type": "number", "description": "An amount.", "default": 1},
+    ]
+)
+_SCHEMAS = st.recursive(
+    _LEAF_SCHEMAS,
+    lambda inner: (
+        st.builds(
+            lambda props, required, extra, typed: {
+                **({"type": "object"} if typed else {}),
+                "properties": props,
+                "required": sorted(required & set(props)) if required else [],
+                **({} if extra is None else {"additionalProperties": extra}),
+            },
+            st.dictionaries(st.sampled_from(["a", "b", "c"]), inner, max_size=3),
+            st.frozensets(st.sampled_from(["a", "b", "c", "d"])),
+            st.sampled_from([None, True, False]),
+            st.booleans(),
+        )
+        | st.builds(lambda item: {"type": "array", "items": item}, inner)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(schema=_SCHEMAS, value=_JSON_VALUES)
+def test_the_quick_check_accepts_only_what_jsonschema_accepts(
+    schema: dict[str, Any], value: Any
+) -> None:
+    check = _quick_check(schema)
+    if check is not None and check(value):
+        assert not list(Draft202012Validator(schema).iter_errors(value)), (schema, value)
+
+
+def test_plain_arguments_pass_the_quick_check_and_the_rest_are_judged_in_full() -> None:
+    check = _quick_check(ORDER_SCHEMA)
+    assert check is not None
+    assert check({"customer": "c1", "items": [{"sku": "A", "quantity": 2}]})
+    assert not check({"customer": "c1", "items": [{"sku": "A", "quantity": 2.0}]})
+    # 2.0 is an integer to JSON Schema: the full check, not the quick one, accepts it.
+    SchemaValidator("t", ORDER_SCHEMA).validate(
+        {"customer": "c1", "items": [{"sku": "A", "quantity": 2.0}]}
+    )
+    # Decoded arguments arrive read-only; a mapping is judged like the dict it holds.
+    with pytest.raises(ToolArgumentError):
+        SchemaValidator("t", ORDER_SCHEMA).validate(MappingProxyType({"customer": 7, "items": []}))
+    assert _quick_check({"type": "object", "properties": {"a": {"pattern": "x"}}}) is None
+    assert _quick_check({"type": "object", "$ref": "#/$defs/a"}) is None

@@ -547,15 +547,19 @@ class ToolCallingManager:
             started = perf_counter()
             try:
                 # The timeout is inlined rather than a helper coroutine: every frame here sits
-                # under every tool call (see benchmarks/shape.py).
-                scope = asyncio.timeout(timeout)
-                try:
-                    async with scope:
-                        value = await _body(invocation, workers)
-                except TimeoutError:
-                    if not scope.expired():
-                        raise  # the tool's own TimeoutError, e.g. from an HTTP client
-                    value = _TIMED_OUT
+                # under every tool call (see benchmarks/shape.py). Without one, no scope: it
+                # would cost a tenth of a cheap call's whole run.
+                if timeout is None:
+                    value = await _body(invocation, workers)
+                else:
+                    scope = asyncio.timeout(timeout)
+                    try:
+                        async with scope:
+                            value = await _body(invocation, workers)
+                    except TimeoutError:
+                        if not scope.expired():
+                            raise  # the tool's own TimeoutError, e.g. from an HTTP client
+                        value = _TIMED_OUT
                 progress.ended = progress.returned = value is not _TIMED_OUT
             except ToolArgumentError as exc:  # a tool that checks more than its schema says
                 progress.ended = True

@@ -17,23 +17,27 @@ is kept in the :class:`~toolrelay.bridges.BridgeSearch`'s session
 store under its key: by default the tool context's ``session_id`` (scoped by its tenant).
 
 Calls run through toolrelay's manager (:meth:`~toolrelay.bridges.BridgeSearch.call`): a tool
-that is not enabled is never run, ``authorize`` is asked, then the manager's interceptors. A
-tool whose calls wait for a person (an approval interceptor without a handler asks about it)
-needs approval in the SDK: the run stops with ``interruptions``, and the run resumed with
-``state.approve(item)`` runs the call approved.
+that is not enabled is never run (the SDK refuses a call of a tool it did not list; run with
+:meth:`ToolSearchTools.run_config` and the model reads toolrelay's answer instead: the tool
+is unavailable, with the listed tools of similar names), ``authorize`` is asked, then the
+manager's interceptors. A tool whose calls wait for a person (an approval interceptor
+without a handler asks about it) needs approval in the SDK: the run stops with
+``interruptions``, and the run resumed with ``state.approve(item)`` runs the call approved.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from agents import Agent, AgentBase, FunctionTool, RunContextWrapper
+from agents import Agent, AgentBase, FunctionTool, RunConfig, RunContextWrapper
 from agents import Tool as SdkTool
+from agents.run_config import ToolErrorFormatter, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext as SdkToolContext
 
 from toolrelay.bridges._search import BridgeSearch, conversation_key
@@ -118,6 +122,48 @@ class ToolSearchTools:
                 self._listings[id(tool)] = known
             listed.append(known[1])
         return listed
+
+    def run_config(self, **options: Any) -> RunConfig:
+        """A ``RunConfig`` under which a call of a tool not listed is answered, not raised.
+
+        The SDK raises ``ModelBehaviorError`` when the model calls a tool it was not given
+        (one not found yet, a forbidden one, a made-up name). This config has the SDK answer
+        the model instead, with toolrelay's text: the tool is unavailable, with the shown
+        tools of similar names, the same whether the tool is undiscovered, forbidden or
+        unknown. The model searches or corrects itself and the run goes on.
+
+        Args:
+            options: What ``RunConfig`` takes; a ``tool_error_formatter`` given here still
+                formats the other errors (refused approvals, tool exceptions).
+
+        Raises:
+            ConfigurationError: ``tool_not_found_behavior`` is given: this config sets it.
+        """
+        if "tool_not_found_behavior" in options:
+            raise ConfigurationError(
+                "ToolSearchTools.run_config sets tool_not_found_behavior itself; build the "
+                "RunConfig yourself to choose another"
+            )
+        others: ToolErrorFormatter | None = options.pop("tool_error_formatter", None)
+
+        async def formatter(args: ToolErrorFormatterArgs[Any]) -> str | None:
+            if args.kind != "tool_not_found":
+                if others is None:
+                    return None
+                message = others(args)
+                text: str | None = await message if inspect.isawaitable(message) else message
+                return text
+            key, context = self._key(args.run_context)
+            # The names the SDK lists, so a suggested one is callable as written.
+            shown = await self.search.shown(key, context)
+            listed = [provider_safe_name(t.definition.name) for t in shown]
+            return self.search.texts().unavailable_answer(args.tool_name, listed)
+
+        return RunConfig(
+            tool_not_found_behavior="return_error_to_model",
+            tool_error_formatter=formatter,
+            **options,
+        )
 
     def tools(self) -> list[FunctionTool]:
         """The agent's tools: ``tool_search`` first, then every catalog tool (enabled as found).
