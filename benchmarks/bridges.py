@@ -22,8 +22,8 @@ the same scripted decisions (the model answers instantly; the tools return canne
   rounds without toolrelay: the framework's own loop overhead for the task, which the bridge
   is compared with;
 - **own loop, all shown**: the same native tools and stand-in search, every tool the bridge's
-  run showed offered from the first step (tools that never change during a run, which each
-  framework handles at less cost than tools that do).
+  run showed offered from the first step (tools that never change during a run, which a
+  framework may handle at less cost than tools that do).
 
 Reported per framework and mode: the model requests of the task, the **tool tokens per task**
 (the definitions of the tools each request offered, each serialised as
@@ -737,11 +737,11 @@ def section_text(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             "Where the bridge adds more than `BridgeSearch` takes, the rest is spent outside it: "
             "in the framework's handling of the bridge's toolset, tools or node, and in the "
             "bridge's adapter. The last column compares the bridge with *own loop, all shown*: "
-            "tools that change during a run cost the framework more than tools that never do "
-            "(pydantic-ai records each new tool in the conversation and resolves the request's "
-            "tools again; the Agents SDK asks each tool whether it is enabled), whoever changes "
-            "them. The figures are CPU time on a shared machine, and vary from run "
-            "to run by a few tenths of a millisecond per round:",
+            "tools that change during a run can cost the framework more than tools that never "
+            "do, whoever changes them (compare *own disclosure* with *own loop, all shown* "
+            "above: pydantic-ai records each new tool in the conversation and resolves the "
+            "request's tools again). The figures are CPU time on a shared machine, and vary "
+            "from run to run by a few tenths of a millisecond per round:",
             "",
             *overhead_table(results),
             "<!-- bridges:end -->",
