@@ -276,17 +276,15 @@ def _quick_check(schema: object) -> _Check | None:
     checks: list[_Check] = []
     if "type" in schema:
         names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        types = [_quick_type(name) for name in names]
-        if not types or None in types:
+        kinds = [kind for kind in map(_quick_type, names) if kind is not None]
+        if not kinds or len(kinds) < len(names):
             return None
-        kinds = [t for t in types if t is not None]
         checks.append(kinds[0] if len(kinds) == 1 else lambda v: any(k(v) for k in kinds))
     if "enum" in schema:
         options = schema["enum"]
-        if not isinstance(options, list) or not all(
-            type(o) in (str, int)
-            for o in options  # equal only to values of their own type
-        ):
+        # Strings and integers only, each equal only to values of its own type (jsonschema
+        # also finds 1.0 equal to 1, and the full check then accepts it).
+        if not isinstance(options, list) or not all(type(o) in (str, int) for o in options):
             return None
         allowed = frozenset((type(o), o) for o in options)
         checks.append(lambda v: (type(v), v) in allowed if type(v) in (str, int) else False)
