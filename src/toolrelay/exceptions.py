@@ -230,13 +230,26 @@ class ToolNotFoundError(ToolRelayError):
 
 
 class ToolContextError(ToolRelayError):
-    """A tool that needs a :class:`~toolrelay.tools.ToolContext` was called without one."""
+    """A tool needs a :class:`~toolrelay.tools.ToolContext` (or a key of it) the request lacks.
 
-    def __init__(self, tool: str) -> None:
+    Raised before the first model call when the request's tools are known then.
+
+    Attributes:
+        tool: The tool's name.
+        key: The missing key, or ``None`` when the tool needs any context and got none.
+    """
+
+    def __init__(self, tool: str, key: str | None = None) -> None:
         self.tool = tool
+        self.key = key
+        if key is None:
+            message = f"tool {tool!r} requires a ToolContext, but the request has none"
+        else:
+            message = f"tool {tool!r} requires {key!r} in its ToolContext, but the request has none"
         super().__init__(
-            f"tool {tool!r} requires a ToolContext, but the call has none; "
-            "pass one with the request's tool context"
+            f"{message}; pass it with the request's tool context "
+            f"(ChatClient(..., context={{{(key or 'tenant_id')!r}: ...}}) or "
+            ".prompt(...).tool_context({...}))"
         )
 
 

@@ -26,14 +26,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     ApprovalDecision,
+    ApprovalHandler,
     ApprovalInterceptor,
     Approve,
+    AuditInterceptor,
+    AuditSink,
     AuthorizationInterceptor,
     Deny,
     IdempotencyInterceptor,
-    InMemoryIdempotencyStore,
+    IdempotencyStore,
     Proceed,
     ToolCallingManager,
     ToolCallInterceptor,
@@ -126,9 +130,16 @@ class BridgeSearch:
         tool_filter: Which tools a caller may see and find at all: a forbidden tool is never
             returned by a search, never shown and never run.
         authorize: Whether a call may run (``True``, or ``False``/a reason to deny it).
-        tool_calling_manager: Runs the calls, with its interceptors. By default one with an
-            in-memory idempotency store and an :class:`~toolrelay.execution.ApprovalInterceptor`
-            without a handler: a call of a tool that requires approval waits for a person.
+        tool_calling_manager: Runs the calls; by default one built from the guard options
+            below (giving both is an error).
+        approval: Decides about calls of tools that need approval: an async handler, or an
+            :class:`~toolrelay.execution.ApprovalInterceptor` (``ApprovalInterceptor()``: the
+            call waits for a person, through the framework's own way of pausing a run).
+            Without it, a catalog with a tool that requires approval is refused at build.
+        idempotency: Where results of tools with an idempotency key are recorded; in memory
+            (per process) by default.
+        audit: Where a record of every call goes.
+        interceptors: Steps of your own around each call.
         max_results: Hits per search when the model does not say (1-10).
         min_score: Drop hits scoring below this, on the index's own scale.
         min_relative_score: Drop hits scoring below this fraction of the best hit's score.
@@ -136,7 +147,9 @@ class BridgeSearch:
             ``"en"``, ``"zh"`` or :class:`~toolrelay.toolsearch.SearchTexts`).
 
     Raises:
-        ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range.
+        ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range, a
+            manager is given with guard options, or a catalog tool requires approval and
+            no approval is configured.
     """
 
     def __init__(
@@ -148,6 +161,10 @@ class BridgeSearch:
         tool_filter: ToolFilter | None = None,
         authorize: Authorizer | None = None,
         tool_calling_manager: ToolCallingManager | None = None,
+        approval: ApprovalHandler | ApprovalInterceptor | None = None,
+        idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+        audit: AuditSink | AuditInterceptor | None = None,
+        interceptors: Sequence[ToolCallInterceptor] = (),
         max_results: int = DEFAULT_MAX_RESULTS,
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
@@ -166,9 +183,19 @@ class BridgeSearch:
         self.session_store = session_store if session_store is not None else InMemorySessionStore()
         self.tool_filter = tool_filter
         self.authorize = authorize
+        guards = {"approval": approval, "idempotency": idempotency, "audit": audit}
+        given = [name for name, value in guards.items() if value is not None]
+        if interceptors:
+            given.append("interceptors")
+        if tool_calling_manager is not None and given:
+            raise ConfigurationError(
+                f"{', '.join(g + '=' for g in given)} build the bridge's manager, but "
+                "tool_calling_manager= gives one already: give them to that manager instead"
+            )
         self.manager = tool_calling_manager or ToolCallingManager(
-            interceptors=[IdempotencyInterceptor(InMemoryIdempotencyStore()), ApprovalInterceptor()]
+            approval=approval, idempotency=idempotency, audit=audit, interceptors=interceptors
         )
+        self.manager.check_tools(self.catalog, owner=type(self).__name__)
         self.max_results = max_results
         self.min_score = min_score
         self.min_relative_score = min_relative_score
@@ -336,12 +363,8 @@ class BridgeSearch:
         It does when an approval interceptor of the manager asks about it and has no handler
         to decide.
         """
-        return any(
-            isinstance(step, ApprovalInterceptor)
-            and step.handler is None
-            and step.needs_approval(tool)
-            for step in self.manager.interceptors
-        )
+        approval = self.manager.guards.approval
+        return approval is not None and approval.handler is None and approval.needs_approval(tool)
 
     # --- helpers ----------------------------------------------------------------------------
 

@@ -42,14 +42,26 @@ as an advisor, or tool calling is switched off (``tool_calling=False``).
 No setting is silently dropped: one that nothing would honour is a
 :class:`~toolrelay.exceptions.ConfigurationError` naming the conflict, raised when the client
 is made for its defaults and when a request runs for its own settings. A
-``tool_calling_manager`` is the default loop's, so it conflicts with a loop advisor given
-(which has a manager of its own) and with ``tool_calling=False``; a loop advisor conflicts
-with ``tool_calling=False``; ``tool_names`` need a loop to resolve them; a resumed request
-takes no new system text, messages or response format.
+``tool_calling_manager`` (or the guard settings a manager is built from) conflicts with a
+loop advisor given with a manager of its own and with ``tool_calling=False``; a loop advisor
+conflicts with ``tool_calling=False``; ``tool_names`` need a loop to resolve them; a resumed
+request takes no new system text, messages or response format.
+
+**Guards.** The tools' declarations hold by default: ``approval=``, ``idempotency=``,
+``audit=``, ``authorize=`` and ``interceptors=`` build the client's one
+:class:`~toolrelay.execution.ToolCallingManager`, which runs every round whether the tools are
+shown whole or found through a :class:`~toolrelay.client.ToolSearchAdvisor` (given without a
+manager of its own, it uses the client's). A tool that requires approval with no ``approval=``
+refuses the client at build; idempotency keys are honoured with an in-process store unless
+``idempotency=`` names a shared one. A request whose tool context lacks what a tool declares
+it needs (``context_keys``, a ``ToolContext`` parameter) fails before the first model call;
+with a store shared between processes (Redis), a request without ``tenant_id`` is refused
+unless the client is declared ``single_tenant=True``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
@@ -61,14 +73,24 @@ from toolrelay.client._deferred_approval import ApprovalState, Decisions, Resump
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client._responses import CallResponse, StreamResponse, format_instructions
 from toolrelay.client._run import RunResult, run_result
-from toolrelay.client._tool_calling import ToolCallingAdvisor
+from toolrelay.client._tool_calling import MANAGER_KEY, ToolCallingAdvisor
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallingManager
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    AuditInterceptor,
+    AuditSink,
+    Authorizer,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    ToolCallingManager,
+    ToolCallInterceptor,
+)
 from toolrelay.memory._base import CONVERSATION_ID
 from toolrelay.messages import Message, SystemMessage, UserMessage
 from toolrelay.models._base import ChatModel
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.tools import as_tools
+from toolrelay.tools import Tool, as_tools
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
@@ -84,6 +106,21 @@ class _Defaults:
     options: ChatOptions = field(default_factory=ChatOptions)
     tool_calling: bool = True
     tool_calling_manager: ToolCallingManager | None = None
+    approval: ApprovalHandler | ApprovalInterceptor | None = None
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None
+    audit: AuditSink | AuditInterceptor | None = None
+    authorize: Authorizer | None = None
+    interceptors: tuple[ToolCallInterceptor, ...] = ()
+    single_tenant: bool = False
+
+    def guard_settings(self) -> list[str]:
+        """The guard options given, by name (they build the client's manager)."""
+        given = [
+            name
+            for name in ("approval", "idempotency", "audit", "authorize")
+            if getattr(self, name) is not None
+        ]
+        return [*given, *(["interceptors"] if self.interceptors else [])]
 
 
 class ChatClient:
@@ -108,15 +145,30 @@ class ChatClient:
         options: The options of every request; fields a request sets win.
         advisor_params: Advisor parameters of every request (e.g. ``conversation_scope``).
         tool_calling: ``False`` runs no tool loop: tool calls come back unexecuted.
-        tool_calling_manager: The manager of the default tool loop (a loop advisor given in
-            ``advisors`` has its own).
+        tool_calling_manager: The manager of every tool round, made by you; instead of
+            the guard options below, which build one.
+        approval: Decides about calls of tools that need approval (``requires_approval``):
+            an async handler returning ``Approve()``, ``Deny(reason)`` or ``Defer()``, or an
+            :class:`~toolrelay.execution.ApprovalInterceptor` for its options
+            (``ApprovalInterceptor()``: a person decides later, the turn stops for them).
+        idempotency: Where results of tools with an ``idempotency_key`` are recorded; an
+            in-process :class:`~toolrelay.execution.InMemoryIdempotencyStore` of this client
+            when omitted (several workers: a ``RedisIdempotencyStore``).
+        audit: Where a record of every call goes (an
+            :class:`~toolrelay.execution.AuditSink`).
+        authorize: Asked whether each call may run (``True``, or ``False``/a reason).
+        interceptors: Steps of your own around each call, between audit and idempotency.
+        single_tenant: Requests need no ``tenant_id`` even with a store shared between
+            processes (one tenant uses this deployment).
 
     Raises:
         ConfigurationError: An argument of the wrong kind (something that is not an
-            advisor among ``advisors``, a context that is not a mapping...), or settings
-            that conflict, so one would be ignored: a ``tool_calling_manager`` next to a loop
-            advisor (give the manager to it) or with ``tool_calling=False``, a loop advisor
-            with ``tool_calling=False``, or two loop advisors.
+            advisor among ``advisors``, a context that is not a mapping...); settings that
+            conflict, so one would be ignored: a ``tool_calling_manager`` next to guard
+            options, a manager (or guard options) next to a loop advisor with a manager of
+            its own or with ``tool_calling=False``, a loop advisor with
+            ``tool_calling=False``, or two loop advisors; or a tool known now that requires
+            approval with no ``approval=`` (it could never run).
     """
 
     def __init__(
@@ -131,6 +183,12 @@ class ChatClient:
         advisor_params: Mapping[str, Any] | None = None,
         tool_calling: bool = True,
         tool_calling_manager: ToolCallingManager | None = None,
+        approval: ApprovalHandler | ApprovalInterceptor | None = None,
+        idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+        audit: AuditSink | AuditInterceptor | None = None,
+        authorize: Authorizer | None = None,
+        interceptors: Iterable[ToolCallInterceptor] = (),
+        single_tenant: bool = False,
     ) -> None:
         if not isinstance(model, ChatModel):
             raise ConfigurationError(
@@ -143,6 +201,7 @@ class ChatClient:
         _check(options, ChatOptions, "options", "a ChatOptions")
         _check(tool_calling_manager, ToolCallingManager, "tool_calling_manager", "a manager")
         _check(tool_calling, bool, "tool_calling", "True or False")
+        _check(single_tenant, bool, "single_tenant", "True or False")
         defaults = _Defaults(
             system=system,
             tools=_tool_sources(tools),
@@ -152,14 +211,36 @@ class ChatClient:
             options=options or ChatOptions(),
             tool_calling=tool_calling,
             tool_calling_manager=tool_calling_manager,
+            approval=approval,
+            idempotency=idempotency,
+            audit=audit,
+            authorize=authorize,
+            interceptors=tuple(interceptors),
+            single_tenant=single_tenant,
         )
-        _check_loops(defaults, defaults.advisors)
+        guards = defaults.guard_settings()
+        if tool_calling_manager is not None and guards:
+            raise ConfigurationError(
+                f"{', '.join(g + '=' for g in guards)} build the client's manager, but "
+                "tool_calling_manager= gives one already, so they would be ignored: give them "
+                "to that ToolCallingManager(...) instead, or drop tool_calling_manager="
+            )
+        loops = _check_loops(defaults, defaults.advisors)
         self.model = model
         self._defaults = defaults
+        self.tool_calling_manager = tool_calling_manager or ToolCallingManager(
+            approval=approval,
+            idempotency=idempotency,
+            audit=audit,
+            authorize=authorize,
+            interceptors=defaults.interceptors,
+        )
         # The default loop advisor is stateless per turn, so one instance serves every request.
         self._default_tool_advisor = ToolCallingAdvisor(
-            tool_calling_manager=defaults.tool_calling_manager
+            tool_calling_manager=self.tool_calling_manager
         )
+        self._shared_stores = _shared_stores(self.tool_calling_manager, loops)
+        _check_declared(self, loops)
 
     @staticmethod
     def builder(model: ChatModel) -> ChatClientBuilder:
@@ -373,7 +454,20 @@ class ChatClient:
             tools=tuple(tools),
             tool_context={**options.tool_context, **defaults.context, **spec._tool_context},
         )
-        context = {**defaults.advisor_params, **spec._advisor_params}
+        context = {
+            **defaults.advisor_params,
+            **spec._advisor_params,
+            MANAGER_KEY: self.tool_calling_manager,
+        }
+        if self._shared_stores and not defaults.single_tenant:
+            tenant = options.tool_context.get("tenant_id")
+            if tenant is None or tenant == "":
+                raise ConfigurationError(
+                    f"{self._shared_stores[0]} is shared between processes and tenants, and "
+                    "this request has no tenant_id, so its records would mix with other "
+                    "tenants': pass .tool_context({'tenant_id': ...}) (or context= on the "
+                    "client), or declare ChatClient(..., single_tenant=True)"
+                )
         request = ChatClientRequest(
             prompt=Prompt(messages=tuple(messages), options=options), context=context, resume=resume
         )
@@ -459,8 +553,32 @@ class ChatClientBuilder:
         return self._set(options=self._defaults.options.merged_with(options))
 
     def tool_calling_manager(self, manager: ToolCallingManager) -> ChatClientBuilder:
-        """The manager of the default tool-calling advisor."""
+        """The manager of every tool round (instead of the guard settings below)."""
         return self._set(tool_calling_manager=manager)
+
+    def approval(self, approval: ApprovalHandler | ApprovalInterceptor) -> ChatClientBuilder:
+        """Who decides about calls of tools that need approval (``ChatClient(approval=)``)."""
+        return self._set(approval=approval)
+
+    def idempotency(self, store: IdempotencyStore | IdempotencyInterceptor) -> ChatClientBuilder:
+        """Where idempotent results are recorded (``ChatClient(idempotency=)``)."""
+        return self._set(idempotency=store)
+
+    def audit(self, sink: AuditSink | AuditInterceptor) -> ChatClientBuilder:
+        """Where a record of every call goes (``ChatClient(audit=)``)."""
+        return self._set(audit=sink)
+
+    def authorize(self, authorize: Authorizer) -> ChatClientBuilder:
+        """Whether each call may run (``ChatClient(authorize=)``)."""
+        return self._set(authorize=authorize)
+
+    def default_interceptors(self, *interceptors: ToolCallInterceptor) -> ChatClientBuilder:
+        """Steps of your own around each call (``ChatClient(interceptors=)``)."""
+        return self._set(interceptors=(*self._defaults.interceptors, *interceptors))
+
+    def single_tenant(self, single: bool = True) -> ChatClientBuilder:
+        """Requests need no ``tenant_id`` (``ChatClient(single_tenant=)``)."""
+        return self._set(single_tenant=single)
 
     def tool_calling(self, enabled: bool) -> ChatClientBuilder:
         """Whether to add the default tool-calling advisor.
@@ -546,20 +664,69 @@ def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolC
             f"tool_calling=False (.tool_calling(False)) switches the tool loop off, but "
             f"{names} was given and runs one; remove one of the two"
         )
-    if defaults.tool_calling_manager is not None and loops:
+    given = (["tool_calling_manager="] if defaults.tool_calling_manager is not None else []) + [
+        g + "=" for g in defaults.guard_settings()
+    ]
+    owned = [a for a in loops if a.tool_calling_manager is not None]
+    if given and owned:
         raise ConfigurationError(
-            "tool_calling_manager= (.tool_calling_manager(...)) sets the manager of the "
-            f"default tool loop, but {names} runs the loop with its own manager, so the "
-            f"client's would be ignored; give the manager to it ({type(loops[0]).__name__}(..., "
-            "tool_calling_manager=manager)) instead"
+            f"{', '.join(given)} configure the client's tool rounds, but {names} runs the "
+            "loop with a manager of its own, so the client's would be ignored: give the "
+            f"advisor no manager ({type(owned[0]).__name__}(...) uses the client's), or give "
+            "the settings to its manager"
         )
-    if defaults.tool_calling_manager is not None and not defaults.tool_calling:
+    if given and not defaults.tool_calling:
         raise ConfigurationError(
-            "tool_calling_manager= (.tool_calling_manager(...)) sets the manager of the "
-            "default tool loop, but tool_calling=False (.tool_calling(False)) switches it "
-            "off; remove one of the two"
+            f"{', '.join(given)} configure the client's tool rounds, but tool_calling=False "
+            "(.tool_calling(False)) switches the loop off; remove one of the two"
         )
     return loops
+
+
+def _catalog_tools(loops: Sequence[ToolCallingAdvisor]) -> list[Tool]:
+    """The tools the loop advisors' providers may show (a tool search's catalog)."""
+    return [tool for loop in loops for tool in getattr(loop.tool_provider, "catalog", ())]
+
+
+def _check_declared(client: ChatClient, loops: Sequence[ToolCallingAdvisor]) -> None:
+    """Refuse a client over tools it could never run as they declare (see the module docs).
+
+    Raises:
+        ConfigurationError: A tool known now requires approval and its loop's manager has
+            none.
+    """
+    defaults = client._defaults
+    tools = as_tools(*defaults.tools)
+    manager = client.tool_calling_manager
+    for loop in loops:
+        if loop.tool_calling_manager is not None:
+            loop.tool_calling_manager.check_tools(_catalog_tools([loop]), owner="ChatClient")
+        else:
+            tools.extend(_catalog_tools([loop]))
+    if defaults.tool_calling:
+        manager.check_tools(tools, owner="ChatClient")
+    shared = client._shared_stores
+    idempotency_store = manager.guards.idempotency.store
+    if shared and not getattr(idempotency_store, "shared", False):
+        warnings.warn(
+            f"this client keeps state in {shared[0]}, shared between processes, but records "
+            f"idempotent results in {type(idempotency_store).__name__}, which is per process: "
+            "another worker may run the same operation again; pass "
+            "idempotency=RedisIdempotencyStore(...)",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _shared_stores(manager: ToolCallingManager, loops: Sequence[ToolCallingAdvisor]) -> list[str]:
+    """The stores of the client's that other processes (and tenants) share, by class name."""
+    stores: list[object] = [manager.guards.idempotency.store]
+    for loop in loops:
+        provider = loop.tool_provider
+        stores.extend(getattr(provider, name, None) for name in ("session_store", "usage_log"))
+        if loop.tool_calling_manager is not None:
+            stores.append(loop.tool_calling_manager.guards.idempotency.store)
+    return [type(s).__name__ for s in stores if getattr(s, "shared", False)]
 
 
 class ChatClientRequestSpec:

@@ -80,11 +80,9 @@ from toolrelay.exceptions import (
 from toolrelay.execution import (
     ResumedRound,
     ToolCallingManager,
-    ToolCallInterceptor,
     ToolExecutionResult,
     closest_names,
 )
-from toolrelay.execution._guards import ToolCallGuard, guard_interceptors
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -105,6 +103,9 @@ __all__ = [
 ]
 
 DEFAULT_MAX_MODEL_CALLS = 50
+
+MANAGER_KEY = "toolrelay.tool_calling_manager"
+"""Request context entry: the client's manager, for a loop advisor that has none of its own."""
 
 EligibilityChecker = Callable[[ChatResponse], bool]
 """Decides whether a model answer asks for a tool round."""
@@ -141,6 +142,8 @@ class ToolLoopState:
             person's decisions); ``execute_tools`` passes it to the manager. ``None``
             otherwise.
         tools: The turn's side of the loop's tool provider (see ``ToolProvider``).
+        manager: The manager that runs the turn's rounds: the advisor's own, else the
+            client's.
         data: Free space for subclasses.
     """
 
@@ -156,6 +159,7 @@ class ToolLoopState:
     stop: LoopStop | None = None
     resumed: ResumedRound | None = None
     tools: TurnTools = _REQUEST_TURN
+    manager: ToolCallingManager = field(default_factory=ToolCallingManager)
     data: dict[str, Any] = field(default_factory=dict)
 
 
@@ -165,15 +169,15 @@ class ToolCallingAdvisor:
     Args:
         tool_provider: Where each turn's tools come from; the request's own
             (:class:`~toolrelay.client.RequestTools`) if omitted.
-        tool_calling_manager: Runs each round; a default ``ToolCallingManager()`` if omitted.
+        tool_calling_manager: Runs each round. When omitted, the client's (built from its
+            ``approval=``, ``idempotency=``, ``audit=``, ``authorize=`` and
+            ``interceptors=``): give a manager here only for a loop used without those.
         order: Position in the chain (default ``HIGHEST_PRECEDENCE + 300``).
         eligibility_checker: Whether an answer asks for a tool round.
         max_model_calls: Most model calls per turn before
             :class:`~toolrelay.exceptions.ModelCallLimitError`.
         conversation_history: ``None`` (auto): full histories unless a history advisor sits
             after the loop; ``True``: always full; ``False``: always only new messages.
-        guards: Deprecated: guards for every round, as interceptors outside the manager's
-            (with a :class:`DeprecationWarning`); give the manager interceptors instead.
         name: For messages.
 
     Subclasses customise the loop through the hooks ``init_loop``, ``before_call``,
@@ -190,20 +194,23 @@ class ToolCallingAdvisor:
         eligibility_checker: EligibilityChecker = has_tool_calls,
         max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
         conversation_history: bool | None = None,
-        guards: Sequence[ToolCallGuard] = (),
         name: str = "tool_calling",
     ) -> None:
         if max_model_calls < 1:
             raise ConfigurationError(f"max_model_calls must be >= 1, not {max_model_calls}")
         self.tool_provider: ToolProvider = tool_provider or RequestTools()
-        self.tool_calling_manager = tool_calling_manager or ToolCallingManager()
+        if tool_calling_manager is not None and not isinstance(
+            tool_calling_manager, ToolCallingManager
+        ):
+            raise ConfigurationError(
+                f"tool_calling_manager must be a ToolCallingManager, not {tool_calling_manager!r}"
+            )
+        self.tool_calling_manager = tool_calling_manager
+        self._own_manager: ToolCallingManager | None = None
         self.order = order
         self.eligibility_checker = eligibility_checker
         self.max_model_calls = max_model_calls
         self.conversation_history = conversation_history
-        self.round_interceptors: tuple[ToolCallInterceptor, ...] = guard_interceptors(
-            guards, owner=f"{type(self).__name__}(guards=...)"
-        )
         self.name = name
 
     def __repr__(self) -> str:
@@ -281,10 +288,10 @@ class ToolCallingAdvisor:
             options=request.prompt.options.replace(tools=offered.tools),
         )
         try:
-            result = await self.tool_calling_manager.execute_tool_calls(
+            result = await state.manager.execute_tool_calls(
                 prompt,
                 response.chat_response,
-                interceptors=(*offered.interceptors, *self.round_interceptors),
+                interceptors=offered.interceptors,
                 resumed=state.resumed,
             )
         except ToolCallLimitError as exc:
@@ -320,12 +327,26 @@ class ToolCallingAdvisor:
 
     # --- the loop -------------------------------------------------------------------------
 
-    def _with_named_tools(self, request: ChatClientRequest) -> ChatClientRequest:
+    def manager_for(self, request: ChatClientRequest) -> ToolCallingManager:
+        """The manager of ``request``'s rounds: this advisor's own, else the client's."""
+        if self.tool_calling_manager is not None:
+            return self.tool_calling_manager
+        manager = request.context.get(MANAGER_KEY)
+        if manager is None:  # a loop run without a client: a manager of its own, made once
+            if self._own_manager is None:
+                self._own_manager = ToolCallingManager()
+            manager = self._own_manager
+        assert isinstance(manager, ToolCallingManager)
+        return manager
+
+    def _with_named_tools(
+        self, request: ChatClientRequest, manager: ToolCallingManager
+    ) -> ChatClientRequest:
         """Resolve ``options.tool_names`` into ``options.tools``, which the model reads."""
         options = request.prompt.options
         if not options.tool_names:
             return request
-        resolver = self.tool_calling_manager.resolver
+        resolver = manager.resolver
         tools = list(options.tools)
         known = {t.definition.name for t in tools}
         for name in options.tool_names:
@@ -353,6 +374,7 @@ class ToolCallingAdvisor:
             streaming=streaming,
             history_advisors=history_advisors,
             delegate_history=delegate,
+            manager=self.manager_for(request),
         )
 
     async def _loop(
@@ -364,8 +386,11 @@ class ToolCallingAdvisor:
         ``(final response, True)``.
         """
         state = self._start(request, chain, streaming)
-        request = self._with_named_tools(await self.init_loop(request, state))
+        request = self._with_named_tools(await self.init_loop(request, state), state.manager)
         state.request = request
+        options = request.prompt.options
+        # What no round could honour fails before the model is paid for a first call.
+        state.manager.check_tools(options.tools, options.tool_context, owner="ChatClient")
         state.tools = await self.tool_provider.open(request, owner=self.name)
         state.history = list(request.prompt.messages)
         instructions: Sequence[Message] = request.prompt.messages
@@ -445,7 +470,7 @@ class ToolCallingAdvisor:
     ) -> ChatClientRequest:
         """The next model call's request: the hook's, with the tools the provider shows."""
         request = await self.before_call(state.request.with_messages(messages), state)
-        request = self._with_named_tools(request)
+        request = self._with_named_tools(request, state.manager)
         return state.tools.prepare(request, model_call=state.model_calls + 1)
 
     async def _limit_answer(

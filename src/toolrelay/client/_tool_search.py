@@ -33,14 +33,15 @@ it, and any loop (a subclass of your own, say) gets tool search with
 The catalog given to the advisor is what ``tool_search`` searches; request tools
 (``.tools(...)``, ``default_tools``) are never searched, only always shown. ``tool_filter``
 hides tools from a request entirely (prompts and search results, even for an exact name);
-``authorize`` is asked before each call runs. A call of a tool the model was not shown is
-answered with the unavailable text and never runs; a forbidden or unknown name gets the
-very same answer as an undiscovered one, so nothing reveals that a forbidden tool exists. A
-name close to the names of tools the model sees (``get_wether`` beside ``get_weather``) is
-answered with those names instead, so a misspelling costs no search; only shown names are
-ever suggested.
-Each turn's searches (queries, hits, scores, timings) and the tools shown per model call are
-reported as the response's ``tool_search`` (a :class:`~toolrelay.toolsearch.ToolSearchReport`).
+the client's ``authorize`` is asked before each call runs (never about ``tool_search``), and
+its approval, idempotency and audit hold for found tools as for tools shown whole. A call of
+a tool the model was not shown is answered with the unavailable text and never runs; a
+forbidden or unknown name gets the very same answer as an undiscovered one, so nothing
+reveals that a forbidden tool exists. A name close to the names of tools the model sees
+(``get_wether`` beside ``get_weather``) is answered with those names instead, so a
+misspelling costs no search; only shown names are ever suggested. Each turn's searches
+(queries, hits, scores, timings) and the tools shown per model call are reported as the
+response's ``tool_search`` (a :class:`~toolrelay.toolsearch.ToolSearchReport`).
 """
 
 from __future__ import annotations
@@ -63,16 +64,14 @@ from toolrelay.client._tool_calling import (
 from toolrelay.client._tool_provider import RoundTools, TurnTools
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    AuthorizationInterceptor,
     Proceed,
     ToolCallingManager,
-    ToolCallInterceptor,
     ToolCallOutcome,
     ToolExecutionResult,
     ToolInvocation,
     match_tool_name,
 )
-from toolrelay.execution._guards import ToolCallGuard
+from toolrelay.execution._pipeline import ContextNeeds
 from toolrelay.memory import CONVERSATION_ID
 from toolrelay.messages import ChatResponse
 from toolrelay.prompt import ChatOptions, Prompt
@@ -81,7 +80,6 @@ from toolrelay.search._usage import UsageLog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, as_tools
 from toolrelay.toolsearch import _texts as search_texts
 from toolrelay.toolsearch._access import (
-    Authorizer,
     CatalogSnapshot,
     CatalogView,
     HiddenTool,
@@ -135,8 +133,6 @@ class ToolSearch:
             ``"conversation_id"``, as set by ``.conversation(...)``), or a function of the
             request, e.g. ``lambda r: r.prompt.options.tool_context.get("tenant_id")``.
         tool_filter: Which tools a request may see and find (see the module docs).
-        authorize: Whether a call may run (see the module docs); not asked for
-            ``tool_search``.
         retention: Which discovered tools stay shown (``"used"``, ``"all"`` or ``"last_search"``):
             ``"used"`` (default) keeps the tools the model called and retires those it
             passed over: a lone search's other hits once it called one of them, the rest at
@@ -179,7 +175,6 @@ class ToolSearch:
         always_on: Sequence[str] = (),
         conversation_key: ConversationKey = CONVERSATION_ID,
         tool_filter: ToolFilter | None = None,
-        authorize: Authorizer | None = None,
         retention: Retention = "used",
         last_search_only: bool | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
@@ -210,7 +205,6 @@ class ToolSearch:
         self.always_on = tuple(always_on)
         self.conversation_key = conversation_key
         self.tool_filter = tool_filter
-        self.authorize = authorize
         self.retention = _retention(retention, last_search_only)
         self.max_results = max_results
         self.min_score = min_score
@@ -220,6 +214,7 @@ class ToolSearch:
         )
         # The catalog as last indexed: shared by every conversation, like the index.
         self._snapshot: CatalogSnapshot | None = None
+        self._needs: tuple[CatalogSnapshot, ContextNeeds] | None = None
 
     async def open(self, request: ChatClientRequest, *, owner: str) -> TurnTools:
         """Read the conversation's discovered tools and fix the tools every call shows."""
@@ -227,6 +222,11 @@ class ToolSearch:
         snapshot, reindexed = await self._current_catalog()
         options = request.prompt.options
         context = ToolContext(options.tool_context)
+        # A found tool must be able to run: what the catalog needs of the context is
+        # checked before the first model call, not when the model calls the tool.
+        if self._needs is None or self._needs[0] is not snapshot:
+            self._needs = (snapshot, ContextNeeds(snapshot.members))
+        self._needs[1].check(context)
         view = CatalogView(snapshot, context, self.tool_filter)
         scope = usage_scope(context, shared=self.shared_usage)
         history = await read_history(self.usage_log, scope)
@@ -378,16 +378,12 @@ class _SearchTurn:
                 text = self.texts.unavailable_answer(call.name, names)
                 hidden[call.name] = HiddenTool(call.name, text)
         self.hidden = hidden
-        checks: list[ToolCallInterceptor] = [
-            visibility_interceptor(exposed, self.texts.unavailable_message)
-        ]
-        if self.provider.authorize is not None:
-            checks.append(
-                AuthorizationInterceptor(self.provider.authorize, exempt=[self.search_tool])
-            )
         return RoundTools(
             tools=(*exposed, *hidden.values()),
-            interceptors=(*checks, self._bind_search),
+            interceptors=(
+                visibility_interceptor(exposed, self.texts.unavailable_message),
+                self._bind_search,
+            ),
         )
 
     async def _bind_search(
@@ -460,12 +456,10 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     """The tool loop over the searching provider, :class:`ToolSearch`.
 
     Args:
-        catalog, index, session_store, always_on, conversation_key, tool_filter, authorize,
+        catalog, index, session_store, always_on, conversation_key, tool_filter,
             retention, last_search_only, max_results, min_score, min_relative_score, language,
             search_description, system_suffix, unavailable_message, usage_log, shared_usage: As
             for :class:`ToolSearch`.
-        guards: Deprecated: guards for every call, after the visibility and authorize checks
-            (with a :class:`DeprecationWarning`); give the manager interceptors instead.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
             only tools shown to the model can run, whatever the manager's resolver knows.
@@ -483,7 +477,6 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         always_on: Sequence[str] = (),
         conversation_key: ConversationKey = CONVERSATION_ID,
         tool_filter: ToolFilter | None = None,
-        authorize: Authorizer | None = None,
         retention: Retention = "used",
         last_search_only: bool | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
@@ -500,7 +493,6 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         eligibility_checker: EligibilityChecker = has_tool_calls,
         max_model_calls: int = DEFAULT_MAX_MODEL_CALLS,
         conversation_history: bool | None = None,
-        guards: Sequence[ToolCallGuard] = (),
         name: str = "tool_search",
     ) -> None:
         self.search = ToolSearch(
@@ -510,7 +502,6 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             always_on=always_on,
             conversation_key=conversation_key,
             tool_filter=tool_filter,
-            authorize=authorize,
             retention=retention,
             last_search_only=last_search_only,
             max_results=max_results,
@@ -530,7 +521,6 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             eligibility_checker=eligibility_checker,
             max_model_calls=max_model_calls,
             conversation_history=conversation_history,
-            guards=guards,
             name=name,
         )
 
@@ -569,7 +559,6 @@ _SEARCH_OPTIONS = frozenset(
         "always_on",
         "conversation_key",
         "tool_filter",
-        "authorize",
         "retention",
         "max_results",
         "min_score",

@@ -21,19 +21,17 @@ an :class:`IdempotencyStore` such as :class:`SqliteIdempotencyStore`) and
 
     manager = ToolCallingManager(
         resolver=StaticToolResolver(tools),
-        interceptors=[
-            AuthorizationInterceptor(may_run),
-            AuditInterceptor(JsonLinesAuditSink("audit.jsonl")),
-            IdempotencyInterceptor(SqliteIdempotencyStore("idempotency.sqlite3")),
-            ApprovalInterceptor(destructive=True),  # no handler: a person decides later
-        ],
+        authorize=may_run,
+        audit=JsonLinesAuditSink("audit.jsonl"),
+        idempotency=SqliteIdempotencyStore("idempotency.sqlite3"),
+        approval=ApprovalInterceptor(destructive=True),  # no handler: a person decides later
     )
 
-``ToolCallRequest`` (now :class:`ToolInvocation`) and ``ToolCallGuard`` (now an interceptor)
-still import from here for one release, with a :class:`DeprecationWarning`.
+A tool's declared guards always hold: a tool that ``requires_approval`` never runs without an
+approval decision (with no ``approval=`` it is refused), and idempotency keys are honoured
+with an in-process store unless ``idempotency=`` names another.
 """
 
-from toolrelay._aliases import moved_names
 from toolrelay.execution._approval import (
     DEFAULT_APPROVAL_TIMEOUT,
     ApprovalHandler,
@@ -141,11 +139,3 @@ __all__ = [
     "proceed_with_arguments",
     "validate_call_arguments",
 ]
-
-__getattr__ = moved_names(
-    "toolrelay.execution",
-    {
-        "ToolCallRequest": "toolrelay.execution._interception:ToolInvocation",
-        "ToolCallGuard": "toolrelay.execution._guards:ToolCallGuard",
-    },
-)

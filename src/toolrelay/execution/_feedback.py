@@ -15,6 +15,7 @@ from toolrelay.tools._workers import WorkerPoolStatus
 
 __all__ = [
     "approval_failed",
+    "approval_not_configured",
     "approval_timed_out",
     "arguments_too_long",
     "denied",
@@ -187,6 +188,14 @@ def approval_timed_out(tool_name: str, seconds: float) -> str:
     return (
         f"The call to tool {_shown(tool_name)} was not approved within {seconds:g} s, so it "
         "did not run. Tell the user it needs approval."
+    )
+
+
+def approval_not_configured(tool_name: str) -> str:
+    """A tool that requires approval, where nobody was configured to give it."""
+    return (
+        f"The tool {_shown(tool_name)} requires approval before it runs, and no approval is "
+        "configured here, so it did not run. Tell the user it needs approval."
     )
 
 

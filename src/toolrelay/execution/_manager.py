@@ -42,7 +42,7 @@ import dataclasses
 import enum
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from time import perf_counter
@@ -60,12 +60,14 @@ from toolrelay.exceptions import (
     ToolResultError,
 )
 from toolrelay.execution import _feedback as feedback
-from toolrelay.execution._approval import ResumedRound
+from toolrelay.execution._approval import ApprovalHandler, ApprovalInterceptor, ResumedRound
 from toolrelay.execution._arguments import (
     parse_arguments,
     validate_call_arguments,
     validates_itself,
 )
+from toolrelay.execution._audit import AuditInterceptor, AuditSink
+from toolrelay.execution._authorization import Authorizer
 from toolrelay.execution._concurrency import run_all
 from toolrelay.execution._exceptions_policy import (
     DefaultToolExceptionProcessor,
@@ -73,9 +75,10 @@ from toolrelay.execution._exceptions_policy import (
     error_text,
     tool_error_text,
 )
-from toolrelay.execution._guards import ToolCallGuard, guard_interceptors
+from toolrelay.execution._idempotency import IdempotencyInterceptor, IdempotencyStore
 from toolrelay.execution._interception import ToolCallInterceptor, ToolInvocation, run_interceptors
 from toolrelay.execution._limits import CallLimits, LimitBreach, TurnCallCounter
+from toolrelay.execution._pipeline import Guards, check_context
 from toolrelay.execution._resolution import (
     MAX_TOOL_NAME_LENGTH,
     StaticToolResolver,
@@ -184,11 +187,26 @@ class ToolCallingManager:
             response; ``"raise"`` raises :class:`~toolrelay.exceptions.ToolNotFoundError`.
         invalid_arguments: ``"feedback"`` answers unusable arguments with an error response;
             ``"raise"`` raises :class:`~toolrelay.exceptions.ToolArgumentError`.
-        interceptors: The pipeline of every call that passed resolution, limits and argument
-            validation, outermost first (see :class:`~toolrelay.execution.ToolCallInterceptor`);
-            the one place that decides whether and how a call runs.
-        guards: Deprecated: each guard becomes an interceptor ahead of ``interceptors``
-            (with a :class:`DeprecationWarning`); write interceptors instead.
+        approval: Decides about calls of tools that need approval (``requires_approval``):
+            an async handler returning ``Approve()``, ``Deny(reason)`` or ``Defer()``, or an
+            :class:`~toolrelay.execution.ApprovalInterceptor` for its options (no handler: a
+            person decides later; ``destructive=True``: destructive tools too). Without it
+            such a call never runs: it is refused as feedback to the model and logged as an
+            error (a client refuses to build over such tools, see ``check_tools``).
+        idempotency: Where results of tools with an ``idempotency_key`` are recorded: an
+            :class:`~toolrelay.execution.IdempotencyStore` or an
+            :class:`~toolrelay.execution.IdempotencyInterceptor` for its options. Always
+            engaged: without it, an :class:`~toolrelay.execution.InMemoryIdempotencyStore`
+            of this manager (per process; several workers share a Redis or SQLite store).
+        audit: Where a record of every call goes: an :class:`~toolrelay.execution.AuditSink`
+            or an :class:`~toolrelay.execution.AuditInterceptor` for its options.
+        authorize: Asked whether each call may run (``True``, or ``False``/a reason to
+            deny); not asked about the library's own tools (``tool_search``).
+        interceptors: Steps of your own around every call that passed resolution, limits and
+            argument validation, outermost first (see
+            :class:`~toolrelay.execution.ToolCallInterceptor`). The pipeline is, outermost
+            first: ``authorize``, ``audit``, ``interceptors``, idempotency, ``approval``,
+            then the tool; the built-in steps are given by their options, never here.
         allow_unoffered_tools: Also run tools the request did not offer, when the resolver
             knows the name a call gives. By default a call can only run a tool of the
             request (``ChatOptions.tools`` and ``tool_names``): a model cannot reach a tool
@@ -202,7 +220,8 @@ class ToolCallingManager:
 
     Raises:
         ConfigurationError: An option is out of range (a timeout that is not a finite number
-            of seconds above 0, a limit below 1).
+            of seconds above 0, a limit below 1), or a built-in step among
+            ``interceptors`` (it has its own option).
     """
 
     def __init__(
@@ -215,7 +234,10 @@ class ToolCallingManager:
         limits: CallLimits = CallLimits(),  # noqa: B008 - frozen, so sharing it is safe
         unknown_tool: Policy = "feedback",
         invalid_arguments: Policy = "feedback",
-        guards: Sequence[ToolCallGuard] = (),
+        approval: ApprovalHandler | ApprovalInterceptor | None = None,
+        idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+        audit: AuditSink | AuditInterceptor | None = None,
+        authorize: Authorizer | None = None,
         interceptors: Sequence[ToolCallInterceptor] = (),
         allow_unoffered_tools: bool = False,
         max_name_length: int = DEFAULT_MAX_NAME_LENGTH,
@@ -249,14 +271,38 @@ class ToolCallingManager:
         self.limits = limits
         self.unknown_tool = unknown_tool
         self.invalid_arguments = invalid_arguments
-        self.interceptors: tuple[ToolCallInterceptor, ...] = (
-            *guard_interceptors(guards, owner="ToolCallingManager(guards=...)"),
-            *interceptors,
+        self.guards = Guards(
+            approval=approval,
+            idempotency=idempotency,
+            audit=audit,
+            authorize=authorize,
+            interceptors=interceptors,
         )
         self.allow_unoffered_tools = allow_unoffered_tools
         self.max_name_length = max_name_length
         self.max_arguments_length = max_arguments_length
         self.sync_workers = sync_workers if sync_workers is not None else sync_tool_workers()
+
+    def check_tools(
+        self, tools: Iterable[Tool], context: Mapping[str, Any] | None = None, *, owner: str
+    ) -> None:
+        """Refuse, before any model call, what this manager could never run as declared.
+
+        Args:
+            tools: The tools known now (a live catalog's later tools are checked per call).
+            context: The request's tool context, when it is known: every key a tool
+                declares it needs (``context_keys``, a ``ToolContext`` parameter) must be
+                in it.
+            owner: Where the approval fix goes, for the message (``"ChatClient"``...).
+
+        Raises:
+            ConfigurationError: A tool requires approval and no approval is configured.
+            ToolContextError: ``context`` lacks what a tool needs.
+        """
+        tools = tuple(tools)
+        self.guards.check_tools(tools, owner=owner)
+        if context is not None:
+            check_context(tools, context)
 
     def resolve_tool_definitions(self, options: ChatOptions) -> list[ToolDefinition]:
         """The definitions to send to the model: ``options.tools``, then ``options.tool_names``.
@@ -288,7 +334,6 @@ class ToolCallingManager:
         *,
         interceptors: Sequence[ToolCallInterceptor] = (),
         resumed: ResumedRound | None = None,
-        guards: Sequence[ToolCallGuard] = (),
     ) -> ToolExecutionResult:
         """Run the tool calls of ``chat_response`` and answer each of them.
 
@@ -297,14 +342,12 @@ class ToolCallingManager:
                 and the tool context, its messages start the new history.
             chat_response: The model's answer; the first generation with tool calls is used.
             interceptors: Extra interceptors for this round only. They run outside the
-                manager's own (before them), so a call the round refuses (a tool the model
-                was not shown, a forbidden one) never reaches an idempotency store, an
-                approver or an audit sink of the manager.
+                manager's pipeline (before it), so a call the round refuses (a tool the model
+                was not shown) never reaches an idempotency store, an approver or an audit
+                sink of the manager.
             resumed: The round that stopped for approval, run again: its answered calls keep
                 their answers (none runs twice) and each pending call carries the person's
                 decision (``ToolInvocation.decision``) to the approval interceptor.
-            guards: Deprecated: extra guards for this round, as interceptors ahead of
-                ``interceptors`` (with a :class:`DeprecationWarning`).
 
         Returns:
             The new history (prompt messages, the assistant message, one tool response message
@@ -333,11 +376,6 @@ class ToolCallingManager:
                 "resumed= holds another round's calls; pass the response that stopped for "
                 "approval together with the round saved from it"
             )
-        pipeline = (
-            *guard_interceptors(guards, owner="execute_tool_calls(guards=...)"),
-            *interceptors,
-            *self.interceptors,
-        )
         counter = TurnCallCounter(self.limits, prompt.messages)
         breaches: list[LimitBreach] = []
         outcomes, ready = await self._round(
@@ -346,7 +384,7 @@ class ToolCallingManager:
             ToolContext(prompt.options.tool_context),
             counter,
             breaches,
-            pipeline,
+            interceptors,
             resumed,
         )
         return_direct = all(o.ok for o in outcomes) and all(
@@ -416,7 +454,7 @@ class ToolCallingManager:
             context if context is not None else ToolContext(),
             counter,
             [],
-            (*interceptors, *self.interceptors),
+            interceptors,
             None,
         )
         return outcomes[0]
@@ -428,7 +466,7 @@ class ToolCallingManager:
         context: ToolContext,
         counter: TurnCallCounter,
         breaches: list[LimitBreach],
-        pipeline: Sequence[ToolCallInterceptor],
+        round_steps: Sequence[ToolCallInterceptor],
         resumed: ResumedRound | None,
     ) -> tuple[tuple[ToolCallOutcome, ...], list[_Ready]]:
         """Answer ``calls``: one outcome each, in order, and the calls that were run."""
@@ -448,7 +486,9 @@ class ToolCallingManager:
             if len(ready) > self.max_concurrency
             else contextlib.nullcontext()
         )
-        executed = iter(await run_all([self._job(r, pipeline, context, semaphore) for r in ready]))
+        executed = iter(
+            await run_all([self._job(r, round_steps, context, semaphore) for r in ready])
+        )
         outcomes = tuple(s if isinstance(s, ToolCallOutcome) else next(executed) for s in slots)
         return outcomes, ready
 
@@ -515,11 +555,11 @@ class ToolCallingManager:
     def _job(
         self,
         ready: _Ready,
-        pipeline: Sequence[ToolCallInterceptor],
+        round_steps: Sequence[ToolCallInterceptor],
         context: ToolContext,
         sem: _Bound,
     ) -> Callable[[], Awaitable[ToolCallOutcome]]:
-        """One call's run through the pipeline, then the tool (not started)."""
+        """One call's run through the round's steps and the pipeline, then the tool."""
         invocation = ToolInvocation(
             call=ready.call,
             tool=ready.tool,
@@ -528,6 +568,8 @@ class ToolCallingManager:
             decision=ready.decision,
         )
         run = partial(self._run, semaphore=sem)
+        steps = self.guards.steps(ready.tool)
+        pipeline = (*round_steps, *steps) if round_steps else steps
         if not pipeline:  # nothing wraps the call: no frame of the pipeline's under the tool
             return partial(run, invocation)
         return partial(run_interceptors, pipeline, invocation, run)

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from mcp_types import ToolAnnotations
 
-from toolrelay.execution import ApprovalInterceptor, IdempotencyInterceptor, ToolCallingManager
+from toolrelay.execution import ToolCallingManager
 from toolrelay.mcp._annotations import (
     ANNOTATIONS,
     IDEMPOTENT,
@@ -46,16 +46,11 @@ def as_run(tool: Tool, run: Tool, manager: ToolCallingManager) -> tuple[ToolAnno
         manager: The manager that runs the gateway's calls.
     """
     metadata = run.metadata
-    interceptors = manager.interceptors
-    recorded = metadata.idempotency_key is not None and any(
-        isinstance(i, IdempotencyInterceptor) for i in interceptors
-    )
+    # Every manager records the results of tools with a key (idempotency is always engaged).
+    recorded = metadata.idempotency_key is not None
     claimed = tool.metadata.extra.get(IDEMPOTENT) is True
     metadata = replace(metadata, extra={**metadata.extra, IDEMPOTENT: recorded or claimed})
-    approval = any(
-        isinstance(i, ApprovalInterceptor) and i.needs_approval(run) for i in interceptors
-    )
-    return annotations_from_metadata(metadata), approval
+    return annotations_from_metadata(metadata), manager.guards.needs_approval(run)
 
 
 def most_of(hints: Sequence[ToolAnnotations]) -> ToolMetadata:

@@ -55,15 +55,13 @@ from toolrelay.exceptions import ConfigurationError, ToolExecutionError
 from toolrelay.execution import (
     AuthorizationInterceptor,
     ToolCallingManager,
-    ToolCallInterceptor,
     ToolCallStatus,
     match_tool_name,
 )
-from toolrelay.execution._guards import ToolCallGuard, guard_interceptors
 from toolrelay.gateway._annotations import MAY_DO_ANYTHING, as_run, most_of
 from toolrelay.gateway._parameters import CallArguments, SearchText
 from toolrelay.gateway._policy import ToolPolicy, apply_policies
-from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT, gateway_interceptors
+from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT, gateway_guards
 from toolrelay.gateway._texts import (
     CALL_TOOL_NAME,
     GatewayTexts,
@@ -175,11 +173,10 @@ class ToolGateway:
             default: 0.5, as in :class:`~toolrelay.client.ToolSearchAdvisor`, whose docs and
             docs/tool-search.md give what the cut-off costs in recall.
         tool_calling_manager: Runs the calls, with its interceptors. When omitted, one with
-            the gateway's default interceptors (:func:`gateway_interceptors
-            <toolrelay.gateway._side_effects.gateway_interceptors>`): results of idempotent
-            tools recorded in memory, calls that need approval waiting for it.
-        guards: Deprecated: guards for every call, after ``authorize`` (with a
-            :class:`DeprecationWarning`); give the manager interceptors instead.
+            the gateway's default guards (:func:`gateway_guards
+            <toolrelay.gateway._side_effects.gateway_guards>`): results of idempotent
+            tools recorded in memory, no approval: a tool that requires it refuses the
+            gateway at build, or each call when it appears later.
         language: The language of what clients read besides the catalog: ``"auto"`` (the
             catalogs' language, English or Chinese), ``"en"``, ``"zh"``, or
             :class:`~toolrelay.gateway._texts.GatewayTexts` of your own.
@@ -211,7 +208,6 @@ class ToolGateway:
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
         tool_calling_manager: ToolCallingManager | None = None,
-        guards: Sequence[ToolCallGuard] = (),
         language: SearchLanguage | GatewayTexts = "auto",
         unavailable_message: str | FromLanguage = FROM_LANGUAGE,
         policies: Sequence[ToolPolicy] = (),
@@ -236,11 +232,10 @@ class ToolGateway:
         self.max_results = max_results
         self.min_score = min_score
         self.min_relative_score = min_relative_score
-        self.manager = tool_calling_manager or ToolCallingManager(
-            interceptors=gateway_interceptors()
-        )
-        self._guard_steps: tuple[ToolCallInterceptor, ...] = guard_interceptors(
-            guards, owner="ToolGateway(guards=...)"
+        self.manager = tool_calling_manager or ToolCallingManager(**gateway_guards())
+        # A tool that requires approval where none is configured could never run.
+        self.manager.check_tools(
+            (tool for catalog in self.catalogs for tool in catalog), owner="ToolGateway"
         )
         self.language = language
         self._texts = GatewayTextSelector(language, unavailable_message)
@@ -344,9 +339,7 @@ class ToolGateway:
             arguments=json.dumps(dict(arguments or {}), ensure_ascii=False),
         )
         checks = [] if self.authorize is None else [AuthorizationInterceptor(self.authorize)]
-        outcome = await self.manager.run_call(
-            call, (tool,), context, interceptors=(*checks, *self._guard_steps)
-        )
+        outcome = await self.manager.run_call(call, (tool,), context, interceptors=checks)
         recorder = self._recorder(context)
         if recorder is not None:
             await recorder.record(self.usage_log, [(outcome.tool_name, outcome.status)])

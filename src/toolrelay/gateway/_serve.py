@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +27,6 @@ from mcp.server import Server
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import AuditSink, IdempotencyStore, ToolCallingManager
-from toolrelay.execution._guards import ToolCallGuard
 from toolrelay.gateway._config import GatewayConfig, load_gateway_config
 from toolrelay.gateway._gateway import ToolGateway
 from toolrelay.gateway._modules import ModuleLoader, load_module_tools
@@ -35,7 +34,7 @@ from toolrelay.gateway._side_effects import (
     ApprovalSettings,
     Approver,
     IdempotencySettings,
-    gateway_interceptors,
+    gateway_guards,
 )
 from toolrelay.gateway._texts import ENGLISH
 from toolrelay.mcp._server import run_stdio, tools_server
@@ -70,7 +69,6 @@ async def open_gateway(
     authorize: Authorizer | None = None,
     index: ToolIndex | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
-    guards: Sequence[ToolCallGuard] = (),
     module_loader: ModuleLoader = load_module_tools,
     approval: Approver | None = None,
     idempotency_store: IdempotencyStore | None = None,
@@ -85,7 +83,6 @@ async def open_gateway(
         tool_calling_manager: Runs the calls, with interceptors of its own. By default one
             whose ``default_timeout`` is ``config.timeout``, with the audit, idempotency and
             approval interceptors the file's settings ask for (``_side_effects.py``).
-        guards: Deprecated: guards for every call (as for :class:`ToolGateway`).
         index: The search index; by default the one ``config.search.index`` names.
         module_loader: Loads a ``[[modules]]`` entry (see ``_modules.py``).
         approval: Decides about calls that need approval (sync or async); replaces the
@@ -115,7 +112,7 @@ async def open_gateway(
             modules.add(tool, source=f"module {spec!r}")
     async with contextlib.AsyncExitStack() as stack:
         if tool_calling_manager is None:
-            interceptors = gateway_interceptors(
+            guards = gateway_guards(
                 approval_settings=config.approval,
                 idempotency_settings=config.idempotency,
                 audit_settings=config.audit,
@@ -124,9 +121,7 @@ async def open_gateway(
                 audit_sink=audit_sink,
                 closing=stack.enter_context(contextlib.ExitStack()),
             )
-            tool_calling_manager = ToolCallingManager(
-                default_timeout=config.timeout, interceptors=interceptors
-            )
+            tool_calling_manager = ToolCallingManager(default_timeout=config.timeout, **guards)
         catalogs = [modules]
         if config.servers:
             toolset = await stack.enter_async_context(McpToolset(config.servers))
@@ -140,7 +135,6 @@ async def open_gateway(
             min_score=config.search.min_score,
             min_relative_score=config.search.min_relative_score,
             tool_calling_manager=tool_calling_manager,
-            guards=guards,
             language=config.search.language,
             policies=config.tools,
             usage_log=None
@@ -201,7 +195,7 @@ async def aserve(
         on_listening: Called with the endpoint's URL once the HTTP server accepts
             connections (not for stdio).
         **options: Passed to :func:`open_gateway` (``tool_filter``, ``authorize``,
-            ``index``, ``tool_calling_manager``, ``guards``, ``module_loader``,
+            ``index``, ``tool_calling_manager``, ``module_loader``,
             ``approval``, ``idempotency_store``, ``audit_sink``).
 
     Raises:

@@ -17,18 +17,18 @@
     path = "audit/tools.jsonl"          # one JSON record per call
     include_arguments = false           # the arguments' digest only (they may be personal)
 
-The gateway's :class:`~toolrelay.execution.ToolCallingManager` gets, outermost first, an
-:class:`~toolrelay.execution.AuditInterceptor` (with ``[audit]`` or an audit sink), an
-:class:`~toolrelay.execution.IdempotencyInterceptor` and an
-:class:`~toolrelay.execution.ApprovalInterceptor`: a recorded result answers a repeated call
-before anyone is asked again. Which calls they act on follows each tool's metadata, with the
-file's ``[tools."NAME"]`` policies applied (``_policy.py``).
+The gateway's :class:`~toolrelay.execution.ToolCallingManager` is built with these as its
+``audit=`` (with ``[audit]`` or an audit sink), ``idempotency=`` (always) and ``approval=``
+(with a handler): a recorded result answers a repeated call before anyone is asked again.
+Which calls they act on follows each tool's metadata, with the file's ``[tools."NAME"]``
+policies applied (``_policy.py``).
 
 The handler receives the call as a :class:`~toolrelay.execution.ToolInvocation` (tool,
 validated arguments, the caller's context) and answers ``Approve()``, ``Deny(reason)`` or
-``Defer()``; it may be a plain or an ``async`` function. Without one, a call that needs
-approval does not run: the client is told it is waiting for approval (see
-:data:`PENDING_APPROVAL_TEXT`).
+``Defer()``; it may be a plain or an ``async`` function (a deferred call does not run: the
+client is told it is waiting for approval, see :data:`PENDING_APPROVAL_TEXT`). Without one, a
+gateway over a tool that requires approval refuses to start; such a tool that appears later
+(an MCP server's) is refused at each call, logged as an error.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
@@ -51,7 +51,6 @@ from toolrelay.execution import (
     InMemoryIdempotencyStore,
     JsonLinesAuditSink,
     SqliteIdempotencyStore,
-    ToolCallInterceptor,
     ToolInvocation,
 )
 from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
@@ -64,7 +63,7 @@ __all__ = [
     "AuditSettings",
     "IdempotencySettings",
     "as_approval_handler",
-    "gateway_interceptors",
+    "gateway_guards",
 ]
 
 Approver: TypeAlias = Callable[[ToolInvocation], ApprovalVerdict | Awaitable[ApprovalVerdict]]
@@ -160,7 +159,7 @@ def as_approval_handler(approver: Approver) -> ApprovalHandler:
     return handler
 
 
-def gateway_interceptors(
+def gateway_guards(
     *,
     approval_settings: ApprovalSettings = _NO_APPROVAL_SETTINGS,
     idempotency_settings: IdempotencySettings = _NO_IDEMPOTENCY_SETTINGS,
@@ -169,10 +168,11 @@ def gateway_interceptors(
     idempotency_store: IdempotencyStore | None = None,
     audit_sink: AuditSink | None = None,
     closing: contextlib.ExitStack | None = None,
-) -> list[ToolCallInterceptor]:
-    """The interceptors of a gateway's calls: audit, idempotency, approval (see module docs).
+) -> dict[str, Any]:
+    """The manager's guard options for a gateway: audit, idempotency, approval (see module docs).
 
-    Without arguments: results recorded in memory, and calls that need approval waiting.
+    Without arguments: results recorded in memory, no approval (a tool that requires it is
+    refused). Pass them as ``ToolCallingManager(**gateway_guards(...))``.
 
     Args:
         approval_settings: The ``[approval]`` table.
@@ -187,20 +187,18 @@ def gateway_interceptors(
         LoadError: The file's handler cannot be loaded.
         ConfigurationError: It is not callable.
     """
-    interceptors: list[ToolCallInterceptor] = []
+    guards: dict[str, Any] = {}
     if audit_sink is None and audit_settings is not None:
         audit_sink = JsonLinesAuditSink(audit_settings.path)
     if audit_sink is not None:
         include = audit_settings is not None and audit_settings.include_arguments
-        interceptors.append(AuditInterceptor(audit_sink, include_arguments=include))
+        guards["audit"] = AuditInterceptor(audit_sink, include_arguments=include)
     if idempotency_store is None:
         idempotency_store = idempotency_settings.store()
         if closing is not None and isinstance(idempotency_store, SqliteIdempotencyStore):
             closing.callback(idempotency_store.close)
-    interceptors.append(
-        IdempotencyInterceptor(
-            idempotency_store, lease=idempotency_settings.lease, wait=idempotency_settings.wait
-        )
+    guards["idempotency"] = IdempotencyInterceptor(
+        idempotency_store, lease=idempotency_settings.lease, wait=idempotency_settings.wait
     )
     spec = approval_settings.handler
     if approval is None and spec is not None:
@@ -208,6 +206,8 @@ def gateway_interceptors(
         if not callable(loaded):
             raise ConfigurationError(f"[approval] handler {spec!r} is not a function")
         approval = cast(Approver, loaded)
-    handler = None if approval is None else as_approval_handler(approval)
-    interceptors.append(ApprovalInterceptor(handler, destructive=approval_settings.destructive))
-    return interceptors
+    if approval is not None:
+        guards["approval"] = ApprovalInterceptor(
+            as_approval_handler(approval), destructive=approval_settings.destructive
+        )
+    return guards

@@ -103,6 +103,11 @@ class ToolMetadata:
             Repeated calls with the same key get the recorded result instead of running
             again (see the execution layer's ``IdempotencyInterceptor``).
         extra: Free-form flags for integrations.
+        context_keys: Keys the tool needs in its :class:`ToolContext` (``("tenant_id",)``):
+            a request whose context lacks one fails before the first model call
+            (:class:`~toolrelay.exceptions.ToolContextError`), never after the model was
+            paid. A function tool with a required ``ToolContext`` parameter needs a
+            non-empty context even without keys.
     """
 
     return_direct: bool = False
@@ -112,9 +117,17 @@ class ToolMetadata:
     requires_approval: bool = False
     idempotency_key: IdempotencyKey | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    context_keys: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_seconds("timeout", self.timeout)
+        if isinstance(self.context_keys, str) or not all(
+            isinstance(k, str) and k for k in self.context_keys
+        ):
+            raise ConfigurationError(
+                f"context_keys must be a tuple of key names, e.g. ('tenant_id',), "
+                f"not {self.context_keys!r}"
+            )
 
 
 class ToolContext(Mapping[str, Any]):

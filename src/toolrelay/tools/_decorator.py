@@ -60,6 +60,7 @@ class ToolSpec:
         destructive: See :class:`~toolrelay.tools.ToolMetadata`.
         requires_approval: See :class:`~toolrelay.tools.ToolMetadata`.
         idempotency_key: See :class:`~toolrelay.tools.ToolMetadata`.
+        context_keys: See :class:`~toolrelay.tools.ToolMetadata`.
         required: Parameters the model must always send although they have a default.
     """
 
@@ -72,6 +73,7 @@ class ToolSpec:
     destructive: bool = False
     requires_approval: bool = False
     idempotency_key: IdempotencyKey | None = None
+    context_keys: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -86,6 +88,7 @@ class ToolSpec:
             destructive=self.destructive,
             requires_approval=self.requires_approval,
             idempotency_key=self.idempotency_key,
+            context_keys=self.context_keys,
         )
 
 
@@ -105,6 +108,7 @@ def tool(
     destructive: bool = False,
     requires_approval: bool = False,
     idempotency_key: IdempotencyKey | None = None,
+    context_keys: Sequence[str] = (),
     required: Sequence[str] = (),
 ) -> Callable[[F], F]: ...
 
@@ -122,6 +126,7 @@ def tool(
     destructive: bool = False,
     requires_approval: bool = False,
     idempotency_key: IdempotencyKey | None = None,
+    context_keys: Sequence[str] = (),
     required: Sequence[str] = (),
 ) -> F | Callable[[F], F]:
     """Declare a function, method, static method or class method as a tool.
@@ -145,6 +150,8 @@ def tool(
         idempotency_key: How a call's idempotency key is derived: a parameter name, a list
             of them (checked here), or a function ``(arguments, context) -> str``. Calls
             with a key already recorded get the recorded result instead of running again.
+        context_keys: Keys the tool needs in its ``ToolContext`` (``["tenant_id"]``): a
+            request lacking one fails before the first model call.
         required: Parameters with a default that the model must nevertheless always send (the
             default then only applies to direct Python calls). Without it, a parameter is
             required exactly when it has no default.
@@ -166,6 +173,7 @@ def tool(
         destructive=destructive,
         requires_approval=requires_approval,
         idempotency_key=idempotency_key,
+        context_keys=(context_keys,) if isinstance(context_keys, str) else tuple(context_keys),
         required=tuple(required),
     )
 

@@ -182,6 +182,11 @@ class FunctionTool:
         return self._definition.name
 
     @property
+    def context_required(self) -> bool:
+        """Whether the function takes a ``ToolContext`` it cannot do without."""
+        return self._schema.context_required
+
+    @property
     def function(self) -> Callable[..., Any]:
         """The wrapped callable."""
         return self._function

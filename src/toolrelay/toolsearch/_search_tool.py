@@ -43,6 +43,7 @@ from pydantic import AfterValidator
 
 from toolrelay._storable import valid_unicode
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution._pipeline import META_TOOL
 from toolrelay.messages import Message, SystemMessage
 from toolrelay.search._base import (
     MAX_RESULTS_LIMIT,
@@ -408,7 +409,8 @@ class ToolSearcher:
         return FunctionTool(
             function=function,
             definition=definition,
-            metadata=ToolMetadata(read_only=True),
+            # The library's own tool: the manager never asks ``authorize`` about it.
+            metadata=ToolMetadata(read_only=True, extra={META_TOOL: True}),
             schema=cached_function_schema(self.tool_search, tool_name=TOOL_SEARCH_NAME),
             source=TOOL_SEARCH_NAME,
         )
