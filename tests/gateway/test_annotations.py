@@ -13,9 +13,9 @@ from typing import Any
 from mcp import Client
 from mcp_types import ToolAnnotations
 
-from toolrelay.execution import ToolCallingManager
+from toolrelay.execution import Defer, ToolCallingManager
 from toolrelay.gateway import ApprovalSettings, ToolGateway, ToolPolicy
-from toolrelay.gateway._side_effects import gateway_interceptors
+from toolrelay.gateway._side_effects import gateway_guards
 from toolrelay.mcp import LiveToolCatalog, tool_info, tools_server
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolMetadata, as_tools, tool
 
@@ -134,7 +134,9 @@ async def test_a_client_listing_again_sees_what_the_catalog_holds_now() -> None:
 
 async def test_each_hit_carries_its_annotations_as_the_gateway_runs_it() -> None:
     asking = ToolCallingManager(
-        interceptors=gateway_interceptors(approval_settings=ApprovalSettings(destructive=True))
+        **gateway_guards(
+            approval_settings=ApprovalSettings(destructive=True), approval=lambda call: Defer()
+        )
     )
     gateway = ToolGateway(
         catalog(get_invoice, refund_payment, add_comment),
