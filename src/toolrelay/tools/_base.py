@@ -103,6 +103,9 @@ class ToolMetadata:
             Repeated calls with the same key get the recorded result instead of running
             again (see the execution layer's ``IdempotencyInterceptor``).
         extra: Free-form flags for integrations.
+        thread_share: The most threads of the pool for synchronous tools this tool's calls
+            occupy at once, stuck ones included (at least 1); ``None`` uses the pool's
+            ``tool_share`` (see :class:`~toolrelay.tools.WorkerPool`).
     """
 
     return_direct: bool = False
@@ -112,9 +115,15 @@ class ToolMetadata:
     requires_approval: bool = False
     idempotency_key: IdempotencyKey | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    thread_share: int | None = None
 
     def __post_init__(self) -> None:
         check_seconds("timeout", self.timeout)
+        share = self.thread_share
+        if share is not None and (
+            isinstance(share, bool) or not isinstance(share, int) or share < 1
+        ):
+            raise ConfigurationError(f"thread_share must be an integer >= 1, not {share!r}")
 
 
 class ToolContext(Mapping[str, Any]):
