@@ -262,7 +262,7 @@ async def test_searches_run_apart_from_the_threads_of_sync_tools() -> None:
         release.wait(30)
         return "late"
 
-    pool = WorkerPool(2)
+    pool = WorkerPool(2, tool_share=2, max_threads=2)
     manager = ToolCallingManager(sync_workers=pool)
     search = ToolSearcher(index=Index(), allowed=None, max_results=5).as_tool()
     prompt = Prompt(

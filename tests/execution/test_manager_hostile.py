@@ -23,7 +23,7 @@ from toolrelay.execution import _resolution as resolution_module
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
-from toolrelay.tools import FunctionTool, Tool, ToolContext, WorkerPool, tool
+from toolrelay.tools import FunctionTool, Tool, ToolContext, WorkerPool, WorkerPoolBusy, tool
 from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 
@@ -295,7 +295,7 @@ def release() -> Iterator[threading.Event]:
     event.set()  # lets the stuck threads of a test end
 
 
-async def test_stuck_sync_tools_never_block_other_calls_or_their_timeouts(
+async def test_stuck_sync_tools_never_block_other_calls_and_a_full_pool_refuses_at_once(
     release: threading.Event,
 ) -> None:
     @tool(timeout=0.05)
@@ -304,7 +304,7 @@ async def test_stuck_sync_tools_never_block_other_calls_or_their_timeouts(
         release.wait(30)
         return "late"
 
-    @tool(timeout=0.2)
+    @tool(timeout=5.0)
     def lookup() -> str:
         """A quick synchronous tool."""
         return "found"
@@ -312,7 +312,7 @@ async def test_stuck_sync_tools_never_block_other_calls_or_their_timeouts(
     async def quick() -> str:
         return "quick"
 
-    pool = WorkerPool(2)
+    pool = WorkerPool(2, tool_share=2, max_threads=2)
     manager = ToolCallingManager(sync_workers=pool)
     prompt = prompt_with(
         FunctionTool.from_function(stuck),
@@ -334,17 +334,19 @@ async def test_stuck_sync_tools_never_block_other_calls_or_their_timeouts(
     assert late is not None
     assert pool.status().stuck == 2
 
-    # Both threads are stuck: a sync call waits for one and still times out on time, saying
-    # why; an async tool is not held up at all.
+    # Every thread the pool may have is stuck: a sync call is refused at once, not after its
+    # timeout of 5 s, saying why; an async tool is not held up at all.
     second = await manager.execute_tool_calls(prompt, calls("lookup", "quick"))
-    waited, quick_outcome = second.outcomes
-    assert waited.status is ToolCallStatus.TIMEOUT
-    assert waited.response.data == (
-        "Tool 'lookup' did not start within its timeout of 0.2 s: all 2 threads for synchronous "
-        "tools are busy, 2 of them with calls that timed out and are still running. It did not "
-        "run; try again later or answer without it."
+    refused, quick_outcome = second.outcomes
+    assert refused.status is ToolCallStatus.ERROR
+    assert refused.duration_ms < 2_000
+    assert refused.response.data == (
+        "Tool 'lookup' is busy: all 2 threads for synchronous tools are taken by calls that "
+        "timed out and are still running. This call did not run; try again later or use "
+        "another tool."
     )
-    assert not waited.result_unknown  # it never ran
+    assert not refused.result_unknown  # it never ran
+    assert isinstance(refused.exception, WorkerPoolBusy)
     assert quick_outcome.ok
 
     release.set()
@@ -355,6 +357,42 @@ async def test_stuck_sync_tools_never_block_other_calls_or_their_timeouts(
     third = await manager.execute_tool_calls(prompt, calls("lookup"))
     assert third.outcomes[0].response.data == "found"
     assert pool.status().stuck == 0
+
+
+async def test_a_sync_call_waiting_for_a_running_thread_times_out_saying_so() -> None:
+    free = threading.Event()
+
+    @tool(timeout=5.0)
+    def slow() -> str:
+        """Runs a while, within its timeout."""
+        free.wait(5)
+        return "slow"
+
+    @tool(timeout=0.1)
+    def lookup() -> str:
+        """A quick synchronous tool."""
+        return "found"
+
+    pool = WorkerPool(1)
+    manager = ToolCallingManager(sync_workers=pool)
+    prompt = prompt_with(FunctionTool.from_function(slow), FunctionTool.from_function(lookup))
+    round_ = asyncio.ensure_future(
+        manager.execute_tool_calls(prompt, tool_call_response(ToolCall(id="s", name="slow")))
+    )
+    while not pool.status().busy:  # noqa: ASYNC110 - a pool has no event
+        await asyncio.sleep(0.005)
+    waited = await manager.execute_tool_calls(
+        prompt, tool_call_response(ToolCall(id="l", name="lookup"))
+    )
+    free.set()
+    assert (await round_).outcomes[0].response.data == "slow"
+    outcome = waited.outcomes[0]
+    assert outcome.status is ToolCallStatus.TIMEOUT
+    assert outcome.response.data == (
+        "Tool 'lookup' did not start within its timeout of 0.1 s: all 1 threads for synchronous "
+        "tools are busy. It did not run; try again later or answer without it."
+    )
+    assert not outcome.result_unknown
 
 
 async def test_sync_tools_do_not_run_in_the_default_executor() -> None:

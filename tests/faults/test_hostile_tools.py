@@ -25,9 +25,10 @@ After every round:
 - each status is the one its behaviour calls for, an error says something, and a timed-out
   call's outcome says its result is unknown (``unclear``).
 
-At the end the pool is filled with stuck tools on purpose: a synchronous call then waits and
-times out on time saying the threads are busy, while ``async`` tools and ``tool_search`` still
-answer; once the stuck tools return, the pool is empty again and synchronous calls run.
+At the end the stuck tool's share of threads (:data:`SHARE`) is filled on purpose: a further
+call of it is refused at once saying it is busy, while other synchronous tools, ``async`` tools
+and ``tool_search`` still answer; once the stuck tools return, the pool is empty again and
+synchronous calls run.
 """
 
 from __future__ import annotations
@@ -62,10 +63,11 @@ from .running import caught, quiet_logs, text_of
 CASES = 4_000
 LARGEST_ROUND = 24
 POOL = 8  # threads for synchronous tools
-MOST_STUCK = 3  # stuck threads at once during the rounds: the pool never fills by chance
+SHARE = 4  # threads one tool may take
+MOST_STUCK = 3  # stuck threads at once during the rounds: a share never fills by chance
 HANG = 0.01  # seconds a hanging or stuck tool may run
 QUICK = 2.0  # seconds any other tool may run: far above what it needs
-WAITING = 0.3  # seconds ``lookup`` may wait for a thread when the pool is full
+WAITING = 0.3  # seconds ``lookup`` may run
 
 
 # --- hostile behaviours ------------------------------------------------------------------------
@@ -241,7 +243,7 @@ def build_hostile_desk() -> HostileDesk:
     index = BM25ToolIndex()
     index.index([t.definition for t in tools])
     searcher = ToolSearcher(index=index, allowed=None, max_results=3)
-    pool = WorkerPool(POOL, name="fault-tools")
+    pool = WorkerPool(POOL, name="fault-tools", tool_share=SHARE)
     manager = ToolCallingManager(default_timeout=QUICK, sync_workers=pool, max_concurrency=8)
     offered = (*tools, searcher.as_tool())
     return HostileDesk(manager=manager, pool=pool, offered=offered, gate=gate)
@@ -483,61 +485,65 @@ class _Campaign:
                         self.late.append(outcome.late_result)
 
     async def fill_the_pool(self, number: int) -> None:
-        """Every thread stuck: sync calls wait and time out saying so; the rest still answer."""
+        """A tool's share all stuck: its calls are refused at once; the rest still answer."""
         await self.open_gate()
         ledger, pool = self.ledger, self.desk.pool
         fill = [
             Case(call=_call(number + i, "stuck"), kind="stuck", status=ToolCallStatus.TIMEOUT)
-            for i in range(POOL)
+            for i in range(SHARE)
         ]
         await self.play(number, fill)
-        if pool.status().stuck != POOL:
-            what = f"{POOL} tools stuck in their threads, the pool counts {pool.status().stuck}"
+        if pool.status().stuck != SHARE:
+            what = f"{SHARE} tools stuck in their threads, the pool counts {pool.status().stuck}"
             ledger.fail("unclear", number, what, reproduction(fill))
-        ledger.observed["stuck sync tools with the pool full"] = pool.status().stuck
-        number += POOL
-        waiting = Case(
-            call=_call(number, "lookup"),
-            kind="lookup with every thread stuck",
-            status=ToolCallStatus.TIMEOUT,
+        ledger.observed["stuck sync tools with their share full"] = pool.status().stuck
+        number += SHARE
+        refused = Case(
+            call=_call(number, "stuck"),
+            kind="stuck with its share full",
+            status=ToolCallStatus.ERROR,
         )
         others = [
             Case(
-                call=_call(number + 1, "aecho"),
+                call=_call(number + 1, "lookup"),
+                kind="lookup beside a stuck tool",
+                status=ToolCallStatus.OK,
+                exact=f"lookup {number + 1}",
+            ),
+            Case(
+                call=_call(number + 2, "aecho"),
                 kind="aecho",
                 status=ToolCallStatus.OK,
-                exact=f"aecho {number + 1}",
+                exact=f"aecho {number + 2}",
             ),
             Case(
                 call=ToolCall(id="search", name="tool_search", arguments='{"query": "echo"}'),
-                kind="tool_search with every thread stuck",
+                kind="tool_search beside a stuck tool",
                 status=ToolCallStatus.OK,
                 check=lambda text: "echo" in text,
             ),
         ]
         started = time.perf_counter()
-        result = await run_round(self.desk, [waiting.call] + [c.call for c in others])
+        result = await run_round(self.desk, [refused.call] + [c.call for c in others])
         elapsed = time.perf_counter() - started
         if elapsed > WAITING + 1.0:
-            what = (
-                f"with the pool full, a round took {elapsed:.1f} s; lookup times out at {WAITING}"
-            )
+            what = f"with a tool's share stuck, a round took {elapsed:.1f} s"
             ledger.fail("hangs", number, what)
         self.check_outcomes(number + 1, others, result.outcomes[1:])
         outcome = result.outcomes[0]
-        if outcome.status is not ToolCallStatus.TIMEOUT or outcome.result_unknown:
-            what = f"a sync call with every thread stuck answered {outcome.status}"
-            ledger.fail("unclear", number, what, reproduction([waiting, *others]))
-        elif "busy" not in outcome.response.data or f"{POOL} of them" not in outcome.response.data:
-            what = f"a sync call waiting for a thread is told {shorten(outcome.response.data)}"
+        if outcome.status is not ToolCallStatus.ERROR or outcome.result_unknown:
+            what = f"a call of a tool with its share stuck answered {outcome.status}"
+            ledger.fail("unclear", number, what, reproduction([refused, *others]))
+        elif "busy" not in outcome.response.data or f"{SHARE} earlier" not in outcome.response.data:
+            what = f"a call refused a thread is told {shorten(outcome.response.data)}"
             ledger.fail("unclear", number, what)
         await self.open_gate()
-        after = await run_round(self.desk, [_call(number + 2, "echo")])
-        if after.outcomes[0].response.data != f"echo {number + 2}":
+        after = await run_round(self.desk, [_call(number + 3, "echo")])
+        if after.outcomes[0].response.data != f"echo {number + 3}":
             what = f"once the stuck tools returned, echo answered {after.outcomes[0].response.data}"
-            ledger.fail("lost", number + 2, what)
+            ledger.fail("lost", number + 3, what)
         ledger.observed["stuck sync tools at the end"] = self.desk.pool.status().stuck
-        ledger.tried += POOL + 4
+        ledger.tried += SHARE + 5
 
 
 async def campaign(seed: int = SEED, cases: int = CASES) -> Ledger:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from toolrelay._plural import plural
 from toolrelay.exceptions import ArgumentProblem
 from toolrelay.tools._names import provider_safe_name
-from toolrelay.tools._workers import WorkerPoolStatus
+from toolrelay.tools._workers import ToolThreadsStatus, WorkerPoolBusy, WorkerPoolStatus
 
 __all__ = [
     "approval_failed",
@@ -27,6 +27,7 @@ __all__ = [
     "timed_out",
     "timed_out_running",
     "timed_out_waiting",
+    "tool_busy",
     "tool_failed_without_message",
     "total_limit",
     "unknown_tool",
@@ -131,17 +132,59 @@ def timed_out_running(tool_name: str, seconds: float) -> str:
     )
 
 
-def timed_out_waiting(tool_name: str, seconds: float, workers: WorkerPoolStatus) -> str:
-    """A synchronous tool waited its whole timeout for a thread and never started."""
+def timed_out_waiting(
+    tool_name: str,
+    seconds: float,
+    workers: WorkerPoolStatus,
+    tool: ToolThreadsStatus | None = None,
+) -> str:
+    """A synchronous tool waited its whole timeout for a thread and never started.
+
+    When the tool's own share of threads was full (``tool``), the text says so; else it
+    counts the busy threads of the whole pool.
+    """
+    if tool is not None and tool.busy >= tool.share:
+        stuck = (
+            f", {tool.stuck:,} of them with calls that timed out and are still running"
+            if tool.stuck
+            else ""
+        )
+        return (
+            f"Tool {_shown(tool_name)} did not start within its timeout of {seconds:g} s: all "
+            f"{tool.share:,} threads it may use are busy with its other calls{stuck}. It did "
+            "not run; try again later or answer without it."
+        )
     stuck = (
         f", {workers.stuck:,} of them with calls that timed out and are still running"
         if workers.stuck
         else ""
     )
+    threads = max(workers.max_workers, workers.busy)
     return (
         f"Tool {_shown(tool_name)} did not start within its timeout of {seconds:g} s: all "
-        f"{workers.max_workers:,} threads for synchronous tools are busy{stuck}. It did not run; "
+        f"{threads:,} threads for synchronous tools are busy{stuck}. It did not run; "
         "try again later or answer without it."
+    )
+
+
+def tool_busy(tool_name: str, busy: WorkerPoolBusy) -> str:
+    """A synchronous tool got no thread, and would get none until a stuck call returns.
+
+    The call was refused at once rather than after its timeout.
+    """
+    if busy.whole_pool:
+        why = (
+            f"all {busy.limit:,} threads for synchronous tools are taken by calls that timed "
+            "out and are still running"
+        )
+    else:
+        why = (
+            f"{plural(busy.stuck, 'earlier call')} of it timed out and "
+            f"{'is' if busy.stuck == 1 else 'are'} still running, as many as it may run at once"
+        )
+    return (
+        f"Tool {_shown(tool_name)} is busy: {why}. This call did not run; try again later or "
+        "use another tool."
     )
 
 

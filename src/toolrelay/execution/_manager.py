@@ -19,8 +19,8 @@ A round, for each call of the first generation that has tool calls:
    :mod:`~toolrelay.execution._interception`), then run the tool with the validated arguments,
    which a :class:`~toolrelay.tools.ValidatingTool` gets as they are, never parsed again
    (bounded by ``max_concurrency``, cancelled
-   after its timeout; synchronous functions in a bounded pool of threads of their own, see
-   :mod:`~toolrelay.tools._workers`); exceptions go to the
+   after its timeout; synchronous functions in a bounded pool of threads of their own, each
+   tool within its share of them, see :mod:`~toolrelay.tools._workers`); exceptions go to the
    :class:`~toolrelay.execution.ToolExceptionProcessor`.
 
 Steps 1-3 run for every call before any tool starts, so a ``"raise"`` policy for unknown names
@@ -102,7 +102,7 @@ from toolrelay.tools._base import (
     check_seconds,
 )
 from toolrelay.tools._names import provider_safe_name
-from toolrelay.tools._workers import WorkerJob, WorkerPool, sync_tool_workers
+from toolrelay.tools._workers import WorkerJob, WorkerPool, WorkerPoolBusy, sync_tool_workers
 
 __all__ = [
     "DEFAULT_MAX_ARGUMENTS_LENGTH",
@@ -149,18 +149,28 @@ def _decided(ready: _Ready, resumed: ResumedRound) -> _Ready:
 
 
 class _CallWorkers:
-    """The pool as one call sees it: remembers the job of the call's synchronous body."""
+    """The pool as one call sees it: remembers the job of the call's synchronous body.
 
-    __slots__ = ("job", "pool")
+    The body takes a thread of its tool's share (``ToolMetadata.thread_share``, else the
+    pool's ``tool_share``).
+    """
 
-    def __init__(self, pool: WorkerPool) -> None:
+    __slots__ = ("job", "pool", "share", "tool")
+
+    def __init__(self, pool: WorkerPool, tool: str, share: int | None) -> None:
         self.pool = pool
+        self.tool = tool
+        self.share = share
         self.job: WorkerJob[Any] | None = None
 
     async def run(self, fn: Callable[[], T], /) -> T:
-        job = self.pool.submit(fn)
+        job = self.pool.submit(fn, tool=self.tool, share=self.share)
         self.job = job
         return await job.wait()
+
+    def refused(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is the pool refusing the call's body a thread (it never ran)."""
+        return self.job is not None and exc is self.job.refused
 
     def body_started(self) -> bool:
         """Whether the body began (an ``async`` body has, once the tool was called)."""
@@ -581,7 +591,7 @@ class ToolCallingManager:
         timeout = tool.metadata.timeout
         if timeout is None:
             timeout = self.default_timeout
-        workers = _CallWorkers(self.sync_workers)
+        workers = _CallWorkers(self.sync_workers, name, tool.metadata.thread_share)
         progress = invocation.progress
         error: Exception | None = None
         unknown, late = False, None
@@ -624,10 +634,17 @@ class ToolCallingManager:
                 if isinstance(exc, asyncio.CancelledError) and _being_cancelled():
                     raise  # the round is being cancelled from outside: the body did not end
                 progress.ended = True
-                error = exc if isinstance(exc, Exception) else _wrapped(name, exc)
-                text = tool_error_text(self.exception_processor, name, error)
-                _log.warning("tool %r raised; the model gets an error response", name, exc_info=exc)
                 status = ToolCallStatus.ERROR
+                if isinstance(exc, WorkerPoolBusy) and workers.refused(exc):
+                    # no thread for it until a stuck call returns: refused, never run
+                    text, error = feedback.tool_busy(name, exc), exc
+                    _log.warning("tool %r got no thread: %s", name, exc)
+                else:
+                    error = exc if isinstance(exc, Exception) else _wrapped(name, exc)
+                    text = tool_error_text(self.exception_processor, name, error)
+                    _log.warning(
+                        "tool %r raised; the model gets an error response", name, exc_info=exc
+                    )
             else:
                 if value is _TIMED_OUT:
                     assert timeout is not None  # only a timeout produces the marker
@@ -664,11 +681,11 @@ class ToolCallingManager:
         if job is None:  # an async body, cancelled part-way
             return feedback.timed_out(name, seconds), True, None
         if not job.started:  # it waited for a thread all along and will never run
-            return (
-                feedback.timed_out_waiting(name, seconds, self.sync_workers.status()),
-                False,
-                None,
+            pool = self.sync_workers
+            text = feedback.timed_out_waiting(
+                name, seconds, pool.status(), pool.tool_status(name, share=workers.share)
             )
+            return text, False, None
         return feedback.timed_out_running(name, seconds), True, job.future
 
 

@@ -31,7 +31,13 @@ from toolrelay.tools._discovery import tools_from
 from toolrelay.tools._function import FunctionTool
 from toolrelay.tools._names import provider_safe_name, validate_tool_name
 from toolrelay.tools._results import ResultConverter, convert_result
-from toolrelay.tools._workers import WorkerPool, WorkerPoolStatus, sync_tool_workers
+from toolrelay.tools._workers import (
+    ToolThreadsStatus,
+    WorkerPool,
+    WorkerPoolBusy,
+    WorkerPoolStatus,
+    sync_tool_workers,
+)
 
 __all__ = [
     "FunctionTool",
@@ -42,9 +48,11 @@ __all__ = [
     "ToolDefinition",
     "ToolMetadata",
     "ToolSpec",
+    "ToolThreadsStatus",
     "ValidatedArguments",
     "ValidatingTool",
     "WorkerPool",
+    "WorkerPoolBusy",
     "WorkerPoolStatus",
     "as_tools",
     "call_sync",

@@ -108,6 +108,9 @@ class ToolMetadata:
             (:class:`~toolrelay.exceptions.ToolContextError`), never after the model was
             paid. A function tool with a required ``ToolContext`` parameter needs a
             non-empty context even without keys.
+        thread_share: The most threads of the pool for synchronous tools this tool's calls
+            occupy at once, stuck ones included (at least 1); ``None`` uses the pool's
+            ``tool_share`` (see :class:`~toolrelay.tools.WorkerPool`).
     """
 
     return_direct: bool = False
@@ -118,6 +121,7 @@ class ToolMetadata:
     idempotency_key: IdempotencyKey | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
     context_keys: tuple[str, ...] = ()
+    thread_share: int | None = None
 
     def __post_init__(self) -> None:
         check_seconds("timeout", self.timeout)
@@ -128,6 +132,11 @@ class ToolMetadata:
                 f"context_keys must be a tuple of key names, e.g. ('tenant_id',), "
                 f"not {self.context_keys!r}"
             )
+        share = self.thread_share
+        if share is not None and (
+            isinstance(share, bool) or not isinstance(share, int) or share < 1
+        ):
+            raise ConfigurationError(f"thread_share must be an integer >= 1, not {share!r}")
 
 
 class ToolContext(Mapping[str, Any]):

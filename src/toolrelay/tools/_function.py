@@ -257,7 +257,8 @@ class FunctionTool:
                 input, are validated first).
             context: Handed to the function's ``ToolContext`` parameter, if it has one.
             workers: Where a synchronous function runs; the process-wide pool
-                (:func:`~toolrelay.tools.sync_tool_workers`) when ``None``.
+                (:func:`~toolrelay.tools.sync_tool_workers`) when ``None``, within the tool's
+                share of its threads.
 
         Raises:
             ToolContextError: The function needs a context and none was given.
@@ -276,8 +277,11 @@ class FunctionTool:
         args = [kwargs.pop(p) for p in schema.positional_only]
         if self._is_async:
             return self._converted(await self._function(*args, **kwargs))
-        runner = workers if workers is not None else sync_tool_workers()
-        return await runner.run(partial(self._run, args, kwargs))
+        body = partial(self._run, args, kwargs)
+        if workers is not None:
+            return await workers.run(body)
+        share = self._metadata.thread_share
+        return await sync_tool_workers().run(body, tool=self.name, share=share)
 
     def _check_context(self, context: Mapping[str, Any] | None) -> None:
         # An empty context counts as missing (Spring's rule): the execution layer always passes
