@@ -33,6 +33,8 @@ FAILURES: dict[str, str] = {
     "search answer that depends on forbidden tools, or another conversation's history seen",
     "unapproved": "a guarded tool that ran without its approval, or with arguments nobody approved",
     "double_runs": "an operation with an idempotency key that ran more than once",
+    "cross_user_replays": "a call answered with another user's or tenant's recorded result",
+    "stale_answers": "a key reused with other arguments answered with the earlier result, or run",
     "bad_runs": "a tool that ran with arguments its declaration does not accept",
     "unclear": "a failure answered with the wrong status or error, or no clear error",
 }

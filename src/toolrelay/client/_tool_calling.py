@@ -83,6 +83,7 @@ from toolrelay.execution import (
     ToolExecutionResult,
     closest_names,
 )
+from toolrelay.execution._pipeline import check_context
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -389,8 +390,10 @@ class ToolCallingAdvisor:
         request = self._with_named_tools(await self.init_loop(request, state), state.manager)
         state.request = request
         options = request.prompt.options
-        # What no round could honour fails before the model is paid for a first call.
-        state.manager.check_tools(options.tools, options.tool_context, owner="ChatClient")
+        # A context the tools cannot run with fails before the model is paid for a first call
+        # (a tool that needs approval was checked when the client was built, and one that
+        # arrived since, in a live catalog, is refused as feedback when called).
+        check_context(options.tools, options.tool_context)
         state.tools = await self.tool_provider.open(request, owner=self.name)
         state.history = list(request.prompt.messages)
         instructions: Sequence[Message] = request.prompt.messages

@@ -42,7 +42,7 @@ import dataclasses
 import enum
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from time import perf_counter
@@ -78,7 +78,7 @@ from toolrelay.execution._exceptions_policy import (
 from toolrelay.execution._idempotency import IdempotencyInterceptor, IdempotencyStore
 from toolrelay.execution._interception import ToolCallInterceptor, ToolInvocation, run_interceptors
 from toolrelay.execution._limits import CallLimits, LimitBreach, TurnCallCounter
-from toolrelay.execution._pipeline import Guards, check_context
+from toolrelay.execution._pipeline import Guards
 from toolrelay.execution._resolution import (
     MAX_TOOL_NAME_LENGTH,
     StaticToolResolver,
@@ -293,26 +293,17 @@ class ToolCallingManager:
         self.max_arguments_length = max_arguments_length
         self.sync_workers = sync_workers if sync_workers is not None else sync_tool_workers()
 
-    def check_tools(
-        self, tools: Iterable[Tool], context: Mapping[str, Any] | None = None, *, owner: str
-    ) -> None:
-        """Refuse, before any model call, what this manager could never run as declared.
+    def check_tools(self, tools: Iterable[Tool], *, owner: str) -> None:
+        """Refuse to build over a tool that requires approval where none is configured.
 
         Args:
-            tools: The tools known now (a live catalog's later tools are checked per call).
-            context: The request's tool context, when it is known: every key a tool
-                declares it needs (``context_keys``, a ``ToolContext`` parameter) must be
-                in it.
-            owner: Where the approval fix goes, for the message (``"ChatClient"``...).
+            tools: The tools known now (a live catalog's later tools are refused per call).
+            owner: Where the fix goes, for the message (``"ChatClient"``...).
 
         Raises:
-            ConfigurationError: A tool requires approval and no approval is configured.
-            ToolContextError: ``context`` lacks what a tool needs.
+            ConfigurationError: Naming the tools and the one-line fix.
         """
-        tools = tuple(tools)
         self.guards.check_tools(tools, owner=owner)
-        if context is not None:
-            check_context(tools, context)
 
     def resolve_tool_definitions(self, options: ChatOptions) -> list[ToolDefinition]:
         """The definitions to send to the model: ``options.tools``, then ``options.tool_names``.
