@@ -240,10 +240,13 @@ class RedisStore:
     """What every Redis store shares: a key prefix, an optional TTL and one connection.
 
     Subclasses name what they store in ``_what`` (used in error messages). A store is an
-    (async) context manager; leaving it closes its connections.
+    (async) context manager; leaving it closes its connections. Every Redis store is
+    ``shared`` between processes and tenants: a client over one refuses requests without a
+    ``tenant_id`` unless it is declared ``single_tenant``.
     """
 
     _what: ClassVar[str]
+    shared: ClassVar[bool] = True
 
     def __init__(
         self,
