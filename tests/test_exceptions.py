@@ -152,10 +152,19 @@ def test_tool_not_found_with_and_without_suggestions() -> None:
 def test_context_error() -> None:
     error = ToolContextError("whoami")
     assert str(error) == (
-        "tool 'whoami' requires a ToolContext, but the call has none; "
-        "pass one with the request's tool context"
+        "tool 'whoami' requires a ToolContext, but the request has none; "
+        "pass it with the request's tool context "
+        "(ChatClient(..., context={'tenant_id': ...}) or .prompt(...).tool_context({...}))"
     )
     assert error.tool == "whoami"
+    assert error.key is None
+    keyed = ToolContextError("list_invoices", "tenant_id")
+    assert str(keyed) == (
+        "tool 'list_invoices' requires 'tenant_id' in its ToolContext, but the request has "
+        "none; pass it with the request's tool context "
+        "(ChatClient(..., context={'tenant_id': ...}) or .prompt(...).tool_context({...}))"
+    )
+    assert (keyed.tool, keyed.key) == ("list_invoices", "tenant_id")
 
 
 def test_execution_error_keeps_the_cause() -> None:

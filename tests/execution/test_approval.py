@@ -98,7 +98,7 @@ async def run(
     response = tool_call_response(
         *(ToolCall(id=f"c{i}", name=n, arguments=json.dumps(a)) for i, (n, a) in enumerate(calls))
     )
-    manager = ToolCallingManager(interceptors=[interceptor])
+    manager = ToolCallingManager(approval=interceptor)
     return await manager.execute_tool_calls(prompt_for(ledger, **context), response)
 
 
@@ -247,7 +247,7 @@ async def test_a_resumed_round_keeps_earlier_answers_and_applies_decisions() -> 
         ToolCall(id="c0", name="lookup", arguments='{"order_id": "A1"}'),
         ToolCall(id="c1", name="refund", arguments=json.dumps(REFUND[1])),
     )
-    manager = ToolCallingManager(interceptors=[interceptor])
+    manager = ToolCallingManager(approval=interceptor)
     prompt = prompt_for(ledger)
     first = await manager.execute_tool_calls(prompt, response)
     assert len(ledger.ran) == 1
@@ -263,7 +263,7 @@ async def test_a_resumed_round_keeps_earlier_answers_and_applies_decisions() -> 
 
 async def test_a_pending_call_without_a_decision_is_asked_about_again() -> None:
     ledger = Ledger()
-    manager = ToolCallingManager(interceptors=[ApprovalInterceptor()])
+    manager = ToolCallingManager(approval=ApprovalInterceptor())
     response = tool_call_response(ToolCall(id="c1", name="refund", arguments=json.dumps(REFUND[1])))
     calls = response.generations[0].message.tool_calls
     resumed = ResumedRound(calls=calls, answered=(None,))
@@ -274,7 +274,7 @@ async def test_a_pending_call_without_a_decision_is_asked_about_again() -> None:
 
 async def test_a_resumed_round_given_with_other_calls_is_refused_before_anything_runs() -> None:
     ledger = Ledger()
-    manager = ToolCallingManager(interceptors=[ApprovalInterceptor()])
+    manager = ToolCallingManager(approval=ApprovalInterceptor())
     waiting = ToolCall(id="c1", name="refund", arguments=json.dumps(REFUND[1]))
     other = ToolCall(id="c1", name="refund", arguments='{"order_id": "B7", "amount": 1}')
     resumed = ResumedRound(calls=(waiting,), answered=(None,), decisions={"c1": Approve()})
@@ -293,7 +293,7 @@ async def test_a_decision_reaches_the_approval_interceptor_on_the_invocation() -
         return await proceed(invocation)
 
     ledger = Ledger()
-    manager = ToolCallingManager(interceptors=[look, ApprovalInterceptor()])
+    manager = ToolCallingManager(interceptors=[look], approval=ApprovalInterceptor())
     call = ToolCall(id="c1", name="refund", arguments=json.dumps(REFUND[1]))
     decision = Deny("not this week")
     resumed = ResumedRound(calls=(call,), answered=(None,), decisions={"c1": decision})
@@ -350,7 +350,7 @@ async def test_a_policy_on_amounts_never_approves_a_nan() -> None:
     ledger = Ledger()
     for text in ('{"order_id": "A1", "amount": NaN}', '{"order_id": "A1", "amount": Infinity}'):
         response = tool_call_response(ToolCall(id="c0", name="refund", arguments=text))
-        manager = ToolCallingManager(interceptors=[ApprovalInterceptor(up_to_100)])
+        manager = ToolCallingManager(approval=ApprovalInterceptor(up_to_100))
         result = await manager.execute_tool_calls(prompt_for(ledger), response)
         assert result.outcomes[0].status is ToolCallStatus.INVALID_ARGUMENTS
     assert ledger.ran == []

@@ -128,7 +128,9 @@ async def test_a_validating_tools_arguments_are_validated_once_per_call() -> Non
         return await proceed(invocation)
 
     manager = ToolCallingManager(
-        interceptors=[AuditInterceptor(LoggingAuditSink()), look, ApprovalInterceptor()]
+        audit=AuditInterceptor(LoggingAuditSink()),
+        interceptors=[look],
+        approval=ApprovalInterceptor(),
     )
     tools = (FunctionTool.from_model_function(refund),)
     prompt = Prompt(messages=(UserMessage(text="go"),), options=ChatOptions(tools=tools))

@@ -27,7 +27,6 @@ from toolrelay.execution import (
     JsonLinesAuditSink,
     LoggingAuditSink,
     ToolCallingManager,
-    ToolCallInterceptor,
     ToolCallStatus,
     ToolExecutionResult,
     ToolInvocation,
@@ -72,9 +71,15 @@ CONTEXT = {"tenant_id": "acme", "user_id": 42, "api_key": "never logged"}
 
 
 async def run(
-    interceptors: list[ToolCallInterceptor], *calls: tuple[str, dict[str, Any]], **kwargs: Any
+    audit: AuditInterceptor,
+    *calls: tuple[str, dict[str, Any]],
+    approval: ApprovalInterceptor | None = None,
+    **kwargs: Any,
 ) -> ToolExecutionResult:
-    manager = ToolCallingManager(interceptors=interceptors, **kwargs)
+    """A round of ``calls`` audited by ``audit``; refunds are approved unless ``approval``."""
+    if approval is None:
+        approval = ApprovalInterceptor(Approver(Approve()))
+    manager = ToolCallingManager(audit=audit, approval=approval, **kwargs)
     prompt = Prompt(
         messages=(UserMessage(text="refund"),),
         options=ChatOptions(tools=(FunctionTool.from_function(refund),), tool_context=CONTEXT),
@@ -96,8 +101,9 @@ def expected_digest(arguments: dict[str, Any]) -> str:
 async def test_a_record_holds_who_what_and_how_but_only_a_digest_of_the_arguments() -> None:
     sink = ListSink()
     await run(
-        [AuditInterceptor(sink), ApprovalInterceptor(Approver(Approve()))],
+        AuditInterceptor(sink),
         ("payments.refund", ARGS),
+        approval=ApprovalInterceptor(Approver(Approve())),
     )
     (record,) = sink.records
     assert isinstance(sink, AuditSink)
@@ -116,22 +122,20 @@ async def test_a_record_holds_who_what_and_how_but_only_a_digest_of_the_argument
 
 async def test_full_arguments_only_when_asked_for() -> None:
     sink = ListSink()
-    await run([AuditInterceptor(sink, include_arguments=True)], ("payments.refund", ARGS))
+    await run(AuditInterceptor(sink, include_arguments=True), ("payments.refund", ARGS))
     (record,) = sink.records
     assert dict(record.arguments or {}) == ARGS
     assert record.to_dict()["arguments"] == ARGS
-    assert record.approval is None  # no approval interceptor: nothing was asked
+    assert record.approval is ApprovalStatus.APPROVED  # the tool requires it: always asked
 
 
 async def test_edited_arguments_are_the_ones_recorded() -> None:
     sink = ListSink()
     edited = {"payment_id": "p-1", "amount": 100}
     await run(
-        [
-            AuditInterceptor(sink, include_arguments=True),
-            ApprovalInterceptor(Approver(Approve(arguments=edited))),
-        ],
+        AuditInterceptor(sink, include_arguments=True),
         ("payments.refund", ARGS),
+        approval=ApprovalInterceptor(Approver(Approve(arguments=edited))),
     )
     (record,) = sink.records
     assert record.approval is ApprovalStatus.EDITED
@@ -142,19 +146,24 @@ async def test_edited_arguments_are_the_ones_recorded() -> None:
 async def test_denials_deferrals_replays_and_failures_are_recorded() -> None:
     sink = ListSink()
     await run(
-        [AuditInterceptor(sink), ApprovalInterceptor(Approver(Deny("no")))],
+        AuditInterceptor(sink),
         ("payments.refund", ARGS),
+        approval=ApprovalInterceptor(Approver(Deny("no"))),
     )
-    await run([AuditInterceptor(sink), ApprovalInterceptor()], ("payments.refund", ARGS))
+    await run(AuditInterceptor(sink), ("payments.refund", ARGS), approval=ApprovalInterceptor())
     idempotency = IdempotencyInterceptor()
     approve = ApprovalInterceptor(Approver(Approve()))
     await run(
-        [AuditInterceptor(sink), idempotency, approve],
+        AuditInterceptor(sink),
         ("payments.refund", ARGS),
         ("payments.refund", ARGS),
+        approval=approve,
+        idempotency=idempotency,
     )
     await run(
-        [AuditInterceptor(sink), approve], ("payments.refund", {"payment_id": "p-2", "amount": -1})
+        AuditInterceptor(sink),
+        ("payments.refund", {"payment_id": "p-2", "amount": -1}),
+        approval=approve,
     )
     summary = [(r.status, r.approval, r.replayed, r.error) for r in sink.records]
     assert summary[:2] == [
@@ -173,7 +182,7 @@ async def test_a_round_aborted_by_a_tool_is_still_recorded() -> None:
     sink = ListSink()
     with pytest.raises(ValueError, match="negative"):
         await run(
-            [AuditInterceptor(sink)],
+            AuditInterceptor(sink),
             ("payments.refund", {"payment_id": "p-1", "amount": -1}),
             exception_processor=DefaultToolExceptionProcessor(rethrow=[ValueError]),
         )
@@ -183,7 +192,7 @@ async def test_a_round_aborted_by_a_tool_is_still_recorded() -> None:
 
 async def test_calls_that_never_reach_a_tool_are_not_recorded() -> None:
     sink = ListSink()
-    result = await run([AuditInterceptor(sink)], ("payments.refnd_all", {}))
+    result = await run(AuditInterceptor(sink), ("payments.refnd_all", {}))
     assert result.outcomes[0].status is ToolCallStatus.UNKNOWN_TOOL
     assert sink.records == []
 
@@ -197,8 +206,8 @@ def test_the_digest_ignores_key_order_and_spacing() -> None:
 async def test_json_lines_sink_appends_one_object_per_record(tmp_path: Path) -> None:
     path = tmp_path / "logs" / "audit.jsonl"
     sink = JsonLinesAuditSink(path)
-    await run([AuditInterceptor(sink)], ("payments.refund", ARGS), ("payments.refund", ARGS))
-    await run([AuditInterceptor(sink)], ("payments.refund", ARGS))
+    await run(AuditInterceptor(sink), ("payments.refund", ARGS), ("payments.refund", ARGS))
+    await run(AuditInterceptor(sink), ("payments.refund", ARGS))
     lines = path.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 3
     rows = [json.loads(line) for line in lines]
@@ -212,7 +221,7 @@ async def test_text_utf8_cannot_encode_is_recorded_as_json_escapes(tmp_path: Pat
     # A model's lone surrogates in the call id and the arguments, and one in the context.
     path = tmp_path / "audit.jsonl"
     sink = AuditInterceptor(JsonLinesAuditSink(path), include_arguments=True)
-    manager = ToolCallingManager(interceptors=[sink])
+    manager = ToolCallingManager(audit=sink, approval=Approver(Approve()))
     prompt = Prompt(
         messages=(UserMessage(text="refund"),),
         options=ChatOptions(
@@ -235,7 +244,7 @@ async def test_text_utf8_cannot_encode_is_recorded_as_json_escapes(tmp_path: Pat
 async def test_logging_sink_logs_the_record(caplog: pytest.LogCaptureFixture) -> None:
     sink = LoggingAuditSink("tests.audit")
     with caplog.at_level(logging.INFO, logger="tests.audit"):
-        await run([AuditInterceptor(sink)], ("payments.refund", ARGS))
+        await run(AuditInterceptor(sink), ("payments.refund", ARGS))
     (logged,) = [r for r in caplog.records if r.name == "tests.audit"]
     assert json.loads(logged.getMessage())["tool"] == "payments.refund"
     assert logged.toolrelay_audit["arguments_sha256"] == expected_digest(ARGS)
@@ -249,7 +258,7 @@ async def test_a_failing_sink_is_logged_and_the_call_keeps_its_result(
             raise OSError("disk full")
 
     with caplog.at_level(logging.ERROR, logger="toolrelay.execution._audit"):
-        result = await run([AuditInterceptor(Broken())], ("payments.refund", ARGS))
+        result = await run(AuditInterceptor(Broken()), ("payments.refund", ARGS))
     assert result.outcomes[0].ok
     assert any("failed to write" in r.getMessage() for r in caplog.records)
 
@@ -269,7 +278,7 @@ async def test_a_sink_raising_what_is_not_an_exception_still_costs_only_the_reco
             raise raised
 
     result = await run(
-        [AuditInterceptor(Odd())],
+        AuditInterceptor(Odd()),
         ("payments.refund", ARGS),
         ("payments.refund", ARGS | {"payment_id": "p-2"}),
     )
@@ -282,7 +291,7 @@ async def test_keyboard_interrupt_from_a_sink_propagates() -> None:
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        await run([AuditInterceptor(Interrupted())], ("payments.refund", ARGS))
+        await run(AuditInterceptor(Interrupted()), ("payments.refund", ARGS))
 
 
 def test_records_are_frozen_and_serialisable() -> None:
@@ -314,7 +323,7 @@ async def test_a_sink_that_never_answers_costs_the_call_nothing_but_its_record(
             await asyncio.sleep(30)
 
     with caplog.at_level(logging.ERROR, logger="toolrelay.execution._audit"):
-        result = await run([AuditInterceptor(Silent(), timeout=0.05)], ("payments.refund", ARGS))
+        result = await run(AuditInterceptor(Silent(), timeout=0.05), ("payments.refund", ARGS))
     assert result.outcomes[0].ok
     assert result.outcomes[0].response.data == "refunded 250 of p-1"
     assert any("did not write the record" in r.getMessage() for r in caplog.records)
@@ -322,7 +331,7 @@ async def test_a_sink_that_never_answers_costs_the_call_nothing_but_its_record(
 
 async def test_records_hold_the_validated_arguments() -> None:
     sink = ListSink()
-    await run([AuditInterceptor(sink)], ("payments.refund", {"payment_id": "p-1", "amount": "250"}))
+    await run(AuditInterceptor(sink), ("payments.refund", {"payment_id": "p-1", "amount": "250"}))
     (record,) = sink.records
     assert record.arguments_sha256 == expected_digest(ARGS)
 

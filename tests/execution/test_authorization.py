@@ -1,4 +1,4 @@
-"""AuthorizationInterceptor: an allow/deny check as the head of a call's pipeline."""
+"""Authorization: an allow/deny check (``authorize=``) as the head of a call's pipeline."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from toolrelay.execution import (
     ToolCallingManager,
     ToolCallStatus,
 )
+from toolrelay.execution._pipeline import META_TOOL
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
@@ -72,7 +73,7 @@ async def test_anything_but_true_denies_with_the_reason_or_the_standard_text(
     def check(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> Any:
         return True if tool.definition.name == "lookup" else verdict
 
-    manager = ToolCallingManager(interceptors=[AuthorizationInterceptor(check)])
+    manager = ToolCallingManager(authorize=check)
     result = await manager.execute_tool_calls(prompt(), calls("refund", "lookup"))
     assert [(o.status, o.response.data) for o in result.outcomes] == [
         (ToolCallStatus.DENIED, text),
@@ -88,7 +89,7 @@ async def test_an_async_check_sees_the_context_tool_and_validated_arguments() ->
         asked.append((context.user_id, tool.definition.name, dict(arguments)))
         return context.user_id == "lead"
 
-    manager = ToolCallingManager(interceptors=[AuthorizationInterceptor(check)])
+    manager = ToolCallingManager(authorize=check)
     denied = await manager.execute_tool_calls(prompt(), calls("refund"))
     allowed = await manager.execute_tool_calls(prompt({"user_id": "lead"}), calls("refund"))
     assert denied.outcomes[0].status is ToolCallStatus.DENIED
@@ -97,6 +98,7 @@ async def test_an_async_check_sees_the_context_tool_and_validated_arguments() ->
 
 
 async def test_exempt_tools_are_never_asked_about() -> None:
+    # A round's own check (as the gateway and the bridges add one per call) may exempt tools.
     asked: list[str] = []
 
     def never(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool:
@@ -104,8 +106,24 @@ async def test_exempt_tools_are_never_asked_about() -> None:
         return False
 
     interceptor = AuthorizationInterceptor(never, exempt=[TOOLS[1]])
-    result = await ToolCallingManager(interceptors=[interceptor]).execute_tool_calls(
-        prompt(), calls("refund", "lookup")
+    result = await ToolCallingManager().execute_tool_calls(
+        prompt(), calls("refund", "lookup"), interceptors=[interceptor]
+    )
+    assert [o.status for o in result.outcomes] == [ToolCallStatus.DENIED, ToolCallStatus.OK]
+    assert asked == ["refund"]
+
+
+async def test_the_librarys_own_tools_are_never_asked_about() -> None:
+    asked: list[str] = []
+
+    def never(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool:
+        asked.append(tool.definition.name)
+        return False
+
+    own = FunctionTool.from_function(lookup, metadata=ToolMetadata(extra={META_TOOL: True}))
+    options = ChatOptions(tools=(TOOLS[0], own), tool_context={"user_id": "u1"})
+    result = await ToolCallingManager(authorize=never).execute_tool_calls(
+        Prompt(messages=(UserMessage(text="go"),), options=options), calls("refund", "lookup")
     )
     assert [o.status for o in result.outcomes] == [ToolCallStatus.DENIED, ToolCallStatus.OK]
     assert asked == ["refund"]
@@ -119,19 +137,20 @@ async def test_authorization_first_keeps_recorded_results_from_forbidden_callers
     options = ChatOptions(tools=(idempotent,), tool_context={"user_id": "lead"})
     lead = Prompt(messages=(UserMessage(text="go"),), options=options)
     idempotency = IdempotencyInterceptor(store)
-    await ToolCallingManager(interceptors=[idempotency]).execute_tool_calls(lead, calls("refund"))
+    await ToolCallingManager(idempotency=idempotency).execute_tool_calls(lead, calls("refund"))
     assert ran == ["A1"]
 
     def leads_only(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool:
         return context.user_id == "lead"
 
-    manager = ToolCallingManager(interceptors=[AuthorizationInterceptor(leads_only), idempotency])
+    # authorize= always runs first, so the store never answers a forbidden caller.
+    manager = ToolCallingManager(authorize=leads_only, idempotency=idempotency)
     other = Prompt(messages=lead.messages, options=options.replace(tool_context={"user_id": "u2"}))
     result = await manager.execute_tool_calls(other, calls("refund"))
     assert result.outcomes[0].status is ToolCallStatus.DENIED
     assert not result.outcomes[0].replayed
-    # The other way round, the store would answer the forbidden caller with the lead's result.
-    inverted = ToolCallingManager(interceptors=[idempotency, AuthorizationInterceptor(leads_only)])
-    replayed = await inverted.execute_tool_calls(other, calls("refund"))
+    # The lead, allowed, gets the recorded result from the same store.
+    replayed = await manager.execute_tool_calls(lead, calls("refund"))
+    assert replayed.outcomes[0].status is ToolCallStatus.OK
     assert replayed.outcomes[0].replayed
     assert ran == ["A1"]

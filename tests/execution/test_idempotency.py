@@ -161,7 +161,7 @@ async def test_a_broken_key_function_aborts_the_round() -> None:
         """Broken."""
         return x
 
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor())
     prompt = Prompt(
         messages=(UserMessage(text="go"),),
         options=ChatOptions(tools=(FunctionTool.from_function(broken),)),
@@ -198,7 +198,7 @@ def test_the_decorator_checks_named_arguments() -> None:
 
 async def test_two_identical_calls_in_one_round_run_once() -> None:
     desk = Refunds()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor())
     result = await run_round(manager, desk, RETRY, RETRY)
     assert desk.paid == [("r-1", 100)]
     assert all(o.ok for o in result.outcomes)
@@ -210,7 +210,7 @@ async def test_two_identical_calls_in_one_round_run_once() -> None:
 
 async def test_a_call_repeated_in_a_later_round_gets_the_recorded_result() -> None:
     desk = Refunds()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor())
     first = await run_round(manager, desk, RETRY)
     second = await run_round(manager, desk, ("refund.retry", {"refund_id": "r-1", "amount": 9}))
     assert desk.paid == [("r-1", 100)]
@@ -221,14 +221,14 @@ async def test_a_call_repeated_in_a_later_round_gets_the_recorded_result() -> No
 
 async def test_different_keys_run_separately() -> None:
     desk = Refunds()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor())
     await run_round(manager, desk, RETRY, ("refund.retry", {"refund_id": "r-2"}))
     assert sorted(desk.paid) == [("r-1", 100), ("r-2", 100)]
 
 
 async def test_failed_runs_are_not_recorded_and_may_be_retried() -> None:
     desk, store = Refunds(failures=1), InMemoryIdempotencyStore()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     failed = await run_round(manager, desk, RETRY)
     assert failed.outcomes[0].status is ToolCallStatus.ERROR
     assert len(store) == 0
@@ -251,7 +251,7 @@ async def test_a_run_whose_result_cannot_be_recorded_is_never_run_again() -> Non
             await super().complete(key, owner=owner, result=result)
 
     desk, store = Refunds(), Unrecording()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     with pytest.raises(StorageUnavailableError):
         await run_round(manager, desk, RETRY)
     retried = await run_round(manager, desk, RETRY)
@@ -272,7 +272,7 @@ async def test_a_run_whose_result_cannot_become_text_is_never_run_again() -> Non
         paid.append(refund_id)
         return Unprintable()
 
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(InMemoryIdempotencyStore())])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(InMemoryIdempotencyStore()))
     prompt = Prompt(messages=(UserMessage(text="pay"),), options=ChatOptions(tools=as_tools(pay)))
     call = tool_call_response(ToolCall(id="c1", name="pay", arguments='{"refund_id": "r-1"}'))
     first = await manager.execute_tool_calls(prompt, call)
@@ -285,7 +285,7 @@ async def test_a_run_whose_result_cannot_become_text_is_never_run_again() -> Non
 async def test_an_aborted_round_releases_its_reservations() -> None:
     desk, store = Refunds(failures=1), InMemoryIdempotencyStore()
     manager = ToolCallingManager(
-        interceptors=[IdempotencyInterceptor(store)],
+        idempotency=IdempotencyInterceptor(store),
         exception_processor=DefaultToolExceptionProcessor(rethrow=[RuntimeError]),
     )
     with pytest.raises(RuntimeError):
@@ -302,7 +302,7 @@ async def test_a_key_that_cannot_be_derived_answers_without_running() -> None:
         ran.append(month)
         return month
 
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor())
     prompt = Prompt(
         messages=(UserMessage(text="go"),),
         options=ChatOptions(tools=(FunctionTool.from_function(export),)),
@@ -319,7 +319,7 @@ async def test_a_key_that_cannot_be_derived_answers_without_running() -> None:
 
 async def test_invalid_arguments_are_answered_before_any_key_is_taken() -> None:
     desk, store = Refunds(), InMemoryIdempotencyStore()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     result = await run_round(manager, desk, ("refund.retry", {"amount": 5}))
     (outcome,) = result.outcomes
     assert outcome.status is ToolCallStatus.INVALID_ARGUMENTS
@@ -332,7 +332,8 @@ async def test_invalid_arguments_are_answered_before_any_key_is_taken() -> None:
 async def test_the_retry_is_approved_once_and_paid_once() -> None:
     desk, approver = Refunds(), CountingApprover()
     manager = ToolCallingManager(
-        interceptors=[IdempotencyInterceptor(), ApprovalInterceptor(approver, destructive=True)]
+        idempotency=IdempotencyInterceptor(),
+        approval=ApprovalInterceptor(approver, destructive=True),
     )
     first = await run_round(manager, desk, RETRY, RETRY)  # twice in one round
     later = await run_round(manager, desk, RETRY)  # and again in a later round
@@ -347,19 +348,15 @@ async def test_the_retry_is_approved_once_and_paid_once() -> None:
 async def test_a_denied_call_leaves_the_key_free() -> None:
     desk, store = Refunds(), InMemoryIdempotencyStore()
     denying = ToolCallingManager(
-        interceptors=[
-            IdempotencyInterceptor(store),
-            ApprovalInterceptor(CountingApprover(Deny()), destructive=True),
-        ]
+        idempotency=IdempotencyInterceptor(store),
+        approval=ApprovalInterceptor(CountingApprover(Deny()), destructive=True),
     )
     denied = await run_round(denying, desk, RETRY)
     assert denied.outcomes[0].status is ToolCallStatus.DENIED
     assert len(store) == 0
     approving = ToolCallingManager(
-        interceptors=[
-            IdempotencyInterceptor(store),
-            ApprovalInterceptor(CountingApprover(), destructive=True),
-        ]
+        idempotency=IdempotencyInterceptor(store),
+        approval=ApprovalInterceptor(CountingApprover(), destructive=True),
     )
     approved = await run_round(approving, desk, RETRY)
     assert approved.outcomes[0].ok
@@ -369,15 +366,13 @@ async def test_a_denied_call_leaves_the_key_free() -> None:
 
 async def test_an_edit_that_changes_the_key_is_keyed_again() -> None:
     desk, store = Refunds(), InMemoryIdempotencyStore()
-    plain = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    plain = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     await run_round(plain, desk, ("refund.retry", {"refund_id": "r-2"}))  # r-2 is paid
     editing = ToolCallingManager(
-        interceptors=[
-            IdempotencyInterceptor(store),
-            ApprovalInterceptor(
-                CountingApprover(Approve(arguments={"refund_id": "r-2"})), destructive=True
-            ),
-        ]
+        idempotency=IdempotencyInterceptor(store),
+        approval=ApprovalInterceptor(
+            CountingApprover(Approve(arguments={"refund_id": "r-2"})), destructive=True
+        ),
     )
     result = await run_round(editing, desk, RETRY)
     (outcome,) = result.outcomes
@@ -393,12 +388,10 @@ async def test_an_edit_that_changes_the_key_is_keyed_again() -> None:
 async def test_an_edit_to_a_new_key_records_under_that_key() -> None:
     desk, store = Refunds(), InMemoryIdempotencyStore()
     editing = ToolCallingManager(
-        interceptors=[
-            IdempotencyInterceptor(store),
-            ApprovalInterceptor(
-                CountingApprover(Approve(arguments={"refund_id": "r-3"})), destructive=True
-            ),
-        ]
+        idempotency=IdempotencyInterceptor(store),
+        approval=ApprovalInterceptor(
+            CountingApprover(Approve(arguments={"refund_id": "r-3"})), destructive=True
+        ),
     )
     result = await run_round(editing, desk, RETRY)
     assert result.outcomes[0].idempotency_key == "refund-retry:r-3"
@@ -413,7 +406,7 @@ async def test_an_edit_to_a_new_key_records_under_that_key() -> None:
 async def test_a_call_running_elsewhere_is_waited_for_then_answered_with_an_error() -> None:
     desk, store = Refunds(), InMemoryIdempotencyStore()
     await store.reserve("refund-retry:r-1", owner="another process", lease=60)
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store, wait=0)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store, wait=0))
     result = await run_round(manager, desk, RETRY)
     (outcome,) = result.outcomes
     assert outcome.status is ToolCallStatus.ERROR
@@ -426,7 +419,7 @@ async def test_a_reservation_whose_owner_was_lost_is_unknown_never_run_again() -
     desk, store = Refunds(), InMemoryIdempotencyStore(clock=lambda: now[0])
     await store.reserve("refund-retry:r-1", owner="crashed process", lease=60)
     now[0] = 61.0
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store, lease=60, wait=0)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store, lease=60, wait=0))
     result = await run_round(manager, desk, RETRY)
     (outcome,) = result.outcomes
     assert outcome.status is ToolCallStatus.ERROR
@@ -504,10 +497,10 @@ async def test_sqlite_results_survive_a_new_store_instance(tmp_path: Path) -> No
     path = tmp_path / "nested" / "keys.sqlite3"
     desk = Refunds()
     with SqliteIdempotencyStore(path) as first_store:
-        manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(first_store)])
+        manager = ToolCallingManager(idempotency=IdempotencyInterceptor(first_store))
         first = await run_round(manager, desk, RETRY)
     with SqliteIdempotencyStore(path) as second_store:  # as another process would open it
-        manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(second_store)])
+        manager = ToolCallingManager(idempotency=IdempotencyInterceptor(second_store))
         second = await run_round(manager, desk, RETRY)
         reservation = await second_store.reserve("refund-retry:r-1", owner="x", lease=1)
     assert desk.paid == [("r-1", 100)]
@@ -574,7 +567,7 @@ async def pay(
 
 async def test_the_key_is_taken_from_validated_values_so_spellings_of_one_id_run_once() -> None:
     payouts = Payouts()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor()])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor())
     spellings = [
         '{"refund_id": 5}',
         '{"refund_id": "5"}',
@@ -599,7 +592,7 @@ async def test_a_timed_out_sync_call_keeps_its_key_and_its_late_result_is_record
     payouts: Payouts,
 ) -> None:
     store = InMemoryIdempotencyStore()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     payouts.block = True
     first = (await pay(manager, payouts, '{"refund_id": 7}')).outcomes[0]
     assert first.status is ToolCallStatus.TIMEOUT
@@ -630,7 +623,7 @@ async def test_a_timed_out_sync_call_keeps_its_key_and_its_late_result_is_record
 
 async def test_a_timed_out_body_that_fails_later_frees_its_key(payouts: Payouts) -> None:
     store = InMemoryIdempotencyStore()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     payouts.block = True
     first = (await pay(manager, payouts, '{"refund_id": 8}')).outcomes[0]
     payouts.fail = True
@@ -658,7 +651,7 @@ async def test_a_call_cancelled_while_running_stays_unknown() -> None:
             return "sent"
 
     store = InMemoryIdempotencyStore()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Slow(),)))
     task = asyncio.ensure_future(
         manager.execute_tool_calls(prompt, tool_call_response(("transfer", {})))
@@ -691,7 +684,7 @@ async def test_a_round_cancelled_while_the_result_is_recorded_never_runs_the_cal
             await super().complete(key, owner=owner, result=result)
 
     store = SlowToRecord()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Transfer(),)))
     response = tool_call_response(("transfer", {}))
     task = asyncio.ensure_future(manager.execute_tool_calls(prompt, response))
@@ -710,18 +703,27 @@ async def test_a_call_whose_outcome_is_lost_after_its_body_returned_stays_unknow
 
     class Transfer:
         definition = ToolDefinition(name="transfer", description="Transfer money.")
-        metadata = ToolMetadata(idempotency_key=lambda args, ctx: "transfer:3")
+        metadata = ToolMetadata(
+            idempotency_key=lambda args, ctx: "transfer:3", requires_approval=True
+        )
 
         async def call(self, arguments_json: str, context: Any = None) -> str:
             ran.append("sent")
             return "sent"
 
-    async def failing_after(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
-        await proceed(invocation)
-        raise RuntimeError("the step after the tool failed")
+    class FailingAfter(ApprovalInterceptor):
+        """An approval step, the one step between idempotency and the tool, failing late."""
+
+        async def __call__(
+            self, invocation: ToolInvocation, proceed: Proceed, /
+        ) -> ToolCallOutcome:
+            await super().__call__(invocation, proceed)
+            raise RuntimeError("the step after the tool failed")
 
     store = InMemoryIdempotencyStore()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store), failing_after])
+    manager = ToolCallingManager(
+        idempotency=IdempotencyInterceptor(store), approval=FailingAfter(CountingApprover())
+    )
     prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Transfer(),)))
     with pytest.raises(RuntimeError, match="the step after"):
         await manager.execute_tool_calls(prompt, tool_call_response(("transfer", {})))
@@ -752,7 +754,7 @@ async def test_a_round_cancelled_while_the_store_reserves_leaves_the_key_free() 
             return "sent"
 
     store = InAThread()
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
     prompt = Prompt(messages=(UserMessage(text="send"),), options=ChatOptions(tools=(Transfer(),)))
     task = asyncio.ensure_future(
         manager.execute_tool_calls(prompt, tool_call_response(("transfer", {})))
@@ -769,7 +771,7 @@ async def test_a_round_cancelled_while_the_store_reserves_leaves_the_key_free() 
 async def test_a_call_that_never_started_releases_its_key(payouts: Payouts) -> None:
     store = InMemoryIdempotencyStore()
     pool = WorkerPool(1)
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)], sync_workers=pool)
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store), sync_workers=pool)
     payouts.block = True
     first, waiting = (await pay(manager, payouts, '{"refund_id": 1}', '{"refund_id": 2}')).outcomes
     assert first.result_unknown

@@ -14,7 +14,6 @@ from toolrelay.exceptions import (
     ToolNotFoundError,
 )
 from toolrelay.execution import (
-    AuthorizationInterceptor,
     CallLimits,
     DefaultToolExceptionProcessor,
     Proceed,
@@ -336,7 +335,7 @@ async def test_a_denying_interceptor_answers_the_call_and_the_tool_does_not_run(
         return True
 
     delete, read = RecordingTool("delete"), RecordingTool("read")
-    manager = ToolCallingManager(interceptors=[AuthorizationInterceptor(no_deletes)])
+    manager = ToolCallingManager(authorize=no_deletes)
     response = response_with(
         ToolCall(id="1", name="delete", arguments='{"path": "/etc"}'),
         ToolCall(id="2", name="read", arguments=""),
@@ -365,7 +364,7 @@ async def test_a_rounds_interceptors_run_outside_the_managers_and_the_first_deni
     assert order == ["round-1", "round-2"]
     assert result.responses[0].data == "no"
     assert a.calls == []
-    assert len(manager.interceptors) == 1  # a round's interceptors are not kept
+    assert len(manager.guards.interceptors) == 1  # a round's interceptors are not kept
     order.clear()
     await manager.execute_tool_calls(
         prompt_with([a]), calls_to("a"), interceptors=[denying("round", order, None)]

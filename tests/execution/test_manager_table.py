@@ -724,8 +724,9 @@ CASES = [
         calls=[("1", "list_invoices", "{}")],
         raises=ToolContextError,
         message=(
-            "tool 'list_invoices' requires a ToolContext, but the call has none; "
-            "pass one with the request's tool context"
+            "tool 'list_invoices' requires a ToolContext, but the request has none; "
+            "pass it with the request's tool context "
+            "(ChatClient(..., context={'tenant_id': ...}) or .prompt(...).tool_context({...}))"
         ),
     ),
     Case(
@@ -733,8 +734,9 @@ CASES = [
         calls=[("1", "whoami", "{}")],
         raises=ToolContextError,
         message=(
-            "tool 'whoami' requires a ToolContext, but the call has none; "
-            "pass one with the request's tool context"
+            "tool 'whoami' requires a ToolContext, but the request has none; "
+            "pass it with the request's tool context "
+            "(ChatClient(..., context={'tenant_id': ...}) or .prompt(...).tool_context({...}))"
         ),
     ),
     Case(

@@ -161,14 +161,14 @@ async def test_approval_outcomes_are_attributes_not_errors(signals: Signals) -> 
         return Deny("not today")
 
     tracing = TracingInterceptor(signals.telemetry())
-    await run_round([tracing, ApprovalInterceptor(deny)], ("wire", {"amount": 5}))
+    await run_round([tracing], ("wire", {"amount": 5}), approval=ApprovalInterceptor(deny))
     denied = attributes(signals.one("execute_tool wire"))
     assert denied["toolrelay.tool.status"] == "denied"
     assert denied["toolrelay.tool.approval"] == "denied"
     assert "error.type" not in denied
 
     signals.exporter.clear()
-    await run_round([tracing, ApprovalInterceptor()], ("wire", {"amount": 5}))
+    await run_round([tracing], ("wire", {"amount": 5}), approval=ApprovalInterceptor())
     assert attributes(signals.one("execute_tool wire"))["toolrelay.tool.status"] == (
         "pending_approval"
     )
@@ -179,7 +179,7 @@ async def test_capture_records_the_arguments_an_approval_changed(signals: Signal
         return Approve(arguments={"amount": 2})
 
     tracing = TracingInterceptor(signals.telemetry(capture_content=True))
-    await run_round([tracing, ApprovalInterceptor(halve)], ("wire", {"amount": 4}))
+    await run_round([tracing], ("wire", {"amount": 4}), approval=halve)
 
     found = attributes(signals.one("execute_tool wire"))
     assert found["toolrelay.tool.approval"] == "edited"

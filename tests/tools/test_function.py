@@ -206,8 +206,9 @@ async def test_missing_context_is_a_tool_context_error() -> None:
     with pytest.raises(ToolContextError) as caught:
         await made.call('{"greeting": "hi"}')
     assert str(caught.value) == (
-        "tool 'whoami' requires a ToolContext, but the call has none; "
-        "pass one with the request's tool context"
+        "tool 'whoami' requires a ToolContext, but the request has none; "
+        "pass it with the request's tool context "
+        "(ChatClient(..., context={'tenant_id': ...}) or .prompt(...).tool_context({...}))"
     )
     assert caught.value.tool == "whoami"
 

@@ -22,10 +22,10 @@ hands the pieces out::
         .tool_calling_manager(manager)
         .build()
     )
-    # with progressive disclosure, the manager and the traced index go to the advisor:
-    search = ToolSearchAdvisor(
-        catalog, index=telemetry.index(BM25ToolIndex()), tool_calling_manager=manager
-    )
+    # with progressive disclosure, the traced index goes to the advisor, which runs its
+    # calls with the client's manager (give the advisor none of its own):
+    search = ToolSearchAdvisor(catalog, index=telemetry.index(BM25ToolIndex()))
+    # ... .default_advisors(telemetry.advisor(agent_name="support"), search) ...
 
 Spans nest through OpenTelemetry's context, which follows the request across tasks and the
 worker threads of sync tools: the model calls and tool runs of a request are children of its

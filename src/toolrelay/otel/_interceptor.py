@@ -1,9 +1,12 @@
 """``TracingInterceptor``: an ``execute_tool {tool}`` span around every tool execution.
 
-Give it to the execution manager, first among the interceptors so its span covers the others
-(approval, idempotency) and sees the final outcome::
+Give it to the execution manager, first among the interceptors: the manager puts your
+interceptors before its idempotency and approval steps, so the span covers them and sees the
+final outcome (replays, approvals, deferrals)::
 
-    manager = ToolCallingManager(interceptors=[TracingInterceptor(telemetry), audit, approval])
+    manager = ToolCallingManager(
+        interceptors=[TracingInterceptor(telemetry)], audit=sink, approval=handler
+    )
 
 The span (kind ``INTERNAL``) is a child of whatever span is current when the round runs: the
 client request's span under a :class:`~toolrelay.otel.TracingAdvisor`. Spans a tool makes
@@ -15,9 +18,9 @@ Arguments and results are recorded (``gen_ai.tool.call.arguments`` / ``.result``
 content capture. Each execution also adds its duration to ``gen_ai.client.operation.duration``.
 
 Calls the manager answers before the interceptors (unknown names, arguments that are not JSON
-or break the tool's schema, limits) and calls an interceptor outside this one refused (a
-round's visibility or authorization check) never run, so they get no span; the request's span
-counts them.
+or break the tool's schema, limits) and calls refused outside this one (a round's visibility
+check, the manager's ``authorize=``, which always runs first) never run, so they get no span;
+the request's span counts them.
 """
 
 from __future__ import annotations
