@@ -28,6 +28,7 @@ from toolrelay.execution import (
     ToolInvocation,
 )
 from toolrelay.execution._feedback import approval_not_configured
+from toolrelay.execution._pipeline import check_context
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
@@ -357,19 +358,17 @@ def invoices(month: str) -> str:
 
 
 @pytest.mark.parametrize("context", [{}, {"user_id": "u1"}, {"tenant_id": ""}, {"tenant_id": None}])
-def test_check_tools_refuses_a_context_lacking_a_declared_key(context: dict[str, Any]) -> None:
+def test_check_context_refuses_a_context_lacking_a_declared_key(context: dict[str, Any]) -> None:
     scoped = FunctionTool.from_function(
         invoices, metadata=ToolMetadata(context_keys=("tenant_id",))
     )
-    manager = ToolCallingManager()
     with pytest.raises(ToolContextError, match="'tenant_id'") as caught:
-        manager.check_tools([scoped], context, owner="ToolCallingManager")
+        check_context([scoped], context)
     assert (caught.value.tool, caught.value.key) == ("invoices", "tenant_id")
-    manager.check_tools([scoped], {"tenant_id": "t1"}, owner="ToolCallingManager")
-    manager.check_tools([scoped], owner="ToolCallingManager")  # no context known: not checked
+    check_context([scoped], {"tenant_id": "t1"})
 
 
-def test_check_tools_reads_context_keys_from_the_decorator() -> None:
+def test_check_context_reads_context_keys_from_the_decorator() -> None:
     @tool(context_keys="tenant_id")
     def orders(day: str) -> str:
         """List a day's orders.
@@ -382,7 +381,7 @@ def test_check_tools_reads_context_keys_from_the_decorator() -> None:
     made = FunctionTool.from_function(orders)
     assert made.metadata.context_keys == ("tenant_id",)
     with pytest.raises(ToolContextError, match="'orders' requires 'tenant_id'"):
-        ToolCallingManager().check_tools([made], {"user_id": "u1"}, owner="ChatClient")
+        check_context([made], {"user_id": "u1"})
 
 
 def test_context_keys_must_be_a_tuple_of_names() -> None:
@@ -392,7 +391,7 @@ def test_context_keys_must_be_a_tuple_of_names() -> None:
         ToolMetadata(context_keys=("",))
 
 
-def test_check_tools_refuses_an_empty_context_for_a_tool_taking_one() -> None:
+def test_check_context_refuses_an_empty_context_for_a_tool_taking_one() -> None:
     @tool
     def whoami(greeting: str, context: ToolContext) -> str:
         """Greet the caller.
@@ -404,8 +403,16 @@ def test_check_tools_refuses_an_empty_context_for_a_tool_taking_one() -> None:
 
     made = FunctionTool.from_function(whoami)
     assert made.context_required
-    manager = ToolCallingManager()
     with pytest.raises(ToolContextError, match="'whoami' requires a ToolContext") as caught:
-        manager.check_tools([made], {}, owner="ToolCallingManager")
+        check_context([made], {})
     assert (caught.value.tool, caught.value.key) == ("whoami", None)
-    manager.check_tools([made], {"user_id": "u1"}, owner="ToolCallingManager")
+    check_context([made], {"user_id": "u1"})
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("idempotency", "redis://x"), ("audit", "audit.jsonl"), ("authorize", True)],
+)
+def test_a_guard_option_of_the_wrong_kind_is_refused_at_build(option: str, value: object) -> None:
+    with pytest.raises(ConfigurationError, match=f"{option}= takes"):
+        ToolCallingManager(**{option: value})  # type: ignore[arg-type]

@@ -11,9 +11,10 @@ whose metadata says ``requires_approval`` (and, with ``destructive=True``, every
   ``pending_approval`` and the tool loop stops with finish reason ``"approvalRequired"``.
   The person's decisions resume the turn (``client.prompt().resume(state, decisions)``).
 
-Without a handler every such call is deferred::
+It is the manager's ``approval=`` (a handler alone, or this class for its options); without
+a handler every such call is deferred::
 
-    manager = ToolCallingManager(interceptors=[ApprovalInterceptor(destructive=True)])
+    manager = ToolCallingManager(approval=ApprovalInterceptor(destructive=True))
 
 The handler sees the validated arguments (a call with invalid arguments is answered before
 anyone is asked). It has ``timeout`` seconds to answer (:data:`DEFAULT_APPROVAL_TIMEOUT`,

@@ -3,15 +3,12 @@
 :class:`AuditInterceptor` writes an :class:`AuditRecord` for every call that passed name
 resolution, limits, JSON parsing and the interceptors outside it (a round's visibility and
 authorization checks), whatever happened next: ran, failed, timed out, was replayed from an
-idempotency record, was denied or deferred by an approval. Put it first among the manager's
-interceptors (after an :class:`~toolrelay.execution.AuthorizationInterceptor`, if denials are
-not to be recorded) so it sees the final outcome::
+idempotency record, was denied or deferred by an approval. A manager's ``audit=`` puts it
+right after ``authorize`` (whose denials it does not record), so it sees the final outcome::
 
-    manager = ToolCallingManager(interceptors=[
-        AuditInterceptor(JsonLinesAuditSink("audit.jsonl")),
-        IdempotencyInterceptor(store),
-        ApprovalInterceptor(ask_on_call),
-    ])
+    manager = ToolCallingManager(
+        audit=JsonLinesAuditSink("audit.jsonl"), idempotency=store, approval=ask_on_call
+    )
 
 A record names the tenant and user (from the tool context), the tool, a SHA-256 digest of
 the arguments the tool ran with (canonical JSON: sorted keys, no spaces), the full arguments

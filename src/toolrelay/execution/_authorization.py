@@ -3,18 +3,15 @@
 :class:`AuthorizationInterceptor` asks an :data:`Authorizer` about every call before anything
 else sees it: ``True`` lets the call go on, a string denies it with that text (status
 ``denied``; an empty string gets the standard denial text), anything else denies it with the
-standard text. Put it first among the manager's interceptors, so a forbidden call is never
-replayed from the idempotency store nor put before a person for approval::
+standard text. A manager's ``authorize=`` puts one first in its pipeline, so a forbidden
+call is never replayed from the idempotency store nor put before a person for approval::
 
     def own_tenant_only(context, tool, arguments):
         return str(arguments.get("ticket_id", "")).startswith(f"{context.tenant_id}-")
 
-    manager = ToolCallingManager(
-        interceptors=[AuthorizationInterceptor(own_tenant_only), ApprovalInterceptor()]
-    )
+    manager = ToolCallingManager(authorize=own_tenant_only, approval=ApprovalInterceptor())
 
-The tool search advisor and the MCP gateway build one per round from their ``authorize``
-option.
+The MCP gateway and the bridges put one on each call from their ``authorize`` option.
 """
 
 from __future__ import annotations

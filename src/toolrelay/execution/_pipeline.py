@@ -109,11 +109,27 @@ class Guards:
             approval = ApprovalInterceptor(approval)
         self.approval: ApprovalInterceptor | None = approval
         if not isinstance(idempotency, IdempotencyInterceptor):
+            if idempotency is not None and not isinstance(idempotency, IdempotencyStore):
+                raise ConfigurationError(
+                    "idempotency= takes an IdempotencyStore (InMemoryIdempotencyStore, "
+                    f"SqliteIdempotencyStore, RedisIdempotencyStore) or an "
+                    f"IdempotencyInterceptor, not {idempotency!r}"
+                )
             store = idempotency if idempotency is not None else InMemoryIdempotencyStore()
             idempotency = IdempotencyInterceptor(store)
         self.idempotency: IdempotencyInterceptor = idempotency
         if audit is not None and not isinstance(audit, AuditInterceptor):
+            if not callable(getattr(audit, "write", None)):
+                raise ConfigurationError(
+                    "audit= takes an AuditSink (an object with async write(record)) or an "
+                    f"AuditInterceptor, not {audit!r}"
+                )
             audit = AuditInterceptor(audit)
+        if authorize is not None and not callable(authorize):
+            raise ConfigurationError(
+                "authorize= takes a function (context, tool, arguments) -> True | False | "
+                f"reason, not {authorize!r}"
+            )
         self.audit: AuditInterceptor | None = audit
         self.authorization = None if authorize is None else AuthorizationInterceptor(authorize)
         self.interceptors = tuple(interceptors)

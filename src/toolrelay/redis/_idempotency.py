@@ -101,7 +101,7 @@ class RedisIdempotencyStore(RedisStore):
 
     Example:
         >>> store = RedisIdempotencyStore("redis://localhost:6379/0", ttl=7 * 24 * 3600)
-        >>> manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(store)])
+        >>> manager = ToolCallingManager(idempotency=store)
 
     Raises:
         ConfigurationError: ``ttl`` or ``timeout`` is not positive. From the first
