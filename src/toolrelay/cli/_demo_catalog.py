@@ -26,7 +26,9 @@ __all__ = [
     "DEFAULT_CATALOG",
     "DemoCatalog",
     "candidate_paths",
+    "demo_catalog_of",
     "import_package",
+    "is_demo_catalog",
     "load_demo_catalog",
     "locate_demo_catalog",
     "shown_path",
@@ -138,7 +140,20 @@ def load_demo_catalog(path: Path, *, lang: str = "en") -> DemoCatalog:
         LoadError: It cannot be imported, lacks ``build_catalog``/``TASK``/
             ``REQUIRED_TOOLS`` (or the task in ``lang``), or building the catalog fails.
     """
-    module = import_package(path)
+    return demo_catalog_of(import_package(path), path, lang=lang)
+
+
+def is_demo_catalog(module: ModuleType) -> bool:
+    """Whether ``module`` defines ``build_catalog``, ``TASK`` and ``REQUIRED_TOOLS``."""
+    return all(hasattr(module, a) for a in _ATTRIBUTES)
+
+
+def demo_catalog_of(module: ModuleType, path: Path, *, lang: str = "en") -> DemoCatalog:
+    """The demo catalog of the imported package ``module`` (from folder ``path``).
+
+    Raises:
+        LoadError: As :func:`load_demo_catalog`, after the import.
+    """
     missing = [a for a in _ATTRIBUTES if not hasattr(module, a)]
     if missing:
         raise LoadError(str(path), f"not a demo catalog: it defines no {', '.join(missing)}")
