@@ -1,12 +1,12 @@
 """Finding and loading the demo catalog: ``examples/refund_desk`` of a toolrelay checkout.
 
-The examples are not part of the installed package (they are scripts and fixtures, not
-library code), so the demo loads them by path: ``--catalog PATH``, else
-``examples/refund_desk`` under the working directory, else under the checkout an editable
-install points to. A demo catalog is a package folder defining ``build_catalog()`` (tools
-bound to a fresh, seeded back end on each call), ``TASK`` and ``REQUIRED_TOOLS``. A catalog
-that speaks other languages also defines ``TASKS`` (the task by language code, e.g. ``"zh"``)
-and accepts ``build_catalog(lang=CODE)``.
+The examples are not library code (they are scripts and fixtures), so the demo loads them by
+path: ``--catalog PATH``, else ``examples/refund_desk`` under the working directory, else the
+copy shipped with the package (the checkout's, or the wheel's under ``toolrelay/_bundled``;
+see :mod:`toolrelay.cli._bundled`). A demo catalog is a package folder defining
+``build_catalog()`` (tools bound to a fresh, seeded back end on each call), ``TASK`` and
+``REQUIRED_TOOLS``. A catalog that speaks other languages also defines ``TASKS`` (the task by
+language code, e.g. ``"zh"``) and accepts ``build_catalog(lang=CODE)``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from toolrelay.cli._bundled import bundled_root
 from toolrelay.exceptions import LoadError, ToolRelayError
 from toolrelay.tools import ToolCatalog, as_tools
 
@@ -62,9 +63,8 @@ class DemoCatalog:
 def candidate_paths() -> list[Path]:
     """Where the demo catalog is looked for when ``--catalog`` is not given, in order."""
     candidates = [Path.cwd() / DEFAULT_CATALOG]
-    # An editable install runs this file from the checkout: src/toolrelay/cli/<this file>.
-    root = Path(__file__).resolve().parents[3]
-    if (root / "pyproject.toml").is_file():
+    root = bundled_root()
+    if root is not None:
         candidates.append(root / DEFAULT_CATALOG)
     return candidates
 
