@@ -226,7 +226,7 @@ TITLES = {
     "restbench": "RestBench",
     "refund_desk": "refund desk",
 }
-LABELS = {"name-not-provider-safe": " (info: dotted)"}
+LABELS = {"name-not-provider-safe": " (info: names outside ASCII)"}
 
 
 def _seconds(value: float) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+from tests.extras import import_extra
 from tests.redis_servers import RedisServer, redis_binary, start_redis
 
 # skip_policy: the needs_key marker and --no-skips; pytester: for the tests of skip_policy.
@@ -41,9 +42,7 @@ REDIS_URL = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
 
 @pytest.fixture
 def redis_url() -> str:
-    pytest.importorskip(
-        "redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'"
-    )
+    import_extra("redis.asyncio", "redis")
     if not REDIS_URL:
         pytest.skip("set TOOLRELAY_TEST_REDIS_URL to a Redis server (.ci/services.sh starts one)")
     return REDIS_URL

@@ -6,6 +6,10 @@ tests that call a provider with an API key: such a test is marked
 ``@pytest.mark.needs_key("OPENAI_API_KEY")`` with a key from :data:`PROVIDER_KEYS` (the docs
 test marks the page blocks that do). ``pytest --no-skips`` fails the run when any other test
 or module skips, and lists them with their reasons.
+
+A test that needs an extra skips naming it, with the command that installs it
+(``tests/extras.py``), and so does a test whose server is named in an environment variable
+while the server's client package is missing.
 """
 
 from __future__ import annotations

@@ -195,6 +195,48 @@ def test_the_replay_chat_runs_the_triage_and_shows_feedback() -> None:
     assert result.stderr == ""  # the tool's exception is shown once, not logged
 
 
+def test_the_replay_chat_searches_a_file_of_your_own_tools(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    folder = tmp_path / "elsewhere"
+    folder.mkdir()
+    module = folder / "my_tools.py"
+    module.write_text(WEATHER_MODULE, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # neither the checkout nor the module's folder
+    result = chat_cli(
+        "--model",
+        "replay",
+        "--tools",
+        str(module),
+        "-i",
+        "bm25",
+        stdin="What is the weather in Paris?\nfly me to the moon\n",
+    )
+    assert result.exit_code == 0, result.output
+    out = " ".join(result.stdout.split())  # long lines wrap
+    assert f"3 tools from {module}" in out
+    assert "it searches your tools for each message and calls none of them" in out
+    assert 'tool_search({"query": "What is the weather in Paris?"})' in out
+    assert "The search for 'What is the weather in Paris?' returned 1 tool: get_weather." in out
+    assert "The search for 'fly me to the moon' returned no tools." in out
+    assert "get_weather(" not in out  # nothing is called
+    assert "2 turns," in out
+    assert result.stderr == ""
+
+
+def test_the_replay_chat_takes_a_package_of_tools_that_is_not_a_demo_catalog(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "weather_pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text(WEATHER_MODULE, encoding="utf-8")
+    result = chat_cli(
+        "--model", "replay", "--tools", str(package), "-i", "bm25", stdin="send an email\n"
+    )
+    assert result.exit_code == 0, result.output
+    assert "returned 1 tool: send_email." in result.stdout
+
+
 def test_bad_input(tmp_path: Path) -> None:
     missing = chat_cli(stdin="")
     assert missing.exit_code == 2
@@ -203,7 +245,8 @@ def test_bad_input(tmp_path: Path) -> None:
     json_file = chat_cli("--model", "replay", "--tools", str(catalog), stdin="")
     assert json_file.exit_code == 1
     assert json_file.stderr.strip().splitlines() == [
-        f"error: {catalog}: not a Python package folder (no __init__.py)"
+        f"error: {catalog}: chat needs tools that can run: a Python module with @tool "
+        "functions, a ToolCatalog or build_catalog(); JSON tool definitions have no code"
     ]
     bad_context = chat_cli("--model", "replay", "--context", "nokey", stdin="")
     assert bad_context.exit_code == 2

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -208,10 +213,63 @@ def test_a_results_file_of_another_model_is_refused(
 # --- loading suites -------------------------------------------------------------------------
 
 
-def test_the_shipped_suites_load_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(ROOT / "docs")  # found in benchmarks/tasks of a folder above
+def test_the_shipped_suites_load_by_name_from_any_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(tmp_path)  # found from the package, not the working directory
     assert load_task_suite("refund_triage").name == "refund_triage"
     assert load_task_suite("bfcl:small").name == "bfcl_small"
+    with pytest.raises(LoadError) as missing:
+        load_task_suite("refund_triaj")
+    assert str(missing.value) == (
+        "refund_triaj: no such file, module or shipped suite "
+        "(the shipped suites: bfcl, refund_triage)"
+    )
+
+
+def test_a_shipped_suite_runs_from_a_folder_outside_the_checkout(
+    cli: Invoke, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, model: list[Any]
+) -> None:
+    model[0] = silent_model()
+    monkeypatch.chdir(tmp_path)
+    result = run(
+        cli, "--tasks", "refund_triage", "--subset", "en/find-failed", "--mode", "search:bm25"
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("refund_triage: 1 task (the refund triage of ")
+    assert (tmp_path / "eval-results" / "refund_triage.silent.jsonl").is_file()
+
+
+def test_a_wheel_ships_the_suites_in_the_layout_they_are_found_in(tmp_path: Path) -> None:
+    # The wheel's files as pyproject.toml selects and places them, without building it.
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
+    wheel = wheel["targets"]["wheel"]
+    site = tmp_path / "site"
+    for included in wheel["only-include"]:
+        prefix = max((p for p in wheel["sources"] if f"{included}/".startswith(f"{p}/")), key=len)
+        placed = wheel["sources"][prefix] + included[len(prefix) :]
+        shutil.copytree(
+            ROOT / included, site / placed, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = (
+        "import toolrelay\n"
+        "from toolrelay.cli._demo_catalog import load_demo_catalog, locate_demo_catalog\n"
+        "from toolrelay.cli._task_files import load_task_suite\n"
+        "print(toolrelay.__file__)\n"
+        "print(load_task_suite('refund_triage').name, load_task_suite('bfcl:small').name)\n"
+        "print(len(load_demo_catalog(locate_demo_catalog(None)).catalog))\n"
+    )
+    shown = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=elsewhere,
+        env={**os.environ, "PYTHONPATH": str(site)},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert shown == [str(site / "toolrelay" / "__init__.py"), "refund_triage bfcl_small", "78"]
 
 
 def test_a_python_suite_by_path_and_attribute(tmp_path: Path) -> None:

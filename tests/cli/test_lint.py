@@ -119,6 +119,16 @@ def test_bad_options_and_unknown_rules_are_one_line_errors(cli: Invoke, catalog_
     assert result.exit_code == 2
 
 
+def test_the_refund_desks_dotted_names_pass_the_name_rules(cli: Invoke) -> None:
+    # The docs recommend dotted domain names (refund.find_failed_orders), as the desk uses.
+    code, data = _lint_json(cli, str(REFUND_DESK), "--show", "info", "--limit", "0")
+    assert code == 0
+    names = set(data["retrieval"]["tools"])
+    assert len(names) == 78
+    assert all("." in name for name in names)
+    assert [f for f in data["findings"] if f["rule"].startswith("name-")] == []
+
+
 def test_the_refund_desk_passes_with_fail_on_error(cli: Invoke) -> None:
     result = cli("lint", str(REFUND_DESK), "--index", "bm25", "--fail-on", "error")
     assert result.exit_code == 0, result.output

@@ -28,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import random
 import tempfile
 import threading
@@ -39,6 +38,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from tests.extras import server_variable
 from toolrelay.execution import (
     IdempotencyInterceptor,
     IdempotencyStore,
@@ -452,12 +452,15 @@ class SlowToRecord:
 
 @contextlib.asynccontextmanager
 async def _stores(folder: Path) -> AsyncIterator[list[tuple[str, IdempotencyStore]]]:
-    """Every store this machine has: in memory, SQLite, and Redis if a server is named."""
+    """Every store this machine has: in memory, SQLite, and Redis if a server is named.
+
+    A server named without the redis extra installed skips the test, naming the extra.
+    """
+    url = server_variable("TOOLRELAY_TEST_REDIS_URL", module="redis.asyncio", extra="redis")
     stores: list[tuple[str, IdempotencyStore]] = [
         ("in-memory", InMemoryIdempotencyStore()),
         ("SQLite", SqliteIdempotencyStore(folder / "idempotency.sqlite3")),
     ]
-    url = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
     redis_store: Any = None
     if url:
         from toolrelay.redis import RedisIdempotencyStore

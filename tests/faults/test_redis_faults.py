@@ -44,6 +44,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.extras import needs_extra
 from tests.redis_servers import RedisServer, redis_binary, start_redis
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import AssistantMessage, UserMessage
@@ -52,7 +53,7 @@ from .bounds import ROUND_BOUND
 from .ledger import SEED, Ledger
 
 # Everything below needs the redis extra.
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+pytest.importorskip("redis.asyncio", reason=needs_extra("redis"))
 
 from tests.redis.test_redis_persistence import MODES
 from tests.scaleout import _workers

@@ -36,6 +36,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from tests.search._permissions import answer
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
@@ -70,9 +71,7 @@ from toolrelay.toolsearch._sessions import InMemorySessionStore
 from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten
 
-psycopg = pytest.importorskip(
-    "psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'"
-)
+psycopg = pytest.importorskip("psycopg", reason=needs_extra("postgres"))
 
 CONVERSATIONS = 1000  # per index
 STEP = 50  # turns started per pass of the event loop (all of a wave run at once)

@@ -6,25 +6,29 @@ redis extra: without it the folder skips as a whole.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+from tests.extras import needs_extra, server_variable
 
-POSTGRES_DSN = os.environ.get("TOOLRELAY_TEST_POSTGRES_DSN")
+pytest.importorskip("redis.asyncio", reason=needs_extra("redis"))
 
 
 @pytest.fixture
 def postgres_schema() -> Iterator[tuple[str | None, str]]:
-    """(DSN or None, schema): the load test uses the shared PostgreSQL index when it can."""
+    """(DSN or None, schema): the load test uses the shared PostgreSQL index when it can.
+
+    A DSN set without the postgres extra installed skips the test, naming the extra.
+    """
     name = f"s_{uuid.uuid4().hex[:16]}"
-    if not POSTGRES_DSN:
+    dsn = server_variable("TOOLRELAY_TEST_POSTGRES_DSN", module="psycopg", extra="postgres")
+    if dsn is None:
         yield None, name
         return
-    psycopg = pytest.importorskip("psycopg")
-    yield POSTGRES_DSN, name
-    with psycopg.connect(POSTGRES_DSN, autocommit=True) as conn:
+    import psycopg
+
+    yield dsn, name
+    with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA IF EXISTS {name} CASCADE")

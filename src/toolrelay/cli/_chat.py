@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolrelay._plural import plural
-from toolrelay.cli._catalog_modules import load_module_tools
+from toolrelay.cli._catalog_modules import import_target, load_module_tools, split_attribute
 from toolrelay.cli._chat_models import (
     BaseUrlOption,
     GgufOption,
@@ -29,7 +29,13 @@ from toolrelay.cli._chat_models import (
     make_chat_model,
 )
 from toolrelay.cli._demo import DEMO_TOOL_CONTEXT, MaxResultsOption
-from toolrelay.cli._demo_catalog import load_demo_catalog, locate_demo_catalog, shown_path
+from toolrelay.cli._demo_catalog import (
+    demo_catalog_of,
+    is_demo_catalog,
+    load_demo_catalog,
+    locate_demo_catalog,
+    shown_path,
+)
 from toolrelay.cli._indexes import IndexType, build_index
 from toolrelay.cli._live_view import LiveView, token_line
 from toolrelay.cli._output import one_line, stdout_console
@@ -39,7 +45,7 @@ from toolrelay.cli._pipeline import (
     build_pipeline,
     quiet_library_logs,
 )
-from toolrelay.cli._replay import REPLAY_NAME, triage_plan
+from toolrelay.cli._replay import REPLAY_NAME, ReplayModel, SearchReplay, triage_plan
 from toolrelay.cli._search import IndexOption
 from toolrelay.exceptions import LoadError, ToolRelayError
 from toolrelay.models._base import ChatModel
@@ -163,7 +169,7 @@ def chat_command(
             f"toolrelay chat: {plural(len(catalog), 'tool')} from {source} behind "
             f"{TOOL_SEARCH_NAME} "
             f"({built.index.search_type} index); model {model}"
-            + (" (a replay of the refund-triage decisions, whatever you type)" if replay else "")
+            + _replay_note(chat_model)
             + '. One message per line; "exit" or end of input quits.',
             style="bold",
         )
@@ -192,26 +198,60 @@ def _setup(
     if model.provider is Provider.REPLAY:
         if gguf is not None or base_url is not None:
             raise typer.BadParameter("--gguf and --base-url are for local and provider models")
-        demo = load_demo_catalog(locate_demo_catalog(Path(tools) if tools else None))
-        return (
-            demo.catalog,
-            shown_path(demo.path),
-            DEMO_TOOL_CONTEXT,
-            triage_plan(demo.required_tools),
-        )
+        return _replay_setup(tools)
     chat_model = make_chat_model(model, gguf=gguf, base_url=base_url)
     if tools is None:
         demo = load_demo_catalog(locate_demo_catalog(None))
         return demo.catalog, shown_path(demo.path), DEMO_TOOL_CONTEXT, chat_model
-    path = Path(tools)
+    return _runnable_tools(tools), tools, _CONTEXT, chat_model
+
+
+def _replay_setup(tools: str | None) -> tuple[ToolCatalog, str, dict[str, str], ChatModel]:
+    """The replay's catalog and model: the triage over a demo catalog, else searches only."""
+    if tools is None:
+        demo = load_demo_catalog(locate_demo_catalog(None))
+    else:
+        target, attribute = split_attribute(tools)
+        path = Path(target)
+        module = import_target(target) if attribute is None and path.is_dir() else None
+        if module is None or not is_demo_catalog(module):
+            return _runnable_tools(tools), tools, _CONTEXT, SearchReplay()
+        demo = demo_catalog_of(module, path)
+    return (
+        demo.catalog,
+        shown_path(demo.path),
+        DEMO_TOOL_CONTEXT,
+        triage_plan(demo.required_tools),
+    )
+
+
+def _runnable_tools(tools: str) -> ToolCatalog:
+    """The tools of the Python module ``tools`` names.
+
+    Raises:
+        LoadError: ``tools`` names JSON tool definitions (which have no code), or the module
+            cannot be loaded or has no tools.
+    """
+    path = Path(split_attribute(tools)[0])
     if (path.is_file() and path.suffix != ".py") or (path / "tools.jsonl").is_file():
         raise LoadError(
             tools,
             "chat needs tools that can run: a Python module with @tool functions, a "
             "ToolCatalog or build_catalog(); JSON tool definitions have no code",
         )
-    catalog = ToolCatalog([tool for tool, _ in load_module_tools(tools)])
-    return catalog, tools, _CONTEXT, chat_model
+    return ToolCatalog([tool for tool, _ in load_module_tools(tools)])
+
+
+def _replay_note(chat_model: ChatModel) -> str:
+    """What the banner says about a replay model (nothing for a real one)."""
+    if isinstance(chat_model, SearchReplay):
+        return (
+            " (a replay: it searches your tools for each message and calls none of them; "
+            "its decisions are the refund triage's only)"
+        )
+    if isinstance(chat_model, ReplayModel):
+        return " (a replay of the refund-triage decisions, whatever you type)"
+    return ""
 
 
 def _read_line() -> str | None:

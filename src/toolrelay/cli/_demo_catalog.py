@@ -1,12 +1,12 @@
 """Finding and loading the demo catalog: ``examples/refund_desk`` of a toolrelay checkout.
 
-The examples are not part of the installed package (they are scripts and fixtures, not
-library code), so the demo loads them by path: ``--catalog PATH``, else
-``examples/refund_desk`` under the working directory, else under the checkout an editable
-install points to. A demo catalog is a package folder defining ``build_catalog()`` (tools
-bound to a fresh, seeded back end on each call), ``TASK`` and ``REQUIRED_TOOLS``. A catalog
-that speaks other languages also defines ``TASKS`` (the task by language code, e.g. ``"zh"``)
-and accepts ``build_catalog(lang=CODE)``.
+The examples are not library code (they are scripts and fixtures), so the demo loads them by
+path: ``--catalog PATH``, else ``examples/refund_desk`` under the working directory, else the
+copy shipped with the package (the checkout's, or the wheel's under ``toolrelay/_bundled``;
+see :mod:`toolrelay.cli._bundled`). A demo catalog is a package folder defining
+``build_catalog()`` (tools bound to a fresh, seeded back end on each call), ``TASK`` and
+``REQUIRED_TOOLS``. A catalog that speaks other languages also defines ``TASKS`` (the task by
+language code, e.g. ``"zh"``) and accepts ``build_catalog(lang=CODE)``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
+from toolrelay.cli._bundled import bundled_root
 from toolrelay.exceptions import LoadError, ToolRelayError
 from toolrelay.tools import ToolCatalog, as_tools
 
@@ -26,7 +27,9 @@ __all__ = [
     "DEFAULT_CATALOG",
     "DemoCatalog",
     "candidate_paths",
+    "demo_catalog_of",
     "import_package",
+    "is_demo_catalog",
     "load_demo_catalog",
     "locate_demo_catalog",
     "shown_path",
@@ -60,9 +63,8 @@ class DemoCatalog:
 def candidate_paths() -> list[Path]:
     """Where the demo catalog is looked for when ``--catalog`` is not given, in order."""
     candidates = [Path.cwd() / DEFAULT_CATALOG]
-    # An editable install runs this file from the checkout: src/toolrelay/cli/<this file>.
-    root = Path(__file__).resolve().parents[3]
-    if (root / "pyproject.toml").is_file():
+    root = bundled_root()
+    if root is not None:
         candidates.append(root / DEFAULT_CATALOG)
     return candidates
 
@@ -138,7 +140,20 @@ def load_demo_catalog(path: Path, *, lang: str = "en") -> DemoCatalog:
         LoadError: It cannot be imported, lacks ``build_catalog``/``TASK``/
             ``REQUIRED_TOOLS`` (or the task in ``lang``), or building the catalog fails.
     """
-    module = import_package(path)
+    return demo_catalog_of(import_package(path), path, lang=lang)
+
+
+def is_demo_catalog(module: ModuleType) -> bool:
+    """Whether ``module`` defines ``build_catalog``, ``TASK`` and ``REQUIRED_TOOLS``."""
+    return all(hasattr(module, a) for a in _ATTRIBUTES)
+
+
+def demo_catalog_of(module: ModuleType, path: Path, *, lang: str = "en") -> DemoCatalog:
+    """The demo catalog of the imported package ``module`` (from folder ``path``).
+
+    Raises:
+        LoadError: As :func:`load_demo_catalog`, after the import.
+    """
     missing = [a for a in _ATTRIBUTES if not hasattr(module, a)]
     if missing:
         raise LoadError(str(path), f"not a demo catalog: it defines no {', '.join(missing)}")

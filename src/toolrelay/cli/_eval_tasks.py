@@ -78,7 +78,8 @@ def tasks_command(
             "-t",
             metavar="SUITE",
             help=f"The suite: a JSONL file, a Python module (path or dotted name, optionally "
-            f":attribute), or a NAME under {SUITES_FOLDER}/ (refund_triage, bfcl, bfcl:small).",
+            f":attribute), or the NAME of a suite shipped with toolrelay ({SUITES_FOLDER}/: "
+            "refund_triage, bfcl, bfcl:small; found from any folder).",
             show_default=False,
         ),
     ],

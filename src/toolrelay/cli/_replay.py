@@ -16,6 +16,10 @@ decision is read off the conversation so far, the way a model reads it:
 
 Each user message starts the triage again from whatever the back end holds by then. What the
 replay says and writes comes in the demo's language (``_demo_language.py``).
+
+Over any other catalog (``toolrelay chat --model replay --tools my_tools.py``) there are no
+decisions to replay: :class:`SearchReplay` searches with each user message as the query and
+answers with the names the search returned, calling none of them (it cannot choose arguments).
 """
 
 from __future__ import annotations
@@ -43,7 +47,14 @@ from toolrelay.prompt import Prompt
 from toolrelay.tools._names import provider_safe_name
 from toolrelay.toolsearch._search_tool import TOOL_SEARCH_NAME
 
-__all__ = ["REPLAY_NAME", "ReplayModel", "ReplayStep", "TurnSoFar", "triage_plan"]
+__all__ = [
+    "REPLAY_NAME",
+    "ReplayModel",
+    "ReplayStep",
+    "SearchReplay",
+    "TurnSoFar",
+    "triage_plan",
+]
 
 REPLAY_NAME = "replay"
 """The model's name, as given to ``--model``."""
@@ -213,6 +224,60 @@ class ReplayModel:
         # Unescaped, as models write them: a Chinese query stays readable in the live view.
         arguments_json = json.dumps(arguments, ensure_ascii=False)
         return ToolCall(id=f"replay_{next(self._ids)}", name=name, arguments=arguments_json)
+
+
+class SearchReplay:
+    """The replay over a catalog it has no decisions for: it only searches.
+
+    Each user message is searched for as it is (``tool_search`` with the message as the
+    query); the answer names the tools the search returned, best first, and says that none
+    was called. It shows what tool search finds in your catalog without a model or a key.
+
+    Args:
+        name: For messages.
+    """
+
+    supports_tools: bool = True
+
+    def __init__(self, *, name: str = REPLAY_NAME) -> None:
+        self.name = name
+        self._ids = itertools.count(1)
+
+    async def call(self, prompt: Prompt) -> ChatResponse:
+        """The next decision for the conversation in ``prompt``."""
+        message = self.decide(prompt.messages)
+        reason = "tool_calls" if message.tool_calls else "stop"
+        return ChatResponse(
+            generations=(Generation(message=message, finish_reason=reason),),
+            metadata={"model": self.name},
+        )
+
+    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
+        """The next decision as a one-chunk stream (a complete response is a valid chunk)."""
+        yield await self.call(prompt)
+
+    def decide(self, messages: Sequence[Message]) -> AssistantMessage:
+        """A search for the last user message, then the answer naming what it returned."""
+        asked = next((m.text for m in reversed(messages) if isinstance(m, UserMessage)), "")
+        query = " ".join(asked.split())
+        turn = TurnSoFar.read(messages)
+        if not turn.searches:
+            arguments = json.dumps({"query": query}, ensure_ascii=False)
+            call = ToolCall(
+                id=f"replay_{next(self._ids)}", name=TOOL_SEARCH_NAME, arguments=arguments
+            )
+            return AssistantMessage(text=f"Searching the tools for: {query}", tool_calls=(call,))
+        found = next(iter(turn.searches.values()))
+        returned = (
+            f"returned {plural(len(found), 'tool')}: {', '.join(found)}"
+            if found
+            else "returned no tools"
+        )
+        return AssistantMessage(
+            text=f"The search for {query!r} {returned}. This replay has decisions only for the "
+            "refund triage, so it calls none of your tools; use --model local, openai:NAME or "
+            "anthropic:NAME for a model that acts with your tools."
+        )
 
 
 # --- the refund triage -----------------------------------------------------------------------

@@ -6,8 +6,9 @@
   ``:attribute``: the attribute, else the module's ``build_suite()``, else its one module-level
   :class:`~toolrelay.evaluation.TaskSuite`. An attribute may be a suite or a function without
   parameters returning one;
-- **a NAME** of ``benchmarks/tasks/NAME.py`` in the working directory or a folder above it
-  (the suites the checkout ships: ``refund_triage``, ``bfcl``; ``bfcl:small`` too);
+- **a NAME** of ``benchmarks/tasks/NAME.py`` shipped with the package (the checkout's, or the
+  wheel's copy; see :mod:`toolrelay.cli._bundled`), whatever the working directory:
+  ``refund_triage``, ``bfcl``; ``bfcl:small`` too;
 - **a JSONL file**, one task per line (see :func:`load_jsonl_suite`).
 """
 
@@ -18,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolrelay.cli._bundled import bundled_root
 from toolrelay.cli._catalog_modules import (
     attribute_of,
     call_factory,
@@ -42,10 +44,11 @@ from toolrelay.exceptions import LoadError
 __all__ = ["SUITES_FOLDER", "load_jsonl_suite", "load_task_suite"]
 
 SUITES_FOLDER = Path("benchmarks") / "tasks"
-"""Where ``--tasks NAME`` looks, in the working directory and each folder above it."""
+"""Where ``--tasks NAME`` looks, under the package's :func:`bundled_root`."""
 
 _Fail = Callable[[str], LoadError]  # makes the error of one line of a JSONL suite
 _FACTORY = "build_suite"
+_NOT_FOUND = "no such file or module"  # import_target's reason
 _JSONL = {".jsonl", ".ndjson"}
 _TASK_KEYS = {"id", "prompt", "catalog", "tool_context", "system", "tags", "expect", "needed_tools"}
 _EXPECT_KEYS = {"calls", "ordered", "only", "forbidden", "bfcl", "answer_contains"}
@@ -64,19 +67,36 @@ def load_task_suite(spec: str) -> TaskSuite:
         if attribute is not None:
             raise LoadError(spec, "an :attribute can only follow a Python module")
         return load_jsonl_suite(path)
-    if not path.exists() and "/" not in target and "\\" not in target and path.suffix == "":
-        named = _named_suite(target)
-        if named is not None:
-            path, target = named, str(named)
-    return _module_suite(target, attribute, spec)
+    if path.exists() or "/" in target or "\\" in target or path.suffix != "":
+        return _module_suite(target, attribute, spec)
+    named = _named_suite(target)
+    if named is not None:
+        return _module_suite(str(named), attribute, spec)
+    try:
+        return _module_suite(target, attribute, spec)
+    except LoadError as exc:
+        if exc.source != target or exc.reason != _NOT_FOUND:
+            raise
+        shipped = ", ".join(_shipped_suites()) or "none in this installation"
+        raise LoadError(
+            spec, f"no such file, module or shipped suite (the shipped suites: {shipped})"
+        ) from exc
+
+
+def _shipped_suites() -> list[str]:
+    root = bundled_root()
+    folder = root / SUITES_FOLDER if root is not None else None
+    if folder is None or not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.py") if not p.name.startswith("_"))
 
 
 def _named_suite(name: str) -> Path | None:
-    for folder in (Path.cwd(), *Path.cwd().parents):
-        candidate = folder / SUITES_FOLDER / f"{name.replace('-', '_')}.py"
-        if candidate.is_file():
-            return candidate
-    return None
+    root = bundled_root()
+    if root is None:
+        return None
+    candidate = root / SUITES_FOLDER / f"{name.replace('-', '_')}.py"
+    return candidate if candidate.is_file() else None
 
 
 def _module_suite(target: str, attribute: str | None, spec: str) -> TaskSuite:

@@ -3,11 +3,12 @@
 - ``name-not-provider-safe``: OpenAI and Anthropic accept ``^[a-zA-Z0-9_-]{1,64}$``, toolrelay
   accepts more and sends each name in a provider-safe form, mapping answers back (see
   :func:`~toolrelay.tools.provider_safe_name`). A name toolrelay rejects too (spaces,
-  punctuation, an empty dotted segment) is an *error*. A valid name that is sent in another
-  form is *info*, naming that form: a dotted name (``refund.create``) goes out as
-  ``refund__create``; a name with letters outside ASCII (``查询天气``, ``météo``) as its
-  ASCII letters plus a hash (``tool_22cf3c76``, ``meteo_54d1ed64``), which is all a model
-  reads of it.
+  punctuation, an empty dotted segment) is an *error*. A name with letters outside ASCII
+  (``查询天气``, ``météo``) is *info*, naming the form it is sent in: its ASCII letters plus a
+  hash (``tool_22cf3c76``, ``meteo_54d1ed64``), which is all a model reads of it. Dotted
+  ASCII names (``refund.find_failed_orders``) are not findings: they are the recommended
+  names in a large catalog (docs/tools.md, docs/tool-search.md), and their sent form
+  (``refund__find_failed_orders``) keeps every word, so a model reads them as written.
 - ``name-too-long``: the provider-safe form is longer than 64 characters (*error*).
 - ``name-duplicate``: two tools share a name, or their provider-safe forms collide
   (``a.b`` and ``a__b``) (*error*; only the first is linted further).
@@ -34,8 +35,8 @@ __all__ = ["DUPLICATE", "NOT_PROVIDER_SAFE", "RULES", "TOO_LONG", "check"]
 NOT_PROVIDER_SAFE = Rule(
     id="name-not-provider-safe",
     severity=Severity.ERROR,
-    summary="Name has characters toolrelay rejects (dotted and non-ASCII names: info, they "
-    "are mapped)",
+    summary="Name has characters toolrelay rejects (letters outside ASCII: info, the name is "
+    "sent as a hash; dotted names are fine)",
 )
 TOO_LONG = Rule(
     id="name-too-long",
@@ -58,8 +59,9 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     """Findings of the name rules for every tool."""
     for target in ctx.targets:
         name = target.name
-        if not is_provider_safe(name):
-            yield _unsafe(name)
+        found = None if is_provider_safe(name) else _unsafe(name)
+        if found is not None:
+            yield found
         safe = provider_safe_name(name)
         if len(safe) > MAX_NAME_LENGTH:
             yield TOO_LONG.finding(
@@ -71,7 +73,8 @@ def check(ctx: LintContext) -> Iterator[Finding]:
     yield from _duplicates(ctx)
 
 
-def _unsafe(name: str) -> Finding:
+def _unsafe(name: str) -> Finding | None:
+    """The finding of a name that is not sent as written (``None``: a dotted ASCII name)."""
     bad = sorted({ch for ch in name if not is_name_character(ch)})
     empty_segment = any(not segment for segment in name.split("."))
     if bad or empty_segment or not name:
@@ -86,14 +89,9 @@ def _unsafe(name: str) -> Finding:
             f"rename it to letters, digits, '_', '-' (and '.' between segments), "
             f"e.g. {_suggest(name)!r}",
         )
-    safe = provider_safe_name(name)
     if name.isascii():
-        return NOT_PROVIDER_SAFE.finding(
-            name,
-            f"sent to providers as {safe!r} (toolrelay maps it back)",
-            _MAPPED_FIX,
-            severity=Severity.INFO,
-        )
+        return None  # dotted: each '.' is sent as '__', every word intact
+    safe = provider_safe_name(name)
     readable = any(ch.isascii() and ch.isalpha() for ch in name)
     return NOT_PROVIDER_SAFE.finding(
         name,
