@@ -27,7 +27,6 @@ from toolrelay.exceptions import (
     ModelConnectionError,
     ModelResponseError,
 )
-from toolrelay.execution import AuthorizationInterceptor
 from toolrelay.prompt import Prompt
 from toolrelay.search import BM25ToolIndex
 from toolrelay.testing import FunctionModel
@@ -51,7 +50,7 @@ def desk() -> TaskEnvironment:
     return TaskEnvironment(
         tools=build_catalog(backend),
         state=backend,
-        interceptors=(AuthorizationInterceptor(no_forcing),),
+        authorize=no_forcing,
     )
 
 
