@@ -51,7 +51,7 @@ from toolrelay.evaluation import (  # noqa: E402
     TaskSuite,
     answer_contains,
 )
-from toolrelay.execution import AuthorizationInterceptor  # noqa: E402
+from toolrelay.execution import Authorizer  # noqa: E402
 from toolrelay.tools import Tool, ToolContext, tool  # noqa: E402
 
 CONTEXT = {"tenant_id": "acme", "user_id": "U-ZHANG"}  # a refund operator, not an admin
@@ -338,7 +338,7 @@ NEEDS_ROLE = {
 }
 
 
-def role_check(backend: RefundDeskBackend) -> AuthorizationInterceptor:
+def role_check(backend: RefundDeskBackend) -> Authorizer:
     """Deny calls of tools that need a role the acting user lacks (read from the back end)."""
 
     def allowed(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
@@ -351,7 +351,7 @@ def role_check(backend: RefundDeskBackend) -> AuthorizationInterceptor:
             f"{tool.definition.name} needs; use tools your role allows"
         )
 
-    return AuthorizationInterceptor(allowed)
+    return allowed
 
 
 # --- the suite ---------------------------------------------------------------------------------
@@ -362,8 +362,8 @@ def _desk(lang: str = "en", *extra: type) -> Callable[[], TaskEnvironment]:
         backend = RefundDeskBackend.seeded()
         tools: list[object] = [*build_catalog(backend, lang=lang)]
         tools += [kind(backend) for kind in extra]
-        checks = (role_check(backend),) if BulkRetry in extra else ()
-        return TaskEnvironment(tools=tools, state=backend, interceptors=checks)
+        authorize = role_check(backend) if BulkRetry in extra else None
+        return TaskEnvironment(tools=tools, state=backend, authorize=authorize)
 
     return make
 

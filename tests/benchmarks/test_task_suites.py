@@ -10,7 +10,6 @@ import pytest
 from tests.evaluation._agents import plan_model
 from toolrelay.evaluation import Mode, TaskSuite
 from toolrelay.evaluation._runner import TaskRunner
-from toolrelay.execution import AuthorizationInterceptor
 from toolrelay.search import BM25ToolIndex
 from toolrelay.tools import ToolContext, as_tools
 
@@ -150,9 +149,8 @@ async def test_the_single_steps_change_only_what_they_ask_for() -> None:
 
 def test_the_permission_check_denies_what_the_role_does_not_allow() -> None:
     desk = Desk("hard/permission")
-    [check] = desk.environment.interceptors
-    assert isinstance(check, AuthorizationInterceptor)
-    allowed = check.authorize
+    allowed = desk.environment.authorize
+    assert allowed is not None
     bulk, retry = desk.tools["refund.bulk_retry_failed"], desk.tools["refund.retry_failed_order"]
     assert "does not have the refund_admin role" in str(allowed(CTX, bulk, {}))
     assert allowed(ToolContext(tenant_id="acme", user_id="U-LIN"), bulk, {}) is True

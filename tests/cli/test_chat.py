@@ -279,3 +279,23 @@ def test_help_lists_every_model_it_accepts() -> None:
         form = f"{provider.value}:NAME" if named else provider.value
         assert form in shown, form
         assert form in demo, form
+
+
+def test_a_call_needing_approval_is_denied_with_a_reason_and_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    model = ScriptedModel(
+        [
+            tool_call_response(("tool_search", {"query": "delete one database row"})),
+            tool_call_response(("db__delete_row", {"table": "refunds", "key": "RF-2001"})),
+            "I could not delete it: it needs approval.",
+        ]
+    )
+    use_model(monkeypatch, model)
+    result = chat_cli("--model", "openai:gpt-test", "-i", "bm25", stdin="delete RF-2001\n")
+    assert result.exit_code == 0, result.output
+    [denied] = model.prompts[2].messages[-1].responses  # type: ignore[union-attr]
+    assert denied.is_error
+    assert denied.data.startswith("The tool 'db.delete_row' requires a person's approval")
+    assert "nobody approves calls in this session" in result.stdout
+    assert "I could not delete it: it needs approval." in result.stdout

@@ -15,8 +15,15 @@ from toolrelay.client import (
     ToolLoopState,
     ToolSearchAdvisor,
 )
+from toolrelay.client._tool_calling import MANAGER_KEY
 from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ModelResponseError
-from toolrelay.execution import ApprovalInterceptor, ToolCallingManager
+from toolrelay.execution import (
+    ApprovalInterceptor,
+    Approve,
+    LoggingAuditSink,
+    ToolCallingManager,
+    ToolInvocation,
+)
 from toolrelay.messages import AssistantMessage, SystemMessage, ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._bm25 import BM25ToolIndex
@@ -57,6 +64,15 @@ class Shop:
 class City(pydantic.BaseModel):
     name: str
     population: int
+
+
+def params(request: ChatClientRequest) -> dict[str, Any]:
+    """A request's advisor parameters, without the entry that carries the client's manager."""
+    return {k: v for k, v in request.context.items() if k != MANAGER_KEY}
+
+
+async def approve(invocation: ToolInvocation) -> Approve:
+    return Approve()
 
 
 # --- building prompts ------------------------------------------------------------------------
@@ -109,7 +125,7 @@ def test_tools_of_every_kind_are_accepted() -> None:
     model = ScriptedModel(["ok"])
     catalog = ToolCatalog([FunctionTool.from_function(greet)])
     client = ChatClient.builder(model).default_tools(catalog).build()
-    client.prompt("hi").tools(Shop()).call()
+    client.prompt("hi").tools(Shop()).tool_context({"user_id": "u-1"}).call()
     assert model.tool_names_shown(0) == ["greet", "shop.price", "shop.stock"]
 
 
@@ -139,7 +155,9 @@ def test_tool_context_and_advisor_params_are_merged_and_reach_their_targets() ->
     )
     assert response.tool_loop is not None
     assert response.tool_loop.rounds[0].responses[0].data == "u-42 greets Ada"
-    assert recorder.requests[0].context == {"locale": "en", "conversation_id": "c1", "trace": "x"}
+    assert params(recorder.requests[0]) == {"locale": "en", "conversation_id": "c1", "trace": "x"}
+    # The loop advisor reads the client's manager from the request.
+    assert recorder.requests[0].context[MANAGER_KEY] is client.tool_calling_manager
     assert model.prompts[0].options.tool_context == {"user_id": "u-42", "tenant_id": "t-1"}
 
 
@@ -212,19 +230,41 @@ REFUNDS: list[str] = []
 
 
 def approving_manager() -> ToolCallingManager:
-    return ToolCallingManager(interceptors=[ApprovalInterceptor(destructive=True)])
+    return ToolCallingManager(approval=ApprovalInterceptor(destructive=True))
 
 
-def test_a_builder_manager_next_to_a_loop_advisor_is_refused_at_build() -> None:
-    model = ScriptedModel([tool_call_response(("refund__issue", {"order_id": "A"})), "done"])
-    search = ToolSearchAdvisor([issue_refund], index=BM25ToolIndex(), always_on=["refund.issue"])
-    builder = ChatClient.builder(model).default_advisors(search)
+def test_a_builder_manager_next_to_a_loop_advisor_with_its_own_is_refused_at_build() -> None:
+    # Each turn stops at the call, waiting for approval.
+    model = ScriptedModel([tool_call_response(("refund__issue", {"order_id": "A"})) for _ in "ab"])
+    owned = ToolSearchAdvisor(
+        [issue_refund],
+        index=BM25ToolIndex(),
+        always_on=["refund.issue"],
+        tool_calling_manager=ToolCallingManager(),
+    )
     with pytest.raises(
-        ConfigurationError, match=r"ToolSearchAdvisor\(\.\.\., tool_calling_manager"
+        ConfigurationError, match=r"give the advisor no manager \(ToolSearchAdvisor\(\.\.\.\) uses"
     ):
-        builder.tool_calling_manager(approving_manager()).build()
-    # Given where it is honoured, the manager's approval holds the destructive call back.
+        ChatClient.builder(model).default_advisors(owned).tool_calling_manager(
+            approving_manager()
+        ).build()
+    with pytest.raises(ConfigurationError, match=r"approval= configure the client's tool rounds"):
+        ChatClient.builder(model).default_advisors(owned).approval(
+            ApprovalInterceptor(destructive=True)
+        ).build()
+    # A search advisor without a manager uses the client's: its approval holds the call back.
     REFUNDS.clear()
+    search = ToolSearchAdvisor([issue_refund], index=BM25ToolIndex(), always_on=["refund.issue"])
+    client = (
+        ChatClient.builder(model)
+        .default_advisors(search)
+        .tool_calling_manager(approving_manager())
+        .build()
+    )
+    response = client.prompt("refund A").conversation("c0").call()
+    assert [p.tool_name for p in response.pending_approvals] == ["refund.issue"]
+    assert REFUNDS == []
+    # Given to the advisor itself, the manager's approval holds the destructive call back too.
     search = ToolSearchAdvisor(
         [issue_refund],
         index=BM25ToolIndex(),
@@ -241,10 +281,16 @@ def test_a_builder_manager_next_to_a_loop_advisor_is_refused_at_build() -> None:
     ("configure", "conflict"),
     [
         (
-            lambda b: b.default_advisors(ToolCallingAdvisor()).tool_calling_manager(
-                approving_manager()
-            ),
-            "runs the loop with its own manager",
+            lambda b: b.default_advisors(
+                ToolCallingAdvisor(tool_calling_manager=ToolCallingManager())
+            ).tool_calling_manager(approving_manager()),
+            "runs the loop with a manager of its own",
+        ),
+        (
+            lambda b: b.default_advisors(
+                ToolCallingAdvisor(tool_calling_manager=ToolCallingManager())
+            ).approval(approve),
+            "runs the loop with a manager of its own",
         ),
         (
             lambda b: b.default_advisors(ToolCallingAdvisor()).tool_calling(False),
@@ -252,7 +298,12 @@ def test_a_builder_manager_next_to_a_loop_advisor_is_refused_at_build() -> None:
         ),
         (
             lambda b: b.tool_calling_manager(approving_manager()).tool_calling(False),
-            "switches it off",
+            "switches the loop off",
+        ),
+        (lambda b: b.approval(approve).tool_calling(False), "switches the loop off"),
+        (
+            lambda b: b.tool_calling_manager(approving_manager()).approval(approve),
+            r"approval= build the client's manager, but tool_calling_manager= gives one",
         ),
         (lambda b: b.default_advisors(ToolCallingAdvisor(), ToolCallingAdvisor()), "exactly one"),
     ],
@@ -267,8 +318,9 @@ def test_conflicting_defaults_are_refused_at_build(configure: Any, conflict: str
     [
         (
             lambda b: b.tool_calling_manager(approving_manager()),
-            "runs the loop with its own manager",
+            "runs the loop with a manager of its own",
         ),
+        (lambda b: b.approval(approve), "runs the loop with a manager of its own"),
         (lambda b: b.tool_calling(False), "switches the tool loop off"),
     ],
 )
@@ -276,8 +328,18 @@ def test_a_request_loop_advisor_that_would_drop_a_default_is_refused(
     configure: Any, conflict: str
 ) -> None:
     client = configure(ChatClient.builder(ScriptedModel(["x"]))).build()
+    loop = ToolCallingAdvisor(tool_calling_manager=ToolCallingManager())
     with pytest.raises(ConfigurationError, match=conflict):
-        client.prompt("hi").advisors(ToolCallingAdvisor()).call()
+        client.prompt("hi").advisors(loop).call()
+
+
+def test_a_request_loop_advisor_without_a_manager_runs_with_the_clients() -> None:
+    REFUNDS.clear()
+    model = ScriptedModel([tool_call_response(("refund__issue", {"order_id": "A"}))])
+    client = ChatClient.builder(model).tool_calling_manager(approving_manager()).build()
+    response = client.prompt("refund A").tools(issue_refund).advisors(ToolCallingAdvisor()).call()
+    assert [p.tool_name for p in response.pending_approvals] == ["refund.issue"]
+    assert REFUNDS == []
 
 
 def test_tool_names_without_a_loop_to_resolve_them_are_refused() -> None:
@@ -463,7 +525,7 @@ def test_the_constructor_and_the_builder_make_the_same_client() -> None:
     ]
     assert made_model.tool_definitions == built_model.tool_definitions
     assert made_model.prompts[0].options.tool_context == {"user_id": "u-1"}
-    assert made_recorder.requests[0].context == built_recorder.requests[0].context
+    assert params(made_recorder.requests[0]) == params(built_recorder.requests[0])
     assert made_answer.tool_loop is not None
     assert built_answer.tool_loop is not None
     assert made_answer.tool_loop.history == built_answer.tool_loop.history
@@ -478,7 +540,7 @@ def test_the_constructor_takes_one_tool_source_or_advisor_without_a_list() -> No
     catalog = ToolCatalog([FunctionTool.from_function(greet)])
     model = ScriptedModel(["a", "b"])
     recorder = RecordingAdvisor("rec", 0)
-    client = ChatClient(model, tools=catalog, advisors=recorder)
+    client = ChatClient(model, tools=catalog, advisors=recorder, context={"user_id": "u-1"})
     client.run_sync("hi")
     # A catalog stays live: a tool added after the client was made is offered too.
     catalog.add(FunctionTool.from_function(Shop().price))
@@ -516,7 +578,7 @@ def test_run_is_the_request_spec_with_keywords() -> None:
         _without_tools(p) for p in spec_model.prompts
     ]
     assert run_model.tool_definitions == spec_model.tool_definitions
-    assert run_recorder.requests[0].context == spec_recorder.requests[0].context
+    assert params(run_recorder.requests[0]) == params(spec_recorder.requests[0])
     assert run_recorder.requests[0].context["conversation_id"] == "c7"
     assert result.tool_loop is not None
     assert result.tool_loop.rounds[0].responses[0].data == "u-9 greets Ada"
@@ -537,9 +599,24 @@ def test_run_keeps_the_request_specs_checks() -> None:
     ("arguments", "fix"),
     [
         (
-            {"advisors": [ToolCallingAdvisor()], "tool_calling_manager": ToolCallingManager()},
-            r"give the manager to it \(ToolCallingAdvisor\(\.\.\., tool_calling_manager",
+            {
+                "advisors": [ToolCallingAdvisor(tool_calling_manager=ToolCallingManager())],
+                "tool_calling_manager": ToolCallingManager(),
+            },
+            r"give the advisor no manager \(ToolCallingAdvisor\(\.\.\.\) uses the client's\)",
         ),
+        (
+            {
+                "advisors": [ToolCallingAdvisor(tool_calling_manager=ToolCallingManager())],
+                "audit": LoggingAuditSink(),
+            },
+            "or give the settings to its manager",
+        ),
+        (
+            {"tool_calling_manager": ToolCallingManager(), "authorize": lambda c, t, a: True},
+            r"give them to that ToolCallingManager\(\.\.\.\) instead",
+        ),
+        ({"approval": approve, "tool_calling": False}, "remove one of the two"),
         (
             {"advisors": [ToolCallingAdvisor()], "tool_calling": False},
             "switches the tool loop off",
@@ -557,6 +634,7 @@ def test_run_keeps_the_request_specs_checks() -> None:
         ({"options": {"temperature": 0.2}}, "options takes a ChatOptions"),
         ({"tool_calling_manager": ToolCallingAdvisor()}, "tool_calling_manager takes a manager"),
         ({"tool_calling": "no"}, "tool_calling takes True or False"),
+        ({"single_tenant": "yes"}, "single_tenant takes True or False"),
     ],
 )
 def test_a_misconfigured_client_is_refused_naming_the_fix(

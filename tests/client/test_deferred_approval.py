@@ -21,10 +21,8 @@ from toolrelay.execution import (
     ApprovalStatus,
     Approve,
     Deny,
-    IdempotencyInterceptor,
+    IdempotencyStore,
     InMemoryIdempotencyStore,
-    ToolCallingManager,
-    ToolCallInterceptor,
     ToolInvocation,
 )
 from toolrelay.memory import MessageWindowChatMemory
@@ -85,16 +83,20 @@ class Desk:
 
 
 def client_for(
-    model: ScriptedModel, desk: Desk, interceptors: list[ToolCallInterceptor] | None = None
+    model: ScriptedModel,
+    desk: Desk,
+    approval: ApprovalInterceptor | None = None,
+    idempotency: IdempotencyStore | None = None,
 ) -> ChatClient:
-    manager = ToolCallingManager(interceptors=interceptors or [ApprovalInterceptor()])
-    return (
+    builder = (
         ChatClient.builder(model)
         .default_system("You handle refunds.")
         .default_tools(*tools_from(desk))
-        .tool_calling_manager(manager)
-        .build()
+        .approval(approval or ApprovalInterceptor())
     )
+    if idempotency is not None:
+        builder = builder.idempotency(idempotency)
+    return builder.build()
 
 
 LOOKUP = ("orders.lookup", {"order_id": "A1"})
@@ -265,11 +267,9 @@ def test_a_retry_called_twice_per_round_and_again_later_is_approved_and_paid_onc
     model = ScriptedModel(
         [tool_call_response(retry, retry), tool_call_response(retry), "Refund r-9 is paid."]
     )
-    interceptors: list[ToolCallInterceptor] = [
-        IdempotencyInterceptor(),
-        ApprovalInterceptor(approver, destructive=True),
-    ]
-    answer = client_for(model, desk, interceptors).prompt("Retry r-9").call()
+    # The client's idempotency (an in-process store, engaged by default) runs outside approval.
+    approval = ApprovalInterceptor(approver, destructive=True)
+    answer = client_for(model, desk, approval).prompt("Retry r-9").call()
     assert answer.content() == "Refund r-9 is paid."
     assert desk.retries == ["r-9"]
     assert len(approver.asked) == 1
@@ -283,8 +283,7 @@ def test_deferred_duplicates_need_one_decision_and_pay_once() -> None:
     store = InMemoryIdempotencyStore()  # shared, as a database would be between processes
 
     def client(model: ScriptedModel, desk: Desk) -> ChatClient:
-        interceptors = [IdempotencyInterceptor(store), ApprovalInterceptor(destructive=True)]
-        return client_for(model, desk, interceptors)  # type: ignore[arg-type]
+        return client_for(model, desk, ApprovalInterceptor(destructive=True), store)
 
     first = client(ScriptedModel([tool_call_response(retry, retry)]), Desk())
     stopped = first.prompt("Retry r-9").call()
@@ -311,7 +310,7 @@ async def test_an_outer_memory_keeps_the_conversation_across_the_stop() -> None:
     client = (
         ChatClient.builder(model)
         .default_tools(*tools_from(desk))
-        .tool_calling_manager(ToolCallingManager(interceptors=[ApprovalInterceptor()]))
+        .approval(ApprovalInterceptor())
         .default_advisors(MessageChatMemoryAdvisor(memory))
         .build()
     )
@@ -329,11 +328,8 @@ async def test_an_outer_memory_keeps_the_conversation_across_the_stop() -> None:
 
 async def test_tool_search_turns_stop_and_resume() -> None:
     desk = Desk()
-    advisor = ToolSearchAdvisor(
-        tools_from(desk),
-        index=BM25ToolIndex(),
-        tool_calling_manager=ToolCallingManager(interceptors=[ApprovalInterceptor()]),
-    )
+    # The advisor has no manager of its own: the found tools run with the client's approval.
+    advisor = ToolSearchAdvisor(tools_from(desk), index=BM25ToolIndex())
     model = ScriptedModel(
         [
             tool_call_response(("tool_search", {"query": "refund part of an order"})),
@@ -341,7 +337,7 @@ async def test_tool_search_turns_stop_and_resume() -> None:
             "Refunded A1.",
         ]
     )
-    client = ChatClient.builder(model).default_advisors(advisor).build()
+    client = ChatClient(model, advisors=[advisor], approval=ApprovalInterceptor())
     stopped = await client.prompt("Refund A1").conversation("c1").acall()
     (pending,) = stopped.pending_approvals
     assert pending.tool_name == "refund.issue"

@@ -20,7 +20,6 @@ from toolrelay.execution import (
     ApprovalInterceptor,
     Approve,
     Deny,
-    ToolCallingManager,
 )
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import (
@@ -62,8 +61,9 @@ class Desk:
         return f"refunded {order_id}"
 
 
-def approving() -> ToolCallingManager:
-    return ToolCallingManager(interceptors=[ApprovalInterceptor(destructive=True)])
+def approving() -> ApprovalInterceptor:
+    """A person decides later about every destructive call."""
+    return ApprovalInterceptor(destructive=True)
 
 
 def test_a_turn_with_two_rounds_gives_its_text_messages_and_summed_usage() -> None:
@@ -201,7 +201,7 @@ def test_a_deferred_call_stops_the_turn_and_resume_finishes_it() -> None:
             text_response("Refunded A-1.", usage=(60, 9)),
         ]
     )
-    client = ChatClient(model, tools=[desk], tool_calling_manager=approving())
+    client = ChatClient(model, tools=[desk], approval=approving())
     stopped = client.run_sync("Refund A-1", conversation="c9", context={"tenant_id": "acme"})
 
     assert stopped.finish_reason == APPROVAL_REQUIRED_FINISH_REASON
@@ -244,7 +244,7 @@ async def test_resume_refuses_a_state_of_another_tenant_and_a_denial_never_runs(
     model = ScriptedModel(
         [tool_call_response(("order__refund", {"order_id": "B-2"})), "Not refunded."]
     )
-    client = ChatClient(model, tools=[desk], tool_calling_manager=approving())
+    client = ChatClient(model, tools=[desk], approval=approving())
     stopped = await client.run("Refund B-2", conversation="c3", context={"tenant_id": "acme"})
     assert stopped.approval is not None
     with pytest.raises(ConfigurationError, match="belongs to another conversation"):
@@ -273,8 +273,9 @@ def test_tool_search_and_approval_are_reported_together() -> None:
             tool_call_response(("order__refund", {"order_id": "C-3"})),
         ]
     )
-    search = ToolSearchAdvisor(desk, index=BM25ToolIndex(), tool_calling_manager=approving())
-    result = ChatClient(model, advisors=[search]).run_sync("Refund C-3", conversation="c4")
+    search = ToolSearchAdvisor(desk, index=BM25ToolIndex())
+    client = ChatClient(model, advisors=[search], approval=approving())
+    result = client.run_sync("Refund C-3", conversation="c4", context={"tenant_id": "acme"})
     assert result.tool_search is not None
     assert "order.refund" in result.tool_search.discovered
     assert result.approval is not None

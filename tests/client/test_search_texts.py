@@ -12,6 +12,7 @@ import pytest
 
 from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError, ToolArgumentError, ToolDefinitionError
+from toolrelay.execution import ApprovalInterceptor
 from toolrelay.messages import AssistantMessage, SystemMessage, ToolResponseMessage
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
@@ -66,7 +67,15 @@ def advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
 
 async def first_prompt(search_advisor: ToolSearchAdvisor, *script: Any) -> ScriptedModel:
     model = ScriptedModel([*script, "done"])
-    client = ChatClient.builder(model).default_system(SYSTEM).default_advisors(search_advisor)
+    # The refund desk has tools that need approval (a person decides later; none is called)
+    # and tools that need their context.
+    client = (
+        ChatClient.builder(model)
+        .default_system(SYSTEM)
+        .default_advisors(search_advisor)
+        .approval(ApprovalInterceptor())
+        .default_tool_context({"tenant_id": "acme", "user_id": "U-ZHANG"})
+    )
     await client.build().prompt("go").conversation("c1").acall()
     return model
 

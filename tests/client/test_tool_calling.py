@@ -18,13 +18,11 @@ from toolrelay.client import (
 )
 from toolrelay.exceptions import ModelCallLimitError, ToolNotFoundError, ToolsNotSupportedError
 from toolrelay.execution import (
-    AuthorizationInterceptor,
     CallLimits,
     StaticToolResolver,
     ToolCallingManager,
     ToolCallStatus,
     ToolExecutionResult,
-    ToolInvocation,
 )
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import (
@@ -205,12 +203,12 @@ async def test_tools_on_a_model_without_tool_support_is_an_error() -> None:
     assert await client_for(model, tools=()).prompt("go").acall()  # no tools: fine
 
 
-async def test_the_managers_interceptors_apply_to_every_round_of_the_loop() -> None:
+async def test_the_managers_guards_apply_to_every_round_of_the_loop() -> None:
     def deny_b(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
         return "b is off limits" if arguments.get("host") == "b" else True
 
     model = ScriptedModel([pinging("a", "b"), "done"])
-    manager = ToolCallingManager(interceptors=[AuthorizationInterceptor(deny_b)])
+    manager = ToolCallingManager(authorize=deny_b)
     advisor = ToolCallingAdvisor(tool_calling_manager=manager)
     await client_for(model, advisor).prompt("go").acall()
     responses = model.prompts[1].messages[-1]
@@ -221,14 +219,20 @@ async def test_the_managers_interceptors_apply_to_every_round_of_the_loop() -> N
     ]
 
 
-async def test_guards_given_to_the_advisor_still_apply_to_every_round_and_warn() -> None:
-    async def deny_b(request: ToolInvocation) -> str | None:
-        return "b is off limits" if request.arguments.get("host") == "b" else None
+async def test_the_clients_guards_apply_to_every_round_of_a_given_advisor() -> None:
+    async def deny_b(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool | str:
+        return "b is off limits" if arguments.get("host") == "b" else True
 
     model = ScriptedModel([pinging("a", "b"), "done"])
-    with pytest.warns(DeprecationWarning, match=r"ToolCallingAdvisor\(guards=\.\.\.\)"):
-        advisor = ToolCallingAdvisor(guards=[deny_b])
-    await client_for(model, advisor).prompt("go").acall()
+    advisor = ToolCallingAdvisor()  # no manager of its own: it runs the client's
+    client = (
+        ChatClient.builder(model)
+        .default_tools(ping)
+        .default_advisors(advisor)
+        .authorize(deny_b)
+        .build()
+    )
+    await client.prompt("go").acall()
     responses = model.prompts[1].messages[-1]
     assert isinstance(responses, ToolResponseMessage)
     assert [(r.data, r.is_error) for r in responses.responses] == [

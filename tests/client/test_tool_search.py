@@ -127,8 +127,11 @@ def shown(model: ScriptedModel) -> list[list[str]]:
     return [model.tool_names_shown(i) for i in range(model.call_count)]
 
 
-def client_for(model: ScriptedModel, advisor: ToolCallingAdvisor, *tools: object) -> ChatClient:
-    return ChatClient.builder(model).default_advisors(advisor).default_tools(*tools).build()
+def client_for(
+    model: ScriptedModel, advisor: ToolCallingAdvisor, *tools: object, **guards: Any
+) -> ChatClient:
+    """A client over ``advisor``; ``guards`` (``authorize=``...) build its manager."""
+    return ChatClient(model, advisors=[advisor], tools=list(tools), **guards)
 
 
 @pytest.fixture

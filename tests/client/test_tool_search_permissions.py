@@ -97,8 +97,9 @@ def similar(name: str, *shown: str) -> str:
     )
 
 
-def client_for(model: ScriptedModel, advisor: ToolSearchAdvisor) -> ChatClient:
-    return ChatClient.builder(model).default_advisors(advisor).build()
+def client_for(model: ScriptedModel, advisor: ToolSearchAdvisor, **guards: Any) -> ChatClient:
+    """A client over ``advisor``; ``guards`` (``authorize=``...) build its manager."""
+    return ChatClient(model, advisors=[advisor], **guards)
 
 
 @pytest.fixture
@@ -352,7 +353,7 @@ async def test_a_denied_call_is_an_error_response_and_the_tool_does_not_run(shop
         asked.append((tool.definition.name, dict(arguments), context.user_id))
         return tool.metadata.read_only or "Refunds need a manager's approval."
 
-    advisor = bm25_advisor(tools_from(shop), authorize=authorize)
+    advisor = bm25_advisor(tools_from(shop))
     model = ScriptedModel(
         [
             tool_call_response(
@@ -365,7 +366,7 @@ async def test_a_denied_call_is_an_error_response_and_the_tool_does_not_run(shop
             "done",
         ]
     )
-    client = client_for(model, advisor)
+    client = client_for(model, advisor, authorize=authorize)
     response = await client.prompt("go").conversation("c1").tool_context({"user_id": "u7"}).acall()
     denied, allowed = responses(model.prompts[2])
     assert (denied.data, denied.is_error) == ("Refunds need a manager's approval.", True)
@@ -381,7 +382,7 @@ async def test_an_async_authorize_returning_false_gets_the_standard_denial(shop:
     async def authorize(context: ToolContext, tool: Tool, arguments: Mapping[str, Any]) -> bool:
         return False
 
-    advisor = bm25_advisor(tools_from(shop), authorize=authorize)
+    advisor = bm25_advisor(tools_from(shop))
     model = ScriptedModel(
         [
             search("lookup order", max_results=1),
@@ -389,7 +390,7 @@ async def test_an_async_authorize_returning_false_gets_the_standard_denial(shop:
             "done",
         ]
     )
-    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    await client_for(model, advisor, authorize=authorize).prompt("go").conversation("c1").acall()
     assert json.loads(responses(model.prompts[1])[0].data)[0]["name"] == "orders__lookup"
     denied = responses(model.prompts[2])[0]
     assert denied.data == f"The call to tool {LOOKUP!r} was denied."

@@ -33,9 +33,16 @@ def tuples(entries: tuple[UsageEntry, ...]) -> list[tuple[str, str, str]]:
     return [(e.scope, e.query, e.tool) for e in entries]
 
 
-async def run(advisor: Any, script: list[Any], *, tenant: str | None = "acme", cid: str = "c1"):
+async def run(
+    advisor: Any,
+    script: list[Any],
+    *,
+    tenant: str | None = "acme",
+    cid: str = "c1",
+    **guards: Any,
+) -> Any:
     model = ScriptedModel(script)
-    spec = client_for(model, advisor).prompt("go").conversation(cid)
+    spec = client_for(model, advisor, **guards).prompt("go").conversation(cid)
     if tenant is not None:
         spec = spec.tool_context({"tenant_id": tenant})
     return model, await spec.acall()
@@ -65,10 +72,11 @@ async def test_failing_denied_and_unsearched_calls_are_not_recorded() -> None:
     log = InMemoryUsageLog()
     desk = Desk()
     tools = [broken_refund, *(t for t in tools_from(desk) if t.definition.name != REFUND)]
-    advisor = bm25_advisor(tools, usage_log=log, authorize=authorize, always_on=[FORECAST])
+    advisor = bm25_advisor(tools, usage_log=log, always_on=[FORECAST])
     _, response = await run(
         advisor,
-        [
+        authorize=authorize,
+        script=[
             tool_call_response(
                 (TOOL_SEARCH_NAME, {"query": "refund card payment", "max_results": 1}),
                 (TOOL_SEARCH_NAME, {"query": "send email", "max_results": 1}),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,7 +28,7 @@ from toolrelay.exceptions import (
     ModelConnectionError,
     ModelResponseError,
 )
-from toolrelay.execution import AuthorizationInterceptor
+from toolrelay.execution import Deny, ToolInvocation
 from toolrelay.prompt import Prompt
 from toolrelay.search import BM25ToolIndex
 from toolrelay.testing import FunctionModel
@@ -51,7 +52,7 @@ def desk() -> TaskEnvironment:
     return TaskEnvironment(
         tools=build_catalog(backend),
         state=backend,
-        interceptors=(AuthorizationInterceptor(no_forcing),),
+        authorize=no_forcing,
     )
 
 
@@ -160,6 +161,37 @@ async def test_calling_the_forbidden_tool_fails_even_when_it_was_denied() -> Non
         assert not calls.passed
         assert calls.detail == "called forbidden refund.force_success"
         assert not result.success  # ...but the forbidden call was attempted
+
+
+CANCEL = ("order.cancel", {"order_id": "O-5014", "reason": "customer asked"})
+
+
+async def test_a_call_needing_approval_waits_for_a_person_and_ends_the_run() -> None:
+    results = await run(plan_model([CANCEL, RETRY]))
+    for result in results.values():
+        assert (result.stop, result.success) == ("approval_required", False)
+        assert [(c.name, c.status) for c in result.calls] == [("order.cancel", CallStatus.OTHER)]
+        assert result.checks[0].detail == "RF-2001 is failed"  # the run stopped before the retry
+
+
+async def test_an_environment_can_say_who_approves() -> None:
+    asked: list[str] = []
+
+    async def refuse(invocation: ToolInvocation) -> Deny:
+        asked.append(invocation.tool_name)
+        return Deny("cancelling orders is not part of this task")
+
+    def refusing_desk() -> TaskEnvironment:
+        return dataclasses.replace(desk(), approval=refuse)
+
+    suite = dataclasses.replace(SUITE, environments={"desk": refusing_desk})
+    results, _ = await TaskRunner(suite, plan_model([CANCEL, RETRY]), modes=MODES).run()
+    for result in results:
+        assert [c.status for c in result.calls] == [CallStatus.DENIED, CallStatus.OK]
+        assert "not part of this task" in (result.calls[0].error or "")
+        assert result.stop == "answer"
+        assert result.checks[0].passed  # the model carried on and retried
+    assert asked == ["order.cancel", "order.cancel"]  # once per mode
 
 
 async def test_unknown_names_and_tools_not_shown_are_told_apart() -> None:

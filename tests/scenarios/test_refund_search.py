@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from toolrelay.client import ChatClient, ToolSearchAdvisor
+from toolrelay.execution import ApprovalInterceptor
 from toolrelay.messages import ToolResponseMessage
 from toolrelay.prompt import Prompt
 from toolrelay.search._bm25 import BM25ToolIndex
@@ -154,7 +155,10 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
     advisor = ToolSearchAdvisor(catalog, index=BM25ToolIndex())
     triage = Triage()
     model = ScriptedModel(triage.script())
-    client = ChatClient.builder(model).default_advisors(advisor).build()
+    # The desk has tools that need approval (the triage calls none): a person decides later.
+    client = (
+        ChatClient.builder(model).default_advisors(advisor).approval(ApprovalInterceptor()).build()
+    )
 
     response = await client.prompt(TASK).conversation("triage-1").tool_context(CONTEXT).acall()
 
@@ -191,7 +195,10 @@ async def test_a_later_turn_of_the_triage_starts_with_the_tools_it_found(
     advisor = ToolSearchAdvisor(build_catalog(backend), index=BM25ToolIndex())
     triage = Triage()
     model = ScriptedModel([*triage.script(), tool_call_response((FIND, {})), "Nothing left."])
-    client = ChatClient.builder(model).default_advisors(advisor).build()
+    # The desk has tools that need approval (the triage calls none): a person decides later.
+    client = (
+        ChatClient.builder(model).default_advisors(advisor).approval(ApprovalInterceptor()).build()
+    )
     await client.prompt(TASK).conversation("triage-2").tool_context(CONTEXT).acall()
     follow_up = (
         await client.prompt("Anything still failing?")

@@ -10,6 +10,10 @@ wrappers watch it without changing what it does, so each round can be shown as i
 - :class:`RecordingIndex` keeps each search's response, scores included;
 - :class:`ObservedToolSearchAdvisor` reports each tool round's outcomes as it ends.
 
+Nobody at the terminal approves calls: a call of a tool that requires approval (the demo
+catalog's ``db.delete_row``, ``order.cancel``...) is denied by :func:`no_approver`, and the
+model reads why (the refund triage itself calls none of them).
+
 Requests are measured in the OpenAI Chat Completions wire format (``messages`` as the OpenAI
 adapter writes them, ``tools`` as ``toolrelay eval tokens`` does) with cl100k_base.
 """
@@ -36,7 +40,14 @@ from toolrelay.client import (
     ToolSearchAdvisor,
 )
 from toolrelay.exceptions import InvalidJsonError
-from toolrelay.execution import ToolCallOutcome, ToolExecutionResult
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    Deny,
+    ToolCallOutcome,
+    ToolExecutionResult,
+    ToolInvocation,
+)
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse, ToolCall, Usage
 from toolrelay.models._base import ChatModel, model_name
@@ -62,6 +73,7 @@ __all__ = [
     "RoundRecord",
     "TurnRecorder",
     "build_pipeline",
+    "no_approver",
     "quiet_library_logs",
     "search_query",
     "tools_tokens",
@@ -289,6 +301,15 @@ class ObservedToolSearchAdvisor(ToolSearchAdvisor):
         return result
 
 
+async def no_approver(invocation: ToolInvocation, /) -> Deny:
+    """Deny a call that needs approval: no person approves calls from the command line."""
+    return Deny(
+        f"The tool {invocation.tool_name!r} requires a person's approval before it runs, and "
+        "nobody approves calls in this session, so it did not run. Do not call it again; "
+        "tell the user it needs approval."
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class Pipeline:
     """A client over the observed pipeline, and the recorder of its latest turn."""
@@ -308,11 +329,13 @@ def build_pipeline(
     listener: RoundListener | None = None,
     language: SearchLanguage = "auto",
     usage_log: UsageLog | None = None,
+    approval: ApprovalHandler | ApprovalInterceptor = no_approver,
 ) -> Pipeline:
     """The client over ``model`` with tool search over ``catalog`` (indexed by ``index``).
 
     ``language`` is the tool search advisor's: the language of its texts; ``usage_log``
-    its usage log (searches rank with it and record in it).
+    its usage log (searches rank with it and record in it); ``approval`` decides about calls
+    of tools that require approval (denied, by default: see :func:`no_approver`).
     """
     recorder = TurnRecorder(catalog.definitions(), listener)
     advisor = ObservedToolSearchAdvisor(
@@ -329,6 +352,7 @@ def build_pipeline(
         .default_system(system)
         .default_advisors(memory, advisor)
         .default_tool_context(tool_context)
+        .approval(approval)
         .build()
     )
     return Pipeline(client=client, recorder=recorder)

@@ -52,7 +52,7 @@ from toolrelay.exceptions import (
     ToolsNotSupportedError,
 )
 from toolrelay.execution import (
-    ToolCallingManager,
+    ApprovalInterceptor,
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
@@ -497,19 +497,28 @@ class TaskRunner:
         memory = MessageChatMemoryAdvisor(
             MessageWindowChatMemory(InMemoryChatMemoryRepository(), max_messages=_MEMORY_WINDOW)
         )
-        manager = ToolCallingManager(interceptors=environment.interceptors)
         loop: _RecordingLoop | _RecordingSearch
         if mode.index is None:
-            loop = _RecordingLoop(max_model_calls=self.max_requests, tool_calling_manager=manager)
+            loop = _RecordingLoop(max_model_calls=self.max_requests)
         else:
             loop = _RecordingSearch(
                 tools,
                 index=self._indexes[(mode.name, task.environment)],
                 max_model_calls=self.max_requests,
-                tool_calling_manager=manager,
             )
         loop.recorder = recorder
-        builder = ChatClient.builder(meter).default_advisors(memory, loop)
+        # The loop runs its rounds with the client's manager, built from the environment's
+        # guards: the same in every mode. Nobody approves during a run unless the
+        # environment says who does: a call needing approval waits for a person.
+        approval = environment.approval
+        builder = (
+            ChatClient.builder(meter)
+            .default_advisors(memory, loop)
+            .approval(approval if approval is not None else ApprovalInterceptor())
+            .default_interceptors(*environment.interceptors)
+        )
+        if environment.authorize is not None:
+            builder = builder.authorize(environment.authorize)
         if mode.index is None:
             builder = builder.default_tools(*tools)
         system = task.system if task.system is not None else self.suite.system

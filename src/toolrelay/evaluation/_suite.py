@@ -36,7 +36,12 @@ from typing import Any
 
 from toolrelay.evaluation._checks import Check, NamesTools
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallInterceptor
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    Authorizer,
+    ToolCallInterceptor,
+)
 from toolrelay.tools import ToolContext, ToolDefinition, ToolMetadata
 
 __all__ = ["CannedTool", "EnvironmentFactory", "Task", "TaskEnvironment", "TaskSuite"]
@@ -50,12 +55,21 @@ class TaskEnvironment:
         tools: The catalog: anything :func:`~toolrelay.tools.as_tools` accepts (a
             ``ToolCatalog``, objects with ``@tool`` methods, tools).
         state: The back end the tools read and change, handed to state checks.
-        interceptors: Steps around each call, in every mode (a permission check, say: an
-            :class:`~toolrelay.execution.AuthorizationInterceptor`), outermost first.
+        authorize: Asked before each call, in every mode, whether it may run (a permission
+            check, say): ``(context, tool, arguments) -> True | False | reason``.
+        approval: Decides about calls of tools that require approval: an async handler
+            returning ``Approve()``, ``Deny(reason)`` or ``Defer()``, or an
+            :class:`~toolrelay.execution.ApprovalInterceptor`. ``None``: nobody approves
+            during a run, so such a call waits for a person and the run stops with
+            ``approval_required`` (``ApprovalInterceptor()``).
+        interceptors: Steps of your own around each call, in every mode, outermost first
+            (the built-in steps have the options above).
     """
 
     tools: Iterable[object]
     state: object = None
+    authorize: Authorizer | None = None
+    approval: ApprovalHandler | ApprovalInterceptor | None = None
     interceptors: tuple[ToolCallInterceptor, ...] = ()
 
 
