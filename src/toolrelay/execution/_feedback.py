@@ -19,9 +19,11 @@ __all__ = [
     "arguments_too_long",
     "denied",
     "earlier_result_unknown",
+    "error_cut",
     "invalid_arguments",
     "name_too_long",
     "per_tool_limit",
+    "result_cut",
     "result_unknown",
     "timed_out",
     "timed_out_running",
@@ -142,6 +144,28 @@ def timed_out_waiting(tool_name: str, seconds: float, workers: WorkerPoolStatus)
         f"{workers.max_workers:,} threads for synchronous tools are busy{stuck}. It did not run; "
         "try again later or answer without it."
     )
+
+
+def result_cut(shown: int, total: int) -> str:
+    """Appended to a result cut to its bound: how much was shown, and how to get the rest.
+
+    For ``result_cut(20_000, 5_242_880)`` the note is, on a line of its own::
+
+        [Result cut: these are the first 20,000 of 5,242,880 characters. For what was left
+        out, call the tool again asking for less: a narrower query, one page, or fewer fields.]
+
+    (on one line). The counts are characters of the result's text.
+    """
+    return (
+        f"\n[Result cut: these are the first {shown:,} of {total:,} characters. For what was "
+        "left out, call the tool again asking for less: a narrower query, one page, or fewer "
+        "fields.]"
+    )
+
+
+def error_cut(shown: int, total: int) -> str:
+    """Appended to a tool's error text cut to the result bound (an error quoting a whole page)."""
+    return f"\n[Error text cut: these are the first {shown:,} of {total:,} characters.]"
 
 
 def result_unknown() -> str:

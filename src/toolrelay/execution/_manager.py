@@ -21,7 +21,11 @@ A round, for each call of the first generation that has tool calls:
    (bounded by ``max_concurrency``, cancelled
    after its timeout; synchronous functions in a bounded pool of threads of their own, see
    :mod:`~toolrelay.tools._workers`); exceptions go to the
-   :class:`~toolrelay.execution.ToolExceptionProcessor`.
+   :class:`~toolrelay.execution.ToolExceptionProcessor`;
+5. bound what the model reads: a result (or a tool's error text) longer than the tool's
+   ``max_result_chars``, else the manager's (:data:`DEFAULT_MAX_RESULT_CHARS`), is cut there,
+   with a note saying how much was shown and how to ask for less; the outcome keeps the whole
+   text (``ToolCallOutcome.full_result``).
 
 Steps 1-3 run for every call before any tool starts, so a ``"raise"`` policy for unknown names
 or invalid arguments fails before anything has side effects. Responses keep the order of the calls.
@@ -96,6 +100,7 @@ from toolrelay.tools._base import (
     ToolContext,
     ToolDefinition,
     ValidatedArguments,
+    check_result_chars,
     check_seconds,
 )
 from toolrelay.tools._names import provider_safe_name
@@ -104,6 +109,7 @@ from toolrelay.tools._workers import WorkerJob, WorkerPool, sync_tool_workers
 __all__ = [
     "DEFAULT_MAX_ARGUMENTS_LENGTH",
     "DEFAULT_MAX_NAME_LENGTH",
+    "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_TIMEOUT",
     "ToolCallingManager",
 ]
@@ -121,6 +127,13 @@ DEFAULT_MAX_NAME_LENGTH: Final = MAX_TOOL_NAME_LENGTH
 """Characters of a called name beyond which the call is refused unread (256)."""
 DEFAULT_MAX_ARGUMENTS_LENGTH: Final = 1_000_000
 """Characters of a call's argument text beyond which the call is refused unread."""
+DEFAULT_MAX_RESULT_CHARS: Final = 20_000
+"""Characters of a tool's text the model reads; a longer one is cut there, with a note.
+
+Characters (Unicode code points, Python's ``len``) rather than tokens: exact and free to count
+on every call, and the same for every model, where tokens depend on the model's tokenizer.
+20,000 characters are some 5,000 tokens of English text and up to about 20,000 of Chinese.
+"""
 
 
 class _Default(enum.Enum):
@@ -199,6 +212,12 @@ class ToolCallingManager:
             answered as invalid without being parsed (:data:`DEFAULT_MAX_ARGUMENTS_LENGTH`).
         sync_workers: The threads synchronous function tools run in; the process-wide pool
             (:func:`~toolrelay.tools._workers.sync_tool_workers`) by default.
+        max_result_chars: Characters of a tool's text (its result, or its error text) the
+            model reads, for tools whose metadata sets no ``max_result_chars``
+            (:data:`DEFAULT_MAX_RESULT_CHARS`, 20,000); ``None`` means no bound. A longer text
+            is cut there (never inside a surrogate pair), followed by a note saying how much
+            was shown of how much and how to ask for less; the outcome keeps the whole text
+            (``ToolCallOutcome.full_result``).
 
     Raises:
         ConfigurationError: An option is out of range (a timeout that is not a finite number
@@ -221,6 +240,7 @@ class ToolCallingManager:
         max_name_length: int = DEFAULT_MAX_NAME_LENGTH,
         max_arguments_length: int = DEFAULT_MAX_ARGUMENTS_LENGTH,
         sync_workers: WorkerPool | None = None,
+        max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
         for option, limit in (
             ("max_concurrency", max_concurrency),
@@ -232,6 +252,7 @@ class ToolCallingManager:
         if isinstance(default_timeout, _Default):
             default_timeout = DEFAULT_TIMEOUT
         check_seconds("default_timeout", default_timeout)
+        check_result_chars("max_result_chars", max_result_chars, unbounded="None means no bound")
         for option, value in (
             ("unknown_tool", unknown_tool),
             ("invalid_arguments", invalid_arguments),
@@ -257,6 +278,7 @@ class ToolCallingManager:
         self.max_name_length = max_name_length
         self.max_arguments_length = max_arguments_length
         self.sync_workers = sync_workers if sync_workers is not None else sync_tool_workers()
+        self.max_result_chars = max_result_chars
 
     def resolve_tool_definitions(self, options: ChatOptions) -> list[ToolDefinition]:
         """The definitions to send to the model: ``options.tools``, then ``options.tool_names``.
@@ -603,6 +625,12 @@ class ToolCallingManager:
             finally:
                 progress.started = workers.body_started()
             elapsed_ms = (perf_counter() - started) * 1000.0
+        limit = tool.metadata.max_result_chars
+        if limit is None:
+            limit = self.max_result_chars
+        full = None
+        if limit is not None and len(text) > limit and status in _BOUNDED:
+            full, text = text, _cut(text, limit, ok=status is ToolCallStatus.OK)
         return _answer(
             call,
             name,
@@ -612,6 +640,7 @@ class ToolCallingManager:
             exception=error,
             result_unknown=unknown,
             late_result=late,
+            full_result=full,
         )
 
     def _timed_out(
@@ -650,6 +679,7 @@ def _answer(
     exception: Exception | None = None,
     result_unknown: bool = False,
     late_result: concurrent.futures.Future[str] | None = None,
+    full_result: str | None = None,
 ) -> ToolCallOutcome:
     response = ToolResponse(
         id=call.id,
@@ -666,7 +696,22 @@ def _answer(
         exception=exception,
         result_unknown=result_unknown,
         late_result=late_result,
+        full_result=full_result,
     )
+
+
+# The texts a tool produced (its result, its exception's text), which the bound applies to;
+# the manager's own feedback is short already.
+_BOUNDED: Final = frozenset({ToolCallStatus.OK, ToolCallStatus.ERROR})
+
+
+def _cut(text: str, limit: int, *, ok: bool) -> str:
+    """The first ``limit`` characters of ``text`` (never half a surrogate pair), and the note."""
+    end = limit
+    if "\ud800" <= text[end - 1] <= "\udbff" and "\udc00" <= text[end] <= "\udfff":
+        end -= 1  # a pair of surrogates stands for one character: keep both or neither
+    note = feedback.result_cut if ok else feedback.error_cut
+    return text[:end] + note(end, len(text))
 
 
 def _body(invocation: ToolInvocation, workers: _CallWorkers) -> Awaitable[object]:

@@ -61,6 +61,7 @@ class ToolSpec:
         requires_approval: See :class:`~toolrelay.tools.ToolMetadata`.
         idempotency_key: See :class:`~toolrelay.tools.ToolMetadata`.
         required: Parameters the model must always send although they have a default.
+        max_result_chars: See :class:`~toolrelay.tools.ToolMetadata`.
     """
 
     name: str | None = None
@@ -73,6 +74,7 @@ class ToolSpec:
     requires_approval: bool = False
     idempotency_key: IdempotencyKey | None = None
     required: tuple[str, ...] = ()
+    max_result_chars: int | None = None
 
     def __post_init__(self) -> None:
         self.metadata()  # the options a ToolMetadata refuses are refused here already
@@ -86,6 +88,7 @@ class ToolSpec:
             destructive=self.destructive,
             requires_approval=self.requires_approval,
             idempotency_key=self.idempotency_key,
+            max_result_chars=self.max_result_chars,
         )
 
 
@@ -106,6 +109,7 @@ def tool(
     requires_approval: bool = False,
     idempotency_key: IdempotencyKey | None = None,
     required: Sequence[str] = (),
+    max_result_chars: int | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -123,6 +127,7 @@ def tool(
     requires_approval: bool = False,
     idempotency_key: IdempotencyKey | None = None,
     required: Sequence[str] = (),
+    max_result_chars: int | None = None,
 ) -> F | Callable[[F], F]:
     """Declare a function, method, static method or class method as a tool.
 
@@ -148,10 +153,14 @@ def tool(
         required: Parameters with a default that the model must nevertheless always send (the
             default then only applies to direct Python calls). Without it, a parameter is
             required exactly when it has no default.
+        max_result_chars: Characters of a result the model reads (a longer one is cut, with
+            a note), replacing the execution manager's bound for this tool; ``None`` keeps
+            the manager's.
 
     Raises:
         ConfigurationError: ``timeout`` is not a finite number of seconds above 0 (``inf``, ``nan``,
-            zero or negative), raised by ``tool(...)`` itself.
+            zero or negative), or ``max_result_chars`` is not an integer >= 1, raised by
+            ``tool(...)`` itself.
         InvalidToolNameError: The name is the declaration's only problem.
         ToolDefinitionError: Every problem of the declaration (bad name, ``*args``/``**kwargs``,
             unannotated parameters, unknown ``required`` entries, types without a schema...).
@@ -167,6 +176,7 @@ def tool(
         requires_approval=requires_approval,
         idempotency_key=idempotency_key,
         required=tuple(required),
+        max_result_chars=max_result_chars,
     )
 
     def decorate(target: F) -> F:
