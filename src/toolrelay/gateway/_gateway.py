@@ -177,7 +177,8 @@ class ToolGateway:
         tool_calling_manager: Runs the calls, with its interceptors. When omitted, one with
             the gateway's default interceptors (:func:`gateway_interceptors
             <toolrelay.gateway._side_effects.gateway_interceptors>`): results of idempotent
-            tools recorded in memory, calls that need approval waiting for it.
+            tools recorded in memory, calls that need approval waiting for it; results
+            longer than :data:`~toolrelay.execution.DEFAULT_MAX_RESULT_CHARS` cut, with a note.
         guards: Deprecated: guards for every call, after ``authorize`` (with a
             :class:`DeprecationWarning`); give the manager interceptors instead.
         language: The language of what clients read besides the catalog: ``"auto"`` (the

@@ -83,7 +83,8 @@ async def open_gateway(
         tool_filter: Which tools a caller may see and run (as for :class:`ToolGateway`).
         authorize: Whether a call may run (as for :class:`ToolGateway`).
         tool_calling_manager: Runs the calls, with interceptors of its own. By default one
-            whose ``default_timeout`` is ``config.timeout``, with the audit, idempotency and
+            whose ``default_timeout`` is ``config.timeout`` and ``max_result_chars``
+            ``config.max_result_chars``, with the audit, idempotency and
             approval interceptors the file's settings ask for (``_side_effects.py``).
         guards: Deprecated: guards for every call (as for :class:`ToolGateway`).
         index: The search index; by default the one ``config.search.index`` names.
@@ -125,7 +126,9 @@ async def open_gateway(
                 closing=stack.enter_context(contextlib.ExitStack()),
             )
             tool_calling_manager = ToolCallingManager(
-                default_timeout=config.timeout, interceptors=interceptors
+                default_timeout=config.timeout,
+                interceptors=interceptors,
+                max_result_chars=config.max_result_chars,
             )
         catalogs = [modules]
         if config.servers:
