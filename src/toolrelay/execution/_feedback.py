@@ -21,6 +21,7 @@ __all__ = [
     "earlier_result_unknown",
     "error_cut",
     "invalid_arguments",
+    "name_not_text",
     "name_too_long",
     "per_tool_limit",
     "result_cut",
@@ -75,6 +76,14 @@ def name_too_long(length: int, limit: int) -> str:
     return (
         f"The tool name in this call is {length:,} characters long; tool names have at most "
         f"{limit:,}. Call one of the available tools with its exact name."
+    )
+
+
+def name_not_text(kind: str) -> str:
+    """The call's tool name is missing (``null``) or not text; nothing was looked up."""
+    return (
+        f"This tool call has no tool name (its name is {kind}, not text). Call one of the "
+        "available tools with its exact name."
     )
 
 

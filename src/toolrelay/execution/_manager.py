@@ -12,9 +12,10 @@ A round, for each call of the first generation that has tool calls:
 1. resolve the name among the tools the request offers (then lenient matching); a name longer
    than ``max_name_length`` is refused without being looked up;
 2. count it against the turn's :class:`~toolrelay.execution.CallLimits`;
-3. parse the arguments (blank text is ``{}``; anything else must be a JSON object; a text
-   longer than ``max_arguments_length`` is refused unread) and validate them against the
-   tool, once (see :mod:`~toolrelay.execution._arguments`);
+3. parse the arguments (blank text and ``None`` are ``{}``; a mapping is taken as the object
+   already decoded; anything else must be the text of a JSON object; a text longer than
+   ``max_arguments_length`` is refused unread) and validate them against the tool, once (see
+   :mod:`~toolrelay.execution._arguments`); a name that is not text is an unknown tool;
 4. pass the call through the interceptors, the round's own first, then the manager's (see
    :mod:`~toolrelay.execution._interception`), then run the tool with the validated arguments,
    which a :class:`~toolrelay.tools.ValidatingTool` gets as they are, never parsed again
@@ -66,6 +67,7 @@ from toolrelay.exceptions import (
 from toolrelay.execution import _feedback as feedback
 from toolrelay.execution._approval import ResumedRound
 from toolrelay.execution._arguments import (
+    arguments_text,
     parse_arguments,
     validate_call_arguments,
     validates_itself,
@@ -95,6 +97,7 @@ from toolrelay.execution._result import (
 )
 from toolrelay.messages import ChatResponse, Generation, ToolCall, ToolResponse, ToolResponseMessage
 from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.tools._arguments import json_kind
 from toolrelay.tools._base import (
     Tool,
     ToolContext,
@@ -495,6 +498,12 @@ class ToolCallingManager:
         breaches: list[LimitBreach],
     ) -> ToolCallOutcome | _Ready:
         """Resolve, count, parse and validate one call; an outcome when it cannot run."""
+        if not isinstance(call.name, str):  # a provider's null, a hand-built call's mistake
+            counter.admit("", resolved=False)
+            if self.unknown_tool == "raise":
+                raise ToolNotFoundError(repr(call.name))
+            text = feedback.name_not_text(json_kind(call.name))
+            return _answer(call, None, text, ToolCallStatus.UNKNOWN_TOOL)
         if len(call.name) > self.max_name_length:
             counter.admit(call.name, resolved=False)
             if self.unknown_tool == "raise":
@@ -516,12 +525,13 @@ class ToolCallingManager:
             breaches.append(breach)
             return _answer(call, name, breach.message, ToolCallStatus.LIMIT)
         try:
-            if len(call.arguments) > self.max_arguments_length:
-                problem = feedback.arguments_too_long(
-                    len(call.arguments), self.max_arguments_length
-                )
+            raw = call.arguments
+            if type(raw) is not str:  # None, a mapping already decoded, or unusable
+                raw = arguments_text(name, raw)
+            if len(raw) > self.max_arguments_length:
+                problem = feedback.arguments_too_long(len(raw), self.max_arguments_length)
                 raise ToolArgumentError(name, [problem])
-            parsed = parse_arguments(name, call.arguments)
+            parsed = parse_arguments(name, raw)
             arguments = validate_call_arguments(tool, parsed.values, parsed.text)
         except ToolArgumentError as exc:
             if self.invalid_arguments == "raise":
@@ -683,7 +693,7 @@ def _answer(
 ) -> ToolCallOutcome:
     response = ToolResponse(
         id=call.id,
-        name=tool_name if tool_name is not None else call.name,
+        name=tool_name if tool_name is not None else _written_name(call),
         data=text,
         is_error=status is not ToolCallStatus.OK,
     )
@@ -712,6 +722,12 @@ def _cut(text: str, limit: int, *, ok: bool) -> str:
         end -= 1  # a pair of surrogates stands for one character: keep both or neither
     note = feedback.result_cut if ok else feedback.error_cut
     return text[:end] + note(end, len(text))
+
+
+def _written_name(call: ToolCall) -> str:
+    """The name as the model wrote it, for the response; empty when it is not text."""
+    name: object = call.name
+    return name if isinstance(name, str) else ""
 
 
 def _body(invocation: ToolInvocation, workers: _CallWorkers) -> Awaitable[object]:
