@@ -135,7 +135,8 @@ DEFAULT_MAX_RESULT_CHARS: Final = 20_000
 
 Characters (Unicode code points, Python's ``len``) rather than tokens: exact and free to count
 on every call, and the same for every model, where tokens depend on the model's tokenizer.
-20,000 characters are some 5,000 tokens of English text and up to about 20,000 of Chinese.
+20,000 characters are about 4,700 tokens of English prose, 7,300 of JSON and 22,000 of
+Chinese (``cl100k_base``).
 """
 
 
