@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel, field_validator
 
-from toolrelay.exceptions import InvalidJsonError
+from toolrelay.exceptions import InvalidJsonError, ToolNotFoundError
 from toolrelay.execution import (
     ApprovalInterceptor,
     AuditInterceptor,
@@ -92,6 +92,115 @@ def test_a_value_that_is_not_an_object_reads_as_in_the_tools_layer(text: str) ->
         decode_arguments("get_weather", text)
     assert parsed.value.problems == decoded.value.problems
     assert str(parsed.value) == str(decoded.value)
+
+
+# --- arguments that are not text ----------------------------------------------------------------
+
+
+def test_none_means_no_arguments_like_blank_text() -> None:
+    parsed = parse_arguments("t", None)
+    assert (parsed.text, dict(parsed.values)) == ("{}", {})
+
+
+def test_a_mapping_is_the_object_already_decoded() -> None:
+    parsed = parse_arguments("t", {"city": "Zürich", "days": [1, 2]})
+    assert parsed.text == '{"city": "Zürich", "days": [1, 2]}'
+    assert dict(parsed.values) == {"city": "Zürich", "days": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ([1, 2], "Arguments must be a JSON object, not an array."),
+        ((1, 2), "Arguments must be a JSON object, not an array."),
+        (3, "Arguments must be a JSON object, not a number."),
+        (2.5, "Arguments must be a JSON object, not a number."),
+        (True, "Arguments must be a JSON object, not a boolean."),
+        (b'{"a": 1}', "Arguments must be a JSON object, not a value of type bytes."),
+        ({1, 2}, "Arguments must be a JSON object, not a value of type set."),
+        (
+            {"amount": float("nan")},
+            "Arguments are not valid JSON: NaN is not a JSON number; send a finite number or null.",
+        ),
+        (
+            {"when": object()},
+            "Arguments must hold JSON values only: Object of type object is not JSON serializable.",
+        ),
+    ],
+)
+def test_other_values_are_refused_naming_what_came(arguments: object, message: str) -> None:
+    with pytest.raises(InvalidJsonError) as info:
+        parse_arguments("get_weather", arguments)  # type: ignore[arg-type]
+    assert [str(p) for p in info.value.problems] == [message]
+
+
+def test_a_mapping_that_refers_to_itself_is_refused() -> None:
+    looped: dict[str, object] = {}
+    looped["self"] = looped
+    with pytest.raises(InvalidJsonError, match="Circular reference"):
+        parse_arguments("t", looped)
+
+
+@tool
+def forecast(city: str = "Paris") -> str:
+    """The forecast for a city."""
+    return f"sunny in {city}"
+
+
+async def answer(call: ToolCall) -> ToolCallOutcome:
+    return await ToolCallingManager().run_call(call, [FunctionTool.from_function(forecast)])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [(None, "sunny in Paris"), ({"city": "Oslo"}, "sunny in Oslo"), ({}, "sunny in Paris")],
+)
+async def test_the_manager_runs_a_call_whose_arguments_are_none_or_a_mapping(
+    arguments: object, expected: str
+) -> None:
+    outcome = await answer(ToolCall(id="c1", name="forecast", arguments=arguments))  # type: ignore[arg-type]
+    assert (outcome.status, outcome.response.data) == (ToolCallStatus.OK, expected)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "problem"),
+    [
+        ([1, 2], "Arguments must be a JSON object, not an array."),
+        (3, "Arguments must be a JSON object, not a number."),
+        ("[1, 2]", "Arguments must be a JSON object, not an array."),
+        ('"x"', "Arguments must be a JSON object, not a string."),
+        ("3", "Arguments must be a JSON object, not a number."),
+        ("null", "Arguments must be a JSON object, not null."),
+        ({"city": 5}, "city: Input should be a valid string"),
+    ],
+)
+async def test_unusable_arguments_are_the_models_mistake_never_the_tools(
+    arguments: object, problem: str
+) -> None:
+    outcome = await answer(ToolCall(id="c1", name="forecast", arguments=arguments))  # type: ignore[arg-type]
+    assert outcome.status is ToolCallStatus.INVALID_ARGUMENTS
+    assert outcome.response.data == (
+        f"Invalid arguments for tool 'forecast':\n- {problem}\n"
+        "Fix the arguments and call the tool again."
+    )
+
+
+@pytest.mark.parametrize(("name", "kind"), [(None, "null"), (7, "a number"), (["f"], "an array")])
+async def test_a_name_that_is_not_text_is_an_unknown_tool(name: object, kind: str) -> None:
+    outcome = await answer(ToolCall(id="c1", name=name, arguments="{}"))  # type: ignore[arg-type]
+    assert outcome.status is ToolCallStatus.UNKNOWN_TOOL
+    assert outcome.tool_name is None
+    assert (outcome.response.name, outcome.response.id) == ("", "c1")
+    assert outcome.response.data == (
+        f"This tool call has no tool name (its name is {kind}, not text). Call one of the "
+        "available tools with its exact name."
+    )
+
+
+async def test_a_name_that_is_not_text_raises_not_found_when_asked_to() -> None:
+    manager = ToolCallingManager(unknown_tool="raise")
+    with pytest.raises(ToolNotFoundError):
+        await manager.run_call(ToolCall(id="c1", name=None, arguments=""), [])  # type: ignore[arg-type]
 
 
 # --- validated once -----------------------------------------------------------------------------

@@ -11,7 +11,11 @@ mixes one fault of its name, of its arguments and of its id, or none:
 - arguments: valid, coercible spellings of the same value (``5``, ``"5"``, ``5.0``, ``"05"``),
   invalid JSON, JSON that is not an object, ``NaN``/``Infinity``/``1e999``, deep nesting,
   huge texts and numbers, wrong types, extra and missing keys, lone surrogates;
-- ids: unique, repeated (the previous call's) or empty.
+- ids: unique, repeated (the previous call's) or empty;
+- values that are not text, as some providers deliver them and hand-built calls hold: on a
+  fixed schedule that leaves the other faults' draws alone, arguments that are ``None``, a
+  mapping already decoded (valid, or holding ``NaN``), a list or a number, and names that are
+  ``None`` or a number.
 
 Each carries what it may be answered with (``statuses``) and a ``recipe``: the Python
 expression that builds it, shown in a failure's reproduction (a 10 MB name is shown as
@@ -25,6 +29,7 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from toolrelay.execution import ToolCallStatus
 from toolrelay.messages import ToolCall
@@ -60,6 +65,14 @@ class _Value:
     """A generated name or argument text, with the expression that builds it."""
 
     text: str
+    recipe: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Raw:
+    """A generated name or arguments that are not text, with the expression that builds it."""
+
+    value: object
     recipe: str
 
 
@@ -354,16 +367,57 @@ def _ten_megabytes(target: _Target) -> tuple[str, _Value, bool]:
     return "huge (10 MB)", value, False
 
 
+NOT_TEXT_EVERY = 25
+"""Every 25th call's arguments are not text, and every 200th call's name (``_not_text``)."""
+NAME_NOT_TEXT_EVERY = 200
+
+
+def _arguments_not_text(
+    rng: random.Random, target: _Target
+) -> tuple[str, _Raw, frozenset[ToolCallStatus]]:
+    """(fault, arguments that are not text, the statuses a call of the target may get)."""
+    values = target.valid(rng)
+    fine = OK_OR_DENIED if target.name == "refund" else OK
+    roll = rng.random()
+    if roll < 0.3:  # a provider's "no arguments"
+        return "None", _Raw(value=None, recipe="None"), fine if not values else INVALID
+    if roll < 0.6:
+        return "a mapping", _Raw(value=values, recipe=repr(values)), fine
+    if roll < 0.7 and target.number is not None:
+        values[target.number] = float("nan")
+        recipe = repr(values).replace("nan", 'float("nan")')
+        return "a mapping with NaN", _Raw(value=values, recipe=recipe), INVALID
+    if roll < 0.85:
+        return "a list", _Raw(value=[values], recipe=repr([values])), INVALID
+    number = rng.choice([3, -1.5, True])
+    return "a number", _Raw(value=number, recipe=repr(number)), INVALID
+
+
+def _name_not_text(rng: random.Random) -> _Raw:
+    value = rng.choice([None, 7, ["ping"]])
+    return _Raw(value=value, recipe=repr(value))
+
+
 def generate(seed: int, count: int) -> Iterator[GeneratedCall]:
     """``count`` calls from ``seed``; the same seed always gives the same calls."""
     rng = random.Random(seed)
+    # The values that are not text come from a generator of their own, so the other faults
+    # draw the same cases with and without them.
+    shapes = random.Random(seed + 2)
     previous_id = "c0"
     for n in range(count):
         target = rng.choices(TARGETS, WEIGHTS)[0]
         name_fault, name, may_resolve = _name(rng, target)
+        written: _Value | _Raw = name
         if n % TEN_MEGABYTES_EVERY == TEN_MEGABYTES_EVERY - 1:
             name_fault, name, may_resolve = _ten_megabytes(target)
+            written = name
         arguments_fault, arguments, statuses = _arguments(rng, target)
+        given: _Value | _Raw = arguments
+        if n % NOT_TEXT_EVERY == NOT_TEXT_EVERY - 1:
+            arguments_fault, given, statuses = _arguments_not_text(shapes, target)
+        if n % NAME_NOT_TEXT_EVERY == NAME_NOT_TEXT_EVERY // 2:
+            name_fault, written, may_resolve = "not text", _name_not_text(shapes), False
         if not target.offered:
             statuses = UNKNOWN  # offered nowhere: never run, whatever it is called
         elif not may_resolve:
@@ -374,8 +428,13 @@ def generate(seed: int, count: int) -> Iterator[GeneratedCall]:
         call_id = previous_id if id_roll < 0.1 else "" if id_roll < 0.2 else f"c{n}"
         previous_id = call_id or previous_id
         yield GeneratedCall(
-            call=ToolCall(id=call_id, name=name.text, arguments=arguments.text),
+            call=ToolCall(id=call_id, name=_given(written), arguments=_given(given)),
             kind=f"{target.name}: name {name_fault}; arguments {arguments_fault}",
-            recipe=f"ToolCall(id={call_id!r}, name={name.recipe}, arguments={arguments.recipe})",
+            recipe=f"ToolCall(id={call_id!r}, name={written.recipe}, arguments={given.recipe})",
             statuses=statuses,
         )
+
+
+def _given(value: _Value | _Raw) -> Any:
+    """What the call holds: the text, or the value that is not text (typed ``Any``)."""
+    return value.text if isinstance(value, _Value) else value.value

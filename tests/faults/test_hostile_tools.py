@@ -21,7 +21,8 @@ After every round:
 - it returned within its bound without holding the loop (``hangs``), or raised exactly the
   documented ``KeyboardInterrupt``/``MemoryError`` of one of its calls (else ``crashes``);
 - every call has exactly one answer, in order, with its id, and each well-behaved call its
-  exact result (``lost``);
+  exact result (``lost``); a huge result reaches the model cut to the manager's bound, and
+  the outcome keeps it whole (``lost``);
 - each status is the one its behaviour calls for, an error says something, and a timed-out
   call's outcome says its result is unknown (``unclear``).
 
@@ -44,6 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrelay.execution import (
+    DEFAULT_MAX_RESULT_CHARS,
     ToolCallingManager,
     ToolCallOutcome,
     ToolCallStatus,
@@ -155,6 +157,7 @@ ODD: dict[str, Callable[[], object]] = {
 ODD_FAILS = frozenset({"str raises", "str is not text", "deep nesting", "huge integer"})
 
 HUGE = (100_000, 1_000_000, 5_000_000)
+MOST_NOTE = 250  # characters of the note after a cut result, at most
 HUGE_EVERY = 40  # calls per huge result on average
 
 
@@ -463,8 +466,13 @@ class _Campaign:
             if case.exact is not None and data != case.exact:
                 what = f"{case.kind} answered {shorten(data)}, not {case.exact!r}"
                 ledger.fail("lost", at, what, reproduction(cases))
-            elif case.check is not None and not case.check(data):
-                what = f"{case.kind} answered {shorten(data)}"
+            elif case.check is not None and not case.check(outcome.result_text):
+                what = f"{case.kind} answered {shorten(outcome.result_text)}"
+                ledger.fail("lost", at, what, reproduction([case]))
+            elif len(data) > DEFAULT_MAX_RESULT_CHARS + MOST_NOTE or (
+                outcome.truncated and not outcome.result_text.startswith(data[:-MOST_NOTE])
+            ):
+                what = f"{case.kind} answered {len(data):,} characters, over the bound"
                 ledger.fail("lost", at, what, reproduction([case]))
             elif outcome.status is not ToolCallStatus.OK and not data.strip():
                 ledger.fail("unclear", at, f"{case.kind} failed with an empty text")

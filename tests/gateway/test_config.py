@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, LoadError
+from toolrelay.execution import DEFAULT_MAX_RESULT_CHARS
 from toolrelay.gateway import (
     ApprovalSettings,
     AuditSettings,
@@ -85,6 +86,15 @@ def test_defaults(tmp_path: Path) -> None:
     assert config.search.language == "auto"
     assert config.search.min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
     assert config.modules == ()
+    assert config.max_result_chars == DEFAULT_MAX_RESULT_CHARS == 20_000
+
+
+@pytest.mark.parametrize(("setting", "expected"), [("5000", 5_000), ("0", None)])
+def test_max_result_chars_takes_a_count_or_0_for_no_bound(
+    tmp_path: Path, setting: str, expected: int | None
+) -> None:
+    text = f"[gateway]\nmax_result_chars = {setting}\n" + demo_server_table()
+    assert load_gateway_config(write(tmp_path, text)).max_result_chars == expected
 
 
 @pytest.mark.parametrize(
@@ -101,6 +111,15 @@ def test_defaults(tmp_path: Path) -> None:
         ('[[servers]]\nname = "x"\n', "either a command"),
         ("servers = 3\n", "array of tables"),
         ("[gateway]\ntimeout = -1\n" + demo_server_table(), "timeout"),
+        (
+            "[gateway]\nmax_result_chars = -1\n" + demo_server_table(),
+            r"\[gateway\] max_result_chars must be a whole number of characters >= 1, not -1 "
+            r"\(0 means no bound\)",
+        ),
+        (
+            "[gateway]\nmax_result_chars = 2.5\n" + demo_server_table(),
+            r"\[gateway\] max_result_chars must be a whole number",
+        ),
         (
             '[search]\nmin_relative_score = "half"\n' + demo_server_table(),
             r"\[search\] min_relative_score must be a number",

@@ -147,6 +147,41 @@ async def test_tool_failures_and_bad_arguments_are_error_results() -> None:
     assert "number: Field required" in invalid.text
 
 
+@tool(name="billing.export_invoices", read_only=True)
+def export_invoices() -> str:
+    """Every invoice, as CSV."""
+    return "number,status\n" + "1,paid\n" * 1_000_000
+
+
+async def test_a_long_result_reaches_the_client_cut_with_a_note() -> None:
+    gateway = ToolGateway(ToolCatalog(as_tools(export_invoices)))
+    whole = export_invoices()
+    result = await gateway.call("billing.export_invoices")
+    assert (result.is_error, result.status) == (False, "ok")
+    assert result.text == whole[:20_000] + (
+        "\n[Result cut: these are the first 20,000 of 7,000,014 characters. For what was left "
+        "out, call the tool again asking for less: a narrower query, one page, or fewer fields.]"
+    )
+    _, call_tool = gateway.tools()  # what an MCP client calls
+    assert await call_tool.call('{"name": "billing.export_invoices"}') == result.text
+
+
+@pytest.mark.parametrize(
+    ("setting", "shown"), [("max_result_chars = 100", 100), ("max_result_chars = 0", None)]
+)
+async def test_a_served_gateway_uses_the_configured_bound(
+    tmp_path: Path, setting: str, shown: int | None
+) -> None:
+    text = f'[gateway]\n{setting}\n[[modules]]\nmodule = "exports"\n'
+    config = parse_gateway_config(tomllib.loads(text), base_dir=tmp_path)
+    async with open_gateway(config, module_loader=lambda _: as_tools(export_invoices)) as gateway:
+        assert gateway.manager.max_result_chars == shown
+        result = await gateway.call("billing.export_invoices")
+    whole = export_invoices()
+    assert result.text == (whole if shown is None else whole[:shown] + result.text[shown:])
+    assert (shown is None) == (result.text == whole)
+
+
 async def test_runaway_names_and_queries_from_a_client_are_refused_at_once() -> None:
     gateway = ToolGateway(catalog())
     search_tool, _ = gateway.tools()

@@ -22,7 +22,12 @@ from toolrelay.exceptions import (
     ToolArgumentError,
     ToolExecutionError,
 )
-from toolrelay.execution import ToolCallingManager, ToolCallStatus, ToolExecutionResult
+from toolrelay.execution import (
+    DEFAULT_MAX_RESULT_CHARS,
+    ToolCallingManager,
+    ToolCallStatus,
+    ToolExecutionResult,
+)
 from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpTool, McpToolset
 from toolrelay.mcp._annotations import MCP_NAME, MCP_SERVER
 from toolrelay.messages import UserMessage
@@ -150,6 +155,25 @@ async def test_the_context_travels_as_meta_not_arguments(stdio_toolset: McpTools
     assert "tenant_id" not in echo.definition.input_schema.get("properties", {})
     result = await run_round(stdio_toolset, ("demo__echo_context", {}), context={"tenant_id": "t2"})
     assert json.loads(result.outcomes[0].response.data)["meta"] == {"tenant_id": "t2"}
+
+
+async def test_a_long_result_of_a_server_is_bounded_like_any_tools(
+    stdio_toolset: McpToolset,
+) -> None:
+    note = "x" * 30_000
+    result = await run_round(stdio_toolset, ("demo__echo_context", {"note": note}))
+    (outcome,) = result.outcomes
+    full = outcome.full_result
+    assert full is not None
+    assert outcome.truncated
+    assert json.loads(full) == {"meta": {}, "note": note}
+    shown = outcome.response.data
+    assert shown.startswith(full[:DEFAULT_MAX_RESULT_CHARS])
+    assert shown.endswith(
+        f"[Result cut: these are the first 20,000 of {len(full):,} characters. "
+        "For what was left out, call the tool again asking for less: a narrower query, one "
+        "page, or fewer fields.]"
+    )
 
 
 def test_tools_of_an_unknown_server(stdio_toolset: McpToolset) -> None:

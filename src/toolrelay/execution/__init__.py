@@ -70,7 +70,11 @@ from toolrelay.execution._interception import (
     proceed_with_arguments,
 )
 from toolrelay.execution._limits import CallLimits
-from toolrelay.execution._manager import DEFAULT_TIMEOUT, ToolCallingManager
+from toolrelay.execution._manager import (
+    DEFAULT_MAX_RESULT_CHARS,
+    DEFAULT_TIMEOUT,
+    ToolCallingManager,
+)
 from toolrelay.execution._resolution import (
     DelegatingToolResolver,
     StaticToolResolver,
@@ -95,6 +99,7 @@ __all__ = [
     "DEFAULT_APPROVAL_TIMEOUT",
     "DEFAULT_AUDIT_TIMEOUT",
     "DEFAULT_MAX_ENTRIES",
+    "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_TIMEOUT",
     "RETURN_DIRECT_FINISH_REASON",
     "ApprovalDecision",

@@ -2,7 +2,10 @@
 
 :func:`parse_arguments` reads the text (blank is ``{}``, anything else must be a JSON object;
 the one decoder, :func:`~toolrelay.tools._arguments.load_json`, refuses what is not JSON, such
-as ``NaN``). :func:`validate_call_arguments` validates the result against the tool: with the
+as ``NaN``). A call whose arguments are not text, as some providers and hand-built calls
+deliver them, is read too (:func:`arguments_text`): ``None`` means no arguments, like blank
+text; a mapping is the object already decoded; anything else is refused, naming what came.
+:func:`validate_call_arguments` validates the result against the tool: with the
 tool's own validation when it has one (:class:`~toolrelay.tools.ValidatingTool`, e.g. a
 function tool's pydantic model, which also coerces ``"5"`` to ``5`` for an ``int``), else
 against its JSON Schema. Every interceptor (authorization, approval, idempotency, audit) sees
@@ -11,6 +14,7 @@ the validated values, and the tool runs with them.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -18,12 +22,18 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from toolrelay.exceptions import InvalidJsonError
+from toolrelay.exceptions import ArgumentProblem, InvalidJsonError
 from toolrelay.execution._canonical import canonical_json
 from toolrelay.tools._arguments import SchemaValidator, load_json, require_object
 from toolrelay.tools._base import Tool, ValidatedArguments, ValidatingTool
 
-__all__ = ["ParsedArguments", "parse_arguments", "validate_call_arguments", "validates_itself"]
+__all__ = [
+    "ParsedArguments",
+    "arguments_text",
+    "parse_arguments",
+    "validate_call_arguments",
+    "validates_itself",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,15 +49,49 @@ class ParsedArguments:
     values: Mapping[str, Any]
 
 
-def parse_arguments(tool_name: str, text: str) -> ParsedArguments:
-    """Parse a call's argument text.
+def arguments_text(tool_name: str, arguments: object) -> str:
+    """A call's arguments as JSON text, whatever a provider or a caller put in the call.
 
-    Blank text means no arguments. Some models send the object JSON-encoded a second time
-    (a JSON string holding the object); that is unwrapped.
+    Text is kept as it is; ``None`` (a provider's way to say "no arguments") is blank text; a
+    mapping (arguments already decoded) is written as JSON, to be read back like any text, so
+    that its values are held to the same rules (no ``NaN``).
 
     Raises:
-        InvalidJsonError: The text is not JSON, or is JSON but not an object.
+        InvalidJsonError: ``arguments`` is anything else (a list, a number...), or a mapping
+            that cannot be written as JSON; the problem names what was received.
     """
+    if isinstance(arguments, str):
+        return str.__str__(arguments)  # a str subclass: its own methods may misbehave
+    if arguments is None:
+        return ""
+    if isinstance(arguments, Mapping):
+        error: Exception
+        try:
+            return json.dumps(dict(arguments), ensure_ascii=False)
+        except RecursionError as exc:
+            problem, error = "Arguments are nested too deeply.", exc
+        except (TypeError, ValueError) as exc:  # a value JSON has no form for, a cycle
+            problem, error = f"Arguments must hold JSON values only: {exc}.", exc
+        raise InvalidJsonError(tool_name, [ArgumentProblem(location="", message=problem)]) from (
+            error
+        )
+    require_object(tool_name, arguments)  # raises, naming what it is
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def parse_arguments(tool_name: str, text: str | Mapping[str, Any] | None) -> ParsedArguments:
+    """Parse a call's arguments.
+
+    Blank text (or ``None``) means no arguments. Some models send the object JSON-encoded a
+    second time (a JSON string holding the object); that is unwrapped. Arguments that are not
+    text go through :func:`arguments_text` first.
+
+    Raises:
+        InvalidJsonError: The text is not JSON, or is JSON but not an object; or the
+            arguments are neither text, ``None`` nor a mapping.
+    """
+    if not isinstance(text, str):
+        text = arguments_text(tool_name, text)
     if not text or not text.strip():
         return ParsedArguments(text="{}", values=MappingProxyType({}))
     value = load_json(tool_name, text)

@@ -13,8 +13,10 @@ right after ``authorize`` (whose denials it does not record), so it sees the fin
 A record names the tenant and user (from the tool context), the tool, a SHA-256 digest of
 the arguments the tool ran with (canonical JSON: sorted keys, no spaces), the full arguments
 only when ``include_arguments=True`` (they may hold personal data), the status, the run's
-duration and the approval decision. A deferred call that is resumed later is recorded twice:
-once pending, once with the decision.
+duration, the approval decision, and the length of the call's whole text (the tool's result,
+or the error the model read) with whether the model read only its start (the manager's
+``max_result_chars``); the text itself, whole, only when ``include_results=True``. A deferred
+call that is resumed later is recorded twice: once pending, once with the decision.
 
 Sinks: :class:`JsonLinesAuditSink` (one JSON object per line in a file) and
 :class:`LoggingAuditSink` (a ``logging`` logger); anything with ``async write(record)`` fits
@@ -82,6 +84,10 @@ class AuditRecord:
         replayed: Answered with a result recorded under its idempotency key.
         idempotency_key: The key the call was checked against, if its tool declares one.
         error: The type name of the exception behind a failed call, if any.
+        result_chars: Characters of the call's whole text (the tool's result, or the error
+            text), before the bound on what the model reads; ``0`` when the call raised.
+        truncated: The model read only the start of that text (it was over the bound).
+        result: That text in full, only when the sink's interceptor includes results.
     """
 
     timestamp: datetime
@@ -97,6 +103,9 @@ class AuditRecord:
     replayed: bool = False
     idempotency_key: str | None = None
     error: str | None = None
+    result_chars: int = 0
+    truncated: bool = False
+    result: str | None = None
 
     def __post_init__(self) -> None:
         if self.arguments is not None:
@@ -118,6 +127,9 @@ class AuditRecord:
             "replayed": self.replayed,
             "idempotency_key": self.idempotency_key,
             "error": self.error,
+            "result_chars": self.result_chars,
+            "truncated": self.truncated,
+            "result": self.result,
         }
 
 
@@ -185,6 +197,9 @@ class AuditInterceptor:
     Args:
         sink: Where records go.
         include_arguments: Put the full arguments in each record (the digest is always there).
+        include_results: Put the call's whole text in each record, also when the model read
+            only its start (its length is always there). Results may be large and hold
+            personal data.
         timeout: Seconds the sink has to write one record (finite, above 0); ``None`` waits
             for ever. A sink that fails or runs out of time is logged, never the call's end.
 
@@ -198,10 +213,12 @@ class AuditInterceptor:
         *,
         include_arguments: bool = False,
         timeout: float | None = DEFAULT_AUDIT_TIMEOUT,
+        include_results: bool = False,
     ) -> None:
         check_seconds("timeout", timeout)
         self.sink = sink
         self.include_arguments = include_arguments
+        self.include_results = include_results
         self.timeout = timeout
 
     async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
@@ -225,6 +242,7 @@ class AuditInterceptor:
         if outcome is not None and outcome.edited_arguments is not None:
             arguments = json.loads(outcome.edited_arguments)
         context = invocation.context
+        whole = None if outcome is None else outcome.result_text
         return AuditRecord(
             timestamp=datetime.now(UTC),
             call_id=invocation.call.id,
@@ -239,6 +257,9 @@ class AuditInterceptor:
             replayed=False if outcome is None else outcome.replayed,
             idempotency_key=None if outcome is None else outcome.idempotency_key,
             error=None if error is None else type(error).__name__,
+            result_chars=0 if whole is None else len(whole),
+            truncated=outcome is not None and outcome.truncated,
+            result=whole if self.include_results else None,
         )
 
     async def _write(

@@ -20,9 +20,12 @@ __all__ = [
     "arguments_too_long",
     "denied",
     "earlier_result_unknown",
+    "error_cut",
     "invalid_arguments",
+    "name_not_text",
     "name_too_long",
     "per_tool_limit",
+    "result_cut",
     "result_unknown",
     "timed_out",
     "timed_out_running",
@@ -75,6 +78,14 @@ def name_too_long(length: int, limit: int) -> str:
     return (
         f"The tool name in this call is {length:,} characters long; tool names have at most "
         f"{limit:,}. Call one of the available tools with its exact name."
+    )
+
+
+def name_not_text(kind: str) -> str:
+    """The call's tool name is missing (``null``) or not text; nothing was looked up."""
+    return (
+        f"This tool call has no tool name (its name is {kind}, not text). Call one of the "
+        "available tools with its exact name."
     )
 
 
@@ -186,6 +197,28 @@ def tool_busy(tool_name: str, busy: WorkerPoolBusy) -> str:
         f"Tool {_shown(tool_name)} is busy: {why}. This call did not run; try again later or "
         "use another tool."
     )
+
+
+def result_cut(shown: int, total: int) -> str:
+    """Appended to a result cut to its bound: how much was shown, and how to get the rest.
+
+    For ``result_cut(20_000, 5_242_880)`` the note is, on a line of its own::
+
+        [Result cut: these are the first 20,000 of 5,242,880 characters. For what was left
+        out, call the tool again asking for less: a narrower query, one page, or fewer fields.]
+
+    (on one line). The counts are characters of the result's text.
+    """
+    return (
+        f"\n[Result cut: these are the first {shown:,} of {total:,} characters. For what was "
+        "left out, call the tool again asking for less: a narrower query, one page, or fewer "
+        "fields.]"
+    )
+
+
+def error_cut(shown: int, total: int) -> str:
+    """Appended to a tool's error text cut to the result bound (an error quoting a whole page)."""
+    return f"\n[Error text cut: these are the first {shown:,} of {total:,} characters.]"
 
 
 def result_unknown() -> str:

@@ -12,16 +12,21 @@ A round, for each call of the first generation that has tool calls:
 1. resolve the name among the tools the request offers (then lenient matching); a name longer
    than ``max_name_length`` is refused without being looked up;
 2. count it against the turn's :class:`~toolrelay.execution.CallLimits`;
-3. parse the arguments (blank text is ``{}``; anything else must be a JSON object; a text
-   longer than ``max_arguments_length`` is refused unread) and validate them against the
-   tool, once (see :mod:`~toolrelay.execution._arguments`);
+3. parse the arguments (blank text and ``None`` are ``{}``; a mapping is taken as the object
+   already decoded; anything else must be the text of a JSON object; a text longer than
+   ``max_arguments_length`` is refused unread) and validate them against the tool, once (see
+   :mod:`~toolrelay.execution._arguments`); a name that is not text is an unknown tool;
 4. pass the call through the interceptors, the round's own first, then the manager's (see
    :mod:`~toolrelay.execution._interception`), then run the tool with the validated arguments,
    which a :class:`~toolrelay.tools.ValidatingTool` gets as they are, never parsed again
    (bounded by ``max_concurrency``, cancelled
    after its timeout; synchronous functions in a bounded pool of threads of their own, each
    tool within its share of them, see :mod:`~toolrelay.tools._workers`); exceptions go to the
-   :class:`~toolrelay.execution.ToolExceptionProcessor`.
+   :class:`~toolrelay.execution.ToolExceptionProcessor`;
+5. bound what the model reads: a result (or a tool's error text) longer than the tool's
+   ``max_result_chars``, else the manager's (:data:`DEFAULT_MAX_RESULT_CHARS`), is cut there,
+   with a note saying how much was shown and how to ask for less; the outcome keeps the whole
+   text (``ToolCallOutcome.full_result``).
 
 Steps 1-3 run for every call before any tool starts, so a ``"raise"`` policy for unknown names
 or invalid arguments fails before anything has side effects. Responses keep the order of the calls.
@@ -62,6 +67,7 @@ from toolrelay.exceptions import (
 from toolrelay.execution import _feedback as feedback
 from toolrelay.execution._approval import ApprovalHandler, ApprovalInterceptor, ResumedRound
 from toolrelay.execution._arguments import (
+    arguments_text,
     parse_arguments,
     validate_call_arguments,
     validates_itself,
@@ -94,11 +100,13 @@ from toolrelay.execution._result import (
 )
 from toolrelay.messages import ChatResponse, Generation, ToolCall, ToolResponse, ToolResponseMessage
 from toolrelay.prompt import ChatOptions, Prompt
+from toolrelay.tools._arguments import json_kind
 from toolrelay.tools._base import (
     Tool,
     ToolContext,
     ToolDefinition,
     ValidatedArguments,
+    check_result_chars,
     check_seconds,
 )
 from toolrelay.tools._names import provider_safe_name
@@ -107,6 +115,7 @@ from toolrelay.tools._workers import WorkerJob, WorkerPool, WorkerPoolBusy, sync
 __all__ = [
     "DEFAULT_MAX_ARGUMENTS_LENGTH",
     "DEFAULT_MAX_NAME_LENGTH",
+    "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_TIMEOUT",
     "ToolCallingManager",
 ]
@@ -124,6 +133,14 @@ DEFAULT_MAX_NAME_LENGTH: Final = MAX_TOOL_NAME_LENGTH
 """Characters of a called name beyond which the call is refused unread (256)."""
 DEFAULT_MAX_ARGUMENTS_LENGTH: Final = 1_000_000
 """Characters of a call's argument text beyond which the call is refused unread."""
+DEFAULT_MAX_RESULT_CHARS: Final = 20_000
+"""Characters of a tool's text the model reads; a longer one is cut there, with a note.
+
+Characters (Unicode code points, Python's ``len``) rather than tokens: exact and free to count
+on every call, and the same for every model, where tokens depend on the model's tokenizer.
+20,000 characters are about 4,700 tokens of English prose, 7,300 of JSON and 22,000 of
+Chinese (``cl100k_base``).
+"""
 
 
 class _Default(enum.Enum):
@@ -227,6 +244,12 @@ class ToolCallingManager:
             answered as invalid without being parsed (:data:`DEFAULT_MAX_ARGUMENTS_LENGTH`).
         sync_workers: The threads synchronous function tools run in; the process-wide pool
             (:func:`~toolrelay.tools._workers.sync_tool_workers`) by default.
+        max_result_chars: Characters of a tool's text (its result, or its error text) the
+            model reads, for tools whose metadata sets no ``max_result_chars``
+            (:data:`DEFAULT_MAX_RESULT_CHARS`, 20,000); ``None`` means no bound. A longer text
+            is cut there (never inside a surrogate pair), followed by a note saying how much
+            was shown of how much and how to ask for less; the outcome keeps the whole text
+            (``ToolCallOutcome.full_result``).
 
     Raises:
         ConfigurationError: An option is out of range (a timeout that is not a finite number
@@ -253,6 +276,7 @@ class ToolCallingManager:
         max_name_length: int = DEFAULT_MAX_NAME_LENGTH,
         max_arguments_length: int = DEFAULT_MAX_ARGUMENTS_LENGTH,
         sync_workers: WorkerPool | None = None,
+        max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
     ) -> None:
         for option, limit in (
             ("max_concurrency", max_concurrency),
@@ -264,6 +288,7 @@ class ToolCallingManager:
         if isinstance(default_timeout, _Default):
             default_timeout = DEFAULT_TIMEOUT
         check_seconds("default_timeout", default_timeout)
+        check_result_chars("max_result_chars", max_result_chars, unbounded="None means no bound")
         for option, value in (
             ("unknown_tool", unknown_tool),
             ("invalid_arguments", invalid_arguments),
@@ -292,6 +317,7 @@ class ToolCallingManager:
         self.max_name_length = max_name_length
         self.max_arguments_length = max_arguments_length
         self.sync_workers = sync_workers if sync_workers is not None else sync_tool_workers()
+        self.max_result_chars = max_result_chars
 
     def check_tools(self, tools: Iterable[Tool], *, owner: str) -> None:
         """Refuse to build over a tool that requires approval where none is configured.
@@ -514,6 +540,12 @@ class ToolCallingManager:
         breaches: list[LimitBreach],
     ) -> ToolCallOutcome | _Ready:
         """Resolve, count, parse and validate one call; an outcome when it cannot run."""
+        if not isinstance(call.name, str):  # a provider's null, a hand-built call's mistake
+            counter.admit("", resolved=False)
+            if self.unknown_tool == "raise":
+                raise ToolNotFoundError(repr(call.name))
+            text = feedback.name_not_text(json_kind(call.name))
+            return _answer(call, None, text, ToolCallStatus.UNKNOWN_TOOL)
         if len(call.name) > self.max_name_length:
             counter.admit(call.name, resolved=False)
             if self.unknown_tool == "raise":
@@ -535,12 +567,13 @@ class ToolCallingManager:
             breaches.append(breach)
             return _answer(call, name, breach.message, ToolCallStatus.LIMIT)
         try:
-            if len(call.arguments) > self.max_arguments_length:
-                problem = feedback.arguments_too_long(
-                    len(call.arguments), self.max_arguments_length
-                )
+            raw = call.arguments
+            if type(raw) is not str:  # None, a mapping already decoded, or unusable
+                raw = arguments_text(name, raw)
+            if len(raw) > self.max_arguments_length:
+                problem = feedback.arguments_too_long(len(raw), self.max_arguments_length)
                 raise ToolArgumentError(name, [problem])
-            parsed = parse_arguments(name, call.arguments)
+            parsed = parse_arguments(name, raw)
             arguments = validate_call_arguments(tool, parsed.values, parsed.text)
         except ToolArgumentError as exc:
             if self.invalid_arguments == "raise":
@@ -653,6 +686,12 @@ class ToolCallingManager:
             finally:
                 progress.started = workers.body_started()
             elapsed_ms = (perf_counter() - started) * 1000.0
+        limit = tool.metadata.max_result_chars
+        if limit is None:
+            limit = self.max_result_chars
+        full = None
+        if limit is not None and len(text) > limit and status in _BOUNDED:
+            full, text = text, _cut(text, limit, ok=status is ToolCallStatus.OK)
         return _answer(
             call,
             name,
@@ -662,6 +701,7 @@ class ToolCallingManager:
             exception=error,
             result_unknown=unknown,
             late_result=late,
+            full_result=full,
         )
 
     def _timed_out(
@@ -700,10 +740,11 @@ def _answer(
     exception: Exception | None = None,
     result_unknown: bool = False,
     late_result: concurrent.futures.Future[str] | None = None,
+    full_result: str | None = None,
 ) -> ToolCallOutcome:
     response = ToolResponse(
         id=call.id,
-        name=tool_name if tool_name is not None else call.name,
+        name=tool_name if tool_name is not None else _written_name(call),
         data=text,
         is_error=status is not ToolCallStatus.OK,
     )
@@ -716,7 +757,28 @@ def _answer(
         exception=exception,
         result_unknown=result_unknown,
         late_result=late_result,
+        full_result=full_result,
     )
+
+
+# The texts a tool produced (its result, its exception's text), which the bound applies to;
+# the manager's own feedback is short already.
+_BOUNDED: Final = frozenset({ToolCallStatus.OK, ToolCallStatus.ERROR})
+
+
+def _cut(text: str, limit: int, *, ok: bool) -> str:
+    """The first ``limit`` characters of ``text`` (never half a surrogate pair), and the note."""
+    end = limit
+    if "\ud800" <= text[end - 1] <= "\udbff" and "\udc00" <= text[end] <= "\udfff":
+        end -= 1  # a pair of surrogates stands for one character: keep both or neither
+    note = feedback.result_cut if ok else feedback.error_cut
+    return text[:end] + note(end, len(text))
+
+
+def _written_name(call: ToolCall) -> str:
+    """The name as the model wrote it, for the response; empty when it is not text."""
+    name: object = call.name
+    return name if isinstance(name, str) else ""
 
 
 def _body(invocation: ToolInvocation, workers: _CallWorkers) -> Awaitable[object]:

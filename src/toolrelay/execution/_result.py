@@ -93,6 +93,10 @@ class ToolCallOutcome:
             did so and its outcome is still unknown.
         late_result: For a synchronous tool still running after its call timed out: its
             text, once the function returns (or its exception). Not part of equality.
+        full_result: The whole text the tool produced (its result, or its error text) when
+            ``response`` holds only its start because it was longer than the call's bound
+            (``max_result_chars``, see :attr:`truncated`); ``None`` when the response is
+            whole. Kept for the application; the model never reads it.
     """
 
     call: ToolCall
@@ -109,11 +113,22 @@ class ToolCallOutcome:
     late_result: concurrent.futures.Future[str] | None = field(
         default=None, compare=False, repr=False
     )
+    full_result: str | None = field(default=None, repr=False)
 
     @property
     def ok(self) -> bool:
         """Whether the tool ran and returned a result."""
         return self.status is ToolCallStatus.OK
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the model read only the start of the tool's text (see ``full_result``)."""
+        return self.full_result is not None
+
+    @property
+    def result_text(self) -> str:
+        """The tool's whole text: ``full_result`` when the response was cut, else its data."""
+        return self.response.data if self.full_result is None else self.full_result
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -6,6 +6,7 @@
     name = "refund-desk"      # the server name MCP clients see
     instructions = "..."      # replaces the default text telling clients how to search
     timeout = 60              # seconds a module tool may run (MCP servers have their own)
+    max_result_chars = 20000  # characters of a tool's result a client reads; 0: no bound
 
     [search]
     index = "bm25"            # regex | bm25 | vector | hybrid | auto (the default)
@@ -52,10 +53,12 @@ from typing import Any, cast, get_args
 
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
+from toolrelay.execution._manager import DEFAULT_MAX_RESULT_CHARS
 from toolrelay.gateway._policy import ToolPolicy
 from toolrelay.gateway._side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
 from toolrelay.mcp._config import McpServerConfig
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+from toolrelay.tools._base import check_result_chars
 from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._texts import SearchLanguage
 
@@ -152,6 +155,9 @@ class GatewayConfig:
         approval: Who decides about calls that need approval.
         idempotency: Where results of idempotent calls are recorded.
         audit: Where one record per call goes; ``None`` for no audit trail.
+        max_result_chars: Characters of a tool's result (or error text) a client reads, for
+            tools whose metadata sets none; a longer one is cut, with a note. ``None`` (``0``
+            in the file, as TOML has no null): no bound.
     """
 
     name: str = "toolrelay-gateway"
@@ -165,6 +171,7 @@ class GatewayConfig:
     approval: ApprovalSettings = field(default_factory=ApprovalSettings)
     idempotency: IdempotencySettings = field(default_factory=IdempotencySettings)
     audit: AuditSettings | None = None
+    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS
 
     def __post_init__(self) -> None:
         if not self.servers and not self.modules:
@@ -173,6 +180,9 @@ class GatewayConfig:
             )
         if self.timeout is not None and self.timeout <= 0:
             raise ConfigurationError("[gateway] timeout must be > 0")
+        check_result_chars(
+            "[gateway] max_result_chars", self.max_result_chars, unbounded="0 means no bound"
+        )
         object.__setattr__(self, "servers", tuple(self.servers))
         object.__setattr__(self, "modules", tuple(self.modules))
         object.__setattr__(self, "tools", tuple(self.tools))
@@ -209,7 +219,7 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
     if unknown:
         raise ConfigurationError(f"unknown sections {unknown}; expected some of {_SECTIONS}")
     gateway = _table(data, "gateway")
-    _only(gateway, "gateway", ("name", "instructions", "timeout"))
+    _only(gateway, "gateway", ("name", "instructions", "timeout", "max_result_chars"))
     search = _table(data, "search")
     _only(
         search,
@@ -233,6 +243,7 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
         ToolPolicy.from_mapping(name, table) for name, table in _table(data, "tools").items()
     ]
     timeout = gateway.get("timeout")
+    max_result_chars = gateway.get("max_result_chars", DEFAULT_MAX_RESULT_CHARS)
     min_score = search.get("min_score")
     relative = search.get("min_relative_score", DEFAULT_MIN_RELATIVE_SCORE)
     return GatewayConfig(
@@ -255,6 +266,10 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
         approval=_approval(_table(data, "approval"), Path(base_dir)),
         idempotency=_idempotency(_table(data, "idempotency"), Path(base_dir)),
         audit=_audit(data, Path(base_dir)),
+        # TOML has no null: 0 (never a bound) says "no bound".
+        max_result_chars=None
+        if type(max_result_chars) is int and max_result_chars == 0
+        else max_result_chars,
     )
 
 

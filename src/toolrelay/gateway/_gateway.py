@@ -176,7 +176,8 @@ class ToolGateway:
             the gateway's default guards (:func:`gateway_guards
             <toolrelay.gateway._side_effects.gateway_guards>`): results of idempotent
             tools recorded in memory, no approval: a tool that requires it refuses the
-            gateway at build, or each call when it appears later.
+            gateway at build, or each call when it appears later; results longer than
+            :data:`~toolrelay.execution.DEFAULT_MAX_RESULT_CHARS` cut, with a note.
         language: The language of what clients read besides the catalog: ``"auto"`` (the
             catalogs' language, English or Chinese), ``"en"``, ``"zh"``, or
             :class:`~toolrelay.gateway._texts.GatewayTexts` of your own.

@@ -81,7 +81,8 @@ async def open_gateway(
         tool_filter: Which tools a caller may see and run (as for :class:`ToolGateway`).
         authorize: Whether a call may run (as for :class:`ToolGateway`).
         tool_calling_manager: Runs the calls, with interceptors of its own. By default one
-            whose ``default_timeout`` is ``config.timeout``, with the audit, idempotency and
+            whose ``default_timeout`` is ``config.timeout`` and ``max_result_chars``
+            ``config.max_result_chars``, with the audit, idempotency and
             approval interceptors the file's settings ask for (``_side_effects.py``).
         index: The search index; by default the one ``config.search.index`` names.
         module_loader: Loads a ``[[modules]]`` entry (see ``_modules.py``).
@@ -121,7 +122,11 @@ async def open_gateway(
                 audit_sink=audit_sink,
                 closing=stack.enter_context(contextlib.ExitStack()),
             )
-            tool_calling_manager = ToolCallingManager(default_timeout=config.timeout, **guards)
+            tool_calling_manager = ToolCallingManager(
+                default_timeout=config.timeout,
+                max_result_chars=config.max_result_chars,
+                **guards,
+            )
         catalogs = [modules]
         if config.servers:
             toolset = await stack.enter_async_context(McpToolset(config.servers))

@@ -42,6 +42,7 @@ from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgument
 __all__ = [
     "SchemaValidator",
     "decode_arguments",
+    "json_kind",
     "load_json",
     "require_object",
     "validate_arguments",
@@ -127,7 +128,7 @@ def require_object(tool: str, value: Any) -> dict[str, Any]:
         return value
     problem = ArgumentProblem(
         location="",
-        message=f"Arguments must be a JSON object, not {_json_kind(value)}.",
+        message=f"Arguments must be a JSON object, not {json_kind(value)}.",
         input=value,
     )
     raise InvalidJsonError(tool, [problem])
@@ -371,8 +372,9 @@ def _missing_field(error: jsonschema.ValidationError) -> str | None:
     return None
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, list):
+def json_kind(value: Any) -> str:
+    """What ``value`` is, as the model reads it: ``an array``, ``a string``, ``null``..."""
+    if isinstance(value, list | tuple):
         return "an array"
     if isinstance(value, str):
         return "a string"
@@ -382,4 +384,6 @@ def _json_kind(value: Any) -> str:
         return "null"
     if isinstance(value, int | float):
         return "a number"
-    return type(value).__name__
+    if isinstance(value, Mapping):
+        return "an object"
+    return f"a value of type {type(value).__name__}"  # not JSON at all: named as Python does

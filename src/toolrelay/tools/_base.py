@@ -36,6 +36,7 @@ __all__ = [
     "ToolMetadata",
     "ValidatedArguments",
     "ValidatingTool",
+    "check_result_chars",
     "check_seconds",
 ]
 
@@ -55,6 +56,26 @@ def check_seconds(option: str, value: float | None) -> float | None:
         raise ConfigurationError(
             f"{option} must be a finite number of seconds above 0, not {value!r}"
             " (None means no limit)"
+        )
+    return value
+
+
+def check_result_chars(option: str, value: int | None, *, unbounded: str) -> int | None:
+    """``value`` if it is ``None`` or a whole number of characters of at least 1.
+
+    Args:
+        option: The option's name, for the error.
+        value: The bound.
+        unbounded: What ``None`` means for this option, for the error.
+
+    Raises:
+        ConfigurationError: ``value`` is not an integer, or below 1.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigurationError(
+            f"{option} must be a whole number of characters >= 1, not {value!r} ({unbounded})"
         )
     return value
 
@@ -111,6 +132,9 @@ class ToolMetadata:
         thread_share: The most threads of the pool for synchronous tools this tool's calls
             occupy at once, stuck ones included (at least 1); ``None`` uses the pool's
             ``tool_share`` (see :class:`~toolrelay.tools.WorkerPool`).
+        max_result_chars: Characters of the tool's result the model reads; a longer result
+            is cut, with a note (the whole text stays on the call's outcome). ``None`` uses
+            the execution manager's bound.
     """
 
     return_direct: bool = False
@@ -122,6 +146,7 @@ class ToolMetadata:
     extra: Mapping[str, Any] = field(default_factory=dict)
     context_keys: tuple[str, ...] = ()
     thread_share: int | None = None
+    max_result_chars: int | None = None
 
     def __post_init__(self) -> None:
         check_seconds("timeout", self.timeout)
@@ -137,6 +162,9 @@ class ToolMetadata:
             isinstance(share, bool) or not isinstance(share, int) or share < 1
         ):
             raise ConfigurationError(f"thread_share must be an integer >= 1, not {share!r}")
+        check_result_chars(
+            "max_result_chars", self.max_result_chars, unbounded="None uses the manager's bound"
+        )
 
 
 class ToolContext(Mapping[str, Any]):

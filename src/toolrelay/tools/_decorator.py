@@ -62,6 +62,7 @@ class ToolSpec:
         idempotency_key: See :class:`~toolrelay.tools.ToolMetadata`.
         context_keys: See :class:`~toolrelay.tools.ToolMetadata`.
         required: Parameters the model must always send although they have a default.
+        max_result_chars: See :class:`~toolrelay.tools.ToolMetadata`.
     """
 
     name: str | None = None
@@ -75,6 +76,7 @@ class ToolSpec:
     idempotency_key: IdempotencyKey | None = None
     context_keys: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
+    max_result_chars: int | None = None
 
     def __post_init__(self) -> None:
         self.metadata()  # the options a ToolMetadata refuses are refused here already
@@ -89,6 +91,7 @@ class ToolSpec:
             requires_approval=self.requires_approval,
             idempotency_key=self.idempotency_key,
             context_keys=self.context_keys,
+            max_result_chars=self.max_result_chars,
         )
 
 
@@ -110,6 +113,7 @@ def tool(
     idempotency_key: IdempotencyKey | None = None,
     context_keys: Sequence[str] = (),
     required: Sequence[str] = (),
+    max_result_chars: int | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -128,6 +132,7 @@ def tool(
     idempotency_key: IdempotencyKey | None = None,
     context_keys: Sequence[str] = (),
     required: Sequence[str] = (),
+    max_result_chars: int | None = None,
 ) -> F | Callable[[F], F]:
     """Declare a function, method, static method or class method as a tool.
 
@@ -155,10 +160,14 @@ def tool(
         required: Parameters with a default that the model must nevertheless always send (the
             default then only applies to direct Python calls). Without it, a parameter is
             required exactly when it has no default.
+        max_result_chars: Characters of a result the model reads (a longer one is cut, with
+            a note), replacing the execution manager's bound for this tool; ``None`` keeps
+            the manager's.
 
     Raises:
         ConfigurationError: ``timeout`` is not a finite number of seconds above 0 (``inf``, ``nan``,
-            zero or negative), raised by ``tool(...)`` itself.
+            zero or negative), or ``max_result_chars`` is not an integer >= 1, raised by
+            ``tool(...)`` itself.
         InvalidToolNameError: The name is the declaration's only problem.
         ToolDefinitionError: Every problem of the declaration (bad name, ``*args``/``**kwargs``,
             unannotated parameters, unknown ``required`` entries, types without a schema...).
@@ -175,6 +184,7 @@ def tool(
         idempotency_key=idempotency_key,
         context_keys=(context_keys,) if isinstance(context_keys, str) else tuple(context_keys),
         required=tuple(required),
+        max_result_chars=max_result_chars,
     )
 
     def decorate(target: F) -> F:
