@@ -12,10 +12,12 @@ pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolr
 
 from http_thread import serve_app
 from mcp import Client
+from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import ToolAnnotations
 
-from toolrelay.exceptions import ToolExecutionError
+from toolrelay.exceptions import ConfigurationError, ToolExecutionError
+from toolrelay.execution import Approve, ToolCallingManager, ToolInvocation
 from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpToolset, tool_info, tools_server
 from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, ToolMetadata, as_tools, tool
@@ -48,6 +50,16 @@ async def crawl() -> str:
     """Takes too long."""
     await asyncio.sleep(30)
     return "late"
+
+
+async def approve_all(call: ToolInvocation, /) -> Approve:
+    return Approve()
+
+
+def served(**options: object) -> Server[object]:
+    """The catalog served with an approver for its guarded tool (the server refuses none)."""
+    manager = ToolCallingManager(approval=approve_all)
+    return tools_server(catalog(), tool_calling_manager=manager, **options)  # type: ignore[arg-type]
 
 
 def catalog() -> ToolCatalog:
@@ -83,7 +95,7 @@ def test_no_tool_is_listed_as_safer_than_it_declares() -> None:
 
 
 async def test_list_and_call_with_the_official_client() -> None:
-    server = tools_server(catalog(), name="shop")
+    server = served(name="shop")
     async with Client(server) as client:
         listed = await client.list_tools()
         assert [t.name for t in listed.tools] == ["orders.cancel", "whoami", "explode", "crawl"]
@@ -92,14 +104,14 @@ async def test_list_and_call_with_the_official_client() -> None:
 
 
 async def test_meta_becomes_the_tool_context_and_fixed_entries_win() -> None:
-    server = tools_server(catalog(), context={"tenant_id": "acme"})
+    server = served(context={"tenant_id": "acme"})
     async with Client(server) as client:
         result = await client.call_tool("whoami", {}, meta={"tenant_id": "forged", "user_id": "u1"})
     assert json.loads(result.content[0].text) == {"tenant": "acme", "user": "u1"}  # type: ignore[union-attr]
 
 
 async def test_failures_are_error_results() -> None:
-    async with Client(tools_server(catalog())) as client:
+    async with Client(served()) as client:
         bad = await client.call_tool("orders.cancel", {"reason": "boredom"})
         failed = await client.call_tool("explode", {})
         slow = await client.call_tool("crawl", {})
@@ -115,7 +127,7 @@ async def test_failures_are_error_results() -> None:
 
 
 async def test_a_toolset_reads_served_tools_back_unchanged() -> None:
-    with serve_app(tools_server(catalog(), name="shop").streamable_http_app()) as url:
+    with serve_app(served(name="shop").streamable_http_app()) as url:
         async with McpToolset(McpServerConfig(name="shop", url=url, prefix="")) as toolset:
             cancel = toolset.catalog.get("orders.cancel")
             assert cancel is not None
@@ -128,3 +140,25 @@ async def test_a_toolset_reads_served_tools_back_unchanged() -> None:
             assert whoami_tool is not None
             answer = await whoami_tool.call("{}", ToolContext(tenant_id="t1", user_id="u2"))
             assert json.loads(answer) == {"tenant": "t1", "user": "u2"}
+
+
+def test_a_tool_that_requires_approval_is_not_served_without_an_approver() -> None:
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        tools_server(catalog())
+
+
+async def test_served_calls_keep_their_declared_idempotency() -> None:
+    runs: list[str] = []
+
+    @tool(name="refund.issue", idempotency_key=["refund_id"])
+    def issue(refund_id: str, amount_cents: int) -> str:
+        """Issue a refund."""
+        runs.append(refund_id)
+        return f"refunded {amount_cents}"
+
+    async with Client(tools_server([issue])) as client:
+        first = await client.call_tool("refund.issue", {"refund_id": "R1", "amount_cents": 5})
+        again = await client.call_tool("refund.issue", {"refund_id": "R1", "amount_cents": 5})
+    assert runs == ["R1"]
+    assert first.content[0].text == "refunded 5"  # type: ignore[union-attr]
+    assert again.content[0].text.endswith("refunded 5")  # type: ignore[union-attr]

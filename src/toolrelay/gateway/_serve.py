@@ -176,6 +176,9 @@ def gateway_server(gateway: ToolGateway, config: GatewayConfig) -> Server[Any]:
         name=config.name,
         instructions=config.instructions or texts.instructions,
         context=config.context,
+        # call_tool runs each call through the gateway's own manager, which times it out,
+        # bounds its result and guards it; the server adds no second limit around it.
+        tool_calling_manager=ToolCallingManager(default_timeout=None, max_result_chars=None),
     )
 
 

@@ -8,21 +8,23 @@
 
 Each tool is listed with its definition exactly as toolrelay has it (canonical name, the
 description, the input schema) and annotations from its metadata
-(``annotations_from_metadata``). A call runs ``tool.call`` with
-the request's ``_meta`` as the :class:`~toolrelay.tools.ToolContext`
-(:func:`~toolrelay.mcp.context_from_meta`; ``context`` entries override it), within
-the tool's ``metadata.timeout``. Whatever goes wrong becomes a result with ``isError`` set
-whose text tells the model what happened; only an unknown tool name is a protocol error.
+(``annotations_from_metadata``). A call runs through a
+:class:`~toolrelay.execution.ToolCallingManager` (``run_call``), with the request's ``_meta``
+as the :class:`~toolrelay.tools.ToolContext` (:func:`~toolrelay.mcp.context_from_meta`;
+``context`` entries override it), so the tools' declared guards hold here as everywhere:
+idempotency keys are honoured, a tool that requires approval runs only with the manager's
+``approval=`` (without one the server refuses to build), results are bounded, and timeouts,
+invalid arguments and failures become results with ``isError`` set whose text tells the model
+what happened; only an unknown tool name is a protocol error.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
-import logging
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-import anyio
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -36,16 +38,15 @@ from mcp_types import (
 from mcp_types import Tool as McpToolInfo
 
 from toolrelay._version import __version__
-from toolrelay.exceptions import ToolRelayError
+from toolrelay.execution import ToolCallingManager
 from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
 from toolrelay.mcp._context import context_from_meta
 from toolrelay.mcp._results import text_result
-from toolrelay.tools._base import Tool, ToolContext
+from toolrelay.messages import ToolCall
+from toolrelay.tools._base import Tool
 from toolrelay.tools._catalog import ToolCatalog, as_tools
 
 __all__ = ["run_stdio", "tool_info", "tools_server"]
-
-_log = logging.getLogger("toolrelay.mcp")
 
 
 def tools_server(
@@ -55,6 +56,7 @@ def tools_server(
     version: str = __version__,
     instructions: str | None = None,
     context: Mapping[str, Any] | None = None,
+    tool_calling_manager: ToolCallingManager | None = None,
 ) -> Server[Any]:
     """An MCP server offering ``tools``.
 
@@ -66,12 +68,18 @@ def tools_server(
         instructions: Text clients may show their model about the server.
         context: Tool context entries every call gets, overriding what a request's
             ``_meta`` says (e.g. the one tenant this server serves).
+        tool_calling_manager: Runs each call with its guards (``approval=``,
+            ``idempotency=``, ``audit=``...); a ``ToolCallingManager()`` by default.
 
     Raises:
         DuplicateToolError: Two of the tools share a name.
+        ConfigurationError: A tool requires approval and the manager has no ``approval=``.
     """
     catalog = tools if isinstance(tools, ToolCatalog) else ToolCatalog(as_tools(tools))
     fixed = dict(context or {})
+    manager = tool_calling_manager or ToolCallingManager()
+    manager.check_tools(catalog, owner="ToolCallingManager")
+    call_ids = itertools.count(1)
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
@@ -86,7 +94,13 @@ def tools_server(
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         meta: Mapping[str, Any] = params.meta or ctx.meta or {}
         tool_context = context_from_meta(meta, fixed=fixed)
-        return await _run_tool(tool, params.arguments or {}, tool_context)
+        call = ToolCall(
+            id=f"mcp_{next(call_ids)}",
+            name=tool.definition.name,
+            arguments=json.dumps(dict(params.arguments or {}), ensure_ascii=False),
+        )
+        outcome = await manager.run_call(call, (tool,), tool_context)
+        return text_result(outcome.response.data, is_error=outcome.response.is_error)
 
     def input_schema(tool_name: str) -> Mapping[str, Any] | None:
         tool = catalog.get(tool_name)
@@ -114,32 +128,7 @@ def tool_info(tool: Tool) -> McpToolInfo:
     )
 
 
-async def _run_tool(
-    tool: Tool, arguments: Mapping[str, Any], context: ToolContext
-) -> CallToolResult:
-    """Run one call of ``tool`` and answer it: its text, or the failure with ``isError`` set."""
-    name = tool.definition.name
-    timeout = tool.metadata.timeout
-    try:
-        with anyio.fail_after(timeout) if timeout is not None else _no_deadline():
-            text = await tool.call(json.dumps(dict(arguments), ensure_ascii=False), context)
-    except TimeoutError:
-        return text_result(
-            f"Tool {name!r} timed out after {timeout:g} s and was cancelled.", is_error=True
-        )
-    except Exception as exc:
-        if not isinstance(exc, ToolRelayError):
-            _log.warning("tool %r raised; the client gets an error result", name, exc_info=exc)
-        message = str(exc).strip() or f"Exception occurred in tool: {name} ({type(exc).__name__})"
-        return text_result(message, is_error=True)
-    return text_result(text)
-
-
 async def run_stdio(server: Server[Any]) -> None:
     """Serve ``server`` on this process's standard input and output until the client leaves."""
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def _no_deadline() -> anyio.CancelScope:
-    return anyio.CancelScope()
