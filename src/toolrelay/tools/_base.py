@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from toolrelay._sync import run_sync
 from toolrelay.exceptions import ConfigurationError
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IdempotencyKey",
+    "IdempotencyScope",
     "Tool",
     "ToolContext",
     "ToolDefinition",
@@ -103,6 +104,10 @@ class ToolMetadata:
             Repeated calls with the same key get the recorded result instead of running
             again (see the execution layer's ``IdempotencyInterceptor``).
         extra: Free-form flags for integrations.
+        idempotency_scope: Whose calls share keys derived from argument names: ``"user"``
+            (the default: the context's ``tenant_id`` and ``user_id`` are part of the key),
+            ``"tenant"`` (the users of one tenant share results) or ``"global"`` (everyone
+            does). A key function decides its key alone, so it needs the default.
     """
 
     return_direct: bool = False
@@ -112,9 +117,31 @@ class ToolMetadata:
     requires_approval: bool = False
     idempotency_key: IdempotencyKey | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    idempotency_scope: IdempotencyScope = "user"
 
     def __post_init__(self) -> None:
         check_seconds("timeout", self.timeout)
+        check_idempotency_scope(self.idempotency_scope, self.idempotency_key)
+
+
+def check_idempotency_scope(scope: object, key: object) -> None:
+    """Refuse an ``idempotency_scope`` that is unknown, or that a key function would ignore.
+
+    Raises:
+        ConfigurationError: ``scope`` is not ``"user"``, ``"tenant"`` or ``"global"``, or it
+            widens the scope of a key function (which decides its key alone).
+    """
+    scopes = get_args(IdempotencyScope)
+    if scope not in scopes:
+        raise ConfigurationError(
+            f"idempotency_scope must be one of {', '.join(map(repr, scopes))}, not {scope!r}"
+        )
+    if scope != "user" and callable(key):
+        raise ConfigurationError(
+            f"idempotency_scope={scope!r} applies to keys made of argument names; an "
+            "idempotency_key function decides its key alone: leave the scope out and put "
+            "what should be shared (or kept apart) into the key the function returns"
+        )
 
 
 class ToolContext(Mapping[str, Any]):
@@ -168,6 +195,9 @@ class ToolContext(Mapping[str, Any]):
 
 IdempotencyKey: TypeAlias = str | Sequence[str] | Callable[[Mapping[str, Any], ToolContext], str]
 """An argument name, several of them, or a function of the arguments and the context."""
+
+IdempotencyScope: TypeAlias = Literal["user", "tenant", "global"]
+"""Whose calls share idempotency keys made of argument names (see ``ToolMetadata``)."""
 
 
 @runtime_checkable

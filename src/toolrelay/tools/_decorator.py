@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from toolrelay.exceptions import ConfigurationError, InvalidToolNameError, ToolDefinitionError
-from toolrelay.tools._base import IdempotencyKey, ToolMetadata
+from toolrelay.tools._base import IdempotencyKey, IdempotencyScope, ToolMetadata
 from toolrelay.tools._names import validate_tool_name
 from toolrelay.tools._parameters import is_receiver_parameter
 from toolrelay.tools._results import ResultConverter
@@ -61,6 +61,7 @@ class ToolSpec:
         requires_approval: See :class:`~toolrelay.tools.ToolMetadata`.
         idempotency_key: See :class:`~toolrelay.tools.ToolMetadata`.
         required: Parameters the model must always send although they have a default.
+        idempotency_scope: See :class:`~toolrelay.tools.ToolMetadata`.
     """
 
     name: str | None = None
@@ -73,6 +74,7 @@ class ToolSpec:
     requires_approval: bool = False
     idempotency_key: IdempotencyKey | None = None
     required: tuple[str, ...] = ()
+    idempotency_scope: IdempotencyScope = "user"
 
     def __post_init__(self) -> None:
         self.metadata()  # the options a ToolMetadata refuses are refused here already
@@ -86,6 +88,7 @@ class ToolSpec:
             destructive=self.destructive,
             requires_approval=self.requires_approval,
             idempotency_key=self.idempotency_key,
+            idempotency_scope=self.idempotency_scope,
         )
 
 
@@ -106,6 +109,7 @@ def tool(
     requires_approval: bool = False,
     idempotency_key: IdempotencyKey | None = None,
     required: Sequence[str] = (),
+    idempotency_scope: IdempotencyScope = "user",
 ) -> Callable[[F], F]: ...
 
 
@@ -123,6 +127,7 @@ def tool(
     requires_approval: bool = False,
     idempotency_key: IdempotencyKey | None = None,
     required: Sequence[str] = (),
+    idempotency_scope: IdempotencyScope = "user",
 ) -> F | Callable[[F], F]:
     """Declare a function, method, static method or class method as a tool.
 
@@ -148,10 +153,14 @@ def tool(
         required: Parameters with a default that the model must nevertheless always send (the
             default then only applies to direct Python calls). Without it, a parameter is
             required exactly when it has no default.
+        idempotency_scope: Whose calls share a key made of parameter names: ``"user"`` (the
+            default: the context's tenant and user), ``"tenant"`` or ``"global"``. A key
+            function decides its key alone and keeps the default.
 
     Raises:
         ConfigurationError: ``timeout`` is not a finite number of seconds above 0 (``inf``, ``nan``,
-            zero or negative), raised by ``tool(...)`` itself.
+            zero or negative), or ``idempotency_scope`` is unknown or given with a key
+            function; raised by ``tool(...)`` itself.
         InvalidToolNameError: The name is the declaration's only problem.
         ToolDefinitionError: Every problem of the declaration (bad name, ``*args``/``**kwargs``,
             unannotated parameters, unknown ``required`` entries, types without a schema...).
@@ -167,6 +176,7 @@ def tool(
         requires_approval=requires_approval,
         idempotency_key=idempotency_key,
         required=tuple(required),
+        idempotency_scope=idempotency_scope,
     )
 
     def decorate(target: F) -> F:
