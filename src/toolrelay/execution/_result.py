@@ -53,6 +53,9 @@ class ToolCallStatus(StrEnum):
     """The call went over a per-turn call limit; the tool did not run."""
     PENDING_APPROVAL = "pending_approval"
     """A person must approve the call first; the tool did not run (yet)."""
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    """The call's idempotency key was already used by a call with other arguments; the tool
+    did not run, and the earlier call's record is left as it was."""
 
 
 class ApprovalStatus(StrEnum):
@@ -93,6 +96,12 @@ class ToolCallOutcome:
             did so and its outcome is still unknown.
         late_result: For a synchronous tool still running after its call timed out: its
             text, once the function returns (or its exception). Not part of equality.
+        recorded_result: For a ``replayed`` call, the result text recorded by the original
+            run, exactly (``response.data`` starts with a line telling the model the call was
+            not run again).
+        recorded_at: When the call holding the idempotency key ran (seconds since the epoch):
+            the original run of a ``replayed`` call, or the earlier call of an
+            ``IDEMPOTENCY_CONFLICT`` or of an unknown outcome; ``None`` otherwise.
     """
 
     call: ToolCall
@@ -109,6 +118,8 @@ class ToolCallOutcome:
     late_result: concurrent.futures.Future[str] | None = field(
         default=None, compare=False, repr=False
     )
+    recorded_result: str | None = None
+    recorded_at: float | None = None
 
     @property
     def ok(self) -> bool:
