@@ -209,20 +209,19 @@ def generate(seed: int, count: int) -> list[Case]:
     """``count`` calls from ``seed``; a third repeat an earlier call's payment."""
     rng = random.Random(seed)
     cases: list[Case] = []
-    amounts: dict[str, int] = {}
+    first_calls: dict[tuple[str, int], tuple[str, int]] = {}  # key: its first mode, amount
     for n in range(count):
-        earlier = rng.choice(cases[-LARGEST_ROUND:]) if cases and rng.random() < 0.35 else None
-        if earlier is not None:
-            tool_name, payment_id = earlier.key
+        if cases and rng.random() < 0.35:
+            tool_name, payment_id = rng.choice(cases[-LARGEST_ROUND:]).key
         else:
             tool_name, payment_id = rng.choice(sorted(MODES)), rng.randrange(PAYMENTS)
         mode = rng.choices(MODES[tool_name], WEIGHTS)[0]
         amount = rng.randrange(1, 1_000)
-        if earlier is not None and rng.random() < 0.8:  # the same call again, mostly
-            mode, amount = earlier.mode, amounts[earlier.call.id]
+        first = first_calls.setdefault((tool_name, payment_id), (mode, amount))
+        if rng.random() < 0.8:  # a key's calls are mostly the same call again
+            mode, amount = first
         spelled: object = payment_id if rng.random() < 0.7 else str(payment_id)
         arguments = {"payment_id": spelled, "amount": amount, "mode": mode}
-        amounts[f"i{n}"] = amount
         call = ToolCall(id=f"i{n}", name=tool_name, arguments=json.dumps(arguments))
         cases.append(
             Case(

@@ -3,19 +3,31 @@
 A tool declares how a call's key is derived (``ToolMetadata.idempotency_key``, or
 ``@tool(idempotency_key=...)``):
 
-- argument names: ``@tool(idempotency_key=["refund_id"])``; the key is the tool's name plus
-  a digest of those arguments and the context's ``tenant_id``, so tenants never share results;
+- argument names: ``@tool(idempotency_key=["order_id", "refund_id"])``; the key is the tool's
+  name plus a digest of those arguments and the context's ``tenant_id`` and ``user_id``, so
+  neither tenants nor users share results. ``ToolMetadata.idempotency_scope`` widens that:
+  ``"tenant"`` (the users of a tenant share keys) or ``"global"``;
 - a function of the arguments and the context:
   ``@tool(idempotency_key=lambda args, ctx: f"refund-retry:{args['refund_id']}")``; the key
-  is exactly what it returns (add the tenant yourself when results must stay apart).
+  is exactly what it returns, and it keeps full control of its scope (add the tenant and the
+  user yourself when results must stay apart).
 
 The key is derived from the validated arguments (see :mod:`~toolrelay.execution._arguments`),
 so ``5``, ``"5"``, ``5.0`` and ``"05"`` for an ``int`` parameter are one operation.
 
-:class:`IdempotencyInterceptor` looks the key up in an :class:`IdempotencyStore` before the
-call runs. A recorded result answers the call (``replayed``, status ``ok``) without running
-the tool and without asking for approval again. Otherwise the key is reserved and the call
-runs:
+As with Stripe's idempotency keys, the store records with each key the call's fingerprint
+(:func:`call_fingerprint`: its tool and all its validated arguments), a short summary of its
+arguments and when it took the key. :class:`IdempotencyInterceptor` looks the key up in an
+:class:`IdempotencyStore` before the call runs:
+
+- a key held by a call with other arguments refuses the call (status
+  ``idempotency_conflict``): it does not run, is never answered with the other call's result,
+  does not wait for that call when it is still running, and leaves its record as it is;
+- a result recorded by the same call answers it (``replayed``, status ``ok``) without running
+  the tool and without asking for approval again; the text starts with a line saying it was
+  not run again and when it ran (``ToolCallOutcome.recorded_result`` is the recorded text).
+
+Otherwise the key is reserved and the call runs:
 
 - a successful result is recorded; when the store fails to record it (unreachable, say),
   the call raises the store's error and its key is marked unknown, never released, so the
