@@ -131,7 +131,9 @@ async def test_the_librarys_own_tools_are_never_asked_about() -> None:
 
 async def test_authorization_first_keeps_recorded_results_from_forbidden_callers() -> None:
     idempotent = FunctionTool.from_function(
-        refund, metadata=ToolMetadata(idempotency_key="order_id")
+        # Shared by the tenant's users: the lead's result is recorded for everyone.
+        refund,
+        metadata=ToolMetadata(idempotency_key="order_id", idempotency_scope="tenant"),
     )
     store = InMemoryIdempotencyStore()
     options = ChatOptions(tools=(idempotent,), tool_context={"user_id": "lead"})

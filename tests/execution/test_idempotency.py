@@ -5,9 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sqlite3
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -202,7 +200,9 @@ async def test_two_identical_calls_in_one_round_run_once() -> None:
     result = await run_round(manager, desk, RETRY, RETRY)
     assert desk.paid == [("r-1", 100)]
     assert all(o.ok for o in result.outcomes)
-    assert result.outcomes[0].response.data == result.outcomes[1].response.data
+    ran, replayed = sorted(result.outcomes, key=lambda o: o.replayed)
+    assert replayed.recorded_result == ran.response.data
+    assert replayed.response.data.endswith("\n" + ran.response.data)
     assert sorted(o.replayed for o in result.outcomes) == [False, True]
     assert {o.idempotency_key for o in result.outcomes} == {"refund-retry:r-1"}
     assert [r.id for r in result.responses] == ["c0", "c1"]
@@ -212,10 +212,11 @@ async def test_a_call_repeated_in_a_later_round_gets_the_recorded_result() -> No
     desk = Refunds()
     manager = ToolCallingManager(idempotency=IdempotencyInterceptor())
     first = await run_round(manager, desk, RETRY)
-    second = await run_round(manager, desk, ("refund.retry", {"refund_id": "r-1", "amount": 9}))
+    # The default spelled out is the same call: the arguments are compared once validated.
+    second = await run_round(manager, desk, ("refund.retry", {"refund_id": "r-1", "amount": 100}))
     assert desk.paid == [("r-1", 100)]
     assert second.outcomes[0].replayed
-    assert second.outcomes[0].response.data == first.outcomes[0].response.data
+    assert second.outcomes[0].recorded_result == first.outcomes[0].response.data
     assert second.outcomes[0].status is ToolCallStatus.OK
 
 
@@ -244,11 +245,11 @@ async def test_a_run_whose_result_cannot_be_recorded_is_never_run_again() -> Non
 
         failures = 1
 
-        async def complete(self, key: str, *, owner: str, result: str) -> None:
+        async def complete(self, key: str, *, owner: str, result: str, **recorded: Any) -> None:
             if self.failures:
                 self.failures -= 1
                 raise StorageUnavailableError("the connection dropped while recording")
-            await super().complete(key, owner=owner, result=result)
+            await super().complete(key, owner=owner, result=result, **recorded)
 
     desk, store = Refunds(), Unrecording()
     manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
@@ -505,7 +506,7 @@ async def test_sqlite_results_survive_a_new_store_instance(tmp_path: Path) -> No
         reservation = await second_store.reserve("refund-retry:r-1", owner="x", lease=1)
     assert desk.paid == [("r-1", 100)]
     assert second.outcomes[0].replayed
-    assert second.outcomes[0].response.data == first.outcomes[0].response.data
+    assert second.outcomes[0].recorded_result == first.outcomes[0].response.data
     assert reservation.result == first.outcomes[0].response.data
 
 
@@ -617,7 +618,8 @@ async def test_a_timed_out_sync_call_keeps_its_key_and_its_late_result_is_record
     later = (await pay(manager, payouts, '{"refund_id": 7}')).outcomes[0]
     assert later.ok
     assert later.replayed
-    assert later.response.data == "paid refund 7"
+    assert later.recorded_result == "paid refund 7"
+    assert later.response.data.startswith("[not run again: this exact call already ran at ")
     assert payouts.paid == [7]
 
 
@@ -677,11 +679,11 @@ async def test_a_round_cancelled_while_the_result_is_recorded_never_runs_the_cal
             return "sent"
 
     class SlowToRecord(InMemoryIdempotencyStore):
-        async def complete(self, key: str, *, owner: str, result: str) -> None:
+        async def complete(self, key: str, *, owner: str, result: str, **recorded: Any) -> None:
             if not recording.is_set():
                 recording.set()
                 await asyncio.sleep(30)  # cancelled here, after the transfer went out
-            await super().complete(key, owner=owner, result=result)
+            await super().complete(key, owner=owner, result=result, **recorded)
 
     store = SlowToRecord()
     manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store))
@@ -738,10 +740,14 @@ async def test_a_round_cancelled_while_the_store_reserves_leaves_the_key_free() 
     class InAThread(InMemoryIdempotencyStore):
         """Takes the key after a moment, even when its caller stopped waiting."""
 
-        async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+        async def reserve(
+            self, key: str, *, owner: str, lease: float, **recorded: Any
+        ) -> Reservation:
             async def later() -> Reservation:
                 await asyncio.sleep(0.05)
-                return await InMemoryIdempotencyStore.reserve(self, key, owner=owner, lease=lease)
+                return await InMemoryIdempotencyStore.reserve(
+                    self, key, owner=owner, lease=lease, **recorded
+                )
 
             reserving.set()
             return await asyncio.shield(asyncio.ensure_future(later()))
@@ -831,18 +837,3 @@ async def test_stores_keep_unknown_outcomes_until_a_result_or_a_delete(
     await store.mark_unknown("u", owner="c")
     clock.now += 100  # unknown outcomes expire with the ttl, like results
     assert (await store.reserve("u", owner="d", lease=10)).status is ReservationStatus.ACQUIRED
-
-
-async def test_sqlite_files_of_the_earlier_layout_are_upgraded(tmp_path: Path) -> None:
-    path = tmp_path / "old.sqlite3"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE idempotency (key TEXT PRIMARY KEY, owner TEXT, result TEXT, "
-            "since REAL NOT NULL)"
-        )
-        db.execute("INSERT INTO idempotency VALUES ('old', NULL, 'kept', ?)", (time.time(),))
-    with SqliteIdempotencyStore(path) as store:
-        assert (await store.reserve("old", owner="a", lease=10)).result == "kept"
-        await store.reserve("new", owner="a", lease=10)
-        await store.mark_unknown("new", owner="a")
-        assert (await store.reserve("new", owner="b", lease=10)).status is ReservationStatus.UNKNOWN

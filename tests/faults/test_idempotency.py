@@ -3,19 +3,22 @@
 Every store is tried: in memory, SQLite, and Redis when ``TOOLRELAY_TEST_REDIS_URL`` names a
 server. Each has a desk (``build_ledger_desk``) with two managers whose interceptors share the
 store, as two processes would, and two payment tools keyed by ``payment_id`` alone: ``pay``
-(synchronous) and ``apay`` (``async``). Their ``mode`` argument, not part of the key, says how
-a run goes: it succeeds, fails (the key is released), takes a moment, hangs until it is
-cancelled at its timeout (``apay``: the outcome is unknown for good) or is stuck in its thread
-(``pay``: unknown until its late result is recorded). Payment ids come from a small pool, so
-the same key is called concurrently in one round, on both managers at once, and retried in
-later rounds after a success, a failure, a timeout or a cancellation; some rounds are
-cancelled from outside part-way.
+(synchronous) and ``apay`` (``async``). Their ``mode`` argument, not part of the key (but of
+the call's arguments, like ``amount``), says how a run goes: it succeeds, fails (the key is
+released), takes a moment, hangs until it is cancelled at its timeout (``apay``: the outcome is
+unknown for good) or is stuck in its thread (``pay``: unknown until its late result is
+recorded). Payment ids come from a small pool, so the same key is called concurrently in one
+round, on both managers at once, and retried in later rounds after a success, a failure, a
+timeout or a cancellation, mostly with the same arguments, sometimes with others (refused while
+the key is held); some rounds are cancelled from outside part-way.
 
 What each body did is recorded as it happens, so the checks follow what really ran, whatever
 the machine's speed:
 
 - a key's operation took effect (a body began and did not fail) at most once (``double_runs``);
 - a replay is ``ok`` and gives the first run's answer exactly (``lost``);
+- a call refused because its key is held by other arguments shows those, not its own
+  (``unclear``);
 - a call whose key's outcome is unknown is answered ``error`` with ``result_unknown`` and a
   text saying so, a timed-out call says its result is unknown, and every other answer is the
   tool's own failure or a clear wait-and-retry (``unclear``);
@@ -206,14 +209,19 @@ def generate(seed: int, count: int) -> list[Case]:
     """``count`` calls from ``seed``; a third repeat an earlier call's payment."""
     rng = random.Random(seed)
     cases: list[Case] = []
+    first_calls: dict[tuple[str, int], tuple[str, int]] = {}  # key: its first mode, amount
     for n in range(count):
         if cases and rng.random() < 0.35:
             tool_name, payment_id = rng.choice(cases[-LARGEST_ROUND:]).key
         else:
             tool_name, payment_id = rng.choice(sorted(MODES)), rng.randrange(PAYMENTS)
         mode = rng.choices(MODES[tool_name], WEIGHTS)[0]
+        amount = rng.randrange(1, 1_000)
+        first = first_calls.setdefault((tool_name, payment_id), (mode, amount))
+        if rng.random() < 0.8:  # a key's calls are mostly the same call again
+            mode, amount = first
         spelled: object = payment_id if rng.random() < 0.7 else str(payment_id)
-        arguments = {"payment_id": spelled, "amount": rng.randrange(1, 1_000), "mode": mode}
+        arguments = {"payment_id": spelled, "amount": amount, "mode": mode}
         call = ToolCall(id=f"i{n}", name=tool_name, arguments=json.dumps(arguments))
         cases.append(
             Case(
@@ -270,6 +278,7 @@ class _Campaign:
     cancelled_rounds: int = 0
     busy_answers: int = 0
     waited_for_threads: int = 0
+    conflicts: int = 0
 
     def replay(self, cases: Sequence[Case], note: str = "") -> str:
         return reproduction(self.desk.store_name, cases, note)
@@ -387,7 +396,16 @@ class _Campaign:
             ledger.fail("unclear", at, f"{case.tool} {case.mode}: {what}", self.replay([case]))
 
         run = state.run
+        if status is ToolCallStatus.IDEMPOTENCY_CONFLICT:
+            self.conflicts += 1
+            amount = json.loads(case.call.arguments)["amount"]
+            own = f'payment_id={case.payment_id}, amount={amount}, mode="{case.mode}"'
+            if own in data or "this call did not run" not in data:
+                unclear(f"refused as another call's key, showing its own: {shorten(data)}")
+            return
         if status is ToolCallStatus.OK:
+            if outcome.replayed:
+                data = outcome.recorded_result or ""
             if run is None or run.result is None or data != run.result:
                 first = None if run is None else run.result
                 what = f"{case.tool} {case.payment_id} answered {shorten(data)}, first {first!r}"
@@ -436,18 +454,18 @@ class SlowToRecord:
     def __init__(self, store: IdempotencyStore) -> None:
         self.store = store
 
-    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
-        return await self.store.reserve(key, owner=owner, lease=lease)
+    async def reserve(self, key: str, *, owner: str, lease: float, **call: str) -> Reservation:
+        return await self.store.reserve(key, owner=owner, lease=lease, **call)
 
-    async def complete(self, key: str, *, owner: str, result: str) -> None:
+    async def complete(self, key: str, *, owner: str, result: str, **call: str) -> None:
         await asyncio.sleep(RECORDING)
-        await self.store.complete(key, owner=owner, result=result)
+        await self.store.complete(key, owner=owner, result=result, **call)
 
     async def release(self, key: str, *, owner: str) -> None:
         await self.store.release(key, owner=owner)
 
-    async def mark_unknown(self, key: str, *, owner: str) -> None:
-        await self.store.mark_unknown(key, owner=owner)
+    async def mark_unknown(self, key: str, *, owner: str, **call: str) -> None:
+        await self.store.mark_unknown(key, owner=owner, **call)
 
 
 @contextlib.asynccontextmanager
@@ -524,6 +542,7 @@ async def campaign(seed: int = SEED, calls: int = CALLS_PER_STORE) -> Ledger:
                     ("answers that the result is unknown", run.unknown_answers),
                     ("rounds cancelled part-way", run.cancelled_rounds),
                     ("answers to wait for a run elsewhere", run.busy_answers),
+                    ("calls refused: their key held by other arguments", run.conflicts),
                     ("calls that timed out waiting for a thread", run.waited_for_threads),
                     ("keys that took effect", sum(k.run is not None for k in run.keys.values())),
                 ):

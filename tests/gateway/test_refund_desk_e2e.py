@@ -148,7 +148,10 @@ async def test_a_repeated_retry_is_approved_once_and_runs_once() -> None:
         assert not first.is_error, text_of(first)
         assert not again.is_error, text_of(again)
         assert json.loads(text_of(first))["succeeded"] is True
-        assert text_of(again) == text_of(first)  # the recorded result
+        # The recorded result, after a line telling the model it did not run again.
+        notice, recorded = text_of(again).split("\n", 1)
+        assert notice.startswith("[not run again: this exact call already ran at ")
+        assert recorded == text_of(first)
 
         await agent.find("open an incident ticket for failing refunds", "ticket.create_incident")
         stuck = [f["refund_id"] for f in failed if not f["retryable"]]

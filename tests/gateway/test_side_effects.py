@@ -138,10 +138,11 @@ async def test_results_recorded_in_a_sqlite_file_outlive_the_gateway(tmp_path: P
         async with open_gateway(config, module_loader=loader) as gateway:
             answers.append(await gateway.call("refund.retry", {"refund_id": "RF-4"}))
     assert (tmp_path / "state" / "idempotency.sqlite3").is_file()
-    assert [(a.text, a.replayed) for a in answers] == [
+    assert [(a.text.split("\n")[-1], a.replayed) for a in answers] == [
         ("retried RF-4 (run 1)", False),
         ("retried RF-4 (run 1)", True),
     ]
+    assert answers[1].text.startswith("[not run again: this exact call already ran at ")
     assert ran == [("retry", "RF-4")]
 
 

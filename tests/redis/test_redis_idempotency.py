@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
 
+from tests.execution.test_idempotency_rules import SCENARIOS
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
 from toolrelay.execution import (
     IdempotencyInterceptor,
@@ -168,7 +171,9 @@ async def test_two_managers_sharing_redis_pay_once(redis_url: str, prefix: str) 
     )
     assert paid == ["r-1"]
     outcomes = [r.outcomes[0] for r in results]
-    assert [o.response.data for o in outcomes] == ["paid r-1", "paid r-1"]
+    ran, replayed = sorted(outcomes, key=lambda o: o.replayed)
+    assert ran.response.data == replayed.recorded_result == "paid r-1"
+    assert replayed.response.data.startswith("[not run again: this exact call already ran at ")
     assert sorted(o.replayed for o in outcomes) == [False, True]
     for s in stores:
         await s.aclose()
@@ -179,3 +184,37 @@ async def test_unreachable_redis_is_a_clear_error(free_port: int) -> None:
     with pytest.raises(StorageUnavailableError, match="idempotency store"):
         await store.reserve(uuid.uuid4().hex, owner="a", lease=60)
     await store.aclose()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)
+async def test_the_rules_of_keys_hold_on_redis(scenario: Any, store: RedisIdempotencyStore) -> None:
+    """Other arguments under a used key are refused, replays say so, tenant and user scope."""
+    await scenario(store)
+
+
+async def test_the_record_of_a_key_is_kept_and_never_changed_by_a_look(
+    store: RedisIdempotencyStore,
+) -> None:
+    held = {"fingerprint": "f1", "summary": 'a="\ud83d"'}  # a model's lone surrogate too
+    assert (await store.reserve("k", owner="a", lease=60, **held)).status is ACQUIRED
+    running = await store.reserve("k", owner="b", lease=60, fingerprint="f2", summary="other")
+    assert (running.status, running.fingerprint, running.summary) == (RUNNING, "f1", 'a="\ud83d"')
+    assert running.ran_at is not None
+    assert abs(running.ran_at - time.time()) < 60  # the server's clock, in seconds
+    await store.mark_unknown("k", owner="a")
+    unknown = await store.reserve("k", owner="c", lease=60, fingerprint="f3", summary="third")
+    assert (unknown.status, unknown.fingerprint, unknown.ran_at) == (UNKNOWN, "f1", running.ran_at)
+    await asyncio.sleep(0.01)
+    await store.complete("k", owner="a", result="late")
+    done = await store.reserve("k", owner="d", lease=60)
+    assert (done.status, done.result, done.fingerprint, done.summary, done.ran_at) == (
+        COMPLETED,
+        "late",
+        "f1",
+        'a="\ud83d"',
+        running.ran_at,  # when it took the key, not when its result came
+    )
+    assert await store.reserve("k", owner="e", lease=60, fingerprint="f4") == done
+    await store.complete("fresh", owner="x", result="r", fingerprint="f", summary="s")
+    fresh = await store.reserve("fresh", owner="y", lease=60)
+    assert (fresh.fingerprint, fresh.summary) == ("f", "s")

@@ -388,6 +388,8 @@ def _outcome_to_dict(outcome: ToolCallOutcome) -> dict[str, Any]:
         "edited_arguments": outcome.edited_arguments,
         "replayed": outcome.replayed,
         "idempotency_key": outcome.idempotency_key,
+        "recorded_result": outcome.recorded_result,
+        "recorded_at": outcome.recorded_at,
     }
 
 
@@ -409,4 +411,6 @@ def _outcome_from_dict(data: Mapping[str, Any]) -> ToolCallOutcome:
         edited_arguments=data.get("edited_arguments"),
         replayed=bool(data.get("replayed")),
         idempotency_key=data.get("idempotency_key"),
+        recorded_result=data.get("recorded_result"),
+        recorded_at=None if data.get("recorded_at") is None else float(data["recorded_at"]),
     )

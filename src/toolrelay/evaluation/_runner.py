@@ -625,6 +625,8 @@ class _Recorder:
             return CallStatus.INVALID_ARGUMENTS
         if status is ToolCallStatus.UNKNOWN_TOOL:
             return CallStatus.UNKNOWN_NAME
+        if status is ToolCallStatus.IDEMPOTENCY_CONFLICT:
+            return CallStatus.DENIED  # refused: its key is another call's
         if status is ToolCallStatus.DENIED:
             # Tool search answers a call of a tool it did not show with a denial.
             if self.searching and match_tool_name(outcome.call.name, exposed) is None:

@@ -59,6 +59,7 @@ from toolrelay.execution._idempotency import (
     InMemoryIdempotencyStore,
     Reservation,
     ReservationStatus,
+    call_fingerprint,
     idempotency_key,
 )
 from toolrelay.execution._idempotency_sqlite import SqliteIdempotencyStore
@@ -138,6 +139,7 @@ __all__ = [
     "ToolInvocation",
     "ToolResolver",
     "answer",
+    "call_fingerprint",
     "closest_names",
     "idempotency_key",
     "match_tool_name",

@@ -6,7 +6,10 @@ tests assert them exactly, and prompts tuned against them should not drift.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from toolrelay._plural import plural
 from toolrelay.exceptions import ArgumentProblem
@@ -17,14 +20,17 @@ __all__ = [
     "approval_failed",
     "approval_not_configured",
     "approval_timed_out",
+    "arguments_summary",
     "arguments_too_long",
     "denied",
     "earlier_result_unknown",
     "error_cut",
+    "idempotency_conflict",
     "invalid_arguments",
     "name_not_text",
     "name_too_long",
     "per_tool_limit",
+    "replayed",
     "result_cut",
     "result_unknown",
     "timed_out",
@@ -35,6 +41,7 @@ __all__ = [
     "total_limit",
     "unknown_tool",
     "unusable_result",
+    "utc_time",
 ]
 
 _MAX_SHOWN_NAME = 80
@@ -240,6 +247,83 @@ def earlier_result_unknown(tool_name: str) -> str:
         f"Tool {_shown(tool_name)} did not run: an identical call timed out or was interrupted "
         "while running earlier, and whether it took effect is unknown. Do not call it again; "
         "tell the user it may or may not have happened, so that someone can check."
+    )
+
+
+_MAX_SHOWN_VALUE = 40
+_MAX_SUMMARY = 200
+
+
+def arguments_summary(arguments: Mapping[str, Any]) -> str:
+    """A short readable form of a call's arguments, recorded with its idempotency key.
+
+    Each argument as ``name=value`` (the value as JSON), in the arguments' order; long values
+    and long summaries are shortened with ``...``:
+
+    >>> arguments_summary({"order_id": "E-5", "amount_cents": 1000})
+    'order_id="E-5", amount_cents=1000'
+    """
+    parts = []
+    for name, value in arguments.items():
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        if len(text) > _MAX_SHOWN_VALUE:
+            text = text[:_MAX_SHOWN_VALUE] + "..."
+        parts.append(f"{name}={text}")
+    summary = ", ".join(parts) or "no arguments"
+    return summary if len(summary) <= _MAX_SUMMARY else summary[:_MAX_SUMMARY] + "..."
+
+
+def utc_time(timestamp: float) -> str:
+    """A time (seconds since the epoch) to the minute, in UTC: ``2026-12-06 12:03 UTC``."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def replayed(ran_at: float | None) -> str:
+    """The line before a replayed result: the call did not run again, and when it did run.
+
+    For ``replayed(1796558580.0)`` the line is::
+
+        [not run again: this exact call already ran at 2026-12-06 12:03 UTC; its recorded
+        result follows]
+
+    (on one line, ending with a newline); the recorded result follows it unchanged.
+    """
+    when = "" if ran_at is None else f" at {utc_time(ran_at)}"
+    return f"[not run again: this exact call already ran{when}; its recorded result follows]\n"
+
+
+def idempotency_conflict(
+    tool_name: str,
+    *,
+    ran_at: float | None,
+    summary: str,
+    state: str = "ran",
+    key_arguments: Sequence[str] = (),
+) -> str:
+    """The idempotency key of the call was already used by a call with other arguments.
+
+    ``state`` says what became of that call: ``"ran"``, ``"running"`` or ``"unknown"``;
+    ``key_arguments`` are the arguments the key is made of (none for a key function). For
+    ``idempotency_conflict("refund.issue", ran_at=1796558580.0, summary='order_id="E-5",
+    amount_cents=1000', key_arguments=["order_id"])`` the text is::
+
+        Tool 'refund.issue' did not run: its idempotency key was already used at
+        2026-12-06 12:03 UTC for other arguments (order_id="E-5", amount_cents=1000). A
+        different operation needs a different key (this tool's key is made of order_id);
+        this call did not run.
+
+    (on one line).
+    """
+    when = "" if ran_at is None else f" at {utc_time(ran_at)}"
+    by = {
+        "running": ", by a call that is still running",
+        "unknown": ", by a call whose outcome is unknown",
+    }.get(state, "")
+    made = f" (this tool's key is made of {', '.join(key_arguments)})" if key_arguments else ""
+    return (
+        f"Tool {_shown(tool_name)} did not run: its idempotency key was already used{when} "
+        f"for other arguments ({summary}){by}. A different operation needs a different "
+        f"key{made}; this call did not run."
     )
 
 

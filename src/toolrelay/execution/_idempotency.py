@@ -3,19 +3,31 @@
 A tool declares how a call's key is derived (``ToolMetadata.idempotency_key``, or
 ``@tool(idempotency_key=...)``):
 
-- argument names: ``@tool(idempotency_key=["refund_id"])``; the key is the tool's name plus
-  a digest of those arguments and the context's ``tenant_id``, so tenants never share results;
+- argument names: ``@tool(idempotency_key=["order_id", "refund_id"])``; the key is the tool's
+  name plus a digest of those arguments and the context's ``tenant_id`` and ``user_id``, so
+  neither tenants nor users share results. ``ToolMetadata.idempotency_scope`` widens that:
+  ``"tenant"`` (the users of a tenant share keys) or ``"global"``;
 - a function of the arguments and the context:
   ``@tool(idempotency_key=lambda args, ctx: f"refund-retry:{args['refund_id']}")``; the key
-  is exactly what it returns (add the tenant yourself when results must stay apart).
+  is exactly what it returns, and it keeps full control of its scope (add the tenant and the
+  user yourself when results must stay apart).
 
 The key is derived from the validated arguments (see :mod:`~toolrelay.execution._arguments`),
 so ``5``, ``"5"``, ``5.0`` and ``"05"`` for an ``int`` parameter are one operation.
 
-:class:`IdempotencyInterceptor` looks the key up in an :class:`IdempotencyStore` before the
-call runs. A recorded result answers the call (``replayed``, status ``ok``) without running
-the tool and without asking for approval again. Otherwise the key is reserved and the call
-runs:
+As with Stripe's idempotency keys, the store records with each key the call's fingerprint
+(:func:`call_fingerprint`: its tool and all its validated arguments), a short summary of its
+arguments and when it took the key. :class:`IdempotencyInterceptor` looks the key up in an
+:class:`IdempotencyStore` before the call runs:
+
+- a key held by a call with other arguments refuses the call (status
+  ``idempotency_conflict``): it does not run, is never answered with the other call's result,
+  does not wait for that call when it is still running, and leaves its record as it is;
+- a result recorded by the same call answers it (``replayed``, status ``ok``) without running
+  the tool and without asking for approval again; the text starts with a line saying it was
+  not run again and when it ran (``ToolCallOutcome.recorded_result`` is the recorded text).
+
+Otherwise the key is reserved and the call runs:
 
 - a successful result is recorded; when the store fails to record it (unreachable, say),
   the call raises the store's error and its key is marked unknown, never released, so the
@@ -64,7 +76,7 @@ from toolrelay.execution._canonical import canonical_json, sha256_hex
 from toolrelay.execution._interception import ArgumentsCheck, Proceed, ToolInvocation
 from toolrelay.execution._result import ToolCallOutcome, ToolCallStatus
 from toolrelay.messages import ToolResponse
-from toolrelay.tools._base import Tool, ToolContext, check_seconds
+from toolrelay.tools._base import IdempotencyKey, Tool, ToolContext, check_seconds
 
 __all__ = [
     "DEFAULT_LEASE",
@@ -75,6 +87,7 @@ __all__ = [
     "InMemoryIdempotencyStore",
     "Reservation",
     "ReservationStatus",
+    "call_fingerprint",
     "idempotency_key",
 ]
 
@@ -108,9 +121,30 @@ def idempotency_key(tool: Tool, arguments: Mapping[str, Any], context: ToolConte
                 "it must return a non-empty string"
             )
         return key
-    names = (spec,) if isinstance(spec, str) else tuple(spec)
-    identity = {"tenant": context.tenant_id, "arguments": {n: arguments.get(n) for n in names}}
+    identity: dict[str, Any] = {"arguments": {n: arguments.get(n) for n in _key_names(spec)}}
+    scope = tool.metadata.idempotency_scope
+    if scope != "global":
+        identity["tenant"] = context.tenant_id
+    if scope == "user":
+        identity["user"] = context.user_id
     return f"{name}:{sha256_hex(canonical_json(identity))}"
+
+
+def call_fingerprint(tool: Tool, arguments: Mapping[str, Any]) -> str:
+    """The digest of a call: its tool's name and all of its (validated) arguments.
+
+    Recorded with the call's idempotency key, it tells a repeat of the call (replayed) from
+    another call that happens to have the same key (refused).
+    """
+    identity = {"tool": tool.definition.name, "arguments": dict(arguments)}
+    return sha256_hex(canonical_json(identity))
+
+
+def _key_names(spec: IdempotencyKey | None) -> tuple[str, ...]:
+    """The argument names a key is made of (none for a key function)."""
+    if spec is None or callable(spec):
+        return ()
+    return (spec,) if isinstance(spec, str) else tuple(spec)
 
 
 # --- stores ------------------------------------------------------------------------------------
@@ -138,10 +172,18 @@ class Reservation:
     Attributes:
         status: What the store found.
         result: The recorded result when ``status`` is ``COMPLETED``.
+        fingerprint: Unless ``ACQUIRED``: the fingerprint of the arguments of the call that
+            holds the key (``""`` when it was reserved without one).
+        summary: Unless ``ACQUIRED``: the readable summary of those arguments.
+        ran_at: Unless ``ACQUIRED``: when that call took the key to run (seconds since the
+            epoch, by the store's clock).
     """
 
     status: ReservationStatus
     result: str | None = None
+    fingerprint: str = ""
+    summary: str = ""
+    ran_at: float | None = None
 
 
 @runtime_checkable
@@ -150,26 +192,45 @@ class IdempotencyStore(Protocol):
 
     Each method must be atomic for one key (two processes reserving the same key at the same
     moment: exactly one acquires it).
+
+    With each key the store keeps what the call holding it was: the ``fingerprint`` of its
+    arguments, their readable ``summary``, and when it took the key (``ran_at``, by the
+    store's clock); :meth:`reserve` reports them whenever it does not acquire the key, and
+    writes nothing then, so a call it answers never changes the record.
     """
 
-    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+    async def reserve(
+        self, key: str, *, owner: str, lease: float, fingerprint: str = "", summary: str = ""
+    ) -> Reservation:
         """Give ``owner`` the key unless it has a result, a live reservation or an unknown outcome.
 
-        A reservation older than ``lease`` seconds without a result (its owner was lost) is
+        Acquiring records ``fingerprint``, ``summary`` and the time with the key. A
+        reservation older than ``lease`` seconds without a result (its owner was lost) is
         reported as ``UNKNOWN``, never taken over.
         """
         ...
 
-    async def complete(self, key: str, *, owner: str, result: str) -> None:
-        """Record ``owner``'s result (kept when a result is already recorded)."""
+    async def complete(
+        self, key: str, *, owner: str, result: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
+        """Record ``owner``'s result (kept when a result is already recorded).
+
+        ``ran_at`` stays that of ``owner``'s reservation (now when it has none); the
+        ``fingerprint`` and ``summary`` given replace the reservation's when not empty.
+        """
         ...
 
     async def release(self, key: str, *, owner: str) -> None:
         """Drop ``owner``'s reservation or unknown mark (nothing if it holds neither)."""
         ...
 
-    async def mark_unknown(self, key: str, *, owner: str) -> None:
-        """Keep ``owner``'s reservation as an unknown outcome (see ``ReservationStatus``)."""
+    async def mark_unknown(
+        self, key: str, *, owner: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
+        """Keep ``owner``'s reservation as an unknown outcome (see ``ReservationStatus``).
+
+        What it records with the key is kept as :meth:`complete` keeps it.
+        """
         ...
 
 
@@ -177,9 +238,29 @@ class IdempotencyStore(Protocol):
 class _Entry:
     owner: str | None
     result: str | None
-    since: float
+    since: float  # when last written: the ttl and the lease count from here
     lease: float = 0.0
     unknown: bool = False
+    fingerprint: str = ""
+    summary: str = ""
+    ran_at: float = 0.0
+
+    def reservation(self, now: float) -> Reservation:
+        return Reservation(
+            status=self.status(now),
+            result=self.result,
+            fingerprint=self.fingerprint,
+            summary=self.summary,
+            ran_at=self.ran_at,
+        )
+
+    def kept(
+        self, owner: str, fingerprint: str, summary: str, now: float
+    ) -> tuple[str, str, float]:
+        """What a write by ``owner`` records: its reservation's, unless it gives new ones."""
+        if self.owner != owner:
+            return fingerprint, summary, now
+        return fingerprint or self.fingerprint, summary or self.summary, self.ran_at
 
     def status(self, now: float) -> ReservationStatus:
         if self.result is not None:
@@ -271,20 +352,34 @@ class InMemoryIdempotencyStore:
                 "outcome has been checked"
             )
 
-    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+    async def reserve(
+        self, key: str, *, owner: str, lease: float, fingerprint: str = "", summary: str = ""
+    ) -> Reservation:
         """See :meth:`IdempotencyStore.reserve`."""
         with self._lock:
             now = self._clock()
             self._sweep(now)
             entry = self._get(key, now)
             if entry is not None:
-                status = entry.status(now)
-                return Reservation(status=status, result=entry.result)
+                return entry.reservation(now)
             self._make_room(now)
-            self._put(key, _Entry(owner=owner, result=None, since=now, lease=lease))
+            self._put(
+                key,
+                _Entry(
+                    owner=owner,
+                    result=None,
+                    since=now,
+                    lease=lease,
+                    fingerprint=fingerprint,
+                    summary=summary,
+                    ran_at=now,
+                ),
+            )
             return Reservation(status=ReservationStatus.ACQUIRED)
 
-    async def complete(self, key: str, *, owner: str, result: str) -> None:
+    async def complete(
+        self, key: str, *, owner: str, result: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
         """See :meth:`IdempotencyStore.complete`."""
         with self._lock:
             now = self._clock()
@@ -292,7 +387,20 @@ class InMemoryIdempotencyStore:
             if entry is None or entry.result is None:
                 if entry is None:
                     self._make_room(now)
-                self._put(key, _Entry(owner=None, result=result, since=now))
+                    recorded = (fingerprint, summary, now)
+                else:
+                    recorded = entry.kept(owner, fingerprint, summary, now)
+                self._put(
+                    key,
+                    _Entry(
+                        owner=None,
+                        result=result,
+                        since=now,
+                        fingerprint=recorded[0],
+                        summary=recorded[1],
+                        ran_at=recorded[2],
+                    ),
+                )
 
     async def release(self, key: str, *, owner: str) -> None:
         """See :meth:`IdempotencyStore.release`."""
@@ -302,7 +410,9 @@ class InMemoryIdempotencyStore:
                 del self._entries[key]
             self._sweep(self._clock())
 
-    async def mark_unknown(self, key: str, *, owner: str) -> None:
+    async def mark_unknown(
+        self, key: str, *, owner: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
         """See :meth:`IdempotencyStore.mark_unknown`."""
         with self._lock:
             now = self._clock()
@@ -311,7 +421,21 @@ class InMemoryIdempotencyStore:
                 return  # a result, or another owner's entry: nothing of ours to mark
             if entry is None:
                 self._make_room(now)
-            self._put(key, _Entry(owner=owner, result=None, since=now, unknown=True))
+                recorded = (fingerprint, summary, now)
+            else:
+                recorded = entry.kept(owner, fingerprint, summary, now)
+            self._put(
+                key,
+                _Entry(
+                    owner=owner,
+                    result=None,
+                    since=now,
+                    unknown=True,
+                    fingerprint=recorded[0],
+                    summary=recorded[1],
+                    ran_at=recorded[2],
+                ),
+            )
 
     async def delete(self, key: str) -> None:
         """Forget ``key``: its result, reservation or unknown outcome (if it has any)."""
@@ -404,6 +528,11 @@ class IdempotencyInterceptor:
     ) -> ToolCallOutcome:
         await self._locks.acquire(key)
         owner = uuid.uuid4().hex
+        values = invocation.arguments.values
+        call = _Call(
+            fingerprint=call_fingerprint(invocation.tool, values),
+            summary=feedback.arguments_summary(values),
+        )
         held, moved, ran = True, False, False
         outer_check = invocation.arguments_check
 
@@ -429,30 +558,34 @@ class IdempotencyInterceptor:
 
         outcome: ToolCallOutcome | None = None
         try:
-            reservation = await self._reserve(key, owner)
+            reservation = await self._reserve(key, owner, call)
+            if call.conflicts_with(reservation):
+                return _conflict(invocation, key, reservation)
             if reservation.status is ReservationStatus.COMPLETED:
                 assert reservation.result is not None  # a completed reservation has its result
-                return _replayed(invocation, key, reservation.result)
+                return _replayed(invocation, key, reservation)
             if reservation.status is ReservationStatus.RUNNING:
                 return _busy(invocation, key)
             if reservation.status is ReservationStatus.UNKNOWN:
-                return _unknown(invocation, key)
+                return _unknown(invocation, key, reservation)
             outcome = await proceed(replace(invocation, arguments_check=check))
             if moved:
                 return outcome
             if outcome.ok:
                 ran = True  # it took effect: failing to record that must not free the key
-                await self.store.complete(key, owner=owner, result=outcome.response.data)
+                await self.store.complete(
+                    key, owner=owner, result=outcome.response.data, **call.recorded()
+                )
             elif outcome.result_unknown:
-                await self.store.mark_unknown(key, owner=owner)
+                await self.store.mark_unknown(key, owner=owner, **call.recorded())
                 if outcome.late_result is not None:
-                    self._record_late(key, owner, outcome.late_result)
+                    self._record_late(key, owner, call, outcome.late_result)
                 data = outcome.response.data + feedback.result_unknown()
                 outcome = replace(outcome, response=replace(outcome.response, data=data))
             elif invocation.progress.returned:
                 # The body did its work, but its result could not become text: no answer to
                 # replay, and running it again would do the work twice.
-                await self.store.mark_unknown(key, owner=owner)
+                await self.store.mark_unknown(key, owner=owner, **call.recorded())
                 data = outcome.response.data + feedback.not_run_again()
                 outcome = replace(outcome, response=replace(outcome.response, data=data))
             else:
@@ -463,7 +596,9 @@ class IdempotencyInterceptor:
                 with contextlib.suppress(Exception):  # the original error matters more
                     # An Exception once it ran is the store failing to record the result.
                     store_failed = ran and isinstance(error, Exception)
-                    await self._after_interruption(key, owner, invocation, outcome, store_failed)
+                    await self._after_interruption(
+                        key, owner, call, invocation, outcome, store_failed
+                    )
             raise
         finally:
             if held:
@@ -473,6 +608,7 @@ class IdempotencyInterceptor:
         self,
         key: str,
         owner: str,
+        call: _Call,
         invocation: ToolInvocation,
         outcome: ToolCallOutcome | None,
         store_failed: bool,
@@ -486,13 +622,17 @@ class IdempotencyInterceptor:
         """
         progress = invocation.progress
         if outcome is not None and outcome.ok and not store_failed:
-            await self.store.complete(key, owner=owner, result=outcome.response.data)
+            await self.store.complete(
+                key, owner=owner, result=outcome.response.data, **call.recorded()
+            )
         elif store_failed or progress.returned or progress.interrupted:  # it (may have) acted
-            await self.store.mark_unknown(key, owner=owner)
+            await self.store.mark_unknown(key, owner=owner, **call.recorded())
         else:
             await self.store.release(key, owner=owner)
 
-    def _record_late(self, key: str, owner: str, late: concurrent.futures.Future[str]) -> None:
+    def _record_late(
+        self, key: str, owner: str, call: _Call, late: concurrent.futures.Future[str]
+    ) -> None:
         """When the timed-out body ends, record its result (or release the key if it failed).
 
         The body ends in its worker thread; the store is written from this event loop when it
@@ -501,7 +641,7 @@ class IdempotencyInterceptor:
         loop = asyncio.get_running_loop()
 
         def settle() -> Coroutine[Any, Any, None]:
-            return self._settle(key, owner, late)
+            return self._settle(key, owner, call, late)
 
         def spawn() -> None:
             task = loop.create_task(settle())
@@ -516,11 +656,13 @@ class IdempotencyInterceptor:
 
         late.add_done_callback(ended)
 
-    async def _settle(self, key: str, owner: str, late: concurrent.futures.Future[str]) -> None:
+    async def _settle(
+        self, key: str, owner: str, call: _Call, late: concurrent.futures.Future[str]
+    ) -> None:
         try:
             error = late.exception()
             if error is None:
-                await self.store.complete(key, owner=owner, result=late.result())
+                await self.store.complete(key, owner=owner, result=late.result(), **call.recorded())
                 _log.info("the late result of %r is recorded", key)
             else:
                 await self.store.release(key, owner=owner)
@@ -528,26 +670,36 @@ class IdempotencyInterceptor:
         except Exception:
             _log.exception("could not record the late outcome of %r; it stays unknown", key)
 
-    async def _reserve(self, key: str, owner: str) -> Reservation:
-        """Reserve ``key``, waiting up to ``wait`` seconds while another process runs it."""
+    async def _reserve(self, key: str, owner: str, call: _Call) -> Reservation:
+        """Reserve ``key``, waiting up to ``wait`` seconds while another process runs it.
+
+        A reservation of the key by a call with other arguments is not waited for: whatever
+        becomes of it, this call is refused.
+        """
         deadline = time.monotonic() + self.wait
         pause = self.poll_interval
         while True:
-            reservation = await self._reserve_once(key, owner)
+            reservation = await self._reserve_once(key, owner, call)
             left = deadline - time.monotonic()
-            if reservation.status is not ReservationStatus.RUNNING or left <= 0:
+            if (
+                reservation.status is not ReservationStatus.RUNNING
+                or left <= 0
+                or call.conflicts_with(reservation)
+            ):
                 return reservation
             await asyncio.sleep(min(pause, left))
             pause = min(pause * 2, 1.0)
 
-    async def _reserve_once(self, key: str, owner: str) -> Reservation:
+    async def _reserve_once(self, key: str, owner: str, call: _Call) -> Reservation:
         """One ``store.reserve``; cancelled, it waits for the store and gives the key back.
 
         A store working in a thread or across a network may take the key after the caller
         was cancelled: released before that, the key would stay taken by nobody until its
         lease ends, and every identical call would wait for it.
         """
-        asked = asyncio.ensure_future(self.store.reserve(key, owner=owner, lease=self.lease))
+        asked = asyncio.ensure_future(
+            self.store.reserve(key, owner=owner, lease=self.lease, **call.recorded())
+        )
         try:
             return await asyncio.shield(asked)
         except asyncio.CancelledError:
@@ -555,6 +707,25 @@ class IdempotencyInterceptor:
                 if (await asked).status is ReservationStatus.ACQUIRED:
                     await self.store.release(key, owner=owner)
             raise
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Call:
+    """What the store records of a keyed call besides its key."""
+
+    fingerprint: str
+    summary: str
+
+    def recorded(self) -> dict[str, str]:
+        return {"fingerprint": self.fingerprint, "summary": self.summary}
+
+    def conflicts_with(self, reservation: Reservation) -> bool:
+        """Whether the key is held by a call with other arguments (reserved with them)."""
+        return (
+            reservation.status is not ReservationStatus.ACQUIRED
+            and bool(reservation.fingerprint)
+            and reservation.fingerprint != self.fingerprint
+        )
 
 
 def _key_or_answer(invocation: ToolInvocation) -> str | ToolCallOutcome | None:
@@ -595,14 +766,53 @@ def _answer(
     )
 
 
-def _replayed(invocation: ToolInvocation, key: str, result: str) -> ToolCallOutcome:
+def _replayed(invocation: ToolInvocation, key: str, reservation: Reservation) -> ToolCallOutcome:
     _log.debug("call %r answered with the result recorded under %r", invocation.call.id, key)
-    return _answer(invocation, key, result, ToolCallStatus.OK, replayed=True)
+    result = reservation.result or ""
+    return _answer(
+        invocation,
+        key,
+        feedback.replayed(reservation.ran_at) + result,
+        ToolCallStatus.OK,
+        replayed=True,
+        recorded_result=result,
+        recorded_at=reservation.ran_at,
+    )
 
 
-def _unknown(invocation: ToolInvocation, key: str) -> ToolCallOutcome:
+def _conflict(invocation: ToolInvocation, key: str, reservation: Reservation) -> ToolCallOutcome:
+    _log.info(
+        "call %r refused: its idempotency key %r is held by a call with other arguments",
+        invocation.call.id,
+        key,
+    )
+    state = {ReservationStatus.RUNNING: "running", ReservationStatus.UNKNOWN: "unknown"}
+    text = feedback.idempotency_conflict(
+        invocation.tool_name,
+        ran_at=reservation.ran_at,
+        summary=reservation.summary,
+        state=state.get(reservation.status, "ran"),
+        key_arguments=_key_names(invocation.tool.metadata.idempotency_key),
+    )
+    return _answer(
+        invocation,
+        key,
+        text,
+        ToolCallStatus.IDEMPOTENCY_CONFLICT,
+        recorded_at=reservation.ran_at,
+    )
+
+
+def _unknown(invocation: ToolInvocation, key: str, reservation: Reservation) -> ToolCallOutcome:
     text = feedback.earlier_result_unknown(invocation.tool_name)
-    return _answer(invocation, key, text, ToolCallStatus.ERROR, result_unknown=True)
+    return _answer(
+        invocation,
+        key,
+        text,
+        ToolCallStatus.ERROR,
+        result_unknown=True,
+        recorded_at=reservation.ran_at,
+    )
 
 
 def _busy(invocation: ToolInvocation, key: str) -> ToolCallOutcome:

@@ -9,7 +9,6 @@ deleted now and then as the store is written.
 
 from __future__ import annotations
 
-import contextlib
 import sqlite3
 import time
 from collections.abc import Callable
@@ -23,15 +22,24 @@ from toolrelay.tools._base import check_seconds
 __all__ = ["SqliteIdempotencyStore"]
 
 # lease: seconds a reservation is live (0 marks an unknown outcome); NULL for a result.
+# fingerprint, summary: the arguments of the call holding the key; ran_at: when it took it.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS idempotency (
     key TEXT PRIMARY KEY,
     owner TEXT,
     result TEXT,
     since REAL NOT NULL,
-    lease REAL
+    lease REAL,
+    fingerprint TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    ran_at REAL NOT NULL
 )
 """
+_WRITE = (
+    "INSERT OR REPLACE INTO idempotency "
+    "(key, owner, result, since, lease, fingerprint, summary, ran_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 _PURGE_EVERY = 256  # writes between two deletions of expired rows
 
 
@@ -40,7 +48,8 @@ class SqliteIdempotencyStore(SqliteStore):
 
     A row holds a reservation (``owner`` and its ``lease`` set, no result), an unknown
     outcome (a reservation with ``lease`` 0) or a recorded result; ``since`` is when the row
-    was last written. Files written before unknown outcomes existed are upgraded in place.
+    was last written. Each row also holds the ``fingerprint`` and ``summary`` of the
+    arguments of the call holding the key, and when it took the key (``ran_at``).
 
     Args:
         path: The database file (missing parent folders are created); ``":memory:"`` for a
@@ -69,17 +78,6 @@ class SqliteIdempotencyStore(SqliteStore):
         self._clock = clock
         self._writes = 0
 
-    def _connect(self) -> sqlite3.Connection:
-        fresh = self._connection is None
-        db = super()._connect()
-        if fresh:
-            columns = {row[1] for row in db.execute("PRAGMA table_info(idempotency)")}
-            if "lease" not in columns:
-                # Another process may have added it a moment ago.
-                with contextlib.suppress(sqlite3.OperationalError):
-                    db.execute("ALTER TABLE idempotency ADD COLUMN lease REAL")
-        return db
-
     def _expired(self, since: float, now: float) -> bool:
         return self.ttl is not None and now - since >= self.ttl
 
@@ -94,37 +92,67 @@ class SqliteIdempotencyStore(SqliteStore):
             (now - self.ttl, now),
         )
 
-    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+    async def reserve(
+        self, key: str, *, owner: str, lease: float, fingerprint: str = "", summary: str = ""
+    ) -> Reservation:
         """See :meth:`~toolrelay.execution.IdempotencyStore.reserve`."""
         stored_key = to_store(key)
 
         def work(db: sqlite3.Connection) -> Reservation:
             now = self._clock()
             row = db.execute(
-                "SELECT result, since, lease FROM idempotency WHERE key = ?", (stored_key,)
+                "SELECT result, since, lease, fingerprint, summary, ran_at "
+                "FROM idempotency WHERE key = ?",
+                (stored_key,),
             ).fetchone()
             if row is not None:
-                result, since, row_lease = row
+                result, since, row_lease, held_by, held_summary, ran_at = row
+                found = {
+                    "fingerprint": from_store(held_by),
+                    "summary": from_store(held_summary),
+                    "ran_at": ran_at,
+                }
                 live = result is None and now - since < (lease if row_lease is None else row_lease)
                 if live:
-                    return Reservation(status=ReservationStatus.RUNNING)
+                    return Reservation(status=ReservationStatus.RUNNING, **found)
                 if not self._expired(since, now):
                     if result is not None:
                         return Reservation(
-                            status=ReservationStatus.COMPLETED, result=from_store(result)
+                            status=ReservationStatus.COMPLETED, result=from_store(result), **found
                         )
-                    return Reservation(status=ReservationStatus.UNKNOWN)
-            db.execute(
-                "INSERT OR REPLACE INTO idempotency (key, owner, result, since, lease) "
-                "VALUES (?, ?, NULL, ?, ?)",
-                (stored_key, to_store(owner), now, lease),
-            )
+                    return Reservation(status=ReservationStatus.UNKNOWN, **found)
+            recorded = (to_store(fingerprint), to_store(summary), now)
+            db.execute(_WRITE, (stored_key, to_store(owner), None, now, lease, *recorded))
             self._written(db, now)
             return Reservation(status=ReservationStatus.ACQUIRED)
 
         return await self._run(work)
 
-    async def complete(self, key: str, *, owner: str, result: str) -> None:
+    def _kept(
+        self,
+        db: sqlite3.Connection,
+        stored_key: str | bytes,
+        owner: str,
+        fingerprint: str,
+        summary: str,
+        now: float,
+    ) -> tuple[str | bytes, str | bytes, float]:
+        """What a write by ``owner`` records: its reservation's, unless it gives new ones."""
+        row = db.execute(
+            "SELECT fingerprint, summary, ran_at FROM idempotency WHERE key = ? AND owner = ?",
+            (stored_key, to_store(owner)),
+        ).fetchone()
+        if row is None:
+            return to_store(fingerprint), to_store(summary), now
+        return (
+            to_store(fingerprint) if fingerprint else row[0],
+            to_store(summary) if summary else row[1],
+            row[2],
+        )
+
+    async def complete(
+        self, key: str, *, owner: str, result: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
         """See :meth:`~toolrelay.execution.IdempotencyStore.complete`."""
         stored_key = to_store(key)
 
@@ -135,11 +163,8 @@ class SqliteIdempotencyStore(SqliteStore):
             ).fetchone()
             if row is not None and row[0] is not None and not self._expired(row[1], now):
                 return  # the first recorded result stays
-            db.execute(
-                "INSERT OR REPLACE INTO idempotency (key, owner, result, since, lease) "
-                "VALUES (?, NULL, ?, ?, NULL)",
-                (stored_key, to_store(result), now),
-            )
+            kept = self._kept(db, stored_key, owner, fingerprint, summary, now)
+            db.execute(_WRITE, (stored_key, None, to_store(result), now, None, *kept))
             self._written(db, now)
 
         await self._run(work)
@@ -155,7 +180,9 @@ class SqliteIdempotencyStore(SqliteStore):
 
         await self._run(work)
 
-    async def mark_unknown(self, key: str, *, owner: str) -> None:
+    async def mark_unknown(
+        self, key: str, *, owner: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
         """See :meth:`~toolrelay.execution.IdempotencyStore.mark_unknown`."""
         stored_key, stored_owner = to_store(key), to_store(owner)
 
@@ -166,11 +193,8 @@ class SqliteIdempotencyStore(SqliteStore):
             ).fetchone()
             if row is not None and (row[1] is not None or row[0] != stored_owner):
                 return  # a result, or another owner's row: nothing of ours to mark
-            db.execute(
-                "INSERT OR REPLACE INTO idempotency (key, owner, result, since, lease) "
-                "VALUES (?, ?, NULL, ?, 0)",
-                (stored_key, stored_owner, now),
-            )
+            kept = self._kept(db, stored_key, owner, fingerprint, summary, now)
+            db.execute(_WRITE, (stored_key, stored_owner, None, now, 0, *kept))
             self._written(db, now)
 
         await self._run(work)

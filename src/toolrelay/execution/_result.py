@@ -53,6 +53,9 @@ class ToolCallStatus(StrEnum):
     """The call went over a per-turn call limit; the tool did not run."""
     PENDING_APPROVAL = "pending_approval"
     """A person must approve the call first; the tool did not run (yet)."""
+    IDEMPOTENCY_CONFLICT = "idempotency_conflict"
+    """The call's idempotency key was already used by a call with other arguments; the tool
+    did not run, and the earlier call's record is left as it was."""
 
 
 class ApprovalStatus(StrEnum):
@@ -97,6 +100,12 @@ class ToolCallOutcome:
             ``response`` holds only its start because it was longer than the call's bound
             (``max_result_chars``, see :attr:`truncated`); ``None`` when the response is
             whole. Kept for the application; the model never reads it.
+        recorded_result: For a ``replayed`` call, the result text recorded by the original
+            run, exactly (``response.data`` starts with a line telling the model the call was
+            not run again).
+        recorded_at: When the call holding the idempotency key ran (seconds since the epoch):
+            the original run of a ``replayed`` call, or the earlier call of an
+            ``IDEMPOTENCY_CONFLICT`` or of an unknown outcome; ``None`` otherwise.
     """
 
     call: ToolCall
@@ -114,6 +123,8 @@ class ToolCallOutcome:
         default=None, compare=False, repr=False
     )
     full_result: str | None = field(default=None, repr=False)
+    recorded_result: str | None = None
+    recorded_at: float | None = None
 
     @property
     def ok(self) -> bool:

@@ -8,7 +8,7 @@ a call. The gateway's file sets both, per tool name or ``fnmatch`` pattern:
     [tools."refund.retry_failed_order"]   # quote names with dots
     requires_approval = true              # ask the approval handler before every call
     idempotent = true                     # a repeated call gets the recorded result,
-    idempotency_key = ["refund_id"]       # identified by these arguments (and the tenant)
+    idempotency_key = ["refund_id"]       # identified by these arguments (tenant and user too)
 
     [tools."payment.*"]
     destructive = true

@@ -3,15 +3,17 @@
 Each key is a Redis hash under ``{prefix}idempotency:{key}`` holding a reservation (``state``
 "running", its ``owner`` and the server time in ms it is live ``until``), an unknown outcome
 (``state`` "unknown": the run timed out or was cancelled while running) or a recorded result
-(``state`` "done"). A reservation whose lease ran out without a result (its owner crashed)
-reports an unknown outcome; it is never taken over, so an operation that may have run is not
-run again. Results and unknown outcomes expire after ``ttl``. Reserving is one Lua script: of
-two workers reserving the same key at the same moment, exactly one acquires it.
+(``state`` "done"), and always the ``fingerprint`` and ``summary`` of the arguments of the call
+holding the key and the server time in ms it took the key (``ran_at``). A reservation whose
+lease ran out without a result (its owner crashed) reports an unknown outcome; it is never
+taken over, so an operation that may have run is not run again. Results and unknown outcomes
+expire after ``ttl``. Reserving is one Lua script: of two workers reserving the same key at the
+same moment, exactly one acquires it.
 
 A record is only as durable as the server: before its first reservation the store reads the
 server's persistence (:class:`~toolrelay.redis.RedisPersistence`) and refuses one that keeps no
-append-only file, where a restart would forget executed operations and retried calls would
-run again (``require_durable=False`` accepts it, with a warning).
+append-only file, where a restart would forget executed operations and retried calls would run
+again (``require_durable=False`` accepts it, with a warning).
 """
 
 from __future__ import annotations
@@ -30,20 +32,42 @@ __all__ = ["RedisIdempotencyStore"]
 
 _log = logging.getLogger("toolrelay.redis")
 
-# KEYS[1] the hash; ARGV[1] owner, ARGV[2] lease ms, ARGV[3] ttl ms ("0": none). A repeat by
-# the same owner acquires again, so a reservation whose reply was lost can be retried.
-_RESERVE = """
-local entry = redis.call('HMGET', KEYS[1], 'state', 'owner', 'result', 'until')
-if entry[1] == 'done' then return {'completed', entry[3]} end
-if entry[1] == 'unknown' then return {'unknown'} end
+# Every script that may write the record: the server's time in ms, and what the record of
+# KEYS[1] holds now (nothing is false).
+_NOW_AND_ENTRY = """
 local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner', 'result', 'until',
+                         'fingerprint', 'summary', 'ran_at')
+"""
+
+# Writes by an owner (result, unknown mark) keep what its reservation recorded of the call,
+# unless they give new values (ARGV[FP], ARGV[FP + 1] not empty); else they record them now.
+_KEPT = """
+local fingerprint, summary, ran = ARGV[FP], ARGV[FP + 1], now
+if entry[1] and entry[2] == ARGV[1] then
+  if fingerprint == '' then fingerprint = entry[5] or '' end
+  if summary == '' then summary = entry[6] or '' end
+  ran = entry[7] or now
+end
+"""
+
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] lease ms, ARGV[3] ttl ms ("0": none), ARGV[4]
+# fingerprint, ARGV[5] summary. A repeat by the same owner acquires again, so a reservation
+# whose reply was lost can be retried. What it did not acquire comes with the record.
+_RESERVE = (
+    _NOW_AND_ENTRY
+    + """
+local held = {entry[5] or '', entry[6] or '', entry[7] or ''}
+if entry[1] == 'done' then return {'completed', held[1], held[2], held[3], entry[3]} end
+if entry[1] == 'unknown' then return {'unknown', held[1], held[2], held[3]} end
 if entry[1] == 'running' and entry[2] ~= ARGV[1] then
-  if tonumber(entry[4] or 0) > now then return {'running'} end
-  return {'unknown'}
+  if tonumber(entry[4] or 0) > now then return {'running', held[1], held[2], held[3]} end
+  return {'unknown', held[1], held[2], held[3]}
 end
 local lease = tonumber(ARGV[2])
-redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'until', now + lease)
+redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'until', now + lease,
+           'fingerprint', ARGV[4], 'summary', ARGV[5], 'ran_at', now)
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
   redis.call('PEXPIRE', KEYS[1], math.max(ttl, lease))
@@ -52,27 +76,42 @@ else
 end
 return {'acquired'}
 """
+)
 
-# KEYS[1] the hash; ARGV[1] owner, ARGV[2] ttl ms ("0": none). Only the owner's reservation
-# (or a key that is gone) becomes unknown.
-_MARK_UNKNOWN = """
-local entry = redis.call('HMGET', KEYS[1], 'state', 'owner')
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] ttl ms ("0": none), ARGV[3] fingerprint, ARGV[4]
+# summary. Only the owner's reservation (or a key that is gone) becomes unknown.
+_MARK_UNKNOWN = (
+    _NOW_AND_ENTRY
+    + """
 if entry[1] == 'done' then return 0 end
 if entry[1] and entry[2] ~= ARGV[1] then return 0 end
+"""
+    + _KEPT.replace("FP", "3")
+    + """
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'state', 'unknown', 'owner', ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'unknown', 'owner', ARGV[1],
+           'fingerprint', fingerprint, 'summary', summary, 'ran_at', ran)
 if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
 """
+)
 
-# KEYS[1] the hash; ARGV[1] result, ARGV[2] ttl ms ("0": none). The first result stays.
-_COMPLETE = """
-if redis.call('HGET', KEYS[1], 'state') == 'done' then return 0 end
+# KEYS[1] the hash; ARGV[1] owner, ARGV[2] ttl ms ("0": none), ARGV[3] result, ARGV[4]
+# fingerprint, ARGV[5] summary. The first result stays.
+_COMPLETE = (
+    _NOW_AND_ENTRY
+    + """
+if entry[1] == 'done' then return 0 end
+"""
+    + _KEPT.replace("FP", "4")
+    + """
 redis.call('DEL', KEYS[1])
-redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[1])
+redis.call('HSET', KEYS[1], 'state', 'done', 'result', ARGV[3],
+           'fingerprint', fingerprint, 'summary', summary, 'ran_at', ran)
 if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
 """
+)
 
 # KEYS[1] the hash; ARGV[1] owner. Only the owner's reservation or unknown mark is dropped.
 _RELEASE = """
@@ -82,6 +121,13 @@ return 0
 """
 
 _DELETE = "return redis.call('DEL', KEYS[1])"
+
+_STATUSES = {
+    "acquired": ReservationStatus.ACQUIRED,
+    "completed": ReservationStatus.COMPLETED,
+    "running": ReservationStatus.RUNNING,
+    "unknown": ReservationStatus.UNKNOWN,
+}
 
 
 class RedisIdempotencyStore(RedisStore):
@@ -164,31 +210,47 @@ class RedisIdempotencyStore(RedisStore):
         """The Redis key of an idempotency key."""
         return f"{self.prefix}idempotency:{key}"
 
-    async def reserve(self, key: str, *, owner: str, lease: float) -> Reservation:
+    async def reserve(
+        self, key: str, *, owner: str, lease: float, fingerprint: str = "", summary: str = ""
+    ) -> Reservation:
         """See :meth:`~toolrelay.execution.IdempotencyStore.reserve`."""
         if lease <= 0:
             raise ConfigurationError(f"lease must be > 0 seconds, not {lease}")
         if not self._durability_checked:
             await self.check_durability()
+        lease_ms = max(1, round(lease * 1000))
         reply = await self.connection.script(
-            _RESERVE, [self.key_of(key)], [owner, max(1, round(lease * 1000)), self._ttl_ms()]
+            _RESERVE,
+            [self.key_of(key)],
+            [owner, lease_ms, self._ttl_ms(), fingerprint, summary],
         )
-        status = from_store(reply[0])
-        if status == "completed":
-            return Reservation(status=ReservationStatus.COMPLETED, result=from_store(reply[1]))
-        if status == "running":
-            return Reservation(status=ReservationStatus.RUNNING)
-        if status == "unknown":
-            return Reservation(status=ReservationStatus.UNKNOWN)
-        return Reservation(status=ReservationStatus.ACQUIRED)
+        status = _STATUSES[from_store(reply[0])]
+        if status is ReservationStatus.ACQUIRED:
+            return Reservation(status=status)
+        ran_at = from_store(reply[3])
+        return Reservation(
+            status=status,
+            result=from_store(reply[4]) if status is ReservationStatus.COMPLETED else None,
+            fingerprint=from_store(reply[1]),
+            summary=from_store(reply[2]),
+            ran_at=int(ran_at) / 1000 if ran_at else None,
+        )
 
-    async def complete(self, key: str, *, owner: str, result: str) -> None:
+    async def complete(
+        self, key: str, *, owner: str, result: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
         """See :meth:`~toolrelay.execution.IdempotencyStore.complete`."""
-        await self.connection.script(_COMPLETE, [self.key_of(key)], [result, self._ttl_ms()])
+        await self.connection.script(
+            _COMPLETE, [self.key_of(key)], [owner, self._ttl_ms(), result, fingerprint, summary]
+        )
 
-    async def mark_unknown(self, key: str, *, owner: str) -> None:
+    async def mark_unknown(
+        self, key: str, *, owner: str, fingerprint: str = "", summary: str = ""
+    ) -> None:
         """See :meth:`~toolrelay.execution.IdempotencyStore.mark_unknown`."""
-        await self.connection.script(_MARK_UNKNOWN, [self.key_of(key)], [owner, self._ttl_ms()])
+        await self.connection.script(
+            _MARK_UNKNOWN, [self.key_of(key)], [owner, self._ttl_ms(), fingerprint, summary]
+        )
 
     def _ttl_ms(self) -> int:
         return 0 if self.ttl is None else max(1, round(self.ttl * 1000))

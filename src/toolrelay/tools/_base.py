@@ -19,7 +19,7 @@ import math
 from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, get_args, runtime_checkable
 
 from toolrelay._sync import run_sync
 from toolrelay.exceptions import ConfigurationError
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "IdempotencyKey",
+    "IdempotencyScope",
     "Tool",
     "ToolContext",
     "ToolDefinition",
@@ -135,6 +136,10 @@ class ToolMetadata:
         max_result_chars: Characters of the tool's result the model reads; a longer result
             is cut, with a note (the whole text stays on the call's outcome). ``None`` uses
             the execution manager's bound.
+        idempotency_scope: Whose calls share keys derived from argument names: ``"user"``
+            (the default: the context's ``tenant_id`` and ``user_id`` are part of the key),
+            ``"tenant"`` (the users of one tenant share results) or ``"global"`` (everyone
+            does). A key function decides its key alone, so it needs the default.
     """
 
     return_direct: bool = False
@@ -147,6 +152,7 @@ class ToolMetadata:
     context_keys: tuple[str, ...] = ()
     thread_share: int | None = None
     max_result_chars: int | None = None
+    idempotency_scope: IdempotencyScope = "user"
 
     def __post_init__(self) -> None:
         check_seconds("timeout", self.timeout)
@@ -164,6 +170,27 @@ class ToolMetadata:
             raise ConfigurationError(f"thread_share must be an integer >= 1, not {share!r}")
         check_result_chars(
             "max_result_chars", self.max_result_chars, unbounded="None uses the manager's bound"
+        )
+        check_idempotency_scope(self.idempotency_scope, self.idempotency_key)
+
+
+def check_idempotency_scope(scope: object, key: object) -> None:
+    """Refuse an ``idempotency_scope`` that is unknown, or that a key function would ignore.
+
+    Raises:
+        ConfigurationError: ``scope`` is not ``"user"``, ``"tenant"`` or ``"global"``, or it
+            widens the scope of a key function (which decides its key alone).
+    """
+    scopes = get_args(IdempotencyScope)
+    if scope not in scopes:
+        raise ConfigurationError(
+            f"idempotency_scope must be one of {', '.join(map(repr, scopes))}, not {scope!r}"
+        )
+    if scope != "user" and callable(key):
+        raise ConfigurationError(
+            f"idempotency_scope={scope!r} applies to keys made of argument names; an "
+            "idempotency_key function decides its key alone: leave the scope out and put "
+            "what should be shared (or kept apart) into the key the function returns"
         )
 
 
@@ -218,6 +245,9 @@ class ToolContext(Mapping[str, Any]):
 
 IdempotencyKey: TypeAlias = str | Sequence[str] | Callable[[Mapping[str, Any], ToolContext], str]
 """An argument name, several of them, or a function of the arguments and the context."""
+
+IdempotencyScope: TypeAlias = Literal["user", "tenant", "global"]
+"""Whose calls share idempotency keys made of argument names (see ``ToolMetadata``)."""
 
 
 @runtime_checkable

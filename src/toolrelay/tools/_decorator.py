@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 from toolrelay.exceptions import ConfigurationError, InvalidToolNameError, ToolDefinitionError
-from toolrelay.tools._base import IdempotencyKey, ToolMetadata
+from toolrelay.tools._base import IdempotencyKey, IdempotencyScope, ToolMetadata
 from toolrelay.tools._names import validate_tool_name
 from toolrelay.tools._parameters import is_receiver_parameter
 from toolrelay.tools._results import ResultConverter
@@ -63,6 +63,7 @@ class ToolSpec:
         context_keys: See :class:`~toolrelay.tools.ToolMetadata`.
         required: Parameters the model must always send although they have a default.
         max_result_chars: See :class:`~toolrelay.tools.ToolMetadata`.
+        idempotency_scope: See :class:`~toolrelay.tools.ToolMetadata`.
     """
 
     name: str | None = None
@@ -77,6 +78,7 @@ class ToolSpec:
     context_keys: tuple[str, ...] = ()
     required: tuple[str, ...] = ()
     max_result_chars: int | None = None
+    idempotency_scope: IdempotencyScope = "user"
 
     def __post_init__(self) -> None:
         self.metadata()  # the options a ToolMetadata refuses are refused here already
@@ -92,6 +94,7 @@ class ToolSpec:
             idempotency_key=self.idempotency_key,
             context_keys=self.context_keys,
             max_result_chars=self.max_result_chars,
+            idempotency_scope=self.idempotency_scope,
         )
 
 
@@ -114,6 +117,7 @@ def tool(
     context_keys: Sequence[str] = (),
     required: Sequence[str] = (),
     max_result_chars: int | None = None,
+    idempotency_scope: IdempotencyScope = "user",
 ) -> Callable[[F], F]: ...
 
 
@@ -133,6 +137,7 @@ def tool(
     context_keys: Sequence[str] = (),
     required: Sequence[str] = (),
     max_result_chars: int | None = None,
+    idempotency_scope: IdempotencyScope = "user",
 ) -> F | Callable[[F], F]:
     """Declare a function, method, static method or class method as a tool.
 
@@ -164,9 +169,14 @@ def tool(
             a note), replacing the execution manager's bound for this tool; ``None`` keeps
             the manager's.
 
+        idempotency_scope: Whose calls share a key made of parameter names: ``"user"`` (the
+            default: the context's tenant and user), ``"tenant"`` or ``"global"``. A key
+            function decides its key alone and keeps the default.
+
     Raises:
         ConfigurationError: ``timeout`` is not a finite number of seconds above 0 (``inf``, ``nan``,
-            zero or negative), or ``max_result_chars`` is not an integer >= 1, raised by
+            zero or negative), ``max_result_chars`` is not an integer >= 1, or
+            ``idempotency_scope`` is unknown or given with a key function; raised by
             ``tool(...)`` itself.
         InvalidToolNameError: The name is the declaration's only problem.
         ToolDefinitionError: Every problem of the declaration (bad name, ``*args``/``**kwargs``,
@@ -185,6 +195,7 @@ def tool(
         context_keys=(context_keys,) if isinstance(context_keys, str) else tuple(context_keys),
         required=tuple(required),
         max_result_chars=max_result_chars,
+        idempotency_scope=idempotency_scope,
     )
 
     def decorate(target: F) -> F:
