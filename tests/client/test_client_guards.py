@@ -185,7 +185,9 @@ async def test_an_idempotent_tool_called_in_two_turns_of_one_client_runs_once(mo
     [paid] = outcomes(first)
     [replayed] = outcomes(again)
     assert (paid.replayed, replayed.replayed) == (False, True)
-    assert replayed.response.data == paid.response.data == "charged 1200 for inv-7, payment #1"
+    assert paid.response.data == "charged 1200 for inv-7, payment #1"
+    assert replayed.recorded_result == paid.response.data
+    assert replayed.response.data.startswith("[not run again: this exact call already ran at ")
 
 
 # --- what a tool needs of its context is checked before the model is called -----------------------

@@ -100,7 +100,7 @@ class Desk:
 
 
 def managers(store: IdempotencyStore, **options: Any) -> ToolCallingManager:
-    return ToolCallingManager(interceptors=[IdempotencyInterceptor(store, **options)])
+    return ToolCallingManager(idempotency=IdempotencyInterceptor(store, **options))
 
 
 # --- scenarios, run on every store --------------------------------------------------------------
@@ -339,12 +339,7 @@ async def test_a_conflicting_call_is_never_sent_for_approval() -> None:
         return Approve()
 
     desk = Desk()
-    manager = ToolCallingManager(
-        interceptors=[
-            IdempotencyInterceptor(InMemoryIdempotencyStore()),
-            ApprovalInterceptor(approver, destructive=True),
-        ]
-    )
+    manager = ToolCallingManager(approval=ApprovalInterceptor(approver, destructive=True))
     await desk.call(manager, 1000)
     refused = await desk.call(manager, 300)
     assert refused.status is ToolCallStatus.IDEMPOTENCY_CONFLICT

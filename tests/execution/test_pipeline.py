@@ -265,9 +265,9 @@ async def test_the_steps_run_authorize_audit_interceptors_idempotency_approval_t
         return True
 
     class Store(InMemoryIdempotencyStore):
-        async def reserve(self, key: str, *, owner: str, lease: float) -> Any:
+        async def reserve(self, key: str, **options: Any) -> Any:
             steps.append("idempotency")
-            return await super().reserve(key, owner=owner, lease=lease)
+            return await super().reserve(key, **options)
 
     manager = ToolCallingManager(
         authorize=authorize,
