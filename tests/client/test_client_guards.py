@@ -372,3 +372,15 @@ async def test_with_a_shared_store_a_tenantless_request_is_refused_unless_single
     with pytest.warns(UserWarning, match=PER_PROCESS):
         built = ChatClient.builder(model).default_advisors(shared_search()).single_tenant().build()
     assert built._defaults.single_tenant
+
+
+async def test_a_request_s_own_loop_advisor_with_a_shared_store_needs_a_tenant_too() -> None:
+    model = ScriptedModel(["Hello."])
+    client = ChatClient(model)
+    with pytest.raises(ConfigurationError, match=r"SharedSessions is shared.*no tenant_id"):
+        await client.prompt("hi").conversation("c1").advisors(shared_search()).acall()
+    assert model.call_count == 0
+    answer = await (
+        client.prompt("hi").conversation("c1").advisors(shared_search()).tool_context(CONTEXT)
+    ).acall()
+    assert answer.content() == "Hello."

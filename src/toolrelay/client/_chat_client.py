@@ -459,19 +459,22 @@ class ChatClient:
             **spec._advisor_params,
             MANAGER_KEY: self.tool_calling_manager,
         }
-        if self._shared_stores and not defaults.single_tenant:
-            tenant = options.tool_context.get("tenant_id")
-            if tenant is None or tenant == "":
-                raise ConfigurationError(
-                    f"{self._shared_stores[0]} is shared between processes and tenants, and "
-                    "this request has no tenant_id, so its records would mix with other "
-                    "tenants': pass .tool_context({'tenant_id': ...}) (or context= on the "
-                    "client), or declare ChatClient(..., single_tenant=True)"
-                )
         request = ChatClientRequest(
             prompt=Prompt(messages=tuple(messages), options=options), context=context, resume=resume
         )
         advisors = self._advisors(spec._advisors)
+        shared = self._shared_stores
+        if spec._advisors:  # a request's own loop advisor may keep state in a shared store
+            loops = [a for a in spec._advisors if isinstance(a, ToolCallingAdvisor)]
+            shared = [*shared, *_shared_stores(self.tool_calling_manager, loops)]
+        tenant = options.tool_context.get("tenant_id")
+        if shared and not defaults.single_tenant and (tenant is None or tenant == ""):
+            raise ConfigurationError(
+                f"{shared[0]} is shared between processes and tenants, and this request has "
+                "no tenant_id, so its records would mix with other tenants': pass "
+                ".tool_context({'tenant_id': ...}) (or context= on the client), or declare "
+                "ChatClient(..., single_tenant=True)"
+            )
         has_loop = any(isinstance(a, ToolCallingAdvisor) for a in advisors)
         if resume is not None and not has_loop:
             raise ConfigurationError("resuming a turn needs a tool-calling advisor")
