@@ -5,8 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from toolrelay.bridges import BridgeSearch
-from toolrelay.tools import Tool, ToolContext, ToolDefinition, as_tools, tool
+from toolrelay.bridges import _search as bridge_search
+from toolrelay.execution import ApprovalInterceptor
+from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
 
 RAN: list[tuple[str, dict[str, Any]]] = []
 """The tools that ran, with their arguments and the context's user, in order."""
@@ -76,8 +80,25 @@ def hide_payroll(context: ToolContext, definition: ToolDefinition) -> bool:
 
 
 def bridge(**options: Any) -> BridgeSearch:
+    """A bridge over :func:`catalog`.
+
+    The catalog has a tool that requires approval, so a bridge needs ``approval=``: by default
+    ``ApprovalInterceptor()``, a person decides through the framework's own way of pausing.
+    """
     RAN.clear()
+    options.setdefault("approval", ApprovalInterceptor())
     return BridgeSearch(catalog(), tool_filter=hide_payroll, **options)
+
+
+def ungated_catalog() -> ToolCatalog:
+    """A live catalog of :func:`catalog`'s tools but the one that requires approval."""
+    return ToolCatalog(t for t in catalog() if not t.metadata.requires_approval)
+
+
+def add_gated_tool(live: ToolCatalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Add ``orders.cancel`` (it requires approval) to ``live``, seen by a bridge at once."""
+    monkeypatch.setattr(bridge_search, "CATALOG_CHECK_SECONDS", 0.0)
+    live.add(as_tools(cancel_order)[0])
 
 
 def names_in(listing: Mapping[str, Any] | list[Any]) -> set[str]:

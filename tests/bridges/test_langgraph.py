@@ -22,7 +22,15 @@ from langgraph.graph import END, MessagesState, StateGraph
 from langgraph.prebuilt import tools_condition
 from langgraph.types import Command
 
-from tests.bridges._catalog import RAN, bridge, current_weather
+from tests.bridges._catalog import (
+    RAN,
+    add_gated_tool,
+    bridge,
+    cancel_order,
+    catalog,
+    current_weather,
+    ungated_catalog,
+)
 from toolrelay.bridges import BridgeSearch
 from toolrelay.bridges.langgraph import (
     ToolRelayNode,
@@ -32,6 +40,9 @@ from toolrelay.bridges.langgraph import (
     retrieve_tools_functions,
     to_langchain,
 )
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ApprovalInterceptor, Approve, Deny, ToolInvocation
+from toolrelay.execution import _feedback as feedback
 from toolrelay.tools import FunctionTool, ToolContext
 
 
@@ -133,7 +144,7 @@ async def test_an_approval_gated_tool_interrupts_the_graph_until_approved() -> N
         ],
         seen=[],
     )
-    graph = graph_of(bridge(), model, checkpointer=InMemorySaver())
+    graph = graph_of(bridge(approval=ApprovalInterceptor()), model, checkpointer=InMemorySaver())
     paused = await graph.ainvoke({"messages": "cancel A1"}, config())
     [pending] = paused["__interrupt__"]
     assert pending.value["tool"] == "orders.cancel"
@@ -153,11 +164,66 @@ async def test_a_denied_approval_does_not_run_the_tool() -> None:
         ],
         seen=[],
     )
-    graph = graph_of(bridge(), model, checkpointer=InMemorySaver())
+    graph = graph_of(bridge(approval=ApprovalInterceptor()), model, checkpointer=InMemorySaver())
     await graph.ainvoke({"messages": "cancel A1"}, config())
     done = await graph.ainvoke(Command(resume=False), config())
     assert tool_messages(done)[-1].status == "error"
     assert RAN == []
+
+
+def test_a_catalog_with_a_tool_requiring_approval_is_refused_without_approval() -> None:
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        ToolRelayNode(BridgeSearch(catalog()))
+    cancel = FunctionTool.from_function(cancel_order)
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        to_langchain(cancel)
+    # bigtool's agent builds its search from the guard options, or takes a search with them.
+    model = ScriptedChatModel(steps=[AIMessage(content="hi")], seen=[])
+    registry = {"id-weather": to_langchain(FunctionTool.from_function(current_weather))}
+    with pytest.raises(ConfigurationError, match="pass them to that BridgeSearch"):
+        create_agent(model, registry, search=bridge(), approval=ApprovalInterceptor())
+
+
+async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    live = ungated_catalog()
+    model = ScriptedChatModel(
+        steps=[
+            calls("tool_search", query="cancel an order"),
+            calls("orders__cancel", order_id="A1"),
+            AIMessage(content="not cancelled"),
+        ],
+        seen=[],
+    )
+    graph = graph_of(BridgeSearch(live), model, checkpointer=InMemorySaver())
+    RAN.clear()
+    add_gated_tool(live, monkeypatch)
+    state = await graph.ainvoke({"messages": "cancel A1"}, config())
+    assert "__interrupt__" not in state  # nobody is asked: nothing is configured to decide
+    assert "orders__cancel" in model.seen[1]
+    refused = tool_messages(state)[1]
+    assert refused.content == feedback.approval_not_configured("orders.cancel")
+    assert refused.status == "error"
+    assert RAN == []
+
+
+async def test_a_converted_tool_requiring_approval_is_decided_by_its_handler() -> None:
+    cancel = FunctionTool.from_function(cancel_order)
+
+    async def refuse(invocation: ToolInvocation) -> Approve | Deny:
+        return Deny("not today")
+
+    async def allow(invocation: ToolInvocation) -> Approve | Deny:
+        return Approve()
+
+    RAN.clear()
+    assert "not today" in await to_langchain(cancel, approval=refuse).ainvoke({"order_id": "A1"})
+    assert RAN == []
+    assert await to_langchain(cancel, approval=allow).ainvoke({"order_id": "A1"}) == (
+        "order A1 cancelled"
+    )
+    assert RAN == [("orders.cancel", {"order_id": "A1"})]
 
 
 async def test_bigtool_create_agent_drop_in() -> None:

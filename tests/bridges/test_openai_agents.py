@@ -29,13 +29,24 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
-from tests.bridges._catalog import RAN, bridge, current_weather
+from tests.bridges._catalog import (
+    RAN,
+    add_gated_tool,
+    bridge,
+    cancel_order,
+    catalog,
+    current_weather,
+    ungated_catalog,
+)
+from toolrelay.bridges import BridgeSearch
 from toolrelay.bridges.openai_agents import (
     ToolSearchTools,
     from_openai_agents,
     to_openai_agents,
 )
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ApprovalInterceptor, Approve, Deny, ToolInvocation
+from toolrelay.execution import _feedback as feedback
 from toolrelay.tools import FunctionTool as RelayFunctionTool
 from toolrelay.tools import ToolContext
 
@@ -119,7 +130,7 @@ async def test_the_agent_pauses_an_approval_gated_call() -> None:
         ("orders__cancel", {"order_id": "A1"}),
         "cancelled",
     )
-    agent = ToolSearchTools(bridge()).agent(name="desk", model=model)
+    agent = ToolSearchTools(bridge(approval=ApprovalInterceptor())).agent(name="desk", model=model)
     paused = await Runner.run(agent, "cancel A1", context={"session_id": "c1"})
     [pending] = paused.interruptions
     assert RAN == []
@@ -212,7 +223,11 @@ async def test_an_approval_gated_tool_interrupts_the_run_until_approved() -> Non
         ("orders__cancel", {"order_id": "A1"}),
         "cancelled",
     )
-    agent = Agent(name="desk", model=model, tools=ToolSearchTools(bridge()).tools())
+    agent = Agent(
+        name="desk",
+        model=model,
+        tools=ToolSearchTools(bridge(approval=ApprovalInterceptor())).tools(),
+    )
     paused = await Runner.run(agent, "cancel A1", context={"session_id": "c1"})
     [pending] = paused.interruptions
     assert pending.tool_name == "orders__cancel"
@@ -222,6 +237,65 @@ async def test_an_approval_gated_tool_interrupts_the_run_until_approved() -> Non
     resumed = await Runner.run(agent, state)
     assert resumed.final_output == "cancelled"
     assert RAN == [("orders.cancel", {"order_id": "A1"})]
+
+
+def test_a_catalog_with_a_tool_requiring_approval_is_refused_without_approval() -> None:
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        ToolSearchTools(BridgeSearch(catalog()))
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        to_openai_agents(RelayFunctionTool.from_function(cancel_order))
+
+
+async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    live = ungated_catalog()
+    searching = ToolSearchTools(BridgeSearch(live))
+    RAN.clear()
+    add_gated_tool(live, monkeypatch)
+    model = ScriptedModel(
+        ("tool_search", {"query": "cancel an order"}),
+        ("orders__cancel", {"order_id": "A1"}),
+        "not cancelled",
+    )
+    agent = searching.agent(name="desk", model=model)
+    result = await Runner.run(agent, "cancel A1", context={"session_id": "c1"})
+    assert result.interruptions == []  # nobody is asked: nothing is configured to decide
+    assert "orders__cancel" in model.seen[1]
+    assert outputs(result)[1] == feedback.approval_not_configured("orders.cancel")
+    assert RAN == []
+
+
+async def test_a_converted_tool_requiring_approval_is_decided_as_configured() -> None:
+    cancel = RelayFunctionTool.from_function(cancel_order)
+    # A person decides through the SDK: the run stops until they approve the call.
+    paused = to_openai_agents(cancel, approval=ApprovalInterceptor())
+    assert paused.needs_approval is True
+    agent = Agent(
+        name="a",
+        model=ScriptedModel(("orders__cancel", {"order_id": "A1"}), "cancelled"),
+        tools=[paused],
+    )
+    RAN.clear()
+    first = await Runner.run(agent, "cancel", context={})
+    [pending] = first.interruptions
+    assert RAN == []
+    state = first.to_state()
+    state.approve(pending)
+    assert (await Runner.run(agent, state)).final_output == "cancelled"
+    assert RAN == [("orders.cancel", {"order_id": "A1"})]
+
+    # A handler decides in toolrelay: the SDK runs the call, the handler refuses it.
+    async def refuse(invocation: ToolInvocation) -> Approve | Deny:
+        return Deny("not today")
+
+    decided = to_openai_agents(cancel, approval=refuse)
+    assert decided.needs_approval is False
+    RAN.clear()
+    model = ScriptedModel(("orders__cancel", {"order_id": "A1"}), "no")
+    result = await Runner.run(Agent(name="a", model=model, tools=[decided]), "c", context={})
+    assert "not today" in outputs(result)[0]
+    assert RAN == []
 
 
 async def test_to_openai_agents_keeps_definition_and_maps_the_context() -> None:

@@ -29,12 +29,24 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from tests.bridges._catalog import RAN, bridge, current_weather
+from tests.bridges._catalog import (
+    RAN,
+    add_gated_tool,
+    bridge,
+    cancel_order,
+    catalog,
+    current_weather,
+    ungated_catalog,
+)
+from toolrelay.bridges import BridgeSearch
 from toolrelay.bridges.pydantic_ai import (
     ToolSearchToolset,
     from_pydantic_ai,
     to_pydantic_ai,
 )
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ApprovalInterceptor, Approve, Deny, ToolInvocation
+from toolrelay.execution import _feedback as feedback
 from toolrelay.tools import FunctionTool, ToolContext, call_sync
 
 
@@ -129,7 +141,7 @@ async def test_a_forbidden_tool_is_never_shown_nor_run() -> None:
 
 
 async def test_an_approval_gated_tool_pauses_the_run_until_approved() -> None:
-    search = bridge()
+    search = bridge(approval=ApprovalInterceptor())
     seen: list[list[str]] = []
     model = scripted(
         ("tool_search", {"query": "cancel an order"}),
@@ -152,6 +164,68 @@ async def test_an_approval_gated_tool_pauses_the_run_until_approved() -> None:
     )
     assert resumed.output == "cancelled"
     assert RAN == [("orders.cancel", {"order_id": "A1"})]
+
+
+def test_a_catalog_with_a_tool_requiring_approval_is_refused_without_approval() -> None:
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        ToolSearchToolset(BridgeSearch(catalog()))
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        to_pydantic_ai(FunctionTool.from_function(cancel_order))
+
+
+async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    live = ungated_catalog()
+    toolset = ToolSearchToolset(BridgeSearch(live))
+    RAN.clear()
+    add_gated_tool(live, monkeypatch)
+    seen: list[list[str]] = []
+    model = scripted(
+        ("tool_search", {"query": "cancel an order"}),
+        ("orders__cancel", {"order_id": "A1"}),
+        "not cancelled",
+        seen=seen,
+    )
+    result = await Agent(model, toolsets=[toolset]).run("cancel A1", conversation_id="c1")
+    assert "orders__cancel" in seen[1]
+    assert returns(result.all_messages())[1].content == feedback.approval_not_configured(
+        "orders.cancel"
+    )
+    assert RAN == []
+
+
+async def test_a_converted_tool_requiring_approval_is_decided_as_configured() -> None:
+    cancel = FunctionTool.from_function(cancel_order)
+    # A person decides through pydantic-ai: it defers the call until they approve it.
+    paused = to_pydantic_ai(cancel, approval=ApprovalInterceptor())
+    assert paused.requires_approval
+    agent = Agent(
+        TestModel(call_tools=["orders__cancel"]),
+        tools=[paused],
+        output_type=[str, DeferredToolRequests],
+    )
+    RAN.clear()
+    first = await agent.run("cancel")
+    assert isinstance(first.output, DeferredToolRequests)
+    [request] = first.output.approvals
+    assert RAN == []
+    await agent.run(
+        message_history=first.all_messages(),
+        deferred_tool_results=DeferredToolResults(approvals={request.tool_call_id: True}),
+    )
+    assert RAN == [("orders.cancel", {"order_id": "a"})]
+
+    # A handler decides in toolrelay: pydantic-ai runs the call, the handler refuses it.
+    async def refuse(invocation: ToolInvocation) -> Approve | Deny:
+        return Deny("not today")
+
+    decided = to_pydantic_ai(cancel, approval=refuse)
+    assert not decided.requires_approval
+    RAN.clear()
+    result = await Agent(TestModel(call_tools=["orders__cancel"]), tools=[decided]).run("c")
+    assert "not today" in returns(result.all_messages())[0].content
+    assert RAN == []
 
 
 async def test_invalid_arguments_are_feedback_to_the_model() -> None:

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import json
 
-from tests.bridges._catalog import RAN, bridge
+import pytest
+
+from tests.bridges._catalog import RAN, add_gated_tool, bridge, catalog, ungated_catalog
 from toolrelay.bridges import BridgeSearch
 from toolrelay.bridges._search import conversation_key
-from toolrelay.execution import ToolCallStatus
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import (
+    ApprovalInterceptor,
+    Deny,
+    ToolCallingManager,
+    ToolCallStatus,
+    ToolInvocation,
+)
+from toolrelay.execution import _feedback as feedback
 from toolrelay.tools import ToolContext
 
 USER = ToolContext(user_id="u1")
@@ -59,7 +69,7 @@ async def test_a_call_runs_with_the_tool_context_and_bad_arguments_are_feedback(
 
 
 async def test_an_approval_gated_call_waits_until_approved() -> None:
-    search = bridge()
+    search = bridge(approval=ApprovalInterceptor())
     await search.search('{"query": "cancel order"}', key="c1", context=USER)
     waiting = await search.call("orders__cancel", '{"order_id": "7"}', key="c1", context=USER)
     assert waiting.pending_approval
@@ -71,12 +81,50 @@ async def test_an_approval_gated_call_waits_until_approved() -> None:
     assert RAN == [("orders.cancel", {"order_id": "7"})]
 
 
+async def test_an_approval_handler_decides_without_a_person() -> None:
+    async def refuse(invocation: ToolInvocation) -> Deny:
+        return Deny("not on Sundays")
+
+    search = bridge(approval=refuse)
+    await search.search('{"query": "cancel order"}', key="c1", context=USER)
+    assert not search.needs_approval(search.catalog.get("orders.cancel"))  # type: ignore[arg-type]
+    result = await search.call("orders__cancel", '{"order_id": "7"}', key="c1", context=USER)
+    assert result.status is ToolCallStatus.DENIED
+    assert "not on Sundays" in result.text
+    assert RAN == []
+
+
+def test_a_catalog_with_a_tool_requiring_approval_needs_approval_at_build() -> None:
+    with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
+        BridgeSearch(catalog())
+    with pytest.raises(ConfigurationError, match="tool_calling_manager= gives one already"):
+        BridgeSearch(catalog(), tool_calling_manager=ToolCallingManager(), approval=refuse_all)
+
+
+async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    live = ungated_catalog()
+    search = BridgeSearch(live)  # nothing requires approval yet: no approval= needed
+    RAN.clear()
+    add_gated_tool(live, monkeypatch)
+    await search.search('{"query": "cancel order"}', key="c1", context=USER)
+    result = await search.call("orders__cancel", '{"order_id": "7"}', key="c1", context=USER)
+    assert (result.status, result.is_error) == (ToolCallStatus.DENIED, True)
+    assert result.text == feedback.approval_not_configured("orders.cancel")
+    assert RAN == []
+
+
 async def test_authorize_denies_a_shown_tool() -> None:
     search = bridge(authorize=lambda context, tool, arguments: "not today")
     await search.search('{"query": "weather"}', key="c1", context=USER)
     result = await search.call("weather__current", '{"city": "Rome"}', key="c1", context=USER)
     assert result.status is ToolCallStatus.DENIED
     assert RAN == []
+
+
+async def refuse_all(invocation: ToolInvocation) -> Deny:
+    return Deny("no")
 
 
 def test_keys_are_scoped_by_tenant() -> None:

@@ -275,10 +275,10 @@ def build_guarded_desk(on_timeout: Literal["deny", "defer"] = "deny") -> Guarded
     sink = Sink(sinks)
     offered = tuple(FunctionTool.from_function(f) for f in (refund, transfer, lookup))
     manager = ToolCallingManager(
-        interceptors=[
-            AuditInterceptor(sink, timeout=SILENCE),
-            ApprovalInterceptor(dispatch, destructive=True, timeout=SILENCE, on_timeout=on_timeout),
-        ],
+        audit=AuditInterceptor(sink, timeout=SILENCE),
+        approval=ApprovalInterceptor(
+            dispatch, destructive=True, timeout=SILENCE, on_timeout=on_timeout
+        ),
     )
     return GuardedDesk(
         manager=manager,

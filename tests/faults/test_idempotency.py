@@ -1,7 +1,7 @@
 """Generated retries of idempotent payments: each operation runs at most once, replays agree.
 
 Every store is tried: in memory, SQLite, and Redis when ``TOOLRELAY_TEST_REDIS_URL`` names a
-server. Each has a desk (``build_ledger_desk``) with two managers whose interceptors share the
+server. Each has a desk (``build_ledger_desk``) with two managers whose idempotency steps share the
 store, as two processes would, and two payment tools keyed by ``payment_id`` alone: ``pay``
 (synchronous) and ``apay`` (``async``). Their ``mode`` argument, not part of the key (but of
 the call's arguments, like ``amount``), says how a run goes: it succeeds, fails (the key is
@@ -149,7 +149,7 @@ def build_ledger_desk(store_name: str, store: IdempotencyStore) -> LedgerDesk:
     pool = WorkerPool(16, name="fault-idempotency")  # both managers' rounds at once
     managers = tuple(
         ToolCallingManager(
-            interceptors=[IdempotencyInterceptor(store, wait=1.0, poll_interval=0.005)],
+            idempotency=IdempotencyInterceptor(store, wait=1.0, poll_interval=0.005),
             sync_workers=pool,
         )
         for _ in range(2)

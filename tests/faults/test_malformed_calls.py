@@ -34,9 +34,7 @@ from pydantic import BaseModel, Field
 from toolrelay.execution import (
     ApprovalInterceptor,
     Approve,
-    AuditInterceptor,
     Deny,
-    IdempotencyInterceptor,
     InMemoryIdempotencyStore,
     JsonLinesAuditSink,
     StaticToolResolver,
@@ -128,11 +126,9 @@ def build_desk(folder: Path) -> Desk:
     audit_path = folder / "audit.jsonl"
     manager = ToolCallingManager(
         resolver=StaticToolResolver([*offered, FunctionTool.from_function(wipe)]),
-        interceptors=[
-            AuditInterceptor(JsonLinesAuditSink(audit_path)),
-            IdempotencyInterceptor(InMemoryIdempotencyStore()),
-            ApprovalInterceptor(refund_policy, destructive=True),
-        ],
+        audit=JsonLinesAuditSink(audit_path),
+        idempotency=InMemoryIdempotencyStore(),
+        approval=ApprovalInterceptor(refund_policy, destructive=True),
     )
     return Desk(manager=manager, offered=offered, audit_path=audit_path, runs=runs)
 

@@ -164,14 +164,18 @@ async def test_each_hit_carries_its_annotations_as_the_gateway_runs_it() -> None
     assert "requires_approval" not in by_name["billing.get_invoice"]
 
 
-async def test_without_an_idempotency_interceptor_no_hit_claims_to_be_idempotent() -> None:
+async def test_with_any_manager_a_tool_with_a_key_is_idempotent() -> None:
+    # Every manager records the results of tools with an idempotency key (in memory when
+    # given no store), so a bare one's hits are idempotent as well; only the key makes it so.
     policies = [ToolPolicy(tools="billing.refund_payment", idempotency_key="payment_id")]
     bare = ToolGateway(
         catalog(refund_payment), tool_calling_manager=ToolCallingManager(), policies=policies
     )
     (hit,) = await bare.search("refund payment")
-    assert hit.annotations["idempotentHint"] is False
-    assert hit.requires_approval is False  # nothing asks for approval either
+    assert hit.annotations["idempotentHint"] is True
+    assert hit.requires_approval is False  # nothing asks for approval
     tool: Tool = as_tools(refund_payment)[0]
-    assert bare.annotations(tool).idempotent_hint is False
+    assert bare.annotations(tool).idempotent_hint is True
     assert ToolGateway(catalog(refund_payment), policies=policies).annotations(tool).idempotent_hint
+    unkeyed = ToolGateway(catalog(refund_payment), tool_calling_manager=ToolCallingManager())
+    assert unkeyed.annotations(tool).idempotent_hint is not True

@@ -15,6 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp_types import TextContent
 
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.gateway import load_gateway_config, open_gateway
 
 from ._helpers import PYTHON, SERVERS, toml_string
@@ -36,13 +37,21 @@ timeout = 20
 """
 
 
-@pytest.fixture(scope="module")
-def refund_desk_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("refund-desk") / "gateway.toml"
-    path.write_text(
-        f"""
+APPROVALS = """\
+from toolrelay.execution import Defer
+
+
+def decide(request):
+    # A person decides later: a call that needs approval waits and does not run.
+    return Defer()
+"""
+
+
+def desk_config(approval: str = "") -> str:
+    return f"""
 [gateway]
 name = "refund-desk"
+{approval}
 
 [search]
 index = "bm25"
@@ -53,9 +62,16 @@ tenant_id = "acme"
 {server_table("tickets", "refund_tickets_server.py")}
 [[modules]]
 path = {toml_string(str(SERVERS / "refund_notify_tools.py"))}
-""",
-        encoding="utf-8",
-    )
+"""
+
+
+@pytest.fixture(scope="module")
+def refund_desk_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("refund-desk")
+    (folder / "approvals.py").write_text(APPROVALS, encoding="utf-8")
+    path = folder / "gateway.toml"
+    # Some upstream tools require approval: the gateway needs a handler to open.
+    path.write_text(desk_config('[approval]\nhandler = "approvals.py:decide"'), encoding="utf-8")
     return path
 
 
@@ -152,3 +168,13 @@ async def test_approval_metadata_survives_the_mcp_hop(refund_desk_file: Path) ->
     assert tools["refund.retry_failed_order"].metadata.destructive is True
     assert tools["refund.find_failed_orders"].metadata.read_only is True
     assert tools["payment.top_up_merchant_balance"].metadata.requires_approval is True
+
+
+async def test_without_approval_the_upstream_tools_needing_it_refuse_the_gateway(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "gateway.toml"
+    path.write_text(desk_config(), encoding="utf-8")
+    with pytest.raises(ConfigurationError, match=r"'refund.force_success'.* require approval"):
+        async with open_gateway(load_gateway_config(path)):
+            pass

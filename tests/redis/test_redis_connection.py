@@ -9,7 +9,6 @@ from collections.abc import Callable
 from tests.redis_servers import RedisServer
 from toolrelay._sync import run_sync
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
-from toolrelay.execution import IdempotencyInterceptor, ToolCallingManager
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.prompt import Prompt
 from toolrelay.redis import RedisChatMemoryRepository, RedisIdempotencyStore, RedisSessionStore
@@ -37,17 +36,14 @@ def test_a_thousand_blocking_calls_reuse_one_bounded_pool_per_store(
     sessions = RedisSessionStore(server.url)
     memory = RedisChatMemoryRepository(server.url)
     idempotency = RedisIdempotencyStore(server.url)
-    manager = ToolCallingManager(interceptors=[IdempotencyInterceptor(idempotency)])
     search = ToolSearchAdvisor(
-        [issue],
-        index=BM25ToolIndex(),
-        session_store=sessions,
-        always_on=["refund.issue"],
-        tool_calling_manager=manager,
+        [issue], index=BM25ToolIndex(), session_store=sessions, always_on=["refund.issue"]
     )
     client = (
         ChatClient.builder(FunctionModel(refund_once))
         .default_advisors(MessageChatMemoryAdvisor(MessageWindowChatMemory(memory)), search)
+        .idempotency(idempotency)
+        .single_tenant()  # the stores are shared, and every request is the one tenant's
         .build()
     )
     # Every blocking call runs on an event loop of its own (run_sync).

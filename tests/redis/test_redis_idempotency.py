@@ -163,7 +163,7 @@ async def test_two_managers_sharing_redis_pay_once(redis_url: str, prefix: str) 
     call = ToolCall(id="c1", name="refund_retry", arguments=json.dumps({"refund_id": "r-1"}))
     stores = [RedisIdempotencyStore(redis_url, prefix=prefix) for _ in range(2)]
     managers = [
-        ToolCallingManager(interceptors=[IdempotencyInterceptor(s, poll_interval=0.01)])
+        ToolCallingManager(idempotency=IdempotencyInterceptor(s, poll_interval=0.01))
         for s in stores
     ]
     results = await asyncio.gather(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor, tenant_scope
-from toolrelay.execution import IdempotencyInterceptor, ToolCallingManager
+from toolrelay.execution import IdempotencyInterceptor
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import ChatResponse, ToolCall, ToolResponseMessage, UserMessage
 from toolrelay.prompt import Prompt
@@ -166,18 +166,16 @@ def build_stack(
         index = PostgresToolIndex(postgres_dsn, schema=schema, max_connections=16)
     else:
         index = BM25ToolIndex()
-    manager = ToolCallingManager(
-        interceptors=[IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01)]
-    )
     search = ToolSearchAdvisor(
-        catalog(),
-        index=index,
-        session_store=sessions,
-        tool_filter=permitted,
-        tool_calling_manager=manager,
+        catalog(), index=index, session_store=sessions, tool_filter=permitted
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(repository, max_messages=200))
-    client = ChatClient.builder(FunctionModel(decide)).default_advisors(memory, search).build()
+    client = (
+        ChatClient.builder(FunctionModel(decide))
+        .default_advisors(memory, search)
+        .idempotency(IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01))
+        .build()
+    )
     return Stack(client=client, stores=[sessions, repository, idempotency], index=index)
 
 

@@ -12,7 +12,8 @@ Each framework's bridge is a subpackage, installed with its extra:
 They share :class:`BridgeSearch`: the catalog, its index, each conversation's discovered
 tools (a :class:`~toolrelay.toolsearch.SessionStore`), who may see what (``tool_filter``),
 who may run what (``authorize``) and the :class:`~toolrelay.execution.ToolCallingManager`
-whose interceptors (approval, idempotency, audit) every call passes. Each bridge also
+whose guards (``approval=``, ``idempotency=``, ``audit=``, ``interceptors=``) every call
+passes. Each bridge also
 converts tools both ways between toolrelay and its framework.
 """
 

@@ -1,23 +1,98 @@
-"""What the converters of every bridge share: the manager a converted tool runs through."""
+"""What the converters of every bridge share: the manager a converted tool runs through.
+
+A converted tool runs through a :class:`~toolrelay.execution.ToolCallingManager` (argument
+validation, timeout, failures as feedback, and the guards its tool declares), given or built
+from the same guard options as :class:`~toolrelay.bridges.BridgeSearch` takes. A tool that
+requires approval needs ``approval=``: a handler decides in toolrelay, and
+``ApprovalInterceptor()`` (no handler) lets a person decide through the framework's own way
+of pausing a run, where it has one.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Sequence
 
-from toolrelay.execution import ToolCallingManager
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import (
+    ApprovalDecision,
+    ApprovalHandler,
+    ApprovalInterceptor,
+    AuditInterceptor,
+    AuditSink,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    Proceed,
+    ToolCallingManager,
+    ToolCallInterceptor,
+    ToolCallOutcome,
+    ToolInvocation,
+)
+from toolrelay.tools import Tool
 
-__all__ = ["manager_or_plain"]
+__all__ = ["decided", "manager_for", "person_decides"]
 
 
 @functools.cache
 def _plain() -> ToolCallingManager:
+    """One shared manager with no options: validation, timeouts and failures as feedback."""
     return ToolCallingManager()
 
 
-def manager_or_plain(manager: ToolCallingManager | None) -> ToolCallingManager:
-    """``manager``, or one shared manager with no interceptors (validation, timeouts, feedback).
+def manager_for(
+    tool: Tool,
+    *,
+    owner: str,
+    tool_calling_manager: ToolCallingManager | None = None,
+    approval: ApprovalHandler | ApprovalInterceptor | None = None,
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+    audit: AuditSink | AuditInterceptor | None = None,
+    interceptors: Sequence[ToolCallInterceptor] = (),
+) -> ToolCallingManager:
+    """The manager a converted ``tool`` runs through, checked against the tool.
 
-    A toolrelay tool converted for another framework runs through a manager either way, so
-    that invalid arguments and failures become feedback as in toolrelay's own loop.
+    ``tool_calling_manager``, or one built from the guard options (the shared plain one when
+    none is given).
+
+    Raises:
+        ConfigurationError: A manager is given with guard options, or ``tool`` requires
+            approval and the manager has no approval configured.
     """
-    return manager if manager is not None else _plain()
+    options = {"approval": approval, "idempotency": idempotency, "audit": audit}
+    given = [name for name, value in options.items() if value is not None]
+    if interceptors:
+        given.append("interceptors")
+    if tool_calling_manager is not None and given:
+        raise ConfigurationError(
+            f"{', '.join(g + '=' for g in given)} build the tool's manager, but "
+            "tool_calling_manager= gives one already: give them to that manager instead"
+        )
+    if tool_calling_manager is not None:
+        manager = tool_calling_manager
+    elif given:
+        manager = ToolCallingManager(
+            approval=approval, idempotency=idempotency, audit=audit, interceptors=interceptors
+        )
+    else:
+        manager = _plain()
+    manager.check_tools((tool,), owner=owner)
+    return manager
+
+
+def person_decides(manager: ToolCallingManager, tool: Tool) -> bool:
+    """Whether a call of ``tool`` waits for a person: the framework pauses the run for it.
+
+    It does when the manager's approval step asks about the tool and has no handler to decide.
+    """
+    approval = manager.guards.approval
+    return approval is not None and approval.handler is None and approval.needs_approval(tool)
+
+
+def decided(decision: ApprovalDecision) -> ToolCallInterceptor:
+    """Hands the approval step a person's decision taken through the framework."""
+
+    async def decided(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
+        return await proceed(dataclasses.replace(invocation, decision=decision))
+
+    return decided

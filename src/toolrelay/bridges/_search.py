@@ -11,7 +11,7 @@ The framework runs its own agent loop; each bridge adapts three operations to it
    :class:`~toolrelay.execution.ToolCallingManager` (its ``run_call``),
    after the same checks as the tool loop's: a name that is not shown (undiscovered,
    forbidden or unknown) gets the unavailable text and never runs, ``authorize`` is asked,
-   then the manager's interceptors (approval, idempotency, audit) decide.
+   then the manager's guards (audit, your interceptors, idempotency, approval) decide.
 
 Discoveries accumulate for the conversation (the tool loop's ``retention="all"``): the
 frameworks' loops keep their own history, and a tool found once stays callable.
@@ -26,9 +26,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from toolrelay.bridges._convert import decided, person_decides
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    ApprovalDecision,
     ApprovalHandler,
     ApprovalInterceptor,
     Approve,
@@ -38,12 +38,10 @@ from toolrelay.execution import (
     Deny,
     IdempotencyInterceptor,
     IdempotencyStore,
-    Proceed,
     ToolCallingManager,
     ToolCallInterceptor,
     ToolCallOutcome,
     ToolCallStatus,
-    ToolInvocation,
     match_tool_name,
 )
 from toolrelay.messages import ToolCall
@@ -350,7 +348,7 @@ class BridgeSearch:
         if self.authorize is not None:
             checks.append(AuthorizationInterceptor(self.authorize))
         if approved is not None:
-            checks.append(_decided(Approve() if approved else Deny()))
+            checks.append(decided(Approve() if approved else Deny()))
         outcome = await self.manager.run_call(call, (tool,), context, interceptors=checks)
         text = outcome.response.data
         if outcome.status is ToolCallStatus.PENDING_APPROVAL:
@@ -363,8 +361,7 @@ class BridgeSearch:
         It does when an approval interceptor of the manager asks about it and has no handler
         to decide.
         """
-        approval = self.manager.guards.approval
-        return approval is not None and approval.handler is None and approval.needs_approval(tool)
+        return person_decides(self.manager, tool)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -390,15 +387,6 @@ class BridgeSearch:
     ) -> list[str]:
         stored = discovered if key is None else await self.session_store.get(key)
         return [name for name in dict.fromkeys(stored) if view.permits(name)]
-
-
-def _decided(decision: ApprovalDecision) -> ToolCallInterceptor:
-    """Hands the approval interceptor a person's decision taken through the framework."""
-
-    async def decided(invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
-        return await proceed(dataclasses.replace(invocation, decision=decision))
-
-    return decided
 
 
 def _result(outcome: ToolCallOutcome, text: str) -> BridgeCallResult:

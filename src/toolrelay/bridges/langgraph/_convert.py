@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from langchain_core.messages import ToolMessage
@@ -20,9 +20,18 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from toolrelay.bridges._convert import manager_or_plain
+from toolrelay.bridges._convert import manager_for
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallingManager
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    AuditInterceptor,
+    AuditSink,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    ToolCallingManager,
+    ToolCallInterceptor,
+)
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
 
@@ -57,6 +66,10 @@ def to_langchain(
     *,
     context: ContextOf | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
+    approval: ApprovalHandler | ApprovalInterceptor | None = None,
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+    audit: AuditSink | AuditInterceptor | None = None,
+    interceptors: Sequence[ToolCallInterceptor] = (),
 ) -> StructuredTool:
     """``tool`` as a LangChain tool: same description and JSON Schema, provider-safe name.
 
@@ -64,9 +77,32 @@ def to_langchain(
         tool: The toolrelay tool.
         context: Its tool context from the call's ``RunnableConfig``; by default the
             ``configurable["tool_context"]`` mapping.
-        tool_calling_manager: Runs each call (and its interceptors); a plain one by default.
+        tool_calling_manager: Runs each call; by default one built from the options below
+            (giving both is an error), or a plain one when none is given.
+        approval: Decides about calls when ``tool`` requires approval: an async handler, or
+            an :class:`~toolrelay.execution.ApprovalInterceptor`. A LangChain tool cannot pause
+            a run: with ``ApprovalInterceptor()`` (no handler) the call waits for a person
+            and does not run; give a handler, or use :class:`ToolRelayNode`, which interrupts
+            the graph.
+        idempotency: Where results are recorded when ``tool`` has an idempotency key; in
+            memory (per process) by default.
+        audit: Where a record of every call goes.
+        interceptors: Steps of your own around each call.
+
+    Raises:
+        ConfigurationError: A manager is given with guard options, or ``tool`` requires
+            approval and no approval is configured.
     """
     definition = tool.definition
+    manager = manager_for(
+        tool,
+        owner="to_langchain",
+        tool_calling_manager=tool_calling_manager,
+        approval=approval,
+        idempotency=idempotency,
+        audit=audit,
+        interceptors=interceptors,
+    )
 
     async def run(config: RunnableConfig, **arguments: Any) -> str:
         call = ToolCall(
@@ -74,9 +110,7 @@ def to_langchain(
             name=definition.name,
             arguments=json.dumps(arguments, ensure_ascii=False),
         )
-        outcome = await manager_or_plain(tool_calling_manager).run_call(
-            call, (tool,), tool_context(config, context)
-        )
+        outcome = await manager.run_call(call, (tool,), tool_context(config, context))
         return outcome.response.data
 
     return StructuredTool(

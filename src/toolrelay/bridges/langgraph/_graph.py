@@ -5,8 +5,9 @@
   ``{"messages": [ToolMessage, ...]}``); ``ToolRelayNode(...).as_runnable()`` also runs in a
   graph invoked synchronously. The search tool's calls search; every other call runs
   through :meth:`~toolrelay.bridges.BridgeSearch.call`: only tools the thread has discovered
-  and the caller may see run, ``authorize`` is asked, then the manager's interceptors. A
-  call that needs approval stops the graph with ``interrupt(...)`` (the graph needs a
+  and the caller may see run, ``authorize`` is asked, then the manager's guards (audit,
+  your interceptors, idempotency, approval). A call that waits for a person (the search's
+  ``approval=ApprovalInterceptor()``) stops the graph with ``interrupt(...)`` (the graph needs a
   checkpointer); resuming with ``Command(resume=True)`` runs it, ``False`` denies it. No
   call of the step runs before every decision is in.
 - :func:`bound_tools`: what the model node binds at each step: the search tool and the
@@ -40,6 +41,15 @@ from toolrelay._sync import run_sync
 from toolrelay.bridges._search import BridgeSearch, conversation_key
 from toolrelay.bridges.langgraph._convert import ContextOf, from_langchain, tool_context
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    AuditInterceptor,
+    AuditSink,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    ToolCallInterceptor,
+)
 from toolrelay.tools import Tool, ToolContext, provider_safe_name
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 
@@ -247,6 +257,10 @@ def create_agent(
     limit: int = 2,
     search: BridgeSearch | None = None,
     context: ContextOf | None = None,
+    approval: ApprovalHandler | ApprovalInterceptor | None = None,
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+    audit: AuditSink | AuditInterceptor | None = None,
+    interceptors: Sequence[ToolCallInterceptor] = (),
 ) -> StateGraph[Any]:
     """langgraph-bigtool's agent with toolrelay's retrieval and guarded tool calls.
 
@@ -264,13 +278,33 @@ def create_agent(
         search: The search and execution rules over the registry's tools (built with
             :func:`~toolrelay.bridges.langgraph.from_langchain`); by default a BM25 one.
         context: A call's tool context from the ``RunnableConfig``.
+        approval: For the default search: decides about calls of tools that need approval
+            (``ApprovalInterceptor()``: the graph is interrupted until a person decides).
+        idempotency: For the default search: where results of tools with an idempotency
+            key are recorded; in memory by default.
+        audit: For the default search: where a record of every call goes.
+        interceptors: For the default search: steps of your own around each call.
 
     Raises:
-        ConfigurationError: ``search`` is given and its catalog lacks a registry tool.
+        ConfigurationError: ``search`` is given and its catalog lacks a registry tool, or
+            with guard options (give them to the search).
     """
     catalog, ids = _registry_tools(tool_registry)
+    guards = {"approval": approval, "idempotency": idempotency, "audit": audit}
     if search is None:
-        search = BridgeSearch(catalog, max_results=limit)
+        search = BridgeSearch(
+            catalog,
+            max_results=limit,
+            approval=approval,
+            idempotency=idempotency,
+            audit=audit,
+            interceptors=interceptors,
+        )
+    elif interceptors or any(value is not None for value in guards.values()):
+        raise ConfigurationError(
+            "create_agent: approval=, idempotency=, audit= and interceptors= build the default "
+            "search; with search= given, pass them to that BridgeSearch instead"
+        )
     else:
         missing = [name for name in ids if search.catalog.get(name) is None]
         if missing:

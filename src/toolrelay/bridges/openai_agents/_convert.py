@@ -4,7 +4,8 @@
   it is: not rewritten for strict mode). Calls run through a
   :class:`~toolrelay.execution.ToolCallingManager` (validation, timeout, errors as feedback);
   the tool context comes from the run's context object (:data:`ContextOf`): by default the
-  object itself when it is a mapping. A tool that requires approval needs it in the SDK too.
+  object itself when it is a mapping. A tool that requires approval needs ``approval=``:
+  with ``ApprovalInterceptor()`` it needs approval in the SDK, which asks a person.
 - :func:`from_openai_agents`: SDK function tools as toolrelay tools, for a catalog. Each call
   is the tool's ``on_invoke_tool`` with the caller's tool context as the run's context object
   (or what ``run_context`` makes of it).
@@ -13,15 +14,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from agents import FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext as SdkToolContext
 
-from toolrelay.bridges._convert import manager_or_plain
+from toolrelay.bridges._convert import decided, manager_for, person_decides
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallingManager
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    Approve,
+    AuditInterceptor,
+    AuditSink,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    ToolCallingManager,
+    ToolCallInterceptor,
+)
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
 
@@ -53,6 +64,10 @@ def to_openai_agents(
     *,
     context: ContextOf | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
+    approval: ApprovalHandler | ApprovalInterceptor | None = None,
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+    audit: AuditSink | AuditInterceptor | None = None,
+    interceptors: Sequence[ToolCallInterceptor] = (),
 ) -> FunctionTool:
     """``tool`` as an SDK ``FunctionTool``: same description and JSON Schema, provider-safe name.
 
@@ -60,14 +75,38 @@ def to_openai_agents(
         tool: The toolrelay tool.
         context: Its tool context from the SDK's run context; by default the run's context
             object when it is a mapping.
-        tool_calling_manager: Runs each call (and its interceptors); a plain one by default.
+        tool_calling_manager: Runs each call; by default one built from the options below
+            (giving both is an error), or a plain one when none is given.
+        approval: Decides about calls when ``tool`` requires approval: an async handler, or
+            an :class:`~toolrelay.execution.ApprovalInterceptor` (``ApprovalInterceptor()``:
+            the SDK stops the run until a person approves the call).
+        idempotency: Where results are recorded when ``tool`` has an idempotency key; in
+            memory (per process) by default.
+        audit: Where a record of every call goes.
+        interceptors: Steps of your own around each call.
+
+    Raises:
+        ConfigurationError: A manager is given with guard options, or ``tool`` requires
+            approval and no approval is configured.
     """
     definition = tool.definition
+    manager = manager_for(
+        tool,
+        owner="to_openai_agents",
+        tool_calling_manager=tool_calling_manager,
+        approval=approval,
+        idempotency=idempotency,
+        audit=audit,
+        interceptors=interceptors,
+    )
+    # A person decides through the SDK: it runs the call only once they approved it.
+    needs_approval = person_decides(manager, tool)
+    approved = [decided(Approve())] if needs_approval else []
 
     async def invoke(ctx: SdkToolContext[Any], arguments_json: str) -> str:
         call = ToolCall(id=ctx.tool_call_id, name=definition.name, arguments=arguments_json)
-        outcome = await manager_or_plain(tool_calling_manager).run_call(
-            call, (tool,), tool_context(ctx, context)
+        outcome = await manager.run_call(
+            call, (tool,), tool_context(ctx, context), interceptors=approved
         )
         return outcome.response.data
 
@@ -77,7 +116,7 @@ def to_openai_agents(
         params_json_schema=dict(definition.input_schema),
         on_invoke_tool=invoke,
         strict_json_schema=False,
-        needs_approval=tool.metadata.requires_approval,
+        needs_approval=needs_approval,
         timeout_seconds=tool.metadata.timeout,
     )
 

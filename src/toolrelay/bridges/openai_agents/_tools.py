@@ -20,9 +20,10 @@ Calls run through toolrelay's manager (:meth:`~toolrelay.bridges.BridgeSearch.ca
 that is not enabled is never run (the SDK refuses a call of a tool it did not list; run with
 :meth:`ToolSearchTools.run_config` and the model reads toolrelay's answer instead: the tool
 is unavailable, with the listed tools of similar names), ``authorize`` is asked, then the
-manager's interceptors. A tool whose calls wait for a person (an approval interceptor
-without a handler asks about it) needs approval in the SDK: the run stops with
-``interruptions``, and the run resumed with ``state.approve(item)`` runs the call approved.
+manager's guards (audit, your interceptors, idempotency, approval). A tool whose calls wait
+for a person (the search's ``approval=ApprovalInterceptor()``) needs approval in the SDK:
+the run stops with ``interruptions``, and the run resumed with ``state.approve(item)`` runs
+the call approved.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 - :func:`to_pydantic_ai`: a toolrelay tool as a ``pydantic_ai.Tool``. Its calls run through a
   :class:`~toolrelay.execution.ToolCallingManager` (argument validation, timeout, errors as
   feedback to the model); the tool context comes from the run context (:data:`ContextOf`).
-  A tool that requires approval is marked so for pydantic-ai, which defers its calls.
+  A tool that requires approval needs ``approval=``: with ``ApprovalInterceptor()`` it is
+  marked so for pydantic-ai, which defers its calls until a person approves them.
 - :func:`from_pydantic_ai`: pydantic-ai tools (a ``Tool``, a ``FunctionToolset`` or a list of
   them) as toolrelay tools, for a catalog. A tool that takes the run context gets one whose
   ``deps`` are the caller's tool context (or what ``deps`` makes of it).
@@ -12,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from pydantic_ai import FunctionToolset, RunContext
@@ -20,10 +21,20 @@ from pydantic_ai import Tool as PydanticTool
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from toolrelay.bridges._convert import manager_or_plain
+from toolrelay.bridges._convert import decided, manager_for, person_decides
 from toolrelay.bridges.pydantic_ai._context import ContextOf, DepsOf, tool_context
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallingManager
+from toolrelay.execution import (
+    ApprovalHandler,
+    ApprovalInterceptor,
+    Approve,
+    AuditInterceptor,
+    AuditSink,
+    IdempotencyInterceptor,
+    IdempotencyStore,
+    ToolCallingManager,
+    ToolCallInterceptor,
+)
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
 
@@ -35,6 +46,10 @@ def to_pydantic_ai(
     *,
     context: ContextOf | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
+    approval: ApprovalHandler | ApprovalInterceptor | None = None,
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+    audit: AuditSink | AuditInterceptor | None = None,
+    interceptors: Sequence[ToolCallInterceptor] = (),
 ) -> PydanticTool[Any]:
     """``tool`` as a pydantic-ai tool: same description and JSON Schema, provider-safe name.
 
@@ -42,19 +57,43 @@ def to_pydantic_ai(
         tool: The toolrelay tool.
         context: Its :class:`~toolrelay.tools.ToolContext` from the run context; by default
             the run's ``deps`` when they are a mapping.
-        tool_calling_manager: Runs each call (and its interceptors); a plain one by default.
+        tool_calling_manager: Runs each call; by default one built from the options below
+            (giving both is an error), or a plain one when none is given.
+        approval: Decides about calls when ``tool`` requires approval: an async handler, or
+            an :class:`~toolrelay.execution.ApprovalInterceptor` (``ApprovalInterceptor()``:
+            pydantic-ai defers the call until a person approves it).
+        idempotency: Where results are recorded when ``tool`` has an idempotency key; in
+            memory (per process) by default.
+        audit: Where a record of every call goes.
+        interceptors: Steps of your own around each call.
+
+    Raises:
+        ConfigurationError: A manager is given with guard options, or ``tool`` requires
+            approval and no approval is configured.
     """
     definition = tool.definition
-    manager = tool_calling_manager
+    manager = manager_for(
+        tool,
+        owner="to_pydantic_ai",
+        tool_calling_manager=tool_calling_manager,
+        approval=approval,
+        idempotency=idempotency,
+        audit=audit,
+        interceptors=interceptors,
+    )
+    # A person decides through pydantic-ai: it runs the call only once they approved it.
+    deferred = person_decides(manager, tool)
 
     async def run(ctx: RunContext[Any], **arguments: Any) -> str:
-        runner = manager_or_plain(manager)
         call = ToolCall(
             id=ctx.tool_call_id or "",
             name=definition.name,
             arguments=json.dumps(arguments, ensure_ascii=False),
         )
-        outcome = await runner.run_call(call, (tool,), tool_context(ctx, context))
+        approved = [decided(Approve())] if deferred and ctx.tool_call_approved else []
+        outcome = await manager.run_call(
+            call, (tool,), tool_context(ctx, context), interceptors=approved
+        )
         return outcome.response.data
 
     converted: PydanticTool[Any] = PydanticTool.from_schema(
@@ -64,7 +103,7 @@ def to_pydantic_ai(
         json_schema=dict(definition.input_schema),
         takes_ctx=True,
     )
-    converted.requires_approval = tool.metadata.requires_approval
+    converted.requires_approval = deferred
     converted.timeout = tool.metadata.timeout
     return converted
 

@@ -9,7 +9,8 @@ run of the same conversation starts with them.
 
 Calls run through toolrelay's manager (:meth:`~toolrelay.bridges.BridgeSearch.call`): a tool
 the caller may not see is never listed nor run, ``authorize`` is asked, and the manager's
-interceptors apply. A call that waits for approval raises pydantic-ai's ``ApprovalRequired``:
+guards apply (audit, your interceptors, idempotency, approval). A call that waits for a
+person (the search's ``approval=ApprovalInterceptor()``) raises pydantic-ai's ``ApprovalRequired``:
 the run ends with ``DeferredToolRequests`` (give the agent that output type), and the run
 that resumes it with ``DeferredToolResults(approvals={call_id: True})`` runs the call approved.
 """
