@@ -86,7 +86,7 @@ async def test_arguments_that_are_no_object_are_an_error_result_naming_the_fix(
         )
     assert result.is_error
     text = text_of(result)
-    assert text.startswith("invalid arguments for tool 'call_tool':\n- arguments: ")
+    assert text.startswith("Invalid arguments for tool 'call_tool':\n- arguments: ")
     assert problem in text
     assert "Send arguments as a JSON object of the tool's parameters" in text
 

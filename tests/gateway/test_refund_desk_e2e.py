@@ -201,13 +201,17 @@ async def test_the_example_over_stdio() -> None:
 
         retried = await agent.call(RETRY, refund_id=first["refund_id"])
         assert not retried.is_error, text_of(retried)
-        # Repeated without naming the agent: the handler would refuse it, so the recorded
-        # result answering it shows that nobody was asked again.
-        repeated = await agent.call(RETRY, meta={"user_id": ""}, refund_id=first["refund_id"])
-        assert (repeated.is_error, text_of(repeated)) == (False, text_of(retried))
-        anonymous = await agent.call(RETRY, meta={"user_id": ""}, refund_id=second["refund_id"])
-        assert anonymous.is_error
-        assert "needs a signed-in support agent" in text_of(anonymous)
+        # Repeated by the same agent: the recorded result answers, saying it did not run again.
+        repeated = await agent.call(RETRY, refund_id=first["refund_id"])
+        assert not repeated.is_error
+        assert text_of(repeated).startswith("[not run again: this exact call already ran at ")
+        assert text_of(repeated).endswith("\n" + text_of(retried))
+        # Repeated without naming the agent: another user's record never answers it, so the
+        # handler is asked, and refuses.
+        for refund in (first, second):
+            anonymous = await agent.call(RETRY, meta={"user_id": ""}, refund_id=refund["refund_id"])
+            assert anonymous.is_error
+            assert "needs a signed-in support agent" in text_of(anonymous)
 
         for refund, more in ((first, 1), (second, 0)):
             attempts = await agent.read("refund.list_attempts", refund_id=refund["refund_id"])

@@ -223,11 +223,6 @@ async def test_a_gateway_without_a_manager_of_its_own_applies_its_policies() -> 
     assert ran == [("retry", "RF-8")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ConfigurationError,
-    reason="ToolGateway checks approval against its catalogs' tools before its policies apply",
-)
 async def test_a_policy_lifting_approval_needs_no_approval_configured() -> None:
     policies = [ToolPolicy(tools="refund.force", requires_approval=False)]
     gateway = ToolGateway(ToolCatalog(as_tools(force)), policies=policies)

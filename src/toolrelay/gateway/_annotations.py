@@ -35,10 +35,9 @@ def as_run(tool: Tool, run: Tool, manager: ToolCallingManager) -> tuple[ToolAnno
     """The annotations of ``tool`` run as ``run`` by ``manager``, and whether it is asked about.
 
     ``idempotentHint`` is true when the gateway records the results (``run`` has an
-    idempotency key and the manager an :class:`~toolrelay.execution.IdempotencyInterceptor`)
-    or when the tool itself claims it (an MCP server's ``idempotentHint``); the second value
-    says whether one of the manager's :class:`~toolrelay.execution.ApprovalInterceptor` s
-    asks before each call.
+    idempotency key: every manager records them) or when the tool itself claims it (an MCP
+    server's ``idempotentHint``); the second value says whether a call needs an approval
+    decision before it runs (asked for, or refused where no approval is configured).
 
     Args:
         tool: The tool as its source offers it.

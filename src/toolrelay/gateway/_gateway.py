@@ -40,6 +40,7 @@ Chinese, as under the in-process tool search (:mod:`toolrelay.gateway._texts`).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import logging
@@ -73,7 +74,13 @@ from toolrelay.messages import ToolCall
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, SearchRequest, ToolIndex
 from toolrelay.search._usage import UsageLog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
-from toolrelay.tools._base import ToolDefinition, ToolMetadata
+from toolrelay.tools._base import (
+    ToolDefinition,
+    ToolMetadata,
+    ValidatedArguments,
+    ValidatingTool,
+)
+from toolrelay.tools._workers import SyncRunner
 from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._access import (
     Authorizer,
@@ -234,13 +241,23 @@ class ToolGateway:
         self.min_score = min_score
         self.min_relative_score = min_relative_score
         self.manager = tool_calling_manager or ToolCallingManager(**gateway_guards())
-        # A tool that requires approval where none is configured could never run.
-        self.manager.check_tools(
-            (tool for catalog in self.catalogs for tool in catalog), owner="ToolGateway"
-        )
+        self.policies = tuple(policies)
+        # A tool that requires approval (as its policy leaves it) where no approval is
+        # configured could never run. A policy that does not fit its tool is check_policies'.
+        runs = []
+        for tool in (tool for catalog in self.catalogs for tool in catalog):
+            with contextlib.suppress(ConfigurationError):
+                tool = apply_policies(tool, self.policies)
+            runs.append(tool)
+        try:
+            self.manager.check_tools(runs, owner="ToolCallingManager")
+        except ConfigurationError as exc:
+            raise ConfigurationError(
+                f"{exc}; give the gateway ToolGateway(..., tool_calling_manager=manager) (or "
+                "the [approval] handler of its configuration file)"
+            ) from None
         self.language = language
         self._texts = GatewayTextSelector(language, unavailable_message)
-        self.policies = tuple(policies)
         self._snapshot: CatalogSnapshot | None = None
         self._call_tool_metadata: tuple[tuple[Tool, ...], ToolMetadata] | None = None
         self._call_ids = itertools.count(1)
@@ -510,7 +527,7 @@ def _same_tools(before: Sequence[Tool], now: Sequence[Tool]) -> bool:
 class _CallTool:
     """``call_tool`` with the metadata of what it can run now (see ``call_tool_metadata``)."""
 
-    def __init__(self, tool: Tool, gateway: ToolGateway) -> None:
+    def __init__(self, tool: ValidatingTool, gateway: ToolGateway) -> None:
         self._tool = tool
         self._gateway = gateway
 
@@ -524,6 +541,20 @@ class _CallTool:
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         return await self._tool.call(arguments_json, context)
+
+    # Validated as the function behind it validates (arguments as an object or as JSON text),
+    # by the manager of an MCP server that serves it.
+    def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:
+        return self._tool.validate_arguments(arguments)
+
+    async def call_validated(
+        self,
+        arguments: ValidatedArguments,
+        context: ToolContext | None = None,
+        *,
+        workers: SyncRunner | None = None,
+    ) -> str:
+        return await self._tool.call_validated(arguments, context, workers=workers)
 
     def __repr__(self) -> str:
         return f"_CallTool({self._gateway!r})"

@@ -38,6 +38,7 @@ from mcp_types import (
 from mcp_types import Tool as McpToolInfo
 
 from toolrelay._version import __version__
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallingManager
 from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
 from toolrelay.mcp._context import context_from_meta
@@ -78,7 +79,14 @@ def tools_server(
     catalog = tools if isinstance(tools, ToolCatalog) else ToolCatalog(as_tools(tools))
     fixed = dict(context or {})
     manager = tool_calling_manager or ToolCallingManager()
-    manager.check_tools(catalog, owner="ToolCallingManager")
+    try:
+        manager.check_tools(catalog, owner="ToolCallingManager")
+    except ConfigurationError as exc:
+        raise ConfigurationError(
+            f"{exc}; serve them with tools_server(..., tool_calling_manager=manager). A "
+            "server whose MCP client asks a person first (it reads each tool's "
+            "requires-approval flag) says so with an approval handler that approves"
+        ) from None
     call_ids = itertools.count(1)
 
     async def list_tools(
