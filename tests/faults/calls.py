@@ -36,6 +36,8 @@ from toolrelay.messages import ToolCall
 
 OK = frozenset({ToolCallStatus.OK})
 OK_OR_DENIED = frozenset({ToolCallStatus.OK, ToolCallStatus.DENIED})
+# A refund id reused for another amount is refused, never answered with the earlier refund.
+REFUND_ANSWERS = OK_OR_DENIED | {ToolCallStatus.IDEMPOTENCY_CONFLICT}
 UNKNOWN = frozenset({ToolCallStatus.UNKNOWN_TOOL})
 INVALID = frozenset({ToolCallStatus.INVALID_ARGUMENTS})
 
@@ -229,7 +231,7 @@ def _arguments(
 ) -> tuple[str, _Value, frozenset[ToolCallStatus]]:
     """(fault, argument text, the statuses a call of the resolved target may get)."""
     values = target.valid(rng)
-    fine = OK_OR_DENIED if target.name == "refund" else OK
+    fine = REFUND_ANSWERS if target.name == "refund" else OK
     roll = rng.random()
     if roll < 0.40:
         if not values and rng.random() < 0.5:
@@ -377,7 +379,7 @@ def _arguments_not_text(
 ) -> tuple[str, _Raw, frozenset[ToolCallStatus]]:
     """(fault, arguments that are not text, the statuses a call of the target may get)."""
     values = target.valid(rng)
-    fine = OK_OR_DENIED if target.name == "refund" else OK
+    fine = REFUND_ANSWERS if target.name == "refund" else OK
     roll = rng.random()
     if roll < 0.3:  # a provider's "no arguments"
         return "None", _Raw(value=None, recipe="None"), fine if not values else INVALID
