@@ -25,7 +25,9 @@ async def test_alternate_turns_see_the_same_tools_and_memory(redis_url: str, pre
     # search), and the call was answered from the first run's recorded result.
     answer = second["answers"][0][1]
     assert answer.startswith("done r-1")
-    assert json.loads(answer.split(": ", 1)[1])["pid"] == first["pid"]
+    # The recorded result, after the line telling the model the call did not run again.
+    assert "[not run again: this exact call already ran at " in answer
+    assert json.loads(answer.splitlines()[-1])["pid"] == first["pid"]
     assert first["executions"] == [("acme.refund_order", "r-1")]
     assert second["executions"] == third["executions"] == []
     assert first["violations"] == second["violations"] == []
