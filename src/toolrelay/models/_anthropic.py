@@ -4,7 +4,7 @@ Needs the ``anthropic`` extra (``pip install "toolrelay[anthropic]"``).
 
 Example::
 
-    model = AnthropicChatModel("claude-sonnet-4-5", cache_prompt=True)   # ANTHROPIC_API_KEY
+    model = AnthropicChatModel("claude-sonnet-4-5", cache_prompt=True)  # ANTHROPIC_API_KEY
     client = ChatClient.builder(model).default_tools(RefundTools()).build()
 
 The wire format (``tool_use`` / ``tool_result`` blocks, ``is_error``, prompt caching, cache
@@ -24,7 +24,10 @@ from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ConfigurationError, ModelError
 from toolrelay.messages import ChatResponse
 from toolrelay.models._anthropic_wire import (
+    MAX_BREAKPOINTS,
     AnthropicStreamParser,
+    count_breakpoints,
+    mark_history,
     message_to_response,
     messages_to_anthropic,
     system_to_anthropic,
@@ -75,7 +78,12 @@ class AnthropicChatModel:
         max_retries: Retries of the SDK for connection errors, 408, 409, 429 and 5xx.
         timeout: Seconds per request (the SDK's default when ``None``).
         max_tokens: ``max_tokens`` when the request's options set none.
-        cache_prompt: Mark the tools and the system text as a cached prefix.
+        cache_prompt: Mark the tools and the system text as a cached prefix (two
+            breakpoints), shared by every conversation with the same tools and system text.
+        cache_history: Keep rolling breakpoints on the newest turns (the last message, and
+            the user turn before the last assistant turn), so each call of a tool loop, and
+            each turn of a conversation, reads the previous call's prefix from the cache.
+            With ``cache_prompt``, the request holds the API's limit of four breakpoints.
         tool_choice: Default tool choice (``"auto"``, ``"required"``, ``"none"``, a tool name
             or the API's own mapping); a request's ``extras["tool_choice"]`` wins.
         parallel_tool_calls: ``False`` sets ``disable_parallel_tool_use``.
@@ -102,6 +110,7 @@ class AnthropicChatModel:
         timeout: float | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS,
         cache_prompt: bool = False,
+        cache_history: bool = True,
         tool_choice: str | Mapping[str, Any] | None = None,
         parallel_tool_calls: bool | None = None,
         supports_tools: bool = True,
@@ -111,6 +120,7 @@ class AnthropicChatModel:
         self.model = model
         self.max_tokens = max_tokens
         self.cache_prompt = cache_prompt
+        self.cache_history = cache_history
         self.tool_choice = tool_choice
         self.parallel_tool_calls = parallel_tool_calls
         self.supports_tools = supports_tools
@@ -150,6 +160,18 @@ class AnthropicChatModel:
         """Close the HTTP connections of the underlying client."""
         await self._client.close()
 
+    def request_body(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+        """The arguments this model passes to the SDK's ``messages.create`` for ``prompt``.
+
+        Built without contacting anything: the fields of the request's JSON body, its
+        ``ChatOptions.extras`` (and ``temperature``) under ``extra_body``, which the SDK merges
+        into the body.
+
+        Raises:
+            ConfigurationError: The tool choice names a tool the prompt does not offer.
+        """
+        return self._request(prompt, stream=stream)[0]
+
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ToolNameMap]:
         options = prompt.options
         settings = tool_choice_settings(
@@ -177,6 +199,9 @@ class AnthropicChatModel:
             choice = tool_choice_to_anthropic(settings)
             if choice is not None:
                 body["tool_choice"] = choice
+        if self.cache_history:
+            available = MAX_BREAKPOINTS - count_breakpoints(body)
+            body["messages"] = mark_history(body["messages"], available=available)
         if stream:
             body["stream"] = True
         if extra:

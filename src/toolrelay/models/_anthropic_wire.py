@@ -11,9 +11,11 @@ Mapping:
   a :class:`~toolrelay.messages.ToolResponseMessage` becomes ``tool_result`` blocks of a user
   turn, with ``is_error`` for failed calls. Consecutive turns of one role are merged, with
   the tool results first, as the API requires.
-- With prompt caching on, the last tool and the last system block carry
-  ``cache_control: {"type": "ephemeral"}``, so the stable prefix (tools, then system) is
-  cached.
+- Prompt caching (:data:`EPHEMERAL` breakpoints, at most :data:`MAX_BREAKPOINTS` a request):
+  the last tool and the system text end the stable prefix (tools, then system), and
+  :func:`mark_history` puts rolling breakpoints on the newest turns, so each call of a tool
+  loop reads the previous call's prefix from the cache. ``thinking`` and
+  ``redacted_thinking`` blocks take no breakpoint, nor does a block without content.
 - ``prompt_tokens`` counts every input token (uncached + cache reads + cache writes); the
   cache parts are in the response metadata under
   ``CACHE_READ_TOKENS`` and
@@ -51,7 +53,11 @@ from toolrelay.tools._base import ToolDefinition
 
 __all__ = [
     "EPHEMERAL",
+    "MAX_BREAKPOINTS",
+    "UNCACHEABLE_BLOCKS",
     "AnthropicStreamParser",
+    "count_breakpoints",
+    "mark_history",
     "message_to_response",
     "messages_to_anthropic",
     "system_to_anthropic",
@@ -62,6 +68,12 @@ __all__ = [
 
 EPHEMERAL: Mapping[str, str] = {"type": "ephemeral"}
 """The ``cache_control`` marking the end of a cached prefix."""
+
+MAX_BREAKPOINTS = 4
+"""The most ``cache_control`` breakpoints the Messages API accepts in one request."""
+
+UNCACHEABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
+"""Content block types the API refuses a ``cache_control`` on."""
 
 _ID_CHARACTER = re.compile(r"[a-zA-Z0-9_-]")
 
@@ -137,6 +149,70 @@ def messages_to_anthropic(messages: Sequence[Message]) -> list[dict[str, Any]]:
         # Tool results must open a user turn; keep every other block's order.
         blocks.sort(key=lambda b: b["type"] != "tool_result")
         wire.append({"role": role, "content": blocks})
+    return wire
+
+
+def count_breakpoints(body: Mapping[str, Any]) -> int:
+    """How many ``cache_control`` breakpoints a request body holds.
+
+    Only where the API reads them: tools, system blocks, content blocks and the blocks inside
+    a tool result (a tool parameter named ``cache_control`` is not one).
+    """
+
+    def marked(blocks: Any) -> int:
+        if not isinstance(blocks, list):
+            return 0
+        own = sum(1 for b in blocks if isinstance(b, Mapping) and b.get("cache_control"))
+        inner = sum(marked(b.get("content")) for b in blocks if isinstance(b, Mapping))
+        return own + inner
+
+    messages = body.get("messages") or ()
+    return (
+        marked(body.get("tools"))
+        + marked(body.get("system"))
+        + sum(marked(m.get("content")) for m in messages if isinstance(m, Mapping))
+    )
+
+
+def _cacheable(block: Mapping[str, Any]) -> bool:
+    if block.get("type") in UNCACHEABLE_BLOCKS:
+        return False
+    if block.get("type") == "text":
+        return bool(block.get("text"))  # the API refuses a breakpoint on empty text
+    if block.get("type") == "tool_result":
+        return bool(block.get("content"))
+    return True
+
+
+def mark_history(messages: Sequence[Mapping[str, Any]], *, available: int) -> list[dict[str, Any]]:
+    """``messages`` with rolling cache breakpoints, at most ``available`` of them.
+
+    The first goes on the last message, so the whole request is written to the cache; the
+    second on the user turn before the last assistant turn, which is where the previous call
+    of a tool loop (or the previous turn of a conversation) put its first: this call then
+    reads that prefix however many blocks the newest turns added (the API looks back only
+    about 20 blocks from a breakpoint for an earlier cache entry). Each goes on the last block
+    of its message that can carry one (:func:`_cacheable`); a message with none gets none.
+    """
+    wire = [dict(m) for m in messages]
+    targets: list[int] = []
+    if wire:
+        targets.append(len(wire) - 1)
+        assistants = [i for i, m in enumerate(wire) if m.get("role") == "assistant"]
+        if assistants:
+            users = [i for i in range(assistants[-1]) if wire[i].get("role") == "user"]
+            if users:
+                targets.append(users[-1])
+    for index in targets[: max(available, 0)]:
+        content = wire[index].get("content")
+        if not isinstance(content, list):
+            continue
+        blocks = [dict(b) for b in content]
+        for position in reversed(range(len(blocks))):
+            if _cacheable(blocks[position]):
+                blocks[position]["cache_control"] = dict(EPHEMERAL)
+                wire[index]["content"] = blocks
+                break
     return wire
 
 
