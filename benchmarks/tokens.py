@@ -26,6 +26,12 @@ changed at a time: ``max_results`` of 3, 2 and 1 (default 5), ``retention`` of `
 ``"last_search"`` (default ``"used"``), ``min_relative_score`` of
 ``None`` (off), 0.4 and 0.6 (default 0.5).
 
+Every run is also priced as users pay it with prompt caching (``_caching.py``): each request
+as the Anthropic adapter (``cache_prompt=True``) and the OpenAI Chat Completions adapter build
+it, cut into blocks in cache order (tools, system, messages), under Anthropic's breakpoint
+rules, OpenAI's automatic prefix caching, and a prefix-caching server's (vLLM-style) KV-cache
+reuse; see ``CACHING_TEXT``.
+
 Scenarios:
 
 - ``weather``: "What should I wear in Paris right now?" over 3 relevant and 25 unrelated tools
@@ -58,7 +64,9 @@ import tiktoken
 
 from toolrelay.client import ChatClient, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import InvalidToolNameError
+from toolrelay.execution import ApprovalInterceptor
 from toolrelay.messages import ChatResponse, ToolResponseMessage
+from toolrelay.models import AnthropicChatModel, OpenAIChatModel
 from toolrelay.models._openai_wire import messages_to_openai, tools_to_openai
 from toolrelay.prompt import Prompt
 from toolrelay.search import ToolIndex, default_index, embeddings_available
@@ -85,6 +93,15 @@ QUICK_BFCL_SIZE = 400
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import weather_catalog  # noqa: E402
+from _caching import (  # noqa: E402
+    ANTHROPIC_RATES,
+    OPENAI_RATES,
+    AnthropicCache,
+    Block,
+    PrefixCache,
+    Priced,
+    Rates,
+)
 from docs_section import DOCS, README, Section, spelled, write_sections  # noqa: E402
 from examples.refund_desk import REQUIRED_TOOLS, TASK, build_catalog  # noqa: E402
 
@@ -544,6 +561,129 @@ def request_tokens(prompt: Prompt) -> dict[str, int]:
     }
 
 
+# --- prompt caching ---------------------------------------------------------------------------
+
+ANTHROPIC_MODEL = "claude-sonnet-4-5"
+"""The model class priced under Anthropic's rules (Sonnet: 1,024-token minimum)."""
+OPENAI_MODEL = "gpt-5"
+"""The model priced under OpenAI's rules (cached input at 0.1×)."""
+ANTHROPIC_MINIMUM = 1024
+OPENAI_MINIMUM = 1024
+OPENAI_STEP = 128
+SERVER_BLOCK = 16
+
+
+@dataclass(frozen=True, kw_only=True)
+class Provider:
+    """A provider's caching rules, applied to the requests as its adapter serialises them."""
+
+    key: str
+    label: str
+    rates: Rates
+    new_cache: Callable[[], AnthropicCache | PrefixCache]
+    blocks: Callable[[Prompt], list[Block]]
+
+
+@cache
+def _encoded(text: str) -> tuple[int, ...]:
+    return tuple(_encoding().encode(text, disallowed_special=()))
+
+
+def _block(data: Any, *, role: str | None = None) -> Block:
+    """A wire block as tokens; its ``cache_control`` marks a breakpoint, not prompt text."""
+    breakpoint = isinstance(data, dict) and "cache_control" in data
+    if breakpoint:
+        data = {k: v for k, v in data.items() if k != "cache_control"}
+    text = json.dumps(data, ensure_ascii=False)
+    return Block(tokens=_encoded(f"{role}: {text}" if role else text), breakpoint=breakpoint)
+
+
+@cache
+def _adapters() -> tuple[AnthropicChatModel, OpenAIChatModel]:
+    # Only their request builders are used: nothing is sent.
+    return (
+        AnthropicChatModel(ANTHROPIC_MODEL, api_key="unused", cache_prompt=True),
+        OpenAIChatModel(OPENAI_MODEL, api_key="unused"),
+    )
+
+
+def anthropic_blocks(prompt: Prompt) -> list[Block]:
+    """The request the Anthropic adapter sends (caching on), in cache order: tools, system,
+    then every content block of the messages."""
+    body, _ = _adapters()[0]._request(prompt, stream=False)
+    blocks = [_block(tool) for tool in body.get("tools", ())]
+    system = body.get("system")
+    if isinstance(system, str):
+        blocks.append(_block({"type": "text", "text": system}, role="system"))
+    else:
+        blocks += [_block(part, role="system") for part in system or ()]
+    for message in body["messages"]:
+        content = message["content"]
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        blocks += [
+            _block(part, role=message["role"] if i == 0 else None) for i, part in enumerate(parts)
+        ]
+    return blocks
+
+
+def openai_blocks(prompt: Prompt) -> list[Block]:
+    """The request the OpenAI Chat Completions adapter sends: tools, then the messages."""
+    body, _ = _adapters()[1]._request(prompt, stream=False)
+    return [_block(tool) for tool in body.get("tools", ())] + [
+        _block(message) for message in body["messages"]
+    ]
+
+
+PROVIDERS = (
+    Provider(
+        key="anthropic",
+        label="Anthropic",
+        rates=ANTHROPIC_RATES,
+        new_cache=lambda: AnthropicCache(minimum=ANTHROPIC_MINIMUM),
+        blocks=anthropic_blocks,
+    ),
+    Provider(
+        key="openai",
+        label="OpenAI",
+        rates=OPENAI_RATES,
+        new_cache=lambda: PrefixCache(minimum=OPENAI_MINIMUM, step=OPENAI_STEP),
+        blocks=openai_blocks,
+    ),
+    Provider(
+        key="server",
+        label="prefix-caching server",
+        rates=Rates(write=1.0, read=0.0),  # the cost is the tokens evaluated anew
+        new_cache=lambda: PrefixCache(minimum=0, step=SERVER_BLOCK, keep_last=True),
+        blocks=openai_blocks,
+    ),
+)
+
+
+def priced_run(prompts: Sequence[Prompt]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Each provider's cache over the run's requests: the totals, and each request's split."""
+    totals: dict[str, Any] = {}
+    per_request: list[dict[str, Any]] = [{} for _ in prompts]
+    for provider in PROVIDERS:
+        store = provider.new_cache()
+        total = Priced()
+        for number, prompt in enumerate(prompts):
+            priced = store.send(provider.blocks(prompt))
+            total += priced
+            per_request[number][provider.key] = _split(priced, provider.rates)
+        totals[provider.key] = _split(total, provider.rates)
+    return totals, per_request
+
+
+def _split(priced: Priced, rates: Rates) -> dict[str, Any]:
+    return {
+        "tokens": priced.tokens,
+        "uncached": priced.uncached,
+        "cache_write": priced.written,
+        "cache_read": priced.read,
+        "cost": round(priced.cost(rates), 1),
+    }
+
+
 MODES = (
     ("all tools", False, False),
     ("tool search, per step", True, False),
@@ -578,7 +718,11 @@ async def run_mode(
     planner = Planner(scenario.steps, scenario.answer, disclosure=disclosure, batch=batch)
     model = FunctionModel(planner)
     tools = scenario.make_tools()
-    builder = ChatClient.builder(model).default_system(scenario.system)
+    # Nobody approves: the refund catalog's destructive tools would wait for a person (the
+    # task never calls them).
+    builder = (
+        ChatClient.builder(model).default_system(scenario.system).approval(ApprovalInterceptor())
+    )
     if disclosure:
         advisor = ToolSearchAdvisor(ToolCatalog(tools), index=index(), **(options or {}))
         builder = builder.default_advisors(advisor)
@@ -599,9 +743,17 @@ async def run_mode(
     errors = [
         o.response.data for r in (report.rounds if report else ()) for o in r.outcomes if not o.ok
     ]
+    cached, per_request = priced_run(model.prompts)
     requests = []
     for number, (prompt, action) in enumerate(zip(model.prompts, planner.actions, strict=True)):
-        requests.append({"request": number + 1, "model_action": action, **request_tokens(prompt)})
+        requests.append(
+            {
+                "request": number + 1,
+                "model_action": action,
+                **request_tokens(prompt),
+                "cached": per_request[number],
+            }
+        )
     return {
         "mode": mode,
         "requests": requests,
@@ -609,6 +761,7 @@ async def run_mode(
         "total_tokens": sum(r["total_tokens"] for r in requests),
         "tool_tokens": sum(r["tool_tokens"] for r in requests),
         "message_tokens": sum(r["message_tokens"] for r in requests),
+        "cached": cached,
         "searches": [
             {
                 "query": x.query,
@@ -627,6 +780,9 @@ async def run_mode(
 
 def _compare(mode: dict[str, Any], baseline: Mapping[str, Any]) -> None:
     mode["saved_percent"] = round(100 * (1 - mode["total_tokens"] / baseline["total_tokens"]), 2)
+    for key, priced in mode["cached"].items():
+        cost = baseline["cached"][key]["cost"]
+        priced["saved_percent"] = round(100 * (1 - priced["cost"] / cost), 2)
     mode["same_decisions"] = mode["executed"] == baseline["executed"]
     mode["retrieval_misses"] = sum(
         1 for s in mode["searches"] if s["rank"] is None and not s["already_shown"]
@@ -660,6 +816,10 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
                                 "retrieval_misses",
                                 "same_decisions",
                             )
+                        },
+                        "cost_saved_percent": {
+                            key: priced["saved_percent"]
+                            for key, priced in variant["cached"].items()
                         },
                     }
                 )
@@ -717,6 +877,105 @@ def summary_table(
     return lines
 
 
+def cost_table(
+    results: Sequence[Mapping[str, Any]], modes: Sequence[str] | None = None
+) -> list[str]:
+    """Raw tokens beside what each mode costs under each provider's prompt cache."""
+    labels = {p.key: p.label for p in PROVIDERS}
+    lines = [
+        "| scenario | mode | total tokens | saved | "
+        f"{labels['anthropic']}, cached: cost | saved | "
+        f"{labels['openai']}, cached: cost | saved | "
+        "prefix-caching server: tokens evaluated anew | saved |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for scenario in results:
+        for mode in scenario["modes"]:
+            if modes is not None and mode["mode"] not in modes:
+                continue
+            baseline = mode["mode"] == "all tools"
+            cells = [f"{mode['total_tokens']:,}", _saved(mode, baseline)]
+            for provider in PROVIDERS:
+                priced = mode["cached"][provider.key]
+                cells += [f"{priced['cost']:,.0f}", _saved(priced, baseline)]
+            lines.append(f"| {scenario['title']} | {mode['mode']} | {' | '.join(cells)} |")
+    return lines
+
+
+def _saved(figures: Mapping[str, Any], baseline: bool) -> str:
+    return "–" if baseline else f"**{figures['saved_percent']:.2f}%**"
+
+
+def cache_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each mode's input tokens under each provider: uncached, written and read."""
+    lines = [
+        "| scenario | mode | provider | input tokens | uncached | cache write | cache read |"
+        " cost |",
+        "|---|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for scenario in results:
+        for mode in scenario["modes"]:
+            for provider in PROVIDERS:
+                priced = mode["cached"][provider.key]
+                lines.append(
+                    f"| {scenario['title']} | {mode['mode']} | {provider.label} | "
+                    f"{priced['tokens']:,} | {priced['uncached']:,} | "
+                    f"{priced['cache_write']:,} | {priced['cache_read']:,} | "
+                    f"{priced['cost']:,.1f} |"
+                )
+    return lines
+
+
+CACHING_TEXT = (
+    "Every request of every run is also priced as the provider bills it with prompt caching, "
+    "each run starting with an empty cache and every request of it within the cache's "
+    "lifetime. The request is taken as the model adapter builds it (its own request "
+    "builder, nothing sent) and cut into blocks in the order the provider reads them: "
+    "tools, then system, then messages (Anthropic: every content block; OpenAI: every "
+    "message), each block counted with the same cl100k_base tokenizer. Costs are in units "
+    "of one uncached input token.\n\n"
+    f"- **Anthropic** (`AnthropicChatModel(cache_prompt=True)`, a Sonnet-class model, "
+    f"`{ANTHROPIC_MODEL}`): the adapter marks the last tool and the system text with "
+    "`cache_control`, and only there is anything written. At each breakpoint the API reads "
+    "the longest prefix cached earlier that ends at the breakpoint or at one of the 20 "
+    "block boundaries before it; the prefix up to the last breakpoint past that is written "
+    f"when it is at least {ANTHROPIC_MINIMUM:,} tokens long (the minimum of Sonnet and "
+    "Opus 4/4.1; Haiku 3/3.5 need 2,048), and the rest is plain input. Cost: uncached + "
+    f"{ANTHROPIC_RATES.write} × written (5-minute entries) + {ANTHROPIC_RATES.read} × read "
+    "([prompt caching](https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching), "
+    "[pricing](https://docs.anthropic.com/en/docs/about-claude/pricing)).\n"
+    f"- **OpenAI** (`OpenAIChatModel`, Chat Completions, `{OPENAI_MODEL}`): automatic; a "
+    f"prompt of at least {OPENAI_MINIMUM:,} tokens reads the longest prefix it shares with "
+    f"an earlier prompt of the run, from {OPENAI_MINIMUM:,} tokens on in steps of "
+    f"{OPENAI_STEP} tokens, with no write surcharge. Cost: uncached + {OPENAI_RATES.read} × "
+    "read, the cached-input price of the gpt-5 family (gpt-4.1: 0.25×, gpt-4o: 0.5×) "
+    "([prompt caching](https://platform.openai.com/docs/guides/prompt-caching), "
+    "[pricing](https://platform.openai.com/docs/pricing)).\n"
+    "- **A prefix-caching server** (an OpenAI-compatible vLLM or llama.cpp server, the "
+    "Chat Completions request): a request reuses the KV cache of the longest prefix it "
+    f"shares with an earlier request, in whole {SERVER_BLOCK}-token blocks (vLLM's default "
+    "block size; its last token is always computed), with no minimum; the figure is the "
+    "prompt tokens evaluated anew, which is the compute the server spends, not money "
+    "([vLLM automatic prefix caching](https://docs.vllm.ai/en/latest/design/prefix_caching/)). "
+    "A real server renders the messages through the model's chat template, not as JSON."
+)
+
+
+def caching_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [
+        "### Cost with prompt caching",
+        "",
+        CACHING_TEXT,
+        "",
+        *cost_table(results),
+        "",
+        "Input tokens per provider (`cache write`: Anthropic only; a server's `uncached` is "
+        "its tokens evaluated anew):",
+        "",
+        *cache_table(results),
+    ]
+
+
 def variants_table(results: Sequence[Mapping[str, Any]], setting: str) -> list[str]:
     """Savings per value of one setting (the others at their defaults)."""
     modes = [label for label, disclosure, _ in MODES if disclosure]
@@ -772,13 +1031,17 @@ def detail_tables(results: Sequence[Mapping[str, Any]]) -> list[str]:
                 + ("" if mode["mode"] == "all tools" else f", {mode['saved_percent']:.2f}% saved")
                 + ("" if mode["same_decisions"] else "; **the tools run differ from all tools**"),
                 "",
-                "| # | the model then | tools shown | tool tokens | message tokens | total |",
-                "|---:|---|---:|---:|---:|---:|",
+                "| # | the model then | tools shown | tool tokens | message tokens | total | "
+                "Anthropic: written / read | OpenAI: read | server: evaluated anew |",
+                "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for r in mode["requests"]:
+                anthropic, openai, server = (r["cached"][p.key] for p in PROVIDERS)
                 lines.append(
                     f"| {r['request']} | {r['model_action']} | {r['tools_shown']:,} | "
-                    f"{r['tool_tokens']:,} | {r['message_tokens']:,} | {r['total_tokens']:,} |"
+                    f"{r['tool_tokens']:,} | {r['message_tokens']:,} | {r['total_tokens']:,} | "
+                    f"{anthropic['cache_write']:,} / {anthropic['cache_read']:,} | "
+                    f"{openai['cache_read']:,} | {server['uncached']:,} |"
                 )
             if mode["searches"]:
                 found = "; ".join(
@@ -805,6 +1068,8 @@ def markdown(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> s
         *summary_table(results),
         "",
         misses_text(results),
+        "",
+        *caching_section(results),
         "",
         *variants_section(results),
         "",
@@ -918,6 +1183,8 @@ def docs_section(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             "",
             misses_text(results),
             "",
+            *caching_section(results),
+            "",
             *variants_section(results),
             "",
             "Per-request tables: `benchmarks/results/tokens.md`. Regenerate with "
@@ -938,6 +1205,12 @@ def readme_text(results: Sequence[Mapping[str, Any]]) -> str:
             "setup is described; regenerated by `python benchmarks/tokens.py`):",
             "",
             *summary_table(results, modes=("all tools", "tool search, per step")),
+            "",
+            "The same runs as the providers bill them with prompt caching (cost in uncached "
+            "input tokens; the caching rules are in "
+            "[docs/benchmarks.md](docs/benchmarks.md#cost-with-prompt-caching)):",
+            "",
+            *cost_table(results, modes=("all tools", "tool search, per step")),
             "",
             "`toolrelay demo` runs the same refund triage and reports a larger saving "
             "([docs/cli.md](docs/cli.md#toolrelay-demo)) because it compares otherwise: its "

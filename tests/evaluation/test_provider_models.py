@@ -1,4 +1,4 @@
-"""Task evaluation over a provider adapter: AnthropicChatModel against a scripted Messages API.
+"""Task evaluation over provider adapters against scripted APIs (Anthropic Messages, OpenAI Chat).
 
 The adapter, its wire format and its reported usage are real; only the HTTP server is
 scripted. It plays a model that searches when the retry tool is not shown, calls it, and
@@ -89,7 +89,13 @@ def messages_api(request: httpx.Request) -> httpx.Response:
         "content": content,
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": len(request.content) // 4, "output_tokens": 7},
+        # Every request after the first reads 40 tokens from the cache and writes 10.
+        "usage": {
+            "input_tokens": len(request.content) // 4 - (50 if said else 0),
+            "cache_read_input_tokens": 40 if said else 0,
+            "cache_creation_input_tokens": 10 if said else 0,
+            "output_tokens": 7,
+        },
     }
     return httpx.Response(200, json=reply)
 
@@ -115,3 +121,85 @@ async def test_an_evaluation_over_the_anthropic_adapter_reports_its_usage() -> N
     assert report.token_source == "reported"
     assert report.comparisons[0].tokens_change is not None
     assert report.comparisons[0].tokens_change < -0.5  # 78 tools in every request, or a few
+
+
+async def test_cache_reads_and_writes_the_anthropic_api_reports_are_summed_per_run() -> None:
+    server = MockServer(messages_api)
+    model = AnthropicChatModel(
+        "claude-test", api_key="sk-ant-test", http_client=server.http_client(), max_retries=0
+    )
+    modes = [Mode.all_tools(), Mode.search(BM25ToolIndex)]
+    results, _ = await TaskRunner(SUITE, model, modes=modes).run()
+    by_mode = {r.mode: r for r in results}
+    # Two requests (one after the first), then three (two after the first).
+    assert (by_mode["all-tools"].cache_read_tokens, by_mode["all-tools"].cache_write_tokens) == (
+        40,
+        10,
+    )
+    assert (
+        by_mode["search:bm25"].cache_read_tokens,
+        by_mode["search:bm25"].cache_write_tokens,
+    ) == (
+        80,
+        20,
+    )
+    line = by_mode["search:bm25"].to_json()
+    assert line["tokens"]["cache"] == {"read": 80, "write": 20}
+    again = type(by_mode["search:bm25"]).from_json(line)
+    assert (again.cache_read_tokens, again.cache_write_tokens) == (80, 20)
+    report = EvaluationReport.of(
+        SUITE, results, modes=[m.name for m in modes], repeats=1, model="c"
+    )
+    summary = {s.mode: s for s in report.summaries}["search:bm25"]
+    assert (summary.cache_read_tokens, summary.cache_write_tokens) == (80.0, 20.0)
+    assert summary.to_json()["tokens_per_run"]["cache_read"] == 80.0
+
+
+def chat_completions_api(request: httpx.Request) -> httpx.Response:
+    body = json.loads(request.content)
+    answered = any(m["role"] == "tool" for m in body["messages"])
+    message: dict[str, Any] = (
+        {"role": "assistant", "content": "RF-2001 was retried."}
+        if answered
+        else {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": RETRY, "arguments": '{"refund_id": "RF-2001"}'},
+                }
+            ],
+        }
+    )
+    reply = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "gpt-test",
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": "stop" if answered else "tool_calls"}
+        ],
+        "usage": {
+            "prompt_tokens": 2000,
+            "completion_tokens": 7,
+            "total_tokens": 2007,
+            "prompt_tokens_details": {"cached_tokens": 1920 if answered else 0},
+        },
+    }
+    return httpx.Response(200, json=reply)
+
+
+async def test_cached_tokens_the_openai_api_reports_are_the_runs_cache_reads() -> None:
+    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    from toolrelay.models import OpenAIChatModel
+
+    server = MockServer(chat_completions_api)
+    model = OpenAIChatModel(
+        "gpt-test", api_key="sk-test", http_client=server.http_client(), max_retries=0
+    )
+    [result], _ = await TaskRunner(SUITE, model, modes=[Mode.all_tools()]).run()
+    assert result.success
+    assert (result.cache_read_tokens, result.cache_write_tokens) == (1920, None)
+    assert result.to_json()["tokens"]["cache"] == {"read": 1920, "write": None}

@@ -293,9 +293,23 @@ def mode_table(report: EvaluationReport) -> Table:
         ("Runs missing a needed tool", lambda s: f"{s.retrieval_misses:,}"),
         ("Runs ended by an error", lambda s: f"{s.errors:,}"),
     ]
+    # What the provider's usage said about its prompt cache, when it said anything.
+    for label, field in (
+        ("  cache read", "cache_read_tokens"),
+        ("  cache write", "cache_write_tokens"),
+    ):
+        if any(getattr(s, field) is not None for s in report.summaries):
+            rows.insert(
+                [r[0] for r in rows].index("  completion"),
+                (label, lambda s, field=field: _optional(getattr(s, field))),
+            )
     for label, cell in rows:
         table.add_row(label, *(cell(s) for s in report.summaries))
     return table
+
+
+def _optional(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
 
 
 def task_table(report: EvaluationReport) -> Table:

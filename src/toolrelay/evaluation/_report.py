@@ -48,6 +48,16 @@ def _tokens(result: RunResult, source: TokenSource) -> tuple[int, int]:
     return result.counted_prompt_tokens, result.counted_completion_tokens
 
 
+def _mean(counts: Sequence[int | None]) -> float | None:
+    """The mean of the reported counts, ``None`` when no run reported one."""
+    reported = [c for c in counts if c is not None]
+    return sum(reported) / len(reported) if reported else None
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModeSummary:
     """One mode over every run of the evaluation.
@@ -60,6 +70,10 @@ class ModeSummary:
         prompt_tokens: Mean per run.
         completion_tokens: Mean per run.
         requests: Mean model requests per run.
+        cache_read_tokens: Mean prompt tokens per run the provider served from its prompt
+            cache, over the runs whose answers reported it (``None``: none did).
+        cache_write_tokens: Mean prompt tokens per run written to the provider's prompt
+            cache (Anthropic), the same way.
         latency_p50: Median wall seconds of a run.
         latency_p95: 95th percentile wall seconds.
         invalid_arguments: Calls whose arguments did not fit (all runs).
@@ -87,6 +101,8 @@ class ModeSummary:
     denied: int
     retrieval_misses: int
     errors: int
+    cache_read_tokens: float | None = None
+    cache_write_tokens: float | None = None
 
     @property
     def success_rate(self) -> float:
@@ -125,6 +141,8 @@ class ModeSummary:
             denied=total(CallStatus.DENIED),
             retrieval_misses=sum(bool(r.never_shown) for r in results),
             errors=sum(r.stop in ("model_error", "request_limit") for r in results),
+            cache_read_tokens=_mean([r.cache_read_tokens for r in results]),
+            cache_write_tokens=_mean([r.cache_write_tokens for r in results]),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -139,6 +157,8 @@ class ModeSummary:
                 "prompt": round(self.prompt_tokens, 1),
                 "completion": round(self.completion_tokens, 1),
                 "total": round(self.tokens, 1),
+                "cache_read": _rounded(self.cache_read_tokens),
+                "cache_write": _rounded(self.cache_write_tokens),
             },
             "requests_per_run": round(self.requests, 2),
             "seconds": {"p50": round(self.latency_p50, 3), "p95": round(self.latency_p95, 3)},

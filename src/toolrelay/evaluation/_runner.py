@@ -61,6 +61,7 @@ from toolrelay.execution import (
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse
 from toolrelay.models import ChatModel, model_name
+from toolrelay.models._metadata import CACHE_READ_TOKENS, CACHE_WRITE_TOKENS
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search import ToolIndex, default_index
@@ -156,6 +157,11 @@ class RunResult:
         counted_prompt_tokens: The requests counted with cl100k_base in the OpenAI wire
             format (messages and tools), every request made.
         counted_completion_tokens: The answers counted the same way.
+        cache_read_tokens: Prompt tokens the provider served from its prompt cache, summed
+            over the answers that reported them (``None``: no answer did; the figures come
+            from the adapters' ``cache_read_tokens`` response metadata).
+        cache_write_tokens: Prompt tokens the provider wrote to its prompt cache (Anthropic),
+            the same way.
         seconds: Wall time of the turn.
         calls: Every tool call but ``tool_search``.
         searches: ``tool_search`` calls.
@@ -180,6 +186,8 @@ class RunResult:
     counted_prompt_tokens: int
     counted_completion_tokens: int
     seconds: float
+    cache_read_tokens: int | None = None
+    cache_write_tokens: int | None = None
     calls: tuple[CallRecord, ...] = ()
     searches: int = 0
     needed: tuple[str, ...] = ()
@@ -216,6 +224,7 @@ class RunResult:
                     "prompt": self.counted_prompt_tokens,
                     "completion": self.counted_completion_tokens,
                 },
+                "cache": {"read": self.cache_read_tokens, "write": self.cache_write_tokens},
             },
             "seconds": round(self.seconds, 4),
             "calls": [c.to_json() for c in self.calls],
@@ -234,6 +243,7 @@ class RunResult:
         """
         tokens = data["tokens"]
         reported = tokens["reported"]
+        cache = tokens.get("cache") or {}
         return cls(
             suite=str(data["suite"]),
             model=str(data["model"]),
@@ -250,6 +260,8 @@ class RunResult:
             usage_reported=reported is not None,
             counted_prompt_tokens=int(tokens["counted"]["prompt"]),
             counted_completion_tokens=int(tokens["counted"]["completion"]),
+            cache_read_tokens=_optional_count(cache.get("read")),
+            cache_write_tokens=_optional_count(cache.get("write")),
             seconds=float(data["seconds"]),
             calls=tuple(CallRecord.from_json(c) for c in data["calls"]),
             searches=int(data["searches"]),
@@ -477,6 +489,8 @@ class TaskRunner:
             usage_reported=bool(responses) and all(r.usage.prompt_tokens > 0 for r in responses),
             counted_prompt_tokens=prompt_tokens,
             counted_completion_tokens=completion_tokens,
+            cache_read_tokens=_reported_sum(responses, CACHE_READ_TOKENS),
+            cache_write_tokens=_reported_sum(responses, CACHE_WRITE_TOKENS),
             seconds=seconds,
             calls=trace.calls,
             searches=recorder.searches,
@@ -565,6 +579,16 @@ def _provider_failure(exc: ModelError) -> bool:
 
 def _names(prompt: Prompt) -> tuple[str, ...]:
     return tuple(t.definition.name for t in prompt.options.tools)
+
+
+def _optional_count(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _reported_sum(responses: Sequence[ChatResponse], key: str) -> int | None:
+    """The sum of a count the answers' metadata carries, ``None`` when none carries it."""
+    counts = [int(r.metadata[key]) for r in responses if r.metadata.get(key) is not None]
+    return sum(counts) if counts else None
 
 
 class _Meter:
