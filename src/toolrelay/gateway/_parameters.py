@@ -34,4 +34,3 @@ SearchText = Annotated[SearchQuery, BeforeValidator(_as_text)]
 """A ``tool_search`` text (``query``, ``category``): a string, or words a client decoded into
 a number, a boolean or a list; at most :data:`~toolrelay.toolsearch.MAX_QUERY_LENGTH`
 characters."""
-
