@@ -267,6 +267,10 @@ async def test_texts_of_your_own_are_a_language_too() -> None:
         parameters={"query": "描述動作與對象的幾個詞。"},
         system_suffix="需要看不到的工具時，請呼叫 tool_search。",
         unavailable_message="工具 {name} 無法使用；請先用 {search_tool} 搜尋。",
+        proxy_description="在工具目錄中搜尋工具，回傳其定義；再用 call_tool 執行。",
+        proxy_system_suffix="請用 tool_search 搜尋工具，再用 call_tool 執行。",
+        call_description="執行用 tool_search 找到的工具。",
+        call_parameters={"name": "工具的準確名稱。"},
     )
     model = await first_prompt(advisor(ENGLISH_TOOLS, language=traditional))
     definition = shown_search_tool(model)
@@ -282,6 +286,9 @@ async def test_texts_of_your_own_are_a_language_too() -> None:
     wrong = dataclasses.replace(traditional, parameters={"limit": "數量"})
     with pytest.raises(ConfigurationError, match=r"tool_search has no parameters \['limit'\]"):
         SearchTextSelector(wrong)
+    wrong = dataclasses.replace(traditional, call_parameters={"tool": "名稱"})
+    with pytest.raises(ConfigurationError, match=r"call_tool has no parameters \['tool'\]"):
+        SearchTextSelector(wrong)
 
 
 def test_the_selector_decides_once_per_catalog() -> None:
@@ -293,8 +300,9 @@ def test_the_selector_decides_once_per_catalog() -> None:
     assert selector.for_catalog(english) is first  # the same catalog: the same answer
     assert selector.for_catalog(chinese).language == "zh"
     fixed = SearchTextSelector("zh", system_suffix="只用已展示的工具。")
+    # An explicit suffix is the advisor's in either channel.
     assert fixed.for_catalog(english) == dataclasses.replace(
-        CHINESE, system_suffix="只用已展示的工具。"
+        CHINESE, system_suffix="只用已展示的工具。", proxy_system_suffix="只用已展示的工具。"
     )
 
 

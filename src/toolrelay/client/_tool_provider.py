@@ -5,7 +5,9 @@ The loop opens each turn with its provider and then asks the turn, never anythin
 1. before each model call, :meth:`TurnTools.prepare` gives that call's request (the tools the
    model is shown, and any text the provider adds);
 2. before each round, :meth:`TurnTools.round` says what the round's calls may run with
-   (:class:`RoundTools`: the tools calls resolve to, and interceptors for this round only);
+   (:class:`RoundTools`: the tools calls resolve to, interceptors for this round only, and
+   calls to run in place of the model's: a proxy tool such as ``call_tool`` unwrapped into
+   a call of the tool it names);
 3. after each round, :meth:`TurnTools.after_round` hears how it went;
 4. at the end, :meth:`TurnTools.finish` may add its report to the final response.
 
@@ -17,12 +19,13 @@ loop's, so it holds whichever provider offers the tools.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.execution import ToolCallInterceptor, ToolExecutionResult
-from toolrelay.messages import ChatResponse
+from toolrelay.messages import ChatResponse, ToolCall
 from toolrelay.tools import Tool
 
 __all__ = ["RequestTools", "RoundTools", "ToolProvider", "TurnTools"]
@@ -36,10 +39,16 @@ class RoundTools:
         tools: The tools the calls resolve to (besides the manager's own).
         interceptors: Steps around each call of this round only, outside the manager's own
             (a call they refuse never reaches its approval, idempotency or audit).
+        calls: Calls the manager runs in place of the model's, by call id (same id): the
+            call of the tool a proxy call names, so resolution, argument validation, limits
+            and the guards see that tool. The round's history keeps the model's own message,
+            its outcomes the model's calls (with the tool that ran as ``tool_name``), and each
+            answer answers the model's call id.
     """
 
     tools: tuple[Tool, ...]
     interceptors: tuple[ToolCallInterceptor, ...] = ()
+    calls: Mapping[str, ToolCall] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -47,10 +47,11 @@ response's ``tool_search`` (a :class:`~toolrelay.toolsearch.ToolSearchReport`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
 from toolrelay.client._advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolrelay.client._conversations import scoped_key
@@ -69,15 +70,16 @@ from toolrelay.execution import (
     ToolCallOutcome,
     ToolExecutionResult,
     ToolInvocation,
+    answer,
     match_tool_name,
 )
-from toolrelay.execution._pipeline import ContextNeeds
+from toolrelay.execution._pipeline import META_TOOL, ContextNeeds
 from toolrelay.memory import CONVERSATION_ID
-from toolrelay.messages import ChatResponse
+from toolrelay.messages import ChatResponse, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
 from toolrelay.search._usage import UsageLog
-from toolrelay.tools import Tool, ToolCatalog, ToolContext, as_tools
+from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolContext, ToolMetadata, as_tools
 from toolrelay.toolsearch import _texts as search_texts
 from toolrelay.toolsearch._access import (
     CatalogSnapshot,
@@ -93,7 +95,9 @@ from toolrelay.toolsearch._learning import (
     read_history,
     usage_scope,
 )
+from toolrelay.toolsearch._proxy import CallArguments, call_tool, resolve_called, unwrapped_call
 from toolrelay.toolsearch._search_tool import (
+    CALL_TOOL_NAME,
     DEFAULT_MIN_RELATIVE_SCORE,
     TOOL_SEARCH_NAME,
     SearchRunner,
@@ -111,10 +115,23 @@ from toolrelay.toolsearch._sessions import (
     used_key,
 )
 
-__all__ = ["ConversationKey", "ToolSearch", "ToolSearchAdvisor"]
+__all__ = ["Channel", "ConversationKey", "ToolSearch", "ToolSearchAdvisor"]
 
 ConversationKey = str | Callable[[ChatClientRequest], object]
 """An advisor parameter's name, or a function of the request returning the key."""
+
+Channel = Literal["rewrite", "proxy"]
+"""How found tools reach the model (the ``channel`` option).
+
+- ``"rewrite"``: each model call's tool list shows the tools found so far, in full (the
+  provider enforces their schemas; the list, which starts a request's cached prefix, changes
+  with each discovery).
+- ``"proxy"``: the tool list never changes: the request's own and always-on tools, then
+  ``tool_search``, whose answers carry the found tools' definitions, and ``call_tool(name,
+  arguments)``, which runs a found tool through the same round as any call (its arguments
+  validated against that tool's schema, the guards, limits and permissions seeing that tool).
+  The prompt cache's prefix survives every discovery.
+"""
 
 
 class ToolSearch:
@@ -157,13 +174,15 @@ class ToolSearch:
             history is kept or used.
         shared_usage: One history for every tenant instead of one per tenant (the tool
             context's ``tenant_id``); only for tenants that may learn from each other.
+        channel: How found tools reach the model: ``"rewrite"`` (default) or ``"proxy"``
+            (see :data:`Channel`).
 
     Raises:
-        ConfigurationError: An option is out of range, or the usage options cannot be
-            honoured (``shared_usage`` without a log; a log with an index that does not rank
-            with history, such as the PostgreSQL one). Per turn: the conversation key is
-            missing, an always-on name is not in the catalog, or another tool is called
-            ``tool_search``.
+        ConfigurationError: An option is out of range (``channel`` among them), or the usage
+            options cannot be honoured (``shared_usage`` without a log; a log with an index
+            that does not rank with history, such as the PostgreSQL one). Per turn: the
+            conversation key is missing, an always-on name is not in the catalog, or another
+            tool is called ``tool_search`` (or, in the proxy channel, ``call_tool``).
     """
 
     def __init__(
@@ -186,8 +205,12 @@ class ToolSearch:
         unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
         usage_log: UsageLog | None = None,
         shared_usage: bool = False,
+        channel: Channel = "rewrite",
     ) -> None:
         check_search_options(max_results, min_relative_score)
+        if channel not in get_args(Channel):
+            raise ConfigurationError(f"channel must be 'rewrite' or 'proxy', not {channel!r}")
+        self.channel: Channel = channel
         self.usage_log = usage_log
         self.shared_usage = shared_usage
         self.catalog = (
@@ -230,6 +253,7 @@ class ToolSearch:
         view = CatalogView(snapshot, context, self.tool_filter)
         scope = usage_scope(context, shared=self.shared_usage)
         history = await read_history(self.usage_log, scope)
+        proxy = self.channel == "proxy"
         searcher = ToolSearcher(
             index=self.index,
             allowed=view.allowed(),
@@ -238,9 +262,14 @@ class ToolSearch:
             min_relative_score=self.min_relative_score,
             history=history,
             runner=self._runner,
+            definitions=snapshot.definitions_by_name if proxy else None,
         )
         texts = self.texts.for_catalog(snapshot.definitions)
-        search_tool = searcher.as_tool(texts.description, parameters=texts.parameters)
+        description = texts.proxy_description if proxy else texts.description
+        search_tool = searcher.as_tool(description, parameters=texts.parameters)
+        fixed = view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner)
+        if proxy:
+            fixed = _proxy_tools(fixed, texts, owner=owner)
         return _SearchTurn(
             provider=self,
             key=key,
@@ -249,7 +278,7 @@ class ToolSearch:
             view=view,
             searcher=searcher,
             search_tool=search_tool,
-            fixed=view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner),
+            fixed=fixed,
             texts=texts,
             discoveries=await self._stored(key, snapshot),
             usage=UsageRecorder(scope=scope),
@@ -297,6 +326,12 @@ class ToolSearch:
         return Discoveries(names=kept, used=frozenset(used), fresh=frozenset(kept))
 
 
+def unwrapped_name(call: ToolCall) -> str:
+    """The name a ``call_tool`` call gives (its own name when it gives none)."""
+    inner = unwrapped_call(call)
+    return call.name if inner is None else inner.name
+
+
 def _retention(retention: Retention, last_search_only: bool | None) -> Retention:
     if retention not in ("used", "all", "last_search"):
         raise ConfigurationError(
@@ -312,6 +347,50 @@ def _retention(retention: Retention, last_search_only: bool | None) -> Retention
     if retention != "used":
         raise ConfigurationError("give retention or last_search_only, not both")
     return "last_search" if last_search_only else "all"
+
+
+def _proxy_tools(
+    fixed: tuple[Tool, ...], texts: search_texts.SearchTexts, *, owner: str
+) -> tuple[Tool, ...]:
+    """The proxy channel's fixed list: the request's and always-on tools, then the pair.
+
+    Raises:
+        ConfigurationError: One of those tools is named ``call_tool``.
+    """
+    search, *others = fixed
+    if any(t.definition.name == CALL_TOOL_NAME for t in others):
+        raise ConfigurationError(
+            f"{owner}: a request or always-on tool is named {CALL_TOOL_NAME!r}, the name of "
+            "the proxy channel's tool that runs found tools; rename it"
+        )
+    parameters = tuple(sorted(texts.call_parameters.items()))
+    return (*others, search, _call_tool_tool(texts.call_description, parameters))
+
+
+@functools.lru_cache(maxsize=64)
+def _call_tool_tool(description: str, parameters: tuple[tuple[str, str], ...]) -> FunctionTool:
+    # Built once per texts: a turn asks for it, and tools are immutable.
+    return call_tool(
+        _call_tool,
+        description,
+        dict(parameters),
+        # The library's own tool: the manager never asks ``authorize`` about it (the tool a
+        # call of it names is what is asked about).
+        metadata=ToolMetadata(extra={META_TOOL: True}),
+    )
+
+
+async def _call_tool(name: str, arguments: CallArguments = {}) -> str:  # noqa: B006
+    """Run a tool found with tool_search.
+
+    (Never runs: each round runs the call of the named tool instead, or answers it as
+    unavailable.)
+
+    Args:
+        name: The tool's exact name, as tool_search returned it.
+        arguments: The tool's arguments, following its input_schema.
+    """
+    return search_texts.ENGLISH.unavailable_answer(name, ())
 
 
 @dataclass(kw_only=True)
@@ -331,6 +410,7 @@ class _SearchTurn:
     usage: UsageRecorder
     rounds: list[ToolSearchRound] = field(default_factory=list)
     hidden: Mapping[str, Tool] = field(default_factory=dict)
+    refused: Mapping[str, str] = field(default_factory=dict)
     _shown: tuple[tuple[str, ...], tuple[Tool, ...], tuple[str, ...]] | None = None
     _options: tuple[ChatOptions, tuple[Tool, ...], ChatOptions] | None = None
 
@@ -339,7 +419,12 @@ class _SearchTurn:
         discovered = self.discoveries.names
         if self._shown is None or self._shown[0] is not discovered:
             # Most rounds find nothing new: the list is worked out again only when it changed.
-            tools = tuple(self.view.shown_tools(self.fixed, discovered))
+            # In the proxy channel it never changes: found tools run through call_tool.
+            tools = (
+                self.fixed
+                if self.provider.channel == "proxy"
+                else tuple(self.view.shown_tools(self.fixed, discovered))
+            )
             names = tuple(t.definition.name for t in tools)
             self._shown = (discovered, tools, names)
             # The round's search answers leave out what the model sees in full (but the best).
@@ -354,8 +439,13 @@ class _SearchTurn:
             or self._options[1] is not tools
         ):
             self._options = (options, tools, options.replace(tools=tools))
+        suffix = (
+            self.texts.proxy_system_suffix
+            if self.provider.channel == "proxy"
+            else self.texts.system_suffix
+        )
         prompt = Prompt(
-            messages=with_system_suffix(request.prompt.messages, self.texts.system_suffix),
+            messages=with_system_suffix(request.prompt.messages, suffix),
             options=self._options[2],
         )
         return request.with_prompt(prompt)
@@ -370,6 +460,8 @@ class _SearchTurn:
         suggested, so nothing about other tools leaks into the answer). Each search runs
         bound to its call, so the report keeps every search by the call that made it.
         """
+        if self.provider.channel == "proxy":
+            return self._proxy_round(request, response)
         exposed = request.prompt.options.tools
         names = [t.definition.name for t in exposed]
         hidden: dict[str, Tool] = {}
@@ -386,6 +478,87 @@ class _SearchTurn:
             ),
         )
 
+    def _proxy_round(self, request: ChatClientRequest, response: ChatResponse) -> RoundTools:
+        """The proxy channel's round: each ``call_tool`` call runs as a call of its tool.
+
+        The tools the model may call are the shown ones and those its searches found this
+        conversation (as retention keeps them) that it may see. A ``call_tool`` call naming
+        one of them is run in its place (``RoundTools.calls``), so validation, limits and
+        the guards see that tool; one naming anything else is answered with the unavailable
+        text, the same whether the name is undiscovered, forbidden or unknown, before any
+        guard sees it. A found tool called directly by its name runs too.
+        """
+        exposed = request.prompt.options.tools
+        callable_tools = self._callable(exposed)
+        names = list(callable_tools)
+        calls: dict[str, ToolCall] = {}
+        refused: dict[str, str] = {}
+        hidden: dict[str, Tool] = {}
+        for call in calls_to_run(response):
+            if call.name == CALL_TOOL_NAME:
+                inner = unwrapped_call(call)
+                if inner is None:
+                    continue  # validated as a call of call_tool itself, whose feedback helps
+                tool = resolve_called(inner.name, self._known(exposed), callable_tools.__contains__)
+                if tool is None:
+                    refused[call.id] = self.texts.unavailable_answer(inner.name, names)
+                else:
+                    calls[call.id] = dataclasses.replace(inner, name=tool.definition.name)
+            elif (
+                call.name not in hidden
+                and match_tool_name(call.name, [t.definition.name for t in exposed] + names) is None
+            ):
+                hidden[call.name] = HiddenTool(
+                    call.name, self.texts.unavailable_answer(call.name, names)
+                )
+        self.hidden = hidden
+        self.refused = refused
+        runnable = (*exposed, *(t for t in callable_tools.values() if t not in exposed))
+        return RoundTools(
+            tools=(*runnable, *hidden.values()),
+            interceptors=(
+                visibility_interceptor(runnable, self.texts.unavailable_message),
+                self._refuse_unwrapped,
+                self._bind_search,
+            ),
+            calls=calls,
+        )
+
+    def _callable(self, exposed: Sequence[Tool]) -> dict[str, Tool]:
+        """What ``call_tool`` may run, by canonical name.
+
+        The shown tools but the proxy pair, then the permitted discovered ones.
+        """
+        tools = {
+            t.definition.name: t
+            for t in exposed
+            if t is not self.search_tool and t.definition.name != CALL_TOOL_NAME
+        }
+        for name in self.discoveries.names:
+            tool = self.snapshot.tools.get(name)
+            if tool is not None and name not in tools and self.view.permits(name):
+                tools[name] = tool
+        return tools
+
+    def _known(self, exposed: Sequence[Tool]) -> Mapping[str, Tool]:
+        """Every tool a name could mean: the catalog's, then the request's own."""
+        extra = {
+            t.definition.name: t for t in exposed if t.definition.name not in self.snapshot.tools
+        }
+        return {**self.snapshot.tools, **extra} if extra else self.snapshot.tools
+
+    async def _refuse_unwrapped(
+        self, invocation: ToolInvocation, proceed: Proceed, /
+    ) -> ToolCallOutcome:
+        if invocation.tool.definition.name != CALL_TOOL_NAME:
+            return await proceed(invocation)
+        # A call_tool call not run in its tool's place: its name is not one the model may call.
+        text = self.refused.get(invocation.call.id)
+        if text is None:
+            name = invocation.arguments.get("name")
+            text = self.texts.unavailable_answer(str(name), ())
+        return answer(invocation, text)
+
     async def _bind_search(
         self, invocation: ToolInvocation, proceed: Proceed, /
     ) -> ToolCallOutcome:
@@ -401,7 +574,11 @@ class _SearchTurn:
     async def after_round(self, result: ToolExecutionResult) -> None:
         """Store what the round's searches found and note the round in the report."""
         searches = self.searcher.take_records([o.call.id for o in result.outcomes])
-        unavailable = tuple(o.call.name for o in result.outcomes if o.call.name in self.hidden)
+        unavailable = tuple(
+            unwrapped_name(o.call) if o.call.id in self.refused else o.call.name
+            for o in result.outcomes
+            if o.call.name in self.hidden or o.call.id in self.refused
+        )
         if searches or unavailable:
             self.rounds[-1] = dataclasses.replace(
                 self.rounds[-1], searches=searches, unavailable=unavailable
@@ -416,7 +593,9 @@ class _SearchTurn:
         called = {
             o.tool_name
             for o in result.outcomes
-            if o.tool_name and o.tool_name != TOOL_SEARCH_NAME and o.call.name not in self.hidden
+            if o.tool_name
+            and o.tool_name not in (TOOL_SEARCH_NAME, CALL_TOOL_NAME)
+            and o.call.name not in self.hidden
         }
         before = self.discoveries
         after = before.after_round(
@@ -446,6 +625,7 @@ class _SearchTurn:
             reindexed=self.reindexed,
             rounds=tuple(self.rounds),
             discovered=self.discoveries.names,
+            channel=self.provider.channel,
             learned=tuple(self.usage.learned),
             history_entries=len(self.searcher.history or ()),
         )
@@ -458,8 +638,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     Args:
         catalog, index, session_store, always_on, conversation_key, tool_filter,
             retention, last_search_only, max_results, min_score, min_relative_score, language,
-            search_description, system_suffix, unavailable_message, usage_log, shared_usage: As
-            for :class:`ToolSearch`.
+            search_description, system_suffix, unavailable_message, usage_log, shared_usage,
+            channel: As for :class:`ToolSearch`.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
             only tools shown to the model can run, whatever the manager's resolver knows.
@@ -488,6 +668,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
         usage_log: UsageLog | None = None,
         shared_usage: bool = False,
+        channel: Channel = "rewrite",
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
         eligibility_checker: EligibilityChecker = has_tool_calls,
@@ -513,6 +694,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             unavailable_message=unavailable_message,
             usage_log=usage_log,
             shared_usage=shared_usage,
+            channel=channel,
         )
         super().__init__(
             tool_provider=self.search,
@@ -566,5 +748,6 @@ _SEARCH_OPTIONS = frozenset(
         "texts",
         "usage_log",
         "shared_usage",
+        "channel",
     }
 )

@@ -57,14 +57,12 @@ from toolrelay.execution import (
     AuthorizationInterceptor,
     ToolCallingManager,
     ToolCallStatus,
-    match_tool_name,
 )
 from toolrelay.gateway._annotations import MAY_DO_ANYTHING, as_run, most_of
-from toolrelay.gateway._parameters import CallArguments, SearchText
+from toolrelay.gateway._parameters import SearchText
 from toolrelay.gateway._policy import ToolPolicy, apply_policies
 from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT, gateway_guards
 from toolrelay.gateway._texts import (
-    CALL_TOOL_NAME,
     GatewayTexts,
     GatewayTextSelector,
     described_tools,
@@ -95,7 +93,14 @@ from toolrelay.toolsearch._learning import (
     read_history,
     usage_scope,
 )
-from toolrelay.toolsearch._search_tool import SearchRunner, check_search_options
+from toolrelay.toolsearch._proxy import CallArguments, resolve_called
+from toolrelay.toolsearch._search_tool import (
+    CALL_TOOL_NAME,
+    SearchRunner,
+    check_search_options,
+    definition_hit,
+    definitions_answer,
+)
 from toolrelay.toolsearch._texts import FROM_LANGUAGE, FromLanguage, SearchLanguage
 
 __all__ = ["CALL_TOOL_NAME", "FoundTool", "GatewayCallResult", "ToolGateway"]
@@ -126,13 +131,17 @@ class FoundTool:
     requires_approval: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        """The hit as the client reads it (without the score)."""
-        hit: dict[str, Any] = {
-            "name": self.name,
-            "description": self.description,
-            "input_schema": dict(self.input_schema),
-            "annotations": dict(self.annotations),
-        }
+        """The hit as the client reads it (without the score).
+
+        The proxy channel's hit (:func:`~toolrelay.toolsearch._search_tool.definition_hit`)
+        with its annotations.
+        """
+        hit = definition_hit(
+            ToolDefinition(
+                name=self.name, description=self.description, input_schema=self.input_schema
+            )
+        )
+        hit["annotations"] = dict(self.annotations)
         if self.requires_approval:
             hit["requires_approval"] = True
         return hit
@@ -334,7 +343,7 @@ class ToolGateway:
         context = context or ToolContext()
         snapshot = await self.snapshot()
         view = CatalogView(snapshot, context, self.tool_filter)
-        tool = self._resolve(name, snapshot, view)
+        tool = resolve_called(name, snapshot.tools, view.permits)
         if tool is None:
             template = self._texts.for_catalog(snapshot.definitions).search.unavailable_message
             text = unavailable_text(template, name)
@@ -469,7 +478,7 @@ class ToolGateway:
         found = await self.search(
             query, max_results=max_results, category=category, context=context
         )
-        return json.dumps([hit.as_json() for hit in found], ensure_ascii=False)
+        return definitions_answer([hit.as_json() for hit in found])
 
     async def _call_tool(
         self,
@@ -502,19 +511,6 @@ class ToolGateway:
         if len(self._recorders) > _MAX_CALLERS:
             self._recorders.popitem(last=False)
         return recorder
-
-    def _resolve(self, name: str, snapshot: CatalogSnapshot, view: CatalogView) -> Tool | None:
-        """The permitted tool ``name`` means: exact (either form), else one lenient match."""
-        for catalog in self.catalogs:
-            tool = catalog.get(name)
-            if tool is not None:
-                exact = tool.definition.name
-                return snapshot.tools.get(exact) if view.permits(exact) else None
-        # Lenient matching only among what the caller may use, so a forbidden look-alike
-        # neither wins nor makes the match ambiguous.
-        permitted = [n for n in snapshot.names if view.permits(n)]
-        matched = match_tool_name(name, permitted)
-        return snapshot.tools.get(matched) if matched is not None else None
 
 
 _MAX_CALLERS = 10_000  # callers whose recent searches are remembered for recording

@@ -6,7 +6,10 @@ answer to a name it may not use. The parameters of ``tool_search`` and that answ
 in-process tool search's (:class:`~toolrelay.toolsearch.SearchTexts`), so both speak alike. The
 rest differs from the in-process texts, because a gateway's hits carry their input schema and
 its tools run through ``call_tool``; :class:`GatewayTexts` holds them, with the search texts,
-in one language: :data:`ENGLISH` and :data:`CHINESE`.
+in one language: :data:`ENGLISH` and :data:`CHINESE`. The descriptions of the two tools are the
+proxy channel's texts of :class:`~toolrelay.toolsearch.SearchTexts` (``proxy_description``,
+``call_description``, ``call_parameters``): a gateway and ``ToolSearchAdvisor(channel="proxy")``
+speak alike.
 
 :class:`~toolrelay.gateway.ToolGateway` takes ``language="auto"`` by default, like the
 :class:`~toolrelay.client.ToolSearchAdvisor`: the texts follow the language of the catalogs'
@@ -33,7 +36,8 @@ from toolrelay.tools._base import ToolDefinition, ToolMetadata
 from toolrelay.tools._function import FunctionTool
 from toolrelay.tools._schema import cached_function_schema
 from toolrelay.toolsearch import _texts as search_texts
-from toolrelay.toolsearch._search_tool import TOOL_SEARCH_NAME, search_tool_schema
+from toolrelay.toolsearch._proxy import call_tool as proxy_call_tool
+from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME, TOOL_SEARCH_NAME, search_tool_schema
 from toolrelay.toolsearch._texts import (
     FROM_LANGUAGE,
     FromLanguage,
@@ -49,12 +53,8 @@ __all__ = [
     "GATEWAY_TEXTS",
     "GatewayTextSelector",
     "GatewayTexts",
-    "call_tool_schema",
     "described_tools",
 ]
-
-CALL_TOOL_NAME = "call_tool"
-"""The name of the gateway's tool that runs a found tool."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,22 +87,9 @@ class GatewayTexts:
 
 ENGLISH = GatewayTexts(
     search=search_texts.ENGLISH,
-    search_description=(
-        "Search the tool catalog for tools that can do what you need. Answers with a JSON list "
-        "of {name, description, input_schema}, best match first. Then run a tool with "
-        f"{CALL_TOOL_NAME}(name, arguments), arguments following its input_schema. Use a few "
-        "specific words for the action and its object, e.g. 'cancel order'."
-    ),
-    call_description=(
-        f"Run a tool found with {TOOL_SEARCH_NAME}: name is the tool's exact name, arguments a "
-        "JSON object following its input_schema. Answers with the tool's result."
-    ),
-    call_parameters=MappingProxyType(
-        {
-            "name": f"The tool's exact name, as {TOOL_SEARCH_NAME} returned it.",
-            "arguments": "The tool's arguments, following its input_schema.",
-        }
-    ),
+    search_description=search_texts.ENGLISH.proxy_description,
+    call_description=search_texts.ENGLISH.call_description,
+    call_parameters=search_texts.ENGLISH.call_parameters,
     instructions=(
         "This server fronts a large tool catalog. Find tools with "
         f"{TOOL_SEARCH_NAME} (a few words for the action), then run one with "
@@ -114,22 +101,9 @@ ENGLISH = GatewayTexts(
 
 CHINESE = GatewayTexts(
     search=search_texts.CHINESE,
-    search_description=(
-        "在工具目录中搜索能完成当前任务的工具。返回一个 JSON 列表，每项为 "
-        "{name, description, input_schema}，最匹配的排在最前。然后用 "
-        f"{CALL_TOOL_NAME}(name, arguments) 运行工具，arguments 须符合其 input_schema。"
-        "请用几个具体的词说明要做的动作和对象，例如“取消订单”。"
-    ),
-    call_description=(
-        f"运行用 {TOOL_SEARCH_NAME} 找到的工具：name 为工具的准确名称，arguments 为符合其 "
-        "input_schema 的 JSON 对象。返回工具的结果。"
-    ),
-    call_parameters=MappingProxyType(
-        {
-            "name": f"工具的准确名称，与 {TOOL_SEARCH_NAME} 返回的一致。",
-            "arguments": "工具的参数，须符合其 input_schema。",
-        }
-    ),
+    search_description=search_texts.CHINESE.proxy_description,
+    call_description=search_texts.CHINESE.call_description,
+    call_parameters=search_texts.CHINESE.call_parameters,
     instructions=(
         f"此服务器提供一个大型工具目录。先用 {TOOL_SEARCH_NAME} 查找工具（用几个词说明要做的"
         f"动作），再用 {CALL_TOOL_NAME}(name, arguments) 运行其中一个，参数须符合搜索返回的 "
@@ -202,10 +176,11 @@ def described_tools(
 ) -> list[FunctionTool]:
     """``tool_search`` and ``call_tool`` as the tools a client sees, described in ``texts``.
 
-    The input schemas clients read are plain (:func:`call_tool_schema`, and the in-process
-    ``tool_search``'s); the functions' own schemas validate the calls. ``tool_search`` is
-    read-only and stays within the gateway's catalog; ``call_tool`` gets metadata saying it
-    may change anything, which a gateway replaces with what its tools can do.
+    The proxy channel's pair (:mod:`toolrelay.toolsearch._proxy`). The input schemas clients
+    read are plain (``call_tool_schema``, and the in-process ``tool_search``'s); the
+    functions' own schemas validate the calls. ``tool_search`` is read-only and stays within
+    the gateway's catalog; ``call_tool`` gets metadata saying it may change anything, which
+    a gateway replaces with what its tools can do.
     """
     search = FunctionTool(
         function=tool_search,
@@ -217,39 +192,8 @@ def described_tools(
         metadata=ToolMetadata(read_only=True, extra={OPEN_WORLD: False}),
         schema=cached_function_schema(tool_search, tool_name=TOOL_SEARCH_NAME),
     )
-    call = FunctionTool(
-        function=call_tool,
-        definition=ToolDefinition(
-            name=CALL_TOOL_NAME,
-            description=texts.call_description,
-            input_schema=call_tool_schema(texts.call_parameters),
-        ),
-        metadata=ToolMetadata(),
-        schema=cached_function_schema(call_tool, tool_name=CALL_TOOL_NAME),
-    )
+    call = proxy_call_tool(call_tool, texts.call_description, texts.call_parameters)
     return [search, call]
-
-
-def call_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
-    """The input schema of ``call_tool`` as clients read it.
-
-    ``arguments`` is a plain ``object`` with an empty default, not a union with ``null``:
-    clients that build the call from a form or the command line (the MCP Inspector among
-    them) turn a value into JSON only for a parameter of type ``object``.
-
-    Args:
-        parameters: The description of each parameter (``name``, ``arguments``); a
-            parameter left out keeps the English one.
-    """
-    described = {**ENGLISH.call_parameters, **parameters}
-    return {
-        "type": "object",
-        "properties": {
-            "name": {"type": "string", "description": described["name"]},
-            "arguments": {"type": "object", "description": described["arguments"], "default": {}},
-        },
-        "required": ["name"],
-    }
 
 
 def _search_language(language: object) -> SearchLanguage:

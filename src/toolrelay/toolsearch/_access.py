@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -156,6 +157,11 @@ class CatalogSnapshot:
             members=tuple(tools),
             definitions=tuple(t.definition for t in tools),
         )
+
+    @functools.cached_property
+    def definitions_by_name(self) -> Mapping[str, ToolDefinition]:
+        """The definitions by canonical name (for answers that carry them; made once)."""
+        return {t.definition.name: t.definition for t in self.members}
 
     def holds(self, tools: Sequence[Tool]) -> bool:
         """Whether ``tools`` and their definitions are the very objects of this snapshot.

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from toolrelay.search._history import QueryHistory
 
 __all__ = [
+    "CALL_TOOL_NAME",
     "DEFAULT_MIN_RELATIVE_SCORE",
     "DEFAULT_PARAMETER_DESCRIPTIONS",
     "DEFAULT_SEARCH_DESCRIPTION",
@@ -75,6 +76,8 @@ __all__ = [
     "ToolSearchRound",
     "ToolSearcher",
     "check_search_options",
+    "definition_hit",
+    "definitions_answer",
     "search_answer",
     "search_tool_schema",
     "with_system_suffix",
@@ -82,6 +85,9 @@ __all__ = [
 
 TOOL_SEARCH_NAME = "tool_search"
 """The name of the search tool (provider-safe as it is)."""
+
+CALL_TOOL_NAME = "call_tool"
+"""The name of the tool that runs a found tool by name, in the proxy channel and the gateway."""
 
 DEFAULT_SEARCH_DESCRIPTION = (
     "Find hidden tools by what they do; call them from your next step by the exact names returned."
@@ -197,6 +203,28 @@ def search_answer(response: SearchResponse, shown: frozenset[str] = frozenset())
     )
 
 
+def definition_hit(definition: ToolDefinition) -> dict[str, Any]:
+    """One hit of an answer that carries definitions: what the model needs to call the tool.
+
+    ``name`` is the canonical name, which ``call_tool`` takes (as it takes the provider-safe
+    form); ``description`` and ``input_schema`` are the tool's own.
+    """
+    return {
+        "name": definition.name,
+        "description": definition.description,
+        "input_schema": dict(definition.input_schema),
+    }
+
+
+def definitions_answer(hits: Sequence[Mapping[str, Any]]) -> str:
+    """An answer carrying definitions, best first, as compact JSON.
+
+    Each hit is a :func:`definition_hit`, plus what a caller adds; the answer stays in the
+    history of every later request, so it has no spaces between items.
+    """
+    return json.dumps(list(hits), ensure_ascii=False, separators=(",", ":"))
+
+
 def with_system_suffix(messages: Sequence[Message], suffix: str | None) -> tuple[Message, ...]:
     """``messages`` with ``suffix`` appended to the first system message (or as one)."""
     if not suffix:
@@ -294,6 +322,9 @@ class ToolSearchReport:
 
     Attributes:
         conversation_key: The key the discovered tools are stored under.
+        channel: How found tools reached the model: ``"rewrite"`` (the request's tool list
+            showed them) or ``"proxy"`` (``tool_search`` answered with their definitions and
+            they ran through ``call_tool``).
         catalog_fingerprint: The fingerprint of the indexed catalog.
         reindexed: Whether this turn found the catalog changed and rebuilt the index.
         rounds: One entry per model call, in order.
@@ -308,6 +339,7 @@ class ToolSearchReport:
     reindexed: bool
     rounds: tuple[ToolSearchRound, ...]
     discovered: tuple[str, ...]
+    channel: str = "rewrite"
     learned: tuple[UsageEntry, ...] = ()
     history_entries: int = 0
 
@@ -332,6 +364,9 @@ class ToolSearcher:
             (``SearchRequest.history``); ``None``: none.
         runner: Runs the searches (default: a new :class:`SearchRunner` of ``index``); give
             the one kept with the index so its timings outlive the turn.
+        definitions: The catalog's definitions by canonical name, for answers that carry
+            them (the proxy channel: :func:`definitions_answer`); ``None``: answers name the
+            tools only (:func:`search_answer`).
 
     Attributes:
         shown: Names of the tools the current model call shows; the advisor sets it before
@@ -353,8 +388,10 @@ class ToolSearcher:
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
         history: QueryHistory | None = None,
         runner: SearchRunner | None = None,
+        definitions: Mapping[str, ToolDefinition] | None = None,
     ) -> None:
         check_search_options(max_results, min_relative_score)
+        self.definitions = definitions
         self.index = index
         self.runner = runner if runner is not None else SearchRunner(index)
         self.history = history
@@ -446,12 +483,23 @@ class ToolSearcher:
             history=self.history,
         )
         response = await self.runner.search(request)
+        definitions = self.definitions
+        if definitions is None:
+            text = search_answer(response, shown=self.shown)
+        else:
+            text = definitions_answer(
+                [
+                    definition_hit(definitions[h.name])
+                    for i, h in enumerate(response.hits)
+                    if i == 0 or h.name not in self.shown
+                ]
+            )
         return ToolSearchRecord(
             query=query,
             max_results=request.max_results,
             category=request.category,
             response=response,
-            answer=search_answer(response, shown=self.shown),
+            answer=text,
         )
 
     def take_records(self, call_ids: Sequence[str]) -> tuple[ToolSearchRecord, ...]:

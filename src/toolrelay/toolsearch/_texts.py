@@ -3,8 +3,12 @@
 Under tool search the model reads five texts that are not the catalog's own: the description
 of ``tool_search``, the descriptions of its parameters, the suffix of the system message, the
 answer to a call of a tool it was not shown, and the answer to such a call whose name is close
-to the name of a tool it was shown (a misspelling: the answer names those tools).
-:class:`SearchTexts` holds them in one language: :data:`ENGLISH` and :data:`CHINESE`.
+to the name of a tool it was shown (a misspelling: the answer names those tools). In the proxy
+channel (``channel="proxy"``, and the MCP gateway's two tools) ``tool_search`` answers with
+whole definitions and found tools run through ``call_tool(name, arguments)``: the model reads
+``tool_search``'s and the system suffix's proxy texts instead, and ``call_tool``'s description
+and parameters. :class:`SearchTexts` holds them all in one language: :data:`ENGLISH` and
+:data:`CHINESE`.
 
 :class:`~toolrelay.client.ToolSearchAdvisor` takes ``language="auto"`` by default: the texts
 follow the catalog's language (Chinese when more than a fifth of the characters of its
@@ -21,6 +25,7 @@ whenever the catalog changes. ``"en"`` and ``"zh"`` fix the language, and a
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -38,6 +43,7 @@ from toolrelay.toolsearch._access import (
     unavailable_text,
 )
 from toolrelay.toolsearch._search_tool import (
+    CALL_TOOL_NAME,
     DEFAULT_PARAMETER_DESCRIPTIONS,
     DEFAULT_SEARCH_DESCRIPTION,
     DEFAULT_SYSTEM_SUFFIX,
@@ -46,6 +52,10 @@ from toolrelay.toolsearch._search_tool import (
 
 __all__ = [
     "CHINESE",
+    "DEFAULT_CALL_DESCRIPTION",
+    "DEFAULT_CALL_PARAMETERS",
+    "DEFAULT_PROXY_DESCRIPTION",
+    "DEFAULT_PROXY_SYSTEM_SUFFIX",
     "ENGLISH",
     "FROM_LANGUAGE",
     "SEARCH_TEXTS",
@@ -75,6 +85,35 @@ A marker rather than ``None``, because ``system_suffix=None`` means no suffix at
 """
 
 
+DEFAULT_PROXY_DESCRIPTION = (
+    "Search the tool catalog for tools that can do what you need. Answers with a JSON list "
+    "of {name, description, input_schema}, best match first. Then run a tool with "
+    f"{CALL_TOOL_NAME}(name, arguments), arguments following its input_schema. Use a few "
+    "specific words for the action and its object, e.g. 'cancel order'."
+)
+"""What the model reads about ``tool_search`` when its answers carry whole definitions."""
+
+DEFAULT_CALL_DESCRIPTION = (
+    f"Run a tool found with {TOOL_SEARCH_NAME}: name is the tool's exact name, arguments a "
+    "JSON object following its input_schema. Answers with the tool's result."
+)
+"""What the model reads about ``call_tool``."""
+
+DEFAULT_CALL_PARAMETERS: Mapping[str, str] = MappingProxyType(
+    {
+        "name": f"The tool's exact name, as {TOOL_SEARCH_NAME} returned it.",
+        "arguments": "The tool's arguments, following its input_schema.",
+    }
+)
+"""What the model reads about each parameter of ``call_tool``."""
+
+DEFAULT_PROXY_SYSTEM_SUFFIX = (
+    f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}, then run them with "
+    f"{CALL_TOOL_NAME}."
+)
+"""The system suffix of the proxy channel."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class SearchTexts:
     """The texts tool search shows the model, in one language.
@@ -92,6 +131,12 @@ class SearchTexts:
             ``SIMILAR_NAME_CUTOFF``); ``{similar}``
             lists those, and ``{name}`` and ``{search_tool}`` are filled in as above.
             ``None``: such a call gets ``unavailable_message`` too.
+        proxy_description: What the model reads about ``tool_search`` in the proxy channel,
+            where its answers carry the found tools' definitions.
+        proxy_system_suffix: The system suffix of the proxy channel; ``None`` for none.
+        call_description: What the model reads about ``call_tool``.
+        call_parameters: What it reads about each parameter of ``call_tool`` (``name``,
+            ``arguments``), by name.
     """
 
     language: str
@@ -99,6 +144,10 @@ class SearchTexts:
     parameters: Mapping[str, str]
     system_suffix: str | None
     unavailable_message: str
+    proxy_description: str
+    proxy_system_suffix: str | None
+    call_description: str
+    call_parameters: Mapping[str, str]
     similar_names_message: str | None = None
 
     def unavailable_answer(self, name: str, shown: Sequence[str]) -> str:
@@ -124,6 +173,10 @@ ENGLISH = SearchTexts(
     system_suffix=DEFAULT_SYSTEM_SUFFIX,
     unavailable_message=DEFAULT_UNAVAILABLE_MESSAGE,
     similar_names_message=DEFAULT_SIMILAR_NAMES_MESSAGE,
+    proxy_description=DEFAULT_PROXY_DESCRIPTION,
+    proxy_system_suffix=DEFAULT_PROXY_SYSTEM_SUFFIX,
+    call_description=DEFAULT_CALL_DESCRIPTION,
+    call_parameters=DEFAULT_CALL_PARAMETERS,
 )
 """The English texts (the ``DEFAULT_*`` constants)."""
 
@@ -144,6 +197,25 @@ CHINESE = SearchTexts(
     similar_names_message=(
         "工具 {name} 不可用；名称相近、可以调用的工具：{similar}。请按准确名称调用其中之一，"
         "或先用 {search_tool} 搜索其他工具。"
+    ),
+    proxy_description=(
+        "在工具目录中搜索能完成当前任务的工具。返回一个 JSON 列表，每项为 "
+        "{name, description, input_schema}，最匹配的排在最前。然后用 "
+        f"{CALL_TOOL_NAME}(name, arguments) 运行工具，arguments 须符合其 input_schema。"
+        "请用几个具体的词说明要做的动作和对象，例如“取消订单”。"
+    ),
+    proxy_system_suffix=(
+        f"大多数工具是隐藏的，请用 {TOOL_SEARCH_NAME} 查找，再用 {CALL_TOOL_NAME} 运行。"
+    ),
+    call_description=(
+        f"运行用 {TOOL_SEARCH_NAME} 找到的工具：name 为工具的准确名称，arguments 为符合其 "
+        "input_schema 的 JSON 对象。返回工具的结果。"
+    ),
+    call_parameters=MappingProxyType(
+        {
+            "name": f"工具的准确名称，与 {TOOL_SEARCH_NAME} 返回的一致。",
+            "arguments": "工具的参数，须符合其 input_schema。",
+        }
     ),
 )
 """The Chinese texts."""
@@ -199,6 +271,9 @@ class SearchTextSelector:
             unknown = sorted(set(language.parameters) - set(DEFAULT_PARAMETER_DESCRIPTIONS))
             if unknown:
                 raise ConfigurationError(f"{TOOL_SEARCH_NAME} has no parameters {unknown}")
+            unknown = sorted(set(language.call_parameters) - set(DEFAULT_CALL_PARAMETERS))
+            if unknown:
+                raise ConfigurationError(f"{CALL_TOOL_NAME} has no parameters {unknown}")
             self._fixed = self._with_overrides(language)
         elif language != "auto":
             self._fixed = self._with_overrides(search_texts(language))
@@ -221,13 +296,14 @@ class SearchTextSelector:
         return texts
 
     def _with_overrides(self, texts: SearchTexts) -> SearchTexts:
-        return SearchTexts(
-            language=texts.language,
+        # An explicit description or suffix is the advisor's, whichever channel it runs.
+        return dataclasses.replace(
+            texts,
             description=_chosen(self.search_description, texts.description),
-            parameters=texts.parameters,
             system_suffix=_chosen(self.system_suffix, texts.system_suffix),
             unavailable_message=_chosen(self.unavailable_message, texts.unavailable_message),
-            similar_names_message=texts.similar_names_message,
+            proxy_description=_chosen(self.search_description, texts.proxy_description),
+            proxy_system_suffix=_chosen(self.system_suffix, texts.proxy_system_suffix),
         )
 
     def __repr__(self) -> str:

@@ -1,0 +1,298 @@
+"""The proxy channel: a fixed tool list, definitions in search answers, calls via call_tool."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from toolrelay.client import (
+    TOOL_CALLING_ADVISOR_ORDER,
+    ChatClient,
+    MessageChatMemoryAdvisor,
+    ToolSearchAdvisor,
+)
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import Approve, ToolCallStatus, ToolInvocation
+from toolrelay.memory import MessageWindowChatMemory
+from toolrelay.messages import AssistantMessage, ToolResponse, ToolResponseMessage, UserMessage
+from toolrelay.prompt import Prompt
+from toolrelay.search._bm25 import BM25ToolIndex
+from toolrelay.testing import ScriptedModel, tool_call_response
+from toolrelay.tools import ToolContext, ToolDefinition, tool, tools_from
+from toolrelay.toolsearch import CHINESE, ENGLISH, TOOL_SEARCH_NAME
+from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME
+
+LOOKUP, REFUND, WIPE = "orders.lookup", "orders.refund", "admin.delete_account"
+
+
+class Shop:
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+
+    @tool(name=LOOKUP, read_only=True)
+    def lookup(self, order_id: str) -> str:
+        """Read-only lookup of an order by its id.
+
+        Args:
+            order_id: The order.
+        """
+        self.ran.append((LOOKUP, {"order_id": order_id}))
+        return f"order {order_id}: shipped"
+
+    @tool(name=REFUND, requires_approval=True, idempotency_key="order_id")
+    def refund(self, order_id: str, amount: int) -> str:
+        """Refund an order to the customer's card.
+
+        Args:
+            order_id: The order.
+            amount: Cents to refund.
+        """
+        self.ran.append((REFUND, {"order_id": order_id, "amount": amount}))
+        return f"refunded {amount}"
+
+    @tool(name=WIPE)
+    def delete_account(self, user_id: str) -> str:
+        """Permanently delete a user account and all of its orders.
+
+        Args:
+            user_id: The account to delete.
+        """
+        self.ran.append((WIPE, {"user_id": user_id}))
+        return "deleted"
+
+
+def admins_only(context: ToolContext, definition: ToolDefinition) -> bool:
+    return not definition.name.startswith("admin.") or context.get("role") == "admin"
+
+
+class Approvals:
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+
+    async def __call__(self, invocation: ToolInvocation, /) -> Approve:
+        self.seen.append((invocation.tool.definition.name, dict(invocation.arguments)))
+        return Approve()
+
+
+def proxy(shop: Shop, **options: Any) -> ToolSearchAdvisor:
+    options.setdefault("index", BM25ToolIndex())
+    return ToolSearchAdvisor(tools_from(shop), channel="proxy", **options)
+
+
+def search(query: str) -> Any:
+    return (TOOL_SEARCH_NAME, {"query": query})
+
+
+def call(name: str, **arguments: Any) -> Any:
+    return (CALL_TOOL_NAME, {"name": name, "arguments": arguments})
+
+
+def answers(prompt: Prompt) -> tuple[ToolResponse, ...]:
+    last = prompt.messages[-1]
+    assert isinstance(last, ToolResponseMessage)
+    return last.responses
+
+
+def unavailable(name: str) -> str:
+    return ENGLISH.unavailable_message.format(name=repr(name), search_tool=TOOL_SEARCH_NAME)
+
+
+@pytest.fixture
+def shop() -> Shop:
+    return Shop()
+
+
+async def test_found_tools_run_through_call_tool_and_the_tool_list_never_changes(
+    shop: Shop,
+) -> None:
+    approvals = Approvals()
+    model = ScriptedModel(
+        [
+            tool_call_response(search("look up an order")),
+            tool_call_response(call(LOOKUP, order_id="o1")),
+            "shipped",
+            tool_call_response(search("refund an order to the card")),
+            tool_call_response(call("orders__refund", order_id="o1", amount=500)),
+            "refunded",
+        ]
+    )
+    client = ChatClient(model, advisors=[proxy(shop)], approval=approvals)
+    first = await client.prompt("where is o1?").conversation("c1").acall()
+    second = await client.prompt("refund it").conversation("c1").acall()
+
+    # Every model call of both turns was shown the very same tools, byte for byte.
+    shown = {
+        json.dumps([d.__dict__ for d in defs], default=dict, sort_keys=True)
+        for defs in model.tool_definitions
+    }
+    assert len(shown) == 1
+    assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME, CALL_TOOL_NAME]
+    assert model.prompts[0].messages[0].text == ENGLISH.proxy_system_suffix  # type: ignore[union-attr]
+
+    # The search answer carries whole definitions.
+    (found,) = answers(model.prompts[1])
+    hits = json.loads(found.data)
+    assert hits[0]["name"] == LOOKUP
+    assert hits[0]["description"].startswith("Read-only lookup")
+    assert hits[0]["input_schema"]["required"] == ["order_id"]
+
+    # call_tool ran the named tool; the answer answers the model's call_tool call id.
+    (result,) = answers(model.prompts[2])
+    assistant = model.prompts[2].messages[-2]
+    assert isinstance(assistant, AssistantMessage)
+    assert assistant.tool_calls[0].name == CALL_TOOL_NAME  # the model's own message
+    assert result.id == assistant.tool_calls[0].id
+    assert result.data == "order o1: shipped"
+    assert not result.is_error
+
+    # The approval handler saw the real tool and its arguments, not call_tool.
+    assert approvals.seen == [(REFUND, {"order_id": "o1", "amount": 500})]
+    assert shop.ran == [(LOOKUP, {"order_id": "o1"}), (REFUND, {"order_id": "o1", "amount": 500})]
+
+    loop = second.tool_loop
+    assert loop is not None
+    outcome = loop.rounds[1].outcomes[0]
+    assert outcome.tool_name == REFUND
+    assert outcome.call.name == CALL_TOOL_NAME
+    for response in (first, second):
+        assert response.tool_search is not None
+        assert response.tool_search.channel == "proxy"
+    assert second.tool_search is not None
+    assert REFUND in second.tool_search.discovered
+
+
+@pytest.mark.parametrize("inside_loop", [False, True])
+async def test_memory_keeps_the_proxy_conversation_across_turns(
+    shop: Shop, inside_loop: bool
+) -> None:
+    # Outside the loop memory keeps each turn's question and answer; inside it, every round
+    # as the model wrote it (call_tool calls, not the calls they ran as).
+    memory = MessageWindowChatMemory()
+    order = {"order": TOOL_CALLING_ADVISOR_ORDER + 100} if inside_loop else {}
+    model = ScriptedModel(
+        [
+            tool_call_response(search("look up an order")),
+            "found the lookup",
+            tool_call_response(call(LOOKUP, order_id="o7")),
+            "shipped",
+        ]
+    )
+    client = ChatClient(
+        model,
+        advisors=[proxy(shop), MessageChatMemoryAdvisor(memory, **order)],
+        approval=Approvals(),
+    )
+    await client.prompt("find a lookup tool").conversation("c1").acall()
+    second = await client.prompt("look up o7").conversation("c1").acall()
+    # The second turn's first request replays the first turn.
+    replayed = model.prompts[2].messages
+    assert any(isinstance(m, UserMessage) and m.text == "find a lookup tool" for m in replayed)
+    assert any(isinstance(m, AssistantMessage) and m.text == "found the lookup" for m in replayed)
+    (result,) = answers(model.prompts[3])
+    assert result.data == "order o7: shipped"
+    assert model.tool_definitions[0] == model.tool_definitions[3]
+    assert second.tool_search is not None
+    assert LOOKUP in second.tool_search.discovered
+    stored = await memory.get("c1")
+    calls = [c.name for m in stored if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    assert calls == ([TOOL_SEARCH_NAME, CALL_TOOL_NAME] if inside_loop else [])
+
+
+async def test_forbidden_and_never_found_names_read_like_unknown_ones(shop: Shop) -> None:
+    # Forbidden (the filter hides it), never found, unknown, and the search tool itself.
+    names = [WIPE, REFUND, "orders.no_such_tool", TOOL_SEARCH_NAME]
+    model = ScriptedModel(
+        [
+            tool_call_response(search("look up an order")),
+            tool_call_response(*(call(n, user_id="u1") for n in names)),
+            "gave up",
+        ]
+    )
+    advisor = proxy(shop, tool_filter=admins_only, max_results=1)
+    client = ChatClient(model, advisors=[advisor], approval=Approvals())
+    response = await client.prompt("wipe u1").conversation("c1").acall()
+    (found,) = answers(model.prompts[1])
+    assert [hit["name"] for hit in json.loads(found.data)] == [LOOKUP]
+    results = answers(model.prompts[2])
+    assert [r.data for r in results] == [unavailable(n) for n in names]
+    assert all(r.is_error for r in results)
+    assert shop.ran == []
+    assert response.tool_search is not None
+    assert response.tool_search.rounds[1].unavailable == tuple(names)
+    loop = response.tool_loop
+    assert loop is not None
+    assert {o.status for o in loop.rounds[1].outcomes} == {ToolCallStatus.DENIED}
+
+
+async def test_a_repeated_call_with_the_same_key_runs_once(shop: Shop) -> None:
+    model = ScriptedModel(
+        [
+            tool_call_response(search("refund an order to the card")),
+            tool_call_response(call(REFUND, order_id="o1", amount=500)),
+            tool_call_response(call(REFUND, order_id="o1", amount=500)),
+            "done",
+        ]
+    )
+    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals())
+    response = await client.prompt("refund o1").conversation("c1").acall()
+    assert shop.ran == [(REFUND, {"order_id": "o1", "amount": 500})]
+    loop = response.tool_loop
+    assert loop is not None
+    again = loop.rounds[2].outcomes[0]
+    assert again.replayed
+    assert again.tool_name == REFUND
+    assert answers(model.prompts[3])[0].data.endswith("refunded 500")
+
+
+async def test_invalid_arguments_are_feedback_naming_the_real_tool(shop: Shop) -> None:
+    model = ScriptedModel(
+        [
+            tool_call_response(search("look up an order")),
+            tool_call_response(call(LOOKUP, order="o1")),
+            tool_call_response((CALL_TOOL_NAME, {"arguments": {}})),
+            "sorry",
+        ]
+    )
+    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals())
+    response = await client.prompt("look up o1").conversation("c1").acall()
+    (invalid,) = answers(model.prompts[2])
+    assert invalid.is_error
+    assert LOOKUP in invalid.data
+    assert "order_id" in invalid.data
+    # call_tool's own arguments unusable: feedback names call_tool and what it needs.
+    (missing,) = answers(model.prompts[3])
+    assert missing.is_error
+    assert CALL_TOOL_NAME in missing.data
+    assert "name" in missing.data
+    loop = response.tool_loop
+    assert loop is not None
+    assert loop.rounds[1].outcomes[0].status is ToolCallStatus.INVALID_ARGUMENTS
+    assert loop.rounds[1].outcomes[0].tool_name == LOOKUP
+    assert shop.ran == []
+
+
+async def test_chinese_texts_in_the_proxy_channel(shop: Shop) -> None:
+    model = ScriptedModel(["好"])
+    client = ChatClient(model, advisors=[proxy(shop, language="zh")], approval=Approvals())
+    await client.prompt("你好").conversation("c1").acall()
+    search_tool, call_tool = model.tool_definitions[0]
+    assert search_tool.description == CHINESE.proxy_description
+    assert call_tool.description == CHINESE.call_description
+    assert model.prompts[0].messages[0].text == CHINESE.proxy_system_suffix  # type: ignore[union-attr]
+
+
+def test_an_unknown_channel_is_refused(shop: Shop) -> None:
+    with pytest.raises(ConfigurationError, match=r"'rewrite' or 'proxy', not 'bogus'"):
+        ToolSearchAdvisor(tools_from(shop), index=BM25ToolIndex(), channel="bogus")  # type: ignore[arg-type]
+
+
+async def test_the_rewrite_channel_is_the_default_and_says_so(shop: Shop) -> None:
+    model = ScriptedModel(["hi"])
+    advisor = ToolSearchAdvisor(tools_from(shop), index=BM25ToolIndex())
+    client = ChatClient(model, advisors=[advisor], approval=Approvals())
+    response = await client.prompt("hi").conversation("c1").acall()
+    assert response.tool_search is not None
+    assert response.tool_search.channel == "rewrite"
+    assert CALL_TOOL_NAME not in model.tool_names_shown(0)
