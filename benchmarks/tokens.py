@@ -76,7 +76,7 @@ from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, ToolMetadata, as_tools
 from toolrelay.tools._names import provider_safe_name, validate_tool_name
 from toolrelay.toolsearch import ENGLISH, TOOL_SEARCH_NAME
-from toolrelay.toolsearch._search_tool import DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME, DEFAULT_MIN_RELATIVE_SCORE
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -177,8 +177,10 @@ class Planner:
         *,
         disclosure: bool,
         batch: bool = False,
+        channel: str = "rewrite",
     ) -> None:
         self.steps = steps
+        self.proxy = channel == "proxy"
         self.answer = answer
         self.disclosure = disclosure
         self.batch = batch
@@ -213,6 +215,9 @@ class Planner:
             self.actions.append("answer (gave up)")
             return text_response("I could not finish the task.")
         self.actions.append(f"call {name} ×{len(calls)}" if len(calls) > 1 else f"call {name}")
+        if self.proxy:  # the request's tools stay fixed: found tools are called through call_tool
+            wrapped = ({"name": name, "arguments": arguments} for arguments in calls)
+            return tool_call_response(*((CALL_TOOL_NAME, call) for call in wrapped))
         return tool_call_response(*((name, arguments) for arguments in calls))
 
     def _query(self, position: int) -> str:
@@ -230,7 +235,8 @@ class Planner:
     def _read(self, message: ToolResponseMessage) -> None:
         if self._searching:
             for position, response in zip(self._searching, message.responses, strict=True):
-                hits = [hit["name"] for hit in json.loads(response.data)]
+                # The proxy channel answers with definitions under canonical names.
+                hits = [provider_safe_name(hit["name"]) for hit in json.loads(response.data)]
                 step = self.steps[position]
                 lookup = Lookup(
                     query=self._query(position),
@@ -685,10 +691,13 @@ def _split(priced: Priced, rates: Rates) -> dict[str, Any]:
 
 
 MODES = (
-    ("all tools", False, False),
-    ("tool search, per step", True, False),
-    ("tool search, searches first", True, True),
+    ("all tools", False, False, "rewrite"),
+    ("tool search, per step", True, False, "rewrite"),
+    ("tool search, searches first", True, True, "rewrite"),
+    ("tool search, per step, proxy channel", True, False, "proxy"),
+    ("tool search, searches first, proxy channel", True, True, "proxy"),
 )
+"""(label, tools disclosed by search, searches asked first, ``ToolSearchAdvisor`` channel)."""
 
 
 DEFAULTS: Mapping[str, Any] = {
@@ -711,11 +720,14 @@ async def run_mode(
     mode: str,
     disclosure: bool,
     batch: bool,
+    channel: str = "rewrite",
     options: Mapping[str, Any] | None = None,
     index: Callable[[], ToolIndex] = BM25ToolIndex,
 ) -> dict[str, Any]:
     """One run; ``options`` go to ``ToolSearchAdvisor`` (its defaults for the rest)."""
-    planner = Planner(scenario.steps, scenario.answer, disclosure=disclosure, batch=batch)
+    planner = Planner(
+        scenario.steps, scenario.answer, disclosure=disclosure, batch=batch, channel=channel
+    )
     model = FunctionModel(planner)
     tools = scenario.make_tools()
     # Nobody approves: the refund catalog's destructive tools would wait for a person (the
@@ -724,7 +736,9 @@ async def run_mode(
         ChatClient.builder(model).default_system(scenario.system).approval(ApprovalInterceptor())
     )
     if disclosure:
-        advisor = ToolSearchAdvisor(ToolCatalog(tools), index=index(), **(options or {}))
+        advisor = ToolSearchAdvisor(
+            ToolCatalog(tools), index=index(), channel=channel, **(options or {})
+        )
         builder = builder.default_advisors(advisor)
     else:
         builder = builder.default_tools(*tools).default_advisors(ToolCallingAdvisor())
@@ -799,8 +813,10 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
         for value in values:
             if value == DEFAULTS[setting]:
                 continue
-            for label, disclosure, batch in MODES[1:]:
-                variant = await run_mode(scenario, label, disclosure, batch, {setting: value})
+            for label, disclosure, batch, channel in MODES[1:]:
+                variant = await run_mode(
+                    scenario, label, disclosure, batch, channel, {setting: value}
+                )
                 _compare(variant, baseline)
                 variants.append(
                     {
@@ -825,8 +841,8 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
                 )
     on_default_index = []
     if embeddings_available():
-        for label, disclosure, batch in MODES[1:]:
-            run = await run_mode(scenario, label, disclosure, batch, index=default_index)
+        for label, disclosure, batch, channel in MODES[1:]:
+            run = await run_mode(scenario, label, disclosure, batch, channel, index=default_index)
             _compare(run, baseline)
             on_default_index.append(
                 {k: run[k] for k in ("mode", "total_tokens", "saved_percent", "retrieval_misses")}
@@ -978,7 +994,7 @@ def caching_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def variants_table(results: Sequence[Mapping[str, Any]], setting: str) -> list[str]:
     """Savings per value of one setting (the others at their defaults)."""
-    modes = [label for label, disclosure, _ in MODES if disclosure]
+    modes = [label for label, disclosure, *_ in MODES if disclosure]
     header = " | ".join(f"{m}: saved (misses)" for m in modes)
     lines = [
         f"| scenario | {setting} | {header} |",
@@ -1134,7 +1150,7 @@ def default_index_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
             "The same runs on `default_index()` were skipped: the `embeddings` extra is "
             "not installed, so it would be BM25 again."
         ]
-    modes = [label for label, disclosure, _ in MODES if disclosure]
+    modes = [label for label, disclosure, *_ in MODES if disclosure]
     lines = [
         "The default settings on the advisor's own default index, `default_index()` (hybrid "
         "BM25 + embeddings, as the `embeddings` extra is installed), instead of BM25:",

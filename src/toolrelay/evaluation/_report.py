@@ -157,8 +157,15 @@ class ModeSummary:
                 "prompt": round(self.prompt_tokens, 1),
                 "completion": round(self.completion_tokens, 1),
                 "total": round(self.tokens, 1),
-                "cache_read": _rounded(self.cache_read_tokens),
-                "cache_write": _rounded(self.cache_write_tokens),
+                # Only where the provider reported its prompt cache (a local model does not).
+                **{
+                    key: _rounded(value)
+                    for key, value in (
+                        ("cache_read", self.cache_read_tokens),
+                        ("cache_write", self.cache_write_tokens),
+                    )
+                    if value is not None
+                },
             },
             "requests_per_run": round(self.requests, 2),
             "seconds": {"p50": round(self.latency_p50, 3), "p95": round(self.latency_p95, 3)},
