@@ -245,9 +245,11 @@ def test_a_wheel_ships_the_suites_in_the_layout_they_are_found_in(tmp_path: Path
     wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]
     wheel = wheel["targets"]["wheel"]
     site = tmp_path / "site"
-    for included in wheel["only-include"]:
-        prefix = max((p for p in wheel["sources"] if f"{included}/".startswith(f"{p}/")), key=len)
-        placed = wheel["sources"][prefix] + included[len(prefix) :]
+    placements = {
+        **{p: p.removeprefix("src/") for p in wheel["packages"]},
+        **wheel["force-include"],
+    }
+    for included, placed in placements.items():
         shutil.copytree(
             ROOT / included, site / placed, ignore=shutil.ignore_patterns("__pycache__")
         )
