@@ -14,7 +14,6 @@ import dataclasses
 import functools
 from collections.abc import Sequence
 
-from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     ApprovalDecision,
     ApprovalHandler,
@@ -29,6 +28,7 @@ from toolrelay.execution import (
     ToolCallOutcome,
     ToolInvocation,
 )
+from toolrelay.execution._manager import configured_manager
 from toolrelay.tools import Tool
 
 __all__ = ["decided", "manager_for", "person_decides"]
@@ -59,23 +59,18 @@ def manager_for(
         ConfigurationError: A manager is given with guard options, or ``tool`` requires
             approval and the manager has no approval configured.
     """
-    options = {"approval": approval, "idempotency": idempotency, "audit": audit}
-    given = [name for name, value in options.items() if value is not None]
-    if interceptors:
-        given.append("interceptors")
-    if tool_calling_manager is not None and given:
-        raise ConfigurationError(
-            f"{', '.join(g + '=' for g in given)} build the tool's manager, but "
-            "tool_calling_manager= gives one already: give them to that manager instead"
-        )
-    if tool_calling_manager is not None:
-        manager = tool_calling_manager
-    elif given:
-        manager = ToolCallingManager(
-            approval=approval, idempotency=idempotency, audit=audit, interceptors=interceptors
-        )
-    else:
+    nothing_given = approval is None and idempotency is None and audit is None
+    if tool_calling_manager is None and not interceptors and nothing_given:
         manager = _plain()
+    else:
+        manager = configured_manager(
+            tool_calling_manager,
+            owner="tool",
+            approval=approval,
+            idempotency=idempotency,
+            audit=audit,
+            interceptors=interceptors,
+        )
     manager.check_tools((tool,), owner=owner)
     return manager
 

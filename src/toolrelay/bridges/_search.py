@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from toolrelay.bridges._convert import decided, person_decides
-from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     ApprovalHandler,
     ApprovalInterceptor,
@@ -44,6 +43,7 @@ from toolrelay.execution import (
     ToolCallStatus,
     match_tool_name,
 )
+from toolrelay.execution._manager import configured_manager
 from toolrelay.messages import ToolCall
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools
@@ -181,17 +181,13 @@ class BridgeSearch:
         self.session_store = session_store if session_store is not None else InMemorySessionStore()
         self.tool_filter = tool_filter
         self.authorize = authorize
-        guards = {"approval": approval, "idempotency": idempotency, "audit": audit}
-        given = [name for name, value in guards.items() if value is not None]
-        if interceptors:
-            given.append("interceptors")
-        if tool_calling_manager is not None and given:
-            raise ConfigurationError(
-                f"{', '.join(g + '=' for g in given)} build the bridge's manager, but "
-                "tool_calling_manager= gives one already: give them to that manager instead"
-            )
-        self.manager = tool_calling_manager or ToolCallingManager(
-            approval=approval, idempotency=idempotency, audit=audit, interceptors=interceptors
+        self.manager = configured_manager(
+            tool_calling_manager,
+            owner="bridge",
+            approval=approval,
+            idempotency=idempotency,
+            audit=audit,
+            interceptors=interceptors,
         )
         self.manager.check_tools(self.catalog, owner=type(self).__name__)
         self.max_results = max_results

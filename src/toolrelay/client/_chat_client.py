@@ -86,6 +86,7 @@ from toolrelay.execution import (
     ToolCallingManager,
     ToolCallInterceptor,
 )
+from toolrelay.execution._manager import configured_manager
 from toolrelay.memory._base import CONVERSATION_ID
 from toolrelay.messages import Message, SystemMessage, UserMessage
 from toolrelay.models._base import ChatModel
@@ -218,23 +219,18 @@ class ChatClient:
             interceptors=tuple(interceptors),
             single_tenant=single_tenant,
         )
-        guards = defaults.guard_settings()
-        if tool_calling_manager is not None and guards:
-            raise ConfigurationError(
-                f"{', '.join(g + '=' for g in guards)} build the client's manager, but "
-                "tool_calling_manager= gives one already, so they would be ignored: give them "
-                "to that ToolCallingManager(...) instead, or drop tool_calling_manager="
-            )
-        loops = _check_loops(defaults, defaults.advisors)
-        self.model = model
-        self._defaults = defaults
-        self.tool_calling_manager = tool_calling_manager or ToolCallingManager(
+        self.tool_calling_manager = configured_manager(
+            tool_calling_manager,
+            owner="client",
             approval=approval,
             idempotency=idempotency,
             audit=audit,
             authorize=authorize,
             interceptors=defaults.interceptors,
         )
+        loops = _check_loops(defaults, defaults.advisors)
+        self.model = model
+        self._defaults = defaults
         # The default loop advisor is stateless per turn, so one instance serves every request.
         self._default_tool_advisor = ToolCallingAdvisor(
             tool_calling_manager=self.tool_calling_manager

@@ -118,6 +118,7 @@ __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_TIMEOUT",
     "ToolCallingManager",
+    "configured_manager",
 ]
 
 _log = logging.getLogger("toolrelay.execution")
@@ -721,6 +722,46 @@ class ToolCallingManager:
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def configured_manager(
+    manager: ToolCallingManager | None,
+    *,
+    owner: str,
+    approval: ApprovalHandler | ApprovalInterceptor | None = None,
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
+    audit: AuditSink | AuditInterceptor | None = None,
+    authorize: Authorizer | None = None,
+    interceptors: Sequence[ToolCallInterceptor] = (),
+) -> ToolCallingManager:
+    """``manager``, or one built from the guard options: what a client, gateway or bridge runs.
+
+    Raises:
+        ConfigurationError: Both are given, so the options would be ignored.
+    """
+    named = (
+        ("approval", approval),
+        ("idempotency", idempotency),
+        ("audit", audit),
+        ("authorize", authorize),
+    )
+    given = [f"{name}=" for name, value in named if value is not None]
+    given += ["interceptors="] if interceptors else []
+    if manager is None:
+        return ToolCallingManager(
+            approval=approval,
+            idempotency=idempotency,
+            audit=audit,
+            authorize=authorize,
+            interceptors=interceptors,
+        )
+    if given:
+        raise ConfigurationError(
+            f"{', '.join(given)} build the {owner}'s manager, but tool_calling_manager= gives "
+            "one already, so they would be ignored: give them to that ToolCallingManager(...) "
+            "instead, or drop tool_calling_manager="
+        )
+    return manager
 
 
 def _tool_call_generation(response: ChatResponse) -> Generation:
