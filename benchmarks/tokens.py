@@ -191,6 +191,7 @@ class Planner:
         self.actions: list[str] = []
         self._searching: list[int] = []
         self._shown: set[str] = set()
+        self._defined: set[str] = set()  # tools an answer gave the definition of
         self._attempts: dict[int, int] = {}
 
     def __call__(self, prompt: Prompt) -> ChatResponse:
@@ -235,15 +236,18 @@ class Planner:
     def _read(self, message: ToolResponseMessage) -> None:
         if self._searching:
             for position, response in zip(self._searching, message.responses, strict=True):
-                # The proxy channel answers with definitions under canonical names.
-                hits = [provider_safe_name(hit["name"]) for hit in json.loads(response.data)]
+                # The proxy channel answers with definitions under canonical names, and
+                # leaves out (or names only) the tools an earlier answer defined.
+                answer = json.loads(response.data)
+                hits = [provider_safe_name(hit["name"]) for hit in answer]
                 step = self.steps[position]
                 lookup = Lookup(
                     query=self._query(position),
                     wanted=step.tool,
                     hits=hits,
-                    shown=step.tool in self._shown,
+                    shown=step.tool in self._shown or step.tool in self._defined,
                 )
+                self._defined.update(hit["name"] for hit in answer if "input_schema" in hit)
                 self.lookups.append(lookup)
                 attempt = self._attempts[position] = self._attempts.get(position, 0) + 1
                 wanted = provider_safe_name(step.tool)

@@ -20,7 +20,7 @@ from toolrelay.messages import AssistantMessage, ToolResponse, ToolResponseMessa
 from toolrelay.prompt import Prompt
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
-from toolrelay.tools import ToolContext, ToolDefinition, tool, tools_from
+from toolrelay.tools import ToolCatalog, ToolContext, ToolDefinition, tool, tools_from
 from toolrelay.toolsearch import CHINESE, ENGLISH, TOOL_SEARCH_NAME
 from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME
 
@@ -296,3 +296,107 @@ async def test_the_rewrite_channel_is_the_default_and_says_so(shop: Shop) -> Non
     assert response.tool_search is not None
     assert response.tool_search.channel == "rewrite"
     assert CALL_TOOL_NAME not in model.tool_names_shown(0)
+
+
+def hits_of(prompt: Prompt) -> list[dict[str, Any]]:
+    (found,) = answers(prompt)
+    hits: list[dict[str, Any]] = json.loads(found.data)
+    return hits
+
+
+async def test_a_definition_already_in_the_conversation_is_named_only(shop: Shop) -> None:
+    model = ScriptedModel(
+        [
+            tool_call_response((TOOL_SEARCH_NAME, {"query": "look up an order", "max_results": 1})),
+            tool_call_response(
+                (TOOL_SEARCH_NAME, {"query": "look up an order by its id", "max_results": 1})
+            ),
+            tool_call_response(search("refund an order")),
+            "done",
+            tool_call_response((TOOL_SEARCH_NAME, {"query": "look up an order", "max_results": 1})),
+            "done",
+        ]
+    )
+    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals())
+    await client.prompt("where is o1?").conversation("c1").acall()
+    first, again, refund = hits_of(model.prompts[1]), hits_of(model.prompts[2]), model.prompts[3]
+    assert first[0]["name"] == LOOKUP
+    assert "input_schema" in first[0]
+    # The same best hit again: its definition is above, so it is named only.
+    assert again == [{"name": LOOKUP}]
+    # A new best hit comes whole; a defined one that is not the best is left out.
+    assert [h["name"] for h in first] == [LOOKUP]
+    refund_hits = hits_of(refund)
+    assert refund_hits[0]["name"] == REFUND
+    assert "input_schema" in refund_hits[0]
+    assert LOOKUP not in [h["name"] for h in refund_hits]
+
+    # A new conversation's history holds no definition: it gets it again.
+    await client.prompt("where is o1?").conversation("c2").acall()
+    assert hits_of(model.prompts[5]) == first
+
+
+@pytest.mark.parametrize("inside_loop", [False, True])
+async def test_an_earlier_turns_definition_the_loop_cannot_see_is_given_again(
+    shop: Shop, inside_loop: bool
+) -> None:
+    # Memory outside the loop keeps questions and answers only: the second turn's history
+    # holds no definition. Inside the loop memory adds the earlier rounds after the loop
+    # prepared the request, which the loop cannot vouch for: the definition comes again.
+    memory = MessageWindowChatMemory()
+    order = {"order": TOOL_CALLING_ADVISOR_ORDER + 100} if inside_loop else {}
+    model = ScriptedModel(
+        [
+            tool_call_response(search("look up an order")),
+            "found it",
+            tool_call_response(search("look up an order")),
+            "found it again",
+        ]
+    )
+    client = ChatClient(
+        model,
+        advisors=[proxy(shop), MessageChatMemoryAdvisor(memory, **order)],
+        approval=Approvals(),
+    )
+    await client.prompt("find a lookup tool").conversation("c1").acall()
+    await client.prompt("find it again").conversation("c1").acall()
+    first, second = hits_of(model.prompts[1]), hits_of(model.prompts[3])
+    assert second == first
+
+
+class NewShop(Shop):
+    @tool(name=LOOKUP, read_only=True)
+    def lookup(self, order_id: str) -> str:
+        """Read-only lookup of an order by its id, with its shipping state.
+
+        Args:
+            order_id: The order.
+        """
+        return f"order {order_id}: shipped"
+
+
+async def test_history_the_caller_sends_counts_unless_the_definition_changed(
+    shop: Shop,
+) -> None:
+    advisor = proxy(shop)
+    model = ScriptedModel(
+        [
+            tool_call_response(search("look up an order")),
+            "found it",
+            tool_call_response(search("look up an order")),
+            "found it again",
+            tool_call_response(search("look up an order")),
+            "changed",
+        ]
+    )
+    client = ChatClient(model, advisors=[advisor], approval=Approvals())
+    await client.prompt("find a lookup tool").conversation("c1").acall()
+    history = [*model.prompts[1].messages, AssistantMessage(text="found it")]
+    # The caller replays the first turn: its definitions are in the history the model reads.
+    await client.prompt().messages(*history, UserMessage(text="again")).conversation("c1").acall()
+    assert hits_of(model.prompts[3])[0] == {"name": LOOKUP}
+    # The catalog changed the tool: the definition above is stale, so it comes again.
+    advisor.catalog = ToolCatalog(tools_from(NewShop()))
+    await client.prompt().messages(*history, UserMessage(text="again")).conversation("c1").acall()
+    (changed,) = [h for h in hits_of(model.prompts[5]) if h["name"] == LOOKUP]
+    assert changed["description"].endswith("with its shipping state.")

@@ -75,7 +75,8 @@ async def test_search_returns_whole_definitions_best_first() -> None:
     assert found[0].as_json() == {
         "name": "billing.refund_payment",
         "description": definition.description,  # whole, not the first sentence
-        "input_schema": dict(definition.input_schema),
+        # As a provider is sent it: without the $schema dialect marker.
+        "input_schema": {k: v for k, v in definition.input_schema.items() if k != "$schema"},
         "annotations": {
             "readOnlyHint": False,
             "destructiveHint": True,

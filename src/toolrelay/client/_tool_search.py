@@ -20,7 +20,11 @@ it, and any loop (a subclass of your own, say) gets tool search with
 3. shows each model call, in a stable order (so provider prompt caches keep hitting):
    ``tool_search``, request tools, always-on tools, then discovered tools in discovery order;
 4. answers each search with its best hits (none below ``min_relative_score`` times the best
-   one's score), leaving out tools the model already sees in full unless one is the best;
+   one's score), leaving out tools the model already sees in full unless one is the best (in
+   the proxy channel: tools whose unchanged definition an earlier answer in the request's
+   history gave, as the loop holds it; the best of them is named only, so no definition is
+   sent twice, while one the history no longer holds, such as an earlier turn's that memory
+   inside the loop replays or that memory did not keep, comes whole again);
 5. after each tool round, adds what its searches found to the conversation's entry in the
    :class:`~toolrelay.toolsearch._sessions.SessionStore`, so discoveries persist across turns;
    by default (``retention="used"``) the found tools the model passed over are retired,
@@ -75,7 +79,7 @@ from toolrelay.execution import (
 )
 from toolrelay.execution._pipeline import META_TOOL, ContextNeeds
 from toolrelay.memory import CONVERSATION_ID
-from toolrelay.messages import ChatResponse, ToolCall
+from toolrelay.messages import ChatResponse, Message, ToolCall
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
 from toolrelay.search._usage import UsageLog
@@ -105,6 +109,7 @@ from toolrelay.toolsearch._search_tool import (
     ToolSearchReport,
     ToolSearchRound,
     check_search_options,
+    defined_in,
     with_system_suffix,
 )
 from toolrelay.toolsearch._sessions import (
@@ -413,6 +418,7 @@ class _SearchTurn:
     refused: Mapping[str, str] = field(default_factory=dict)
     _shown: tuple[tuple[str, ...], tuple[Tool, ...], tuple[str, ...]] | None = None
     _options: tuple[ChatOptions, tuple[Tool, ...], ChatOptions] | None = None
+    _scanned: tuple[int, Message, Mapping[str, str]] | None = None
 
     def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
         """Show the fixed tools plus the discovered ones, and add the system suffix."""
@@ -430,6 +436,8 @@ class _SearchTurn:
             # The round's search answers leave out what the model sees in full (but the best).
             self.searcher.shown = frozenset(names)
         _, tools, names = self._shown
+        if self.provider.channel == "proxy":
+            self.searcher.defined = self._defined_in(request.prompt.messages)
         self.rounds.append(ToolSearchRound(model_call=model_call, exposed=names))
         options = request.prompt.options
         # The loop passes the same options on every call: replaced once per list of tools.
@@ -449,6 +457,25 @@ class _SearchTurn:
             options=self._options[2],
         )
         return request.with_prompt(prompt)
+
+    def _defined_in(self, messages: Sequence[Message]) -> Mapping[str, str]:
+        """The definitions earlier answers in ``messages`` gave (see ``defined_in``).
+
+        Only the model's own history counts, as sent: earlier turns only as far as memory
+        replays them. Each model call of a turn sends the previous one's messages and more,
+        so only the new ones are read.
+        """
+        scanned = self._scanned
+        if scanned is not None:
+            count, last, defined = scanned
+            if len(messages) >= count and messages[count - 1] is last:
+                if len(messages) > count:
+                    defined = defined_in(messages[count:], defined)
+                    self._scanned = (len(messages), messages[-1], defined)
+                return defined
+        defined = defined_in(messages)
+        self._scanned = (len(messages), messages[-1], defined) if messages else None
+        return defined
 
     def round(self, request: ChatClientRequest, response: ChatResponse) -> RoundTools:
         """The shown tools; calls of tools the model was not shown are answered, never run.

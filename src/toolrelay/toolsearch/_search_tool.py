@@ -44,7 +44,8 @@ from pydantic import AfterValidator
 from toolrelay._storable import valid_unicode
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution._pipeline import META_TOOL
-from toolrelay.messages import Message, SystemMessage
+from toolrelay.messages import Message, SystemMessage, ToolResponseMessage
+from toolrelay.models._schemas import provider_schema
 from toolrelay.search._base import (
     MAX_RESULTS_LIMIT,
     AllowedTools,
@@ -76,6 +77,7 @@ __all__ = [
     "ToolSearchRound",
     "ToolSearcher",
     "check_search_options",
+    "defined_in",
     "definition_hit",
     "definitions_answer",
     "search_answer",
@@ -207,13 +209,59 @@ def definition_hit(definition: ToolDefinition) -> dict[str, Any]:
     """One hit of an answer that carries definitions: what the model needs to call the tool.
 
     ``name`` is the canonical name, which ``call_tool`` takes (as it takes the provider-safe
-    form); ``description`` and ``input_schema`` are the tool's own.
+    form); ``description`` and ``input_schema`` are the tool's own, as a provider is sent
+    them (without the ``$schema`` dialect marker) and without what says nothing: an empty
+    description, an empty ``required`` list. The hit stays in the history of every later
+    request, so nothing in it is there for nothing.
     """
-    return {
-        "name": definition.name,
-        "description": definition.description,
-        "input_schema": dict(definition.input_schema),
-    }
+    hit: dict[str, Any] = {"name": definition.name}
+    if definition.description:
+        hit["description"] = definition.description
+    schema = provider_schema(definition.input_schema)
+    if schema.get("required") == []:
+        del schema["required"]
+    hit["input_schema"] = schema
+    return hit
+
+
+def defined_in(
+    messages: Sequence[Message], known: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The definitions earlier search answers in ``messages`` gave, as their compact JSON, by name.
+
+    What the model can read of the definitions it was given: each hit carrying an
+    ``input_schema`` in an answer of ``tool_search`` among ``messages`` (the request's own
+    history, so only what memory replayed of earlier turns counts). A later answer leaves such
+    a tool out, or names it only, while its definition is unchanged (see
+    :meth:`ToolSearcher.search`).
+
+    Args:
+        messages: The request's messages.
+        known: What an earlier scan of the first messages found, to extend with the rest.
+    """
+    defined = dict(known or {})
+    for message in messages:
+        if not isinstance(message, ToolResponseMessage):
+            continue
+        for response in message.responses:
+            if response.name != TOOL_SEARCH_NAME or response.is_error:
+                continue
+            try:
+                hits = json.loads(response.data)
+            except ValueError:
+                continue
+            if not isinstance(hits, list):
+                continue
+            for hit in hits:
+                if not isinstance(hit, dict) or "input_schema" not in hit:
+                    continue
+                if isinstance(hit.get("name"), str):
+                    defined[hit["name"]] = _compact(hit)
+    return defined
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def definitions_answer(hits: Sequence[Mapping[str, Any]]) -> str:
@@ -222,7 +270,7 @@ def definitions_answer(hits: Sequence[Mapping[str, Any]]) -> str:
     Each hit is a :func:`definition_hit`, plus what a caller adds; the answer stays in the
     history of every later request, so it has no spaces between items.
     """
-    return json.dumps(list(hits), ensure_ascii=False, separators=(",", ":"))
+    return _compact(list(hits))
 
 
 def with_system_suffix(messages: Sequence[Message], suffix: str | None) -> tuple[Message, ...]:
@@ -371,6 +419,9 @@ class ToolSearcher:
     Attributes:
         shown: Names of the tools the current model call shows; the advisor sets it before
             each call. Answers leave them out, but the best hit (see :func:`search_answer`).
+        defined: For answers that carry definitions: the definitions the current model
+            call's history already holds (:func:`defined_in`); the advisor sets it before
+            each call. Answers leave those tools out, but name the best hit.
         records: The searches of tools bound to a call (``as_tool(call_id=...)``), by call id,
             until :meth:`take_records` takes them.
 
@@ -400,6 +451,7 @@ class ToolSearcher:
         self.min_score = min_score
         self.min_relative_score = min_relative_score
         self.shown: frozenset[str] = frozenset()
+        self.defined: Mapping[str, str] = {}
         self.records: dict[str, ToolSearchRecord] = {}
 
     def as_tool(
@@ -487,13 +539,7 @@ class ToolSearcher:
         if definitions is None:
             text = search_answer(response, shown=self.shown)
         else:
-            text = definitions_answer(
-                [
-                    definition_hit(definitions[h.name])
-                    for i, h in enumerate(response.hits)
-                    if i == 0 or h.name not in self.shown
-                ]
-            )
+            text = definitions_answer(self._definition_hits(response, definitions))
         return ToolSearchRecord(
             query=query,
             max_results=request.max_results,
@@ -501,6 +547,24 @@ class ToolSearcher:
             response=response,
             answer=text,
         )
+
+    def _definition_hits(
+        self, response: SearchResponse, definitions: Mapping[str, ToolDefinition]
+    ) -> list[dict[str, Any]]:
+        """The hits of an answer carrying definitions: each new one in full.
+
+        A hit the model already has (a shown tool, or one whose unchanged definition an
+        earlier answer in the request's history gave: :attr:`defined`) is left out, but the
+        best, which is named only.
+        """
+        hits: list[dict[str, Any]] = []
+        for position, found in enumerate(response.hits):
+            hit = definition_hit(definitions[found.name])
+            if found.name not in self.shown and self.defined.get(found.name) != _compact(hit):
+                hits.append(hit)
+            elif position == 0:
+                hits.append({"name": found.name})
+        return hits
 
     def take_records(self, call_ids: Sequence[str]) -> tuple[ToolSearchRecord, ...]:
         """Remove and return the records of the calls ``call_ids`` that searched, in that order."""

@@ -86,30 +86,24 @@ A marker rather than ``None``, because ``system_suffix=None`` means no suffix at
 
 
 DEFAULT_PROXY_DESCRIPTION = (
-    "Search the tool catalog for tools that can do what you need. Answers with a JSON list "
-    "of {name, description, input_schema}, best match first. Then run a tool with "
-    f"{CALL_TOOL_NAME}(name, arguments), arguments following its input_schema. Use a few "
-    "specific words for the action and its object, e.g. 'cancel order'."
+    "Find hidden tools by what they do. Answers with their definitions, best first; run "
+    f"them with {CALL_TOOL_NAME}."
 )
 """What the model reads about ``tool_search`` when its answers carry whole definitions."""
 
-DEFAULT_CALL_DESCRIPTION = (
-    f"Run a tool found with {TOOL_SEARCH_NAME}: name is the tool's exact name, arguments a "
-    "JSON object following its input_schema. Answers with the tool's result."
-)
+DEFAULT_CALL_DESCRIPTION = f"Run a tool found with {TOOL_SEARCH_NAME}."
 """What the model reads about ``call_tool``."""
 
 DEFAULT_CALL_PARAMETERS: Mapping[str, str] = MappingProxyType(
     {
-        "name": f"The tool's exact name, as {TOOL_SEARCH_NAME} returned it.",
-        "arguments": "The tool's arguments, following its input_schema.",
+        "name": "Its exact name.",
+        "arguments": "Following its input_schema.",
     }
 )
 """What the model reads about each parameter of ``call_tool``."""
 
 DEFAULT_PROXY_SYSTEM_SUFFIX = (
-    f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}, then run them with "
-    f"{CALL_TOOL_NAME}."
+    f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}, run them with {CALL_TOOL_NAME}."
 )
 """The system suffix of the proxy channel."""
 
@@ -199,22 +193,16 @@ CHINESE = SearchTexts(
         "或先用 {search_tool} 搜索其他工具。"
     ),
     proxy_description=(
-        "在工具目录中搜索能完成当前任务的工具。返回一个 JSON 列表，每项为 "
-        "{name, description, input_schema}，最匹配的排在最前。然后用 "
-        f"{CALL_TOOL_NAME}(name, arguments) 运行工具，arguments 须符合其 input_schema。"
-        "请用几个具体的词说明要做的动作和对象，例如“取消订单”。"
+        f"按功能查找隐藏的工具。返回它们的定义，最匹配的在前；用 {CALL_TOOL_NAME} 运行。"
     ),
     proxy_system_suffix=(
-        f"大多数工具是隐藏的，请用 {TOOL_SEARCH_NAME} 查找，再用 {CALL_TOOL_NAME} 运行。"
+        f"大多数工具是隐藏的，请用 {TOOL_SEARCH_NAME} 查找，用 {CALL_TOOL_NAME} 运行。"
     ),
-    call_description=(
-        f"运行用 {TOOL_SEARCH_NAME} 找到的工具：name 为工具的准确名称，arguments 为符合其 "
-        "input_schema 的 JSON 对象。返回工具的结果。"
-    ),
+    call_description=f"运行用 {TOOL_SEARCH_NAME} 找到的工具。",
     call_parameters=MappingProxyType(
         {
-            "name": f"工具的准确名称，与 {TOOL_SEARCH_NAME} 返回的一致。",
-            "arguments": "工具的参数，须符合其 input_schema。",
+            "name": "工具的准确名称。",
+            "arguments": "须符合其 input_schema。",
         }
     ),
 )
