@@ -243,7 +243,10 @@ async def test_the_client_loop_over_refund_tools_ends_cleanly_with_valid_calls(
     loop = ToolCallingAdvisor(max_model_calls=3)
     client = ChatClient.builder(model).default_tools(*tools.values()).default_advisors(loop).build()
     try:
-        response = await client.prompt("Find yesterday's failed refunds.").acall()
+        # The desk's ticket tools take a ToolContext: a request without one fails before
+        # the model is asked.
+        request = client.prompt("Find yesterday's failed refunds.")
+        response = await request.tool_context({"tenant_id": "acme", "user_id": "u-1"}).acall()
     except ModelCallLimitError:
         return  # a documented ending: the model kept calling tools
     report = response.tool_loop
