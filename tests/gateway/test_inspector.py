@@ -212,8 +212,13 @@ def test_a_guarded_retry_runs_once_approved_and_once_only(
     approved, result = retry("--tool-metadata", "user_id=U-ZHANG")
     assert not approved, result
     assert json.loads(result)["succeeded"] is True
-    # Repeated without the agent: the recorded result answers, nobody is asked again.
-    assert retry() == (False, result)
+    # Repeated by the same agent: the recorded result answers, saying it did not run again.
+    replayed, text = retry("--tool-metadata", "user_id=U-ZHANG")
+    assert not replayed
+    assert text.startswith("[not run again: this exact call already ran at ")
+    assert text.endswith("\n" + result)
+    # Repeated without the agent: another user's record never answers it; the handler refuses.
+    assert retry()[0]
 
     _, attempts = call(
         environment,
