@@ -385,22 +385,42 @@ class InMemoryIdempotencyStore:
             now = self._clock()
             entry = self._get(key, now)
             if entry is None or entry.result is None:
-                if entry is None:
-                    self._make_room(now)
-                    recorded = (fingerprint, summary, now)
-                else:
-                    recorded = entry.kept(owner, fingerprint, summary, now)
-                self._put(
-                    key,
-                    _Entry(
-                        owner=None,
-                        result=result,
-                        since=now,
-                        fingerprint=recorded[0],
-                        summary=recorded[1],
-                        ran_at=recorded[2],
-                    ),
-                )
+                self._record(key, entry, owner, fingerprint, summary, now, result=result)
+
+    def _record(
+        self,
+        key: str,
+        entry: _Entry | None,
+        owner: str,
+        fingerprint: str,
+        summary: str,
+        now: float,
+        *,
+        result: str | None = None,
+        unknown: bool = False,
+    ) -> None:
+        """Write ``key``'s result, or that its outcome is unknown.
+
+        The reservation's fingerprint, summary and time are kept unless the writer gives new ones.
+        """
+        if entry is None:
+            self._make_room(now)
+            fingerprint, summary, ran_at = fingerprint, summary, now
+        else:
+            fingerprint, summary, ran_at = entry.kept(owner, fingerprint, summary, now)
+        self._put(
+            key,
+            _Entry(
+                # A result frees the key's owner; an unknown outcome keeps it as reserved.
+                owner=None if result is not None else owner,
+                result=result,
+                since=now,
+                unknown=unknown,
+                fingerprint=fingerprint,
+                summary=summary,
+                ran_at=ran_at,
+            ),
+        )
 
     async def release(self, key: str, *, owner: str) -> None:
         """See :meth:`IdempotencyStore.release`."""
@@ -419,23 +439,7 @@ class InMemoryIdempotencyStore:
             entry = self._get(key, now)
             if entry is not None and (entry.result is not None or entry.owner != owner):
                 return  # a result, or another owner's entry: nothing of ours to mark
-            if entry is None:
-                self._make_room(now)
-                recorded = (fingerprint, summary, now)
-            else:
-                recorded = entry.kept(owner, fingerprint, summary, now)
-            self._put(
-                key,
-                _Entry(
-                    owner=owner,
-                    result=None,
-                    since=now,
-                    unknown=True,
-                    fingerprint=recorded[0],
-                    summary=recorded[1],
-                    ran_at=recorded[2],
-                ),
-            )
+            self._record(key, entry, owner, fingerprint, summary, now, unknown=True)
 
     async def delete(self, key: str) -> None:
         """Forget ``key``: its result, reservation or unknown outcome (if it has any)."""
