@@ -558,7 +558,9 @@ async def pay(
 ) -> ToolExecutionResult:
     prompt = Prompt(
         messages=(UserMessage(text="pay"),),
-        options=ChatOptions(tools=(FunctionTool.from_function(payouts.pay),)),
+        options=ChatOptions(
+            tools=(FunctionTool.from_function(payouts.pay),), tool_context={"user_id": "clerk"}
+        ),
     )
     response = tool_call_response(
         *(ToolCall(id=f"c{i}", name="refund.pay", arguments=a) for i, a in enumerate(arguments))

@@ -62,6 +62,7 @@ from toolrelay.execution._idempotency import (
     call_fingerprint,
     idempotency_key,
 )
+from toolrelay.execution._forwarding import ForwardingTool
 from toolrelay.execution._idempotency_sqlite import SqliteIdempotencyStore
 from toolrelay.execution._interception import (
     Proceed,
@@ -71,6 +72,7 @@ from toolrelay.execution._interception import (
     proceed_with_arguments,
 )
 from toolrelay.execution._limits import CallLimits
+from toolrelay.execution._pipeline import GuardOptions
 from toolrelay.execution._manager import (
     DEFAULT_MAX_RESULT_CHARS,
     DEFAULT_TIMEOUT,
@@ -119,6 +121,8 @@ __all__ = [
     "Defer",
     "DelegatingToolResolver",
     "Deny",
+    "ForwardingTool",
+    "GuardOptions",
     "IdempotencyInterceptor",
     "IdempotencyStore",
     "InMemoryIdempotencyStore",

@@ -17,16 +17,19 @@ from toolrelay.tools._names import provider_safe_name
 from toolrelay.tools._workers import ToolThreadsStatus, WorkerPoolBusy, WorkerPoolStatus
 
 __all__ = [
+    "EXTRA_ARGUMENT",
     "approval_failed",
     "approval_not_configured",
     "approval_timed_out",
     "arguments_summary",
+    "arguments_too_deep",
     "arguments_too_long",
     "denied",
     "earlier_result_unknown",
     "error_cut",
     "idempotency_conflict",
     "invalid_arguments",
+    "keyed_result_cut",
     "name_not_text",
     "name_too_long",
     "per_tool_limit",
@@ -45,6 +48,9 @@ __all__ = [
 ]
 
 _MAX_SHOWN_NAME = 80
+
+EXTRA_ARGUMENT = "Extra inputs are not permitted"
+"""The problem of an argument the tool does not declare (pydantic's wording, kept for all)."""
 
 
 def _shown(name: str) -> str:
@@ -104,6 +110,14 @@ def arguments_too_long(length: int, limit: int) -> ArgumentProblem:
             f"The arguments are {length:,} characters long; at most {limit:,} are accepted. "
             "Send shorter arguments."
         ),
+    )
+
+
+def arguments_too_deep(limit: int) -> ArgumentProblem:
+    """The arguments nest objects and arrays deeper than the manager accepts."""
+    return ArgumentProblem(
+        location="",
+        message=f"Arguments are nested too deeply (more than {limit} levels). Send flatter ones.",
     )
 
 
@@ -220,6 +234,21 @@ def result_cut(shown: int, total: int) -> str:
         f"\n[Result cut: these are the first {shown:,} of {total:,} characters. For what was "
         "left out, call the tool again asking for less: a narrower query, one page, or fewer "
         "fields.]"
+    )
+
+
+def keyed_result_cut(shown: int, total: int) -> str:
+    """Appended to the cut result of a tool with an idempotency key (an operation's record).
+
+    Calling it again with other arguments would reuse the operation's key (refused), and an
+    identical call replays this same text, so the note only says what was shown::
+
+        [Result cut: these are the first 20,000 of 5,242,880 characters. The operation ran
+        once; calling it again returns this same text, so go on with what is shown.]
+    """
+    return (
+        f"\n[Result cut: these are the first {shown:,} of {total:,} characters. The operation "
+        "ran once; calling it again returns this same text, so go on with what is shown.]"
     )
 
 

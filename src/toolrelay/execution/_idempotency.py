@@ -4,16 +4,24 @@ A tool declares how a call's key is derived (``ToolMetadata.idempotency_key``, o
 ``@tool(idempotency_key=...)``):
 
 - argument names: ``@tool(idempotency_key=["order_id", "refund_id"])``; the key is the tool's
-  name plus a digest of those arguments and the context's ``tenant_id`` and ``user_id``, so
-  neither tenants nor users share results. ``ToolMetadata.idempotency_scope`` widens that:
-  ``"tenant"`` (the users of a tenant share keys) or ``"global"``;
+  name plus a digest of those arguments and of the caller: the context's ``tenant_id`` and
+  ``user_id`` (the ``session_id`` instead of a missing ``user_id``), so neither tenants nor
+  users nor anonymous sessions share results. A call that names no caller at all (none of
+  the three) is refused before it runs (:class:`~toolrelay.exceptions.ToolContextError`):
+  callers the application can tell apart never share a key space by accident.
+  ``ToolMetadata.idempotency_scope`` widens the scope: ``"tenant"`` (the users of a tenant
+  share keys; the call needs a ``tenant_id``) or ``"global"`` (everyone does);
 - a function of the arguments and the context:
   ``@tool(idempotency_key=lambda args, ctx: f"refund-retry:{args['refund_id']}")``; the key
   is exactly what it returns, and it keeps full control of its scope (add the tenant and the
   user yourself when results must stay apart).
 
 The key is derived from the validated arguments (see :mod:`~toolrelay.execution._arguments`),
-so ``5``, ``"5"``, ``5.0`` and ``"05"`` for an ``int`` parameter are one operation.
+in canonical form: ``5``, ``"5"``, ``5.0`` and ``"05"`` for a function tool's ``int`` parameter
+are one operation, and so are ``7`` and ``7.0`` for any tool validated by a JSON Schema (an
+MCP tool's), whatever order the keys came in. Without a configured store, every manager of
+the process shares one in-memory store (:func:`process_idempotency`), so a declared key never
+runs twice in one process, whichever client, gateway, bridge or converted tool runs it.
 
 As with Stripe's idempotency keys, the store records with each key the call's fingerprint
 (:func:`call_fingerprint`: its tool and all its validated arguments), a short summary of its
@@ -89,6 +97,7 @@ __all__ = [
     "ReservationStatus",
     "call_fingerprint",
     "idempotency_key",
+    "process_idempotency",
 ]
 
 _log = logging.getLogger("toolrelay.execution._idempotency")
@@ -126,7 +135,10 @@ def idempotency_key(tool: Tool, arguments: Mapping[str, Any], context: ToolConte
     if scope != "global":
         identity["tenant"] = context.tenant_id
     if scope == "user":
-        identity["user"] = context.user_id
+        user = context.user_id
+        identity["user"] = user
+        if user is None or user == "":
+            identity["session"] = context.session_id  # an anonymous caller: its session
     return f"{name}:{sha256_hex(canonical_json(identity))}"
 
 
@@ -454,7 +466,7 @@ class InMemoryIdempotencyStore:
 
 
 class _KeyLocks:
-    """One lock per key in use, so identical calls of one event loop run one after the other.
+    """One lock per call in use, so identical calls of one event loop run one after the other.
 
     Locks belong to the loop that made them (blocking calls each run on a loop of their
     own); calls on different loops are kept apart by the store's reservations instead.
@@ -530,19 +542,22 @@ class IdempotencyInterceptor:
     async def _keyed(
         self, key: str, invocation: ToolInvocation, proceed: Proceed
     ) -> ToolCallOutcome:
-        await self._locks.acquire(key)
-        owner = uuid.uuid4().hex
         values = invocation.arguments.values
         call = _Call(
             fingerprint=call_fingerprint(invocation.tool, values),
             summary=feedback.arguments_summary(values),
         )
+        # Identical calls take turns; a call reusing the key with other arguments does not
+        # queue behind them: the store refuses it at once.
+        slot = f"{key}\x00{call.fingerprint}"
+        await self._locks.acquire(slot)
+        owner = uuid.uuid4().hex
         held, moved, ran = True, False, False
         outer_check = invocation.arguments_check
 
         async def check(changed: ToolInvocation, inner: Proceed) -> ToolCallOutcome:
             """Arguments changed inside the chain (an approval's edit): key them again."""
-            nonlocal held, moved
+            nonlocal call, held, moved
             changed = replace(changed, arguments_check=outer_check)
             new_key = _key_or_answer(changed)
             if isinstance(new_key, ToolCallOutcome):
@@ -550,9 +565,15 @@ class IdempotencyInterceptor:
             if new_key != key:
                 moved = True  # the run belongs to the new key; this one stays free
                 await self.store.release(key, owner=owner)
-                self._locks.release(key)
+                self._locks.release(slot)
                 held = False
             if new_key is None or new_key == key:
+                # The key records what runs under it: a repeat of the edited call replays.
+                edited = changed.arguments.values
+                call = _Call(
+                    fingerprint=call_fingerprint(changed.tool, edited),
+                    summary=feedback.arguments_summary(edited),
+                )
                 return await _continue(changed, inner)
             return await self._keyed(
                 new_key,
@@ -578,7 +599,7 @@ class IdempotencyInterceptor:
             if outcome.ok:
                 ran = True  # it took effect: failing to record that must not free the key
                 await self.store.complete(
-                    key, owner=owner, result=outcome.response.data, **call.recorded()
+                    key, owner=owner, result=outcome.result_text, **call.recorded()
                 )
             elif outcome.result_unknown:
                 await self.store.mark_unknown(key, owner=owner, **call.recorded())
@@ -606,7 +627,7 @@ class IdempotencyInterceptor:
             raise
         finally:
             if held:
-                self._locks.release(key)
+                self._locks.release(slot)
 
     async def _after_interruption(
         self,
@@ -627,7 +648,7 @@ class IdempotencyInterceptor:
         progress = invocation.progress
         if outcome is not None and outcome.ok and not store_failed:
             await self.store.complete(
-                key, owner=owner, result=outcome.response.data, **call.recorded()
+                key, owner=owner, result=outcome.result_text, **call.recorded()
             )
         elif store_failed or progress.returned or progress.interrupted:  # it (may have) acted
             await self.store.mark_unknown(key, owner=owner, **call.recorded())
@@ -825,3 +846,20 @@ def _busy(invocation: ToolInvocation, key: str) -> ToolCallOutcome:
         "Call it again later to get its result."
     )
     return _answer(invocation, key, text, ToolCallStatus.ERROR)
+
+
+# Every manager without ``idempotency=`` shares it: a declared key runs once per process,
+# whichever client, gateway, bridge or converted tool runs its tool.
+_process = IdempotencyInterceptor(InMemoryIdempotencyStore())
+
+
+def process_idempotency() -> IdempotencyInterceptor:
+    """The idempotency step of every manager configured without a store of its own.
+
+    Its :class:`InMemoryIdempotencyStore` is the process's: it lives as long as the process,
+    shared by every client, gateway, bridge and converted tool, so a declared key never runs
+    twice in one process. Several processes share a Redis or SQLite store instead
+    (``idempotency=``). Tests that need a clean slate use
+    :func:`toolrelay.testing.isolated_idempotency`.
+    """
+    return _process
