@@ -528,11 +528,12 @@ class TaskRunner:
         builder = (
             ChatClient.builder(meter)
             .default_advisors(memory, loop)
-            .approval(approval if approval is not None else ApprovalInterceptor())
-            .default_interceptors(*environment.interceptors)
+            .guards(
+                approval=approval if approval is not None else ApprovalInterceptor(),
+                interceptors=environment.interceptors,
+                authorize=environment.authorize,
+            )
         )
-        if environment.authorize is not None:
-            builder = builder.authorize(environment.authorize)
         if mode.index is None:
             builder = builder.default_tools(*tools)
         system = task.system if task.system is not None else self.suite.system

@@ -52,6 +52,7 @@ from toolrelay.execution._exceptions_policy import (
     DefaultToolExceptionProcessor,
     ToolExceptionProcessor,
 )
+from toolrelay.execution._forwarding import ForwardingTool
 from toolrelay.execution._idempotency import (
     DEFAULT_MAX_ENTRIES,
     IdempotencyInterceptor,
@@ -62,7 +63,6 @@ from toolrelay.execution._idempotency import (
     call_fingerprint,
     idempotency_key,
 )
-from toolrelay.execution._forwarding import ForwardingTool
 from toolrelay.execution._idempotency_sqlite import SqliteIdempotencyStore
 from toolrelay.execution._interception import (
     Proceed,
@@ -72,12 +72,12 @@ from toolrelay.execution._interception import (
     proceed_with_arguments,
 )
 from toolrelay.execution._limits import CallLimits
-from toolrelay.execution._pipeline import GuardOptions
 from toolrelay.execution._manager import (
     DEFAULT_MAX_RESULT_CHARS,
     DEFAULT_TIMEOUT,
     ToolCallingManager,
 )
+from toolrelay.execution._pipeline import GuardOptions
 from toolrelay.execution._resolution import (
     DelegatingToolResolver,
     StaticToolResolver,

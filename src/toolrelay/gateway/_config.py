@@ -103,7 +103,8 @@ class SearchSettings:
             :class:`~toolrelay.gateway.ToolGateway` for why it is on by default.
         language: The language of what clients read besides the catalog (the two tools'
             texts, the "not available" answer, the default instructions): ``"auto"`` (the
-            catalog's language, see :class:`~toolrelay.gateway.GatewayTexts`), ``"en"`` or ``"zh"``.
+            catalog's language, see :class:`~toolrelay.toolsearch.SearchTexts`), ``"en"``
+            or ``"zh"``.
         usage_log: A SQLite file of past searches that led to successful calls, which
             searches rank with (absolute once loaded from a file); ``None``: none.
         shared_usage: One usage history for every tenant instead of one per tenant.

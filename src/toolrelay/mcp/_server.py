@@ -21,9 +21,8 @@ what happened; only an unknown tool name is a protocol error.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Unpack
 
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -39,7 +38,8 @@ from mcp_types import Tool as McpToolInfo
 
 from toolrelay._version import __version__
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallingManager
+from toolrelay.execution import GuardOptions, ToolCallingManager
+from toolrelay.execution._manager import configured_manager
 from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
 from toolrelay.mcp._context import context_from_meta
 from toolrelay.mcp._results import text_result
@@ -58,6 +58,7 @@ def tools_server(
     instructions: str | None = None,
     context: Mapping[str, Any] | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
+    **guards: Unpack[GuardOptions],
 ) -> Server[Any]:
     """An MCP server offering ``tools``.
 
@@ -69,22 +70,25 @@ def tools_server(
         instructions: Text clients may show their model about the server.
         context: Tool context entries every call gets, overriding what a request's
             ``_meta`` says (e.g. the one tenant this server serves).
-        tool_calling_manager: Runs each call with its guards (``approval=``,
-            ``idempotency=``, ``audit=``...); a ``ToolCallingManager()`` by default.
+        tool_calling_manager: Runs each call; by default one built from the guard options
+            (giving both is an error).
+        guards: The guard options (:class:`~toolrelay.execution.GuardOptions`), as every door
+            takes them (``approval=``, ``idempotency=``, ``audit=``, ``authorize=``,
+            ``interceptors=``).
 
     Raises:
         DuplicateToolError: Two of the tools share a name.
-        ConfigurationError: A tool requires approval and the manager has no ``approval=``.
+        ConfigurationError: A tool requires approval and no ``approval=`` is configured, a
+            manager is given with guard options, or a guard option is unknown.
     """
     catalog = tools if isinstance(tools, ToolCatalog) else ToolCatalog(as_tools(tools))
     fixed = dict(context or {})
-    manager = tool_calling_manager or ToolCallingManager()
+    manager = configured_manager(tool_calling_manager, owner="tools_server", **guards)
     try:
-        manager.check_tools(catalog, owner="ToolCallingManager")
+        manager.check_tools(catalog, owner="tools_server")
     except ConfigurationError as exc:
         raise ConfigurationError(
-            f"{exc}; serve them with tools_server(..., tool_calling_manager=manager). A "
-            "server whose MCP client asks a person first (it reads each tool's "
+            f"{exc}. A server whose MCP client asks a person first (it reads each tool's "
             "requires-approval flag) says so with an approval handler that approves"
         ) from None
     call_ids = itertools.count(1)
@@ -105,7 +109,8 @@ def tools_server(
         call = ToolCall(
             id=f"mcp_{next(call_ids)}",
             name=tool.definition.name,
-            arguments=json.dumps(dict(params.arguments or {}), ensure_ascii=False),
+            # The manager reads the protocol's object as it reads any call's arguments.
+            arguments=params.arguments,  # type: ignore[arg-type]
         )
         outcome = await manager.run_call(call, (tool,), tool_context)
         return text_result(outcome.response.data, is_error=outcome.response.is_error)
