@@ -19,7 +19,7 @@ The loop stops when:
   ``on_breach="raise"``): one generation with finish reason ``"toolCallLimitExceeded"``;
 - calls wait for a person's approval (an
   :class:`~toolrelay.execution.ApprovalInterceptor` deferred them): one generation with
-  finish reason ``"approvalRequired"``; the response's ``approval_state`` resumes the same
+  finish reason ``"approvalRequired"``; the response's ``approval`` resumes the same
   turn later (see :mod:`~toolrelay.client._deferred_approval`);
 - the model was called ``max_model_calls`` times and still asks for tools:
   :class:`~toolrelay.exceptions.ModelCallLimitError`.
