@@ -52,10 +52,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from toolrelay.client._advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolrelay.client._conversations import scoped_key
@@ -162,7 +161,6 @@ class ToolSearch:
             list only grows, so a provider's prompt cache covers every earlier tool);
             ``"last_search"`` shows only what the last round of searches found. What each
             costs in tokens on three tasks: ``docs/benchmarks.md``.
-        last_search_only: Deprecated: ``True`` is ``retention="last_search"``.
         max_results: Hits per search when the model does not say (1-10).
         min_score: Drop hits scoring below this, on the index's own scale.
         min_relative_score: Drop hits scoring below this fraction of the best hit's score
@@ -200,7 +198,6 @@ class ToolSearch:
         conversation_key: ConversationKey = CONVERSATION_ID,
         tool_filter: ToolFilter | None = None,
         retention: Retention = "used",
-        last_search_only: bool | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
@@ -215,6 +212,10 @@ class ToolSearch:
         check_search_options(max_results, min_relative_score)
         if channel not in get_args(Channel):
             raise ConfigurationError(f"channel must be 'rewrite' or 'proxy', not {channel!r}")
+        if retention not in get_args(Retention):
+            raise ConfigurationError(
+                f"retention must be 'used', 'all' or 'last_search', not {retention!r}"
+            )
         self.channel: Channel = channel
         self.usage_log = usage_log
         self.shared_usage = shared_usage
@@ -233,7 +234,7 @@ class ToolSearch:
         self.always_on = tuple(always_on)
         self.conversation_key = conversation_key
         self.tool_filter = tool_filter
-        self.retention = _retention(retention, last_search_only)
+        self.retention: Retention = retention
         self.max_results = max_results
         self.min_score = min_score
         self.min_relative_score = min_relative_score
@@ -335,23 +336,6 @@ def unwrapped_name(call: ToolCall) -> str:
     """The name a ``call_tool`` call gives (its own name when it gives none)."""
     inner = unwrapped_call(call)
     return call.name if inner is None else inner.name
-
-
-def _retention(retention: Retention, last_search_only: bool | None) -> Retention:
-    if retention not in ("used", "all", "last_search"):
-        raise ConfigurationError(
-            f"retention must be 'used', 'all' or 'last_search', not {retention!r}"
-        )
-    if last_search_only is None:
-        return retention
-    warnings.warn(
-        'last_search_only is deprecated; pass retention="last_search" (or "all")',
-        DeprecationWarning,
-        stacklevel=4,
-    )
-    if retention != "used":
-        raise ConfigurationError("give retention or last_search_only, not both")
-    return "last_search" if last_search_only else "all"
 
 
 def _proxy_tools(
@@ -664,7 +648,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
 
     Args:
         catalog, index, session_store, always_on, conversation_key, tool_filter,
-            retention, last_search_only, max_results, min_score, min_relative_score, language,
+            retention, max_results, min_score, min_relative_score, language,
             search_description, system_suffix, unavailable_message, usage_log, shared_usage,
             channel: As for :class:`ToolSearch`.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
@@ -685,7 +669,6 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         conversation_key: ConversationKey = CONVERSATION_ID,
         tool_filter: ToolFilter | None = None,
         retention: Retention = "used",
-        last_search_only: bool | None = None,
         max_results: int = DEFAULT_MAX_RESULTS,
         min_score: float | None = None,
         min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
@@ -711,7 +694,6 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             conversation_key=conversation_key,
             tool_filter=tool_filter,
             retention=retention,
-            last_search_only=last_search_only,
             max_results=max_results,
             min_score=min_score,
             min_relative_score=min_relative_score,
@@ -755,26 +737,3 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     def conversation_key_of(self, request: ChatClientRequest) -> str:
         """The key the conversation's discovered tools are stored under (see ``ToolSearch``)."""
         return self.search.conversation_key_of(request, owner=self.name)
-
-    def __getattr__(self, name: str) -> Any:
-        # The search options read as the advisor's own (advisor.max_results...), as before.
-        if name in _SEARCH_OPTIONS:
-            return getattr(self.search, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-
-_SEARCH_OPTIONS = frozenset(
-    {
-        "always_on",
-        "conversation_key",
-        "tool_filter",
-        "retention",
-        "max_results",
-        "min_score",
-        "min_relative_score",
-        "texts",
-        "usage_log",
-        "shared_usage",
-        "channel",
-    }
-)

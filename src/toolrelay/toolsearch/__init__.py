@@ -14,7 +14,6 @@ are thin adapters over it.
   :class:`InMemorySessionStore`; in Redis: :class:`toolrelay.redis.RedisSessionStore`).
 """
 
-from toolrelay._aliases import moved_names
 from toolrelay.toolsearch._access import (
     CatalogSnapshot,
     CatalogView,
@@ -59,14 +58,3 @@ __all__ = [
     "ToolSearchRound",
     "ToolSearcher",
 ]
-
-# Deprecated public names: the English texts are the fields of ENGLISH, and the session bound
-# is InMemorySessionStore's default.
-_DEPRECATED = {
-    "DEFAULT_SEARCH_DESCRIPTION": "toolrelay.toolsearch._search_tool",
-    "DEFAULT_SYSTEM_SUFFIX": "toolrelay.toolsearch._search_tool",
-    "DEFAULT_UNAVAILABLE_MESSAGE": "toolrelay.toolsearch._access",
-    "DEFAULT_SIMILAR_NAMES_MESSAGE": "toolrelay.toolsearch._access",
-    "DEFAULT_MAX_SESSIONS": "toolrelay.toolsearch._sessions",
-}
-__getattr__ = moved_names(__name__, {name: f"{home}:{name}" for name, home in _DEPRECATED.items()})
