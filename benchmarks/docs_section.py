@@ -40,6 +40,7 @@ WRITERS = (
     "reliability.py",
     "shape.py",
     "bridges.py",
+    "schema_checks.py",
 )
 """The scripts with a ``docs_sections()``, relative to ``benchmarks/``."""
 

@@ -14,10 +14,7 @@ import importlib
 import logging
 from typing import TYPE_CHECKING, Any
 
-from toolrelay import _aliases
 from toolrelay._version import __version__
-
-_aliases.install()
 
 if TYPE_CHECKING:
     from toolrelay.client import (

@@ -364,7 +364,7 @@ def test_a_resumed_request_refuses_what_it_would_ignore(add: Any) -> None:
         .tool_calling_manager(approving_manager())
         .build()
     )
-    state = client.prompt("refund A").call().approval_state
+    state = client.prompt("refund A").call().approval
     with pytest.raises(ConfigurationError, match="would be ignored"):
         add(client.prompt().resume(state)).call()
 

@@ -121,7 +121,7 @@ def test_the_loop_stops_with_the_pending_calls() -> None:
     assert desk.refunds == []
     assert model.call_count == 1
     assert response.tool_loop.stop is LoopStop.APPROVAL_REQUIRED
-    state = response.approval_state
+    state = response.approval
     assert state.answered[0].response.data == "order A1: paid 500"
     assert state.answered[1] is None
     assert state.model_calls == 1
@@ -131,9 +131,9 @@ def test_the_loop_stops_with_the_pending_calls() -> None:
 
 def test_the_state_survives_a_json_round_trip() -> None:
     _, _, response = stopped_turn()
-    text = response.approval_state.to_json()
+    text = response.approval.to_json()
     assert json.loads(text)["format"] == "toolrelay.approval_state/2"
-    assert ApprovalState.from_json(text) == response.approval_state
+    assert ApprovalState.from_json(text) == response.approval
 
 
 def test_the_json_of_a_state_is_valid_utf8_whatever_the_model_wrote() -> None:
@@ -142,7 +142,7 @@ def test_the_json_of_a_state_is_valid_utf8_whatever_the_model_wrote() -> None:
         id="c\ud83d", name="refund.issue", arguments='{"order_id": "A\\ud83d", "amount": 5}'
     )
     client = client_for(ScriptedModel([tool_call_response(issue)]), Desk())
-    text = client.prompt("Refund A\udc00").call().approval_state.to_json()
+    text = client.prompt("Refund A\udc00").call().approval.to_json()
     text.encode("utf-8")  # storable anywhere text goes
     state = ApprovalState.from_json(text)
     assert state.pending[0].call == issue
@@ -153,7 +153,7 @@ def test_the_json_of_a_state_is_valid_utf8_whatever_the_model_wrote() -> None:
 def resume_elsewhere(decisions: dict[str, Any], *replies: Any) -> tuple[Desk, ScriptedModel, Any]:
     """Stop a turn, then resume it from JSON with a brand-new client, model and tools."""
     first_desk, _, stopped = stopped_turn()
-    saved = stopped.approval_state.to_json()
+    saved = stopped.approval.to_json()
     assert first_desk.refunds == []
     desk = Desk()
     model = ScriptedModel(list(replies) or [text_response("Done.", usage=(20, 3))])
@@ -212,19 +212,19 @@ def test_a_call_without_a_decision_waits_again() -> None:
     _, _, stopped = stopped_turn()
     desk, model = Desk(), ScriptedModel(["Done."])
     client = client_for(model, desk)
-    again = client.prompt().resume(stopped.approval_state).call()
+    again = client.prompt().resume(stopped.approval).call()
     assert [p.call_id for p in again.pending_approvals] == ["call_2"]
     assert model.call_count == 0
     assert desk.refunds == []
-    assert again.approval_state.model_calls == 1
-    final = client.prompt().resume(again.approval_state, {"call_2": Approve()}).call()
+    assert again.approval.model_calls == 1
+    final = client.prompt().resume(again.approval, {"call_2": Approve()}).call()
     assert final.content() == "Done."
     assert desk.refunds == [("A1", 500)]
 
 
 def test_resuming_is_checked() -> None:
     _, _, stopped = stopped_turn()
-    state = stopped.approval_state
+    state = stopped.approval
     client = client_for(ScriptedModel([]), Desk())
     with pytest.raises(ConfigurationError, match="not waiting"):
         client.prompt().resume(state, {"call_1": Approve()})
@@ -246,7 +246,7 @@ async def test_streams_stop_and_resume_too() -> None:
     stopped = await client.prompt("Refund A1").stream().collect()
     assert stopped.chat_response().result.finish_reason == APPROVAL_REQUIRED_FINISH_REASON
     (pending,) = stopped.pending_approvals
-    resumed = client.prompt().resume(stopped.approval_state, {pending.call_id: Approve()})
+    resumed = client.prompt().resume(stopped.approval, {pending.call_id: Approve()})
     texts = [t async for t in resumed.stream().content()]
     assert "".join(texts) == "Refund done."
     assert desk.refunds == [("A1", 500)]
@@ -295,7 +295,7 @@ def test_deferred_duplicates_need_one_decision_and_pay_once() -> None:
 
     desk = Desk()
     model = ScriptedModel([tool_call_response(retry), "Paid."])
-    saved = stopped.approval_state.to_json()
+    saved = stopped.approval.to_json()
     answer = client(model, desk).prompt().resume(saved, {"call_1": Approve()}).call()
     assert answer.content() == "Paid."
     assert desk.retries == [
@@ -317,7 +317,7 @@ async def test_an_outer_memory_keeps_the_conversation_across_the_stop() -> None:
         .build()
     )
     stopped = await client.prompt("Refund A1").conversation("c1").acall()
-    state = ApprovalState.from_json(stopped.approval_state.to_json())
+    state = ApprovalState.from_json(stopped.approval.to_json())
     await client.prompt().resume(state, {"call_1": Approve()}).conversation("c1").acall()
     stored = await memory.get("c1")
     assert [getattr(m, "text", None) for m in stored] == [
@@ -344,7 +344,7 @@ async def test_tool_search_turns_stop_and_resume() -> None:
     (pending,) = stopped.pending_approvals
     assert pending.tool_name == "refund.issue"
     assert desk.refunds == []
-    saved = stopped.approval_state.to_json()
+    saved = stopped.approval.to_json()
     answer = await (
         client.prompt().resume(saved, {pending.call_id: Approve()}).conversation("c1").acall()
     )
@@ -371,7 +371,7 @@ def test_calls_sharing_an_id_wait_under_ids_of_their_own() -> None:
 
     desk = Desk()
     client = client_for(ScriptedModel(["Refunded A; B waits."]), desk)
-    again = client.prompt().resume(response.approval_state, {first.call_id: Approve()}).call()
+    again = client.prompt().resume(response.approval, {first.call_id: Approve()}).call()
     assert desk.refunds == [("A", 100)]
     assert [p.call_id for p in again.pending_approvals] == [second.call_id]
 
@@ -387,7 +387,7 @@ def test_ids_repeated_from_an_earlier_round_are_renamed_too() -> None:
     )
     response = client_for(model, Desk()).prompt("Refund A").call()
     (pending,) = response.pending_approvals
-    first_round = response.approval_state.history[-2]
+    first_round = response.approval.history[-2]
     assert isinstance(first_round, AssistantMessage)
     assert pending.call_id != first_round.tool_calls[0].id == "x"
 
@@ -400,7 +400,7 @@ def edited(state_json: str, change: Any) -> str:
 
 def test_a_state_edited_to_run_other_arguments_than_it_shows_is_refused() -> None:
     _, _, stopped = stopped_turn()
-    saved = stopped.approval_state.to_json()
+    saved = stopped.approval.to_json()
 
     def run_other(data: dict[str, Any]) -> None:
         data["assistant"]["tool_calls"][1]["arguments"] = '{"order_id": "B", "amount": 990000}'
@@ -425,7 +425,7 @@ def test_a_state_edited_to_run_other_arguments_than_it_shows_is_refused() -> Non
 def test_a_decision_keyed_by_what_was_shown_applies_to_nothing_else() -> None:
     _, _, stopped = stopped_turn()
     (shown,) = stopped.pending_approvals
-    saved = stopped.approval_state.to_json()
+    saved = stopped.approval.to_json()
 
     def other_refund(data: dict[str, Any]) -> None:  # consistent: shows and runs B
         other = '{"order_id": "B", "amount": 990000}'
@@ -447,7 +447,7 @@ def test_a_decision_does_not_apply_to_a_call_that_now_runs_another_tool() -> Non
     def shown_as_lookup(data: dict[str, Any]) -> None:
         data["pending"][0]["tool_name"] = "orders.lookup"
 
-    saved = edited(stopped.approval_state.to_json(), shown_as_lookup)
+    saved = edited(stopped.approval.to_json(), shown_as_lookup)
     desk = Desk()
     again = client_for(ScriptedModel([]), desk).prompt().resume(saved, {"call_2": Approve()}).call()
     assert desk.refunds == []  # asked about again, and deferred again
@@ -465,7 +465,7 @@ def test_a_state_resumes_only_in_its_own_tenant_and_conversation() -> None:
         .tool_context({"tenant_id": "acme"})
         .call()
     )
-    saved = stopped.approval_state.to_json()
+    saved = stopped.approval.to_json()
     assert json.loads(saved)["conversation"] == "tenant:acme:c1"
     desk = Desk()
     client = client_for(ScriptedModel(["Refunded."]), desk)

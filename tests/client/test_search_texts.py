@@ -20,20 +20,7 @@ from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolDefinition, pro
 from toolrelay.tools._language import cjk_share
 from toolrelay.tools._schema import cached_function_schema
 from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearcher
-from toolrelay.toolsearch._access import DEFAULT_UNAVAILABLE_MESSAGE
-from toolrelay.toolsearch._search_tool import (
-    DEFAULT_PARAMETER_DESCRIPTIONS,
-    DEFAULT_SEARCH_DESCRIPTION,
-    DEFAULT_SYSTEM_SUFFIX,
-)
-from toolrelay.toolsearch._texts import (
-    CHINESE,
-    ENGLISH,
-    SEARCH_TEXTS,
-    SearchTexts,
-    SearchTextSelector,
-    search_texts,
-)
+from toolrelay.toolsearch._texts import CHINESE, ENGLISH, SearchTexts, SearchTextSelector
 
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -121,7 +108,7 @@ def test_english_texts_are_the_defaults_and_chinese_ones_are_chinese() -> None:
 
 
 def test_the_english_parameter_texts_are_what_the_docstring_says() -> None:
-    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None, max_results=5)
+    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None)
     assert parameter_texts(searcher.as_tool().definition) == dict(DEFAULT_PARAMETER_DESCRIPTIONS)
     # The schema that validates the arguments is built from the method's docstring.
     validating = cached_function_schema(searcher.tool_search, tool_name=TOOL_SEARCH_NAME)
@@ -132,7 +119,7 @@ def test_the_english_parameter_texts_are_what_the_docstring_says() -> None:
 
 
 async def test_the_search_tool_in_chinese_validates_as_before() -> None:
-    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None, max_results=5)
+    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None)
     tool = searcher.as_tool(CHINESE.description, parameters=CHINESE.parameters)
     english = searcher.as_tool()
     assert tool.definition.description == CHINESE.description

@@ -7,7 +7,9 @@ import pytest
 
 from toolrelay.client import (
     HIGHEST_PRECEDENCE,
+    LOWEST_PRECEDENCE,
     TOOL_CALL_LIMIT_FINISH_REASON,
+    TOOL_CALLING_ADVISOR_ORDER,
     ChatClient,
     ChatClientRequest,
     ChatClientResponse,
@@ -15,8 +17,14 @@ from toolrelay.client import (
     MessageChatMemoryAdvisor,
     ToolCallingAdvisor,
     ToolLoopState,
+    ToolSearchAdvisor,
 )
-from toolrelay.exceptions import ModelCallLimitError, ToolNotFoundError, ToolsNotSupportedError
+from toolrelay.exceptions import (
+    ConfigurationError,
+    ModelCallLimitError,
+    ToolNotFoundError,
+    ToolsNotSupportedError,
+)
 from toolrelay.execution import (
     CallLimits,
     StaticToolResolver,
@@ -35,7 +43,14 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.testing import FunctionModel, ScriptedModel, text_response, tool_call_response
+from toolrelay.search import BM25ToolIndex
+from toolrelay.testing import (
+    FunctionModel,
+    RecordingAdvisor,
+    ScriptedModel,
+    text_response,
+    tool_call_response,
+)
 from toolrelay.tools import Tool, ToolContext, as_tools, tool
 
 
@@ -65,6 +80,46 @@ def client_for(model: Any, *advisors: Any, tools: tuple[Any, ...] = (ping,)) -> 
 
 def pinging(*hosts: str, usage: tuple[int, int] = (0, 0)) -> Any:
     return tool_call_response(*(("ping", {"host": h}) for h in hosts), usage=usage)
+
+
+@pytest.mark.parametrize(
+    "order", [HIGHEST_PRECEDENCE + 1, TOOL_CALLING_ADVISOR_ORDER, 0, LOWEST_PRECEDENCE - 1]
+)
+async def test_an_order_strictly_inside_the_range_places_the_loop_between_the_ends(
+    order: int,
+) -> None:
+    outermost = RecordingAdvisor("outermost", HIGHEST_PRECEDENCE)
+    innermost = RecordingAdvisor("innermost", LOWEST_PRECEDENCE)
+    loop = ToolCallingAdvisor(order=order)
+    # Given innermost first and outermost last: only the orders can put them in place.
+    client = client_for(ScriptedModel([pinging("a"), "up"]), innermost, loop, outermost)
+    assert client.prompt("ping a").call().content() == "up"
+    assert loop.order == order
+    assert (len(outermost.requests), len(innermost.requests)) == (1, 2)  # the turn; each call
+
+
+@pytest.mark.parametrize(
+    "order",
+    [
+        HIGHEST_PRECEDENCE,
+        LOWEST_PRECEDENCE,
+        HIGHEST_PRECEDENCE - 1,
+        LOWEST_PRECEDENCE + 1,
+        True,
+        300.0,
+        "300",
+        None,
+    ],
+)
+def test_an_order_outside_the_range_or_not_an_int_is_refused(order: Any) -> None:
+    with pytest.raises(ConfigurationError) as refused:
+        ToolCallingAdvisor(order=order)
+    message = str(refused.value)
+    assert f"strictly between HIGHEST_PRECEDENCE ({HIGHEST_PRECEDENCE})" in message
+    assert f"LOWEST_PRECEDENCE ({LOWEST_PRECEDENCE}), not {order!r}" in message
+    assert "tracing" in message  # why: the loop sits inside the outermost advisors
+    with pytest.raises(ConfigurationError, match="order must be an int strictly between"):
+        ToolSearchAdvisor([ping], index=BM25ToolIndex(), order=order)
 
 
 async def test_usage_is_summed_over_every_round() -> None:

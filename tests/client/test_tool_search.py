@@ -409,16 +409,8 @@ async def test_retention_all_keeps_every_tool_found(desk: Desk) -> None:
     assert await advisor.session_store.get(used_key("c1")) == ()
 
 
-def test_last_search_only_is_a_deprecated_spelling_of_a_retention() -> None:
-    with pytest.warns(DeprecationWarning, match="retention"):
-        advisor = ToolSearchAdvisor([ping], index=BM25ToolIndex(), last_search_only=True)
-    assert advisor.retention == "last_search"
-    with (
-        pytest.warns(DeprecationWarning, match="retention"),
-        pytest.raises(ConfigurationError, match="not both"),
-    ):
-        ToolSearchAdvisor([ping], index=BM25ToolIndex(), retention="all", last_search_only=False)
-    with pytest.raises(ConfigurationError, match="retention must be"):
+def test_an_unknown_retention_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match="retention must be 'used', 'all' or"):
         ToolSearchAdvisor([ping], index=BM25ToolIndex(), retention="some")  # type: ignore[arg-type]
 
 

@@ -22,7 +22,7 @@ from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import ToolCatalog, ToolContext, ToolDefinition, tool, tools_from
 from toolrelay.toolsearch import CHINESE, ENGLISH, TOOL_SEARCH_NAME
-from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME
+from toolrelay.toolsearch import CALL_TOOL_NAME
 
 LOOKUP, REFUND, WIPE = "orders.lookup", "orders.refund", "admin.delete_account"
 

@@ -167,8 +167,8 @@ def test_shared_usage_without_a_log_is_refused() -> None:
 def test_the_advisor_reads_its_usage_options() -> None:
     log = InMemoryUsageLog()
     advisor = bm25_advisor(tools_from(Desk()), usage_log=log)
-    assert advisor.usage_log is log
-    assert advisor.shared_usage is False
+    assert advisor.search.usage_log is log
+    assert advisor.search.shared_usage is False
     assert EMAIL in {t.definition.name for t in advisor.catalog}
 
 

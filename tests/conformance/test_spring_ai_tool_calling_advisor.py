@@ -4,6 +4,7 @@ Spring AI's tests drive the advisor with a mocked manager and terminal advisors;
 ``ScriptedModel`` answers and a recording manager (a real ``ToolCallingManager`` that keeps the
 prompts it was given) runs the tools. Null checks and builder getters have no counterpart;
 provider cache metrics are per-response metadata in toolrelay and are not summed by the loop.
+whenAdvisorOrderIsOutOfRangeThenThrow is tests/client/test_tool_calling.py's order tests.
 """
 
 from __future__ import annotations

@@ -103,7 +103,7 @@ def test_default_values() -> None:
         max_results=10,
         session_store=InMemorySessionStore(max_entries=50),
     )
-    assert (custom.order, custom.max_results, custom.retention) == (
+    assert (custom.order, custom.search.max_results, custom.search.retention) == (
         TOOL_CALLING_ADVISOR_ORDER + 200,
         10,
         "last_search",

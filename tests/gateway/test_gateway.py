@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ToolArgumentError
-from toolrelay.gateway import CALL_TOOL_NAME, ToolGateway, open_gateway, parse_gateway_config
+from toolrelay.gateway import ToolGateway, open_gateway, parse_gateway_config
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
-from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
-from toolrelay.toolsearch._access import DEFAULT_UNAVAILABLE_MESSAGE, unavailable_text
+from toolrelay.toolsearch import CALL_TOOL_NAME, DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.toolsearch._texts import ENGLISH, unavailable_text
 
 ran: list[str] = []
 
@@ -97,8 +97,8 @@ async def test_the_filter_hides_tools_from_search_and_calls() -> None:
     unknown = await gateway.call("admin.no_such_tool", {}, context=guest)
     assert (forbidden.is_error, forbidden.status) == (True, "unavailable")
     # The same answer as for a name that exists nowhere: nothing reveals the tool exists.
-    assert forbidden.text == unavailable_text(DEFAULT_UNAVAILABLE_MESSAGE, "admin.whoami")
-    assert unknown.text == unavailable_text(DEFAULT_UNAVAILABLE_MESSAGE, "admin.no_such_tool")
+    assert forbidden.text == unavailable_text(ENGLISH.unavailable_message, "admin.whoami")
+    assert unknown.text == unavailable_text(ENGLISH.unavailable_message, "admin.no_such_tool")
     staff = ToolContext(role="staff", tenant_id="t1", user_id="s")
     allowed = await gateway.call("admin.whoami", {}, context=staff)
     assert (allowed.is_error, allowed.text) == (False, "t1/s")

@@ -20,7 +20,8 @@ from toolrelay.gateway import (
     open_gateway,
     parse_gateway_config,
 )
-from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT, gateway_guards
+from toolrelay.gateway._gateway import PENDING_APPROVAL_TEXT
+from toolrelay.gateway._side_effects import gateway_guards
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, as_tools, tool
 

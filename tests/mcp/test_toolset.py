@@ -123,7 +123,7 @@ async def test_arguments_are_validated_before_sending(stdio_toolset: McpToolset)
         await order.call('{"items": [{"sku": "A", "quantity": "two"}, {"quantity": 1}]}')
     assert [str(p) for p in caught.value.problems] == [
         "customer: Field required",
-        "items.0.quantity: 'two' is not of type 'integer'",
+        'items.0.quantity: "two" is not of type "integer"',
         "items.1.sku: Field required",
     ]
     # The execution layer turns it into feedback the model can act on.

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any, Literal
 
-import jsonschema
+import jsonschema_rs
 import pytest
 
 from toolrelay.client import ChatClient, ToolCallingAdvisor
@@ -106,7 +106,7 @@ def assert_matches_schema(call: ToolCall, tools: dict[str, Tool]) -> None:
     arguments = json.loads(call.arguments)
     assert isinstance(arguments, dict)
     schema = dict(tools[call.name].definition.input_schema)
-    jsonschema.Draft202012Validator(schema).validate(arguments)
+    jsonschema_rs.Draft202012Validator(schema).validate(arguments)
 
 
 async def assert_valid_call(call: ToolCall, tools: dict[str, Tool]) -> None:

@@ -19,7 +19,6 @@
   tools and approval state are kept under: the id scoped by tenant (:func:`tenant_scope`).
 """
 
-from toolrelay._aliases import moved_names
 from toolrelay.client._advisor import (
     HIGHEST_PRECEDENCE,
     LOWEST_PRECEDENCE,
@@ -94,40 +93,3 @@ __all__ = [
     "tenant_scope",
     "unscoped",
 ]
-
-# Tool search's own names live in toolrelay.toolsearch since this release.
-__getattr__ = moved_names(
-    __name__,
-    {
-        **dict.fromkeys(
-            (
-                "DEFAULT_MIN_RELATIVE_SCORE",
-                "TOOL_SEARCH_NAME",
-                "InMemorySessionStore",
-                "SearchLanguage",
-                "SearchTexts",
-                "SessionStore",
-                "ToolFilter",
-                "ToolSearchRecord",
-                "ToolSearchReport",
-                "ToolSearchRound",
-                "ToolSearcher",
-            ),
-            "toolrelay.toolsearch",
-        ),
-        **{
-            name: f"toolrelay.toolsearch._search_tool:{name}"
-            for name in ("DEFAULT_SEARCH_DESCRIPTION", "DEFAULT_SYSTEM_SUFFIX")
-        },
-        **{
-            name: f"toolrelay.toolsearch._access:{name}"
-            for name in ("DEFAULT_UNAVAILABLE_MESSAGE", "DEFAULT_SIMILAR_NAMES_MESSAGE")
-        },
-        "DEFAULT_MAX_SESSIONS": "toolrelay.toolsearch._sessions:DEFAULT_MAX_SESSIONS",
-        "Authorizer": "toolrelay.execution",
-        # The reports are typed attributes of every response now.
-        "tool_loop_report": "toolrelay.client._requests:tool_loop_report",
-        "tool_search_report": "toolrelay.client._requests:tool_search_report",
-        "approval_state": "toolrelay.client._requests:approval_state",
-    },
-)

@@ -778,7 +778,7 @@ class ChatClientRequestSpec:
         (conversation id) as the stopped turn; the client needs the same tools.
 
         Args:
-            state: The stopped turn's ``response.approval_state``, or its JSON text.
+            state: The stopped turn's ``response.approval``, or its JSON text.
             decisions: By call id, or by the ``PendingApproval`` the person was shown (the
                 decision then applies only if the state holds that very call and
                 arguments): ``Approve()``, ``Approve(arguments={...})`` or ``Deny(reason)``.

@@ -10,7 +10,7 @@ turn's counters. It survives a JSON round trip, so another process may continue:
     response = client.prompt("Retry refund r-1").call()
     for pending in response.pending_approvals:
         print(pending.call_id, pending.tool_name, pending.arguments)
-    saved = response.approval_state.to_json()
+    saved = response.approval.to_json()
 
     # later, anywhere: a client with the same tools and interceptors
     state = ApprovalState.from_json(saved)

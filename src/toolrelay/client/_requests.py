@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol
+from typing import Any
 
 from toolrelay.client._deferred_approval import ApprovalState, Resumption
 from toolrelay.client._tool_loop import ToolLoopReport
@@ -22,13 +22,7 @@ from toolrelay.messages import ChatResponse, Message
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.toolsearch import ToolSearchReport
 
-__all__ = [
-    "ChatClientRequest",
-    "ChatClientResponse",
-    "approval_state",
-    "tool_loop_report",
-    "tool_search_report",
-]
+__all__ = ["ChatClientRequest", "ChatClientResponse"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -106,31 +100,3 @@ class ChatClientResponse:
             tool_search=self.tool_search,
             approval=self.approval,
         )
-
-
-class _Reporting(Protocol):
-    """A response with the library's reports: a ``ChatClientResponse`` or a ``CallResponse``."""
-
-    @property
-    def tool_loop(self) -> ToolLoopReport | None: ...
-
-    @property
-    def tool_search(self) -> ToolSearchReport | None: ...
-
-    @property
-    def approval(self) -> ApprovalState | None: ...
-
-
-def tool_loop_report(response: _Reporting) -> ToolLoopReport | None:
-    """``response.tool_loop``: what the tool loop did, or ``None`` when no loop ran."""
-    return response.tool_loop
-
-
-def tool_search_report(response: _Reporting) -> ToolSearchReport | None:
-    """``response.tool_search``: what tool search did, or ``None`` without it."""
-    return response.tool_search
-
-
-def approval_state(response: _Reporting) -> ApprovalState | None:
-    """``response.approval``: the state of a turn waiting for approval, else ``None``."""
-    return response.approval

@@ -110,11 +110,6 @@ class CallResponse:
         return self.chat_client_response.approval
 
     @property
-    def approval_state(self) -> ApprovalState | None:
-        """The same as :attr:`approval` (the name of earlier releases)."""
-        return self.approval
-
-    @property
     def pending_approvals(self) -> tuple[PendingApproval, ...]:
         """The calls waiting for a person's decision (empty unless the turn stopped for it)."""
         state = self.approval

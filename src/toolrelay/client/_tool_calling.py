@@ -19,7 +19,7 @@ The loop stops when:
   ``on_breach="raise"``): one generation with finish reason ``"toolCallLimitExceeded"``;
 - calls wait for a person's approval (an
   :class:`~toolrelay.execution.ApprovalInterceptor` deferred them): one generation with
-  finish reason ``"approvalRequired"``; the response's ``approval_state`` resumes the same
+  finish reason ``"approvalRequired"``; the response's ``approval`` resumes the same
   turn later (see :mod:`~toolrelay.client._deferred_approval`);
 - the model was called ``max_model_calls`` times and still asks for tools:
   :class:`~toolrelay.exceptions.ModelCallLimitError`.
@@ -55,6 +55,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from toolrelay.client._advisor import (
+    HIGHEST_PRECEDENCE,
+    LOWEST_PRECEDENCE,
     TOOL_CALLING_ADVISOR_ORDER,
     AdvisorChain,
     HistoryAdvisor,
@@ -117,6 +119,21 @@ def has_tool_calls(response: ChatResponse) -> bool:
     return response.has_tool_calls
 
 
+def _check_order(order: object) -> None:
+    # As Spring AI's ToolCallingAdvisor: either end would tie the loop with the advisor placed
+    # there, and a tie keeps the order the advisors were given in.
+    in_range = isinstance(order, int) and HIGHEST_PRECEDENCE < order < LOWEST_PRECEDENCE
+    if in_range and not isinstance(order, bool):
+        return
+    raise ConfigurationError(
+        f"order must be an int strictly between HIGHEST_PRECEDENCE ({HIGHEST_PRECEDENCE}) and "
+        f"LOWEST_PRECEDENCE ({LOWEST_PRECEDENCE}), not {order!r}: the tool loop sits inside the "
+        "outermost advisors (tracing, whose span holds the whole turn) and leaves the innermost "
+        "place, right before the model, to advisors of every model call; the default is "
+        "TOOL_CALLING_ADVISOR_ORDER (HIGHEST_PRECEDENCE + 300)"
+    )
+
+
 @dataclass(kw_only=True)
 class ToolLoopState:
     """What the loop knows during one turn; every hook receives it.
@@ -173,7 +190,12 @@ class ToolCallingAdvisor:
         tool_calling_manager: Runs each round. When omitted, the client's (built from its
             ``approval=``, ``idempotency=``, ``audit=``, ``authorize=`` and
             ``interceptors=``): give a manager here only for a loop used without those.
-        order: Position in the chain (default ``HIGHEST_PRECEDENCE + 300``).
+        order: Position in the chain (default ``HIGHEST_PRECEDENCE + 300``): an ``int``
+            strictly between ``HIGHEST_PRECEDENCE`` and ``LOWEST_PRECEDENCE``, as Spring AI's
+            ``ToolCallingAdvisor`` accepts. The ends are the outermost place (the tracing
+            advisor's, whose span holds the whole turn) and the innermost, right before the
+            model (an advisor's that sees every model call); a loop there would tie with that
+            advisor, and which of the two runs first would hang on the order they were given in.
         eligibility_checker: Whether an answer asks for a tool round.
         max_model_calls: Most model calls per turn before
             :class:`~toolrelay.exceptions.ModelCallLimitError`.
@@ -184,6 +206,10 @@ class ToolCallingAdvisor:
     Subclasses customise the loop through the hooks ``init_loop``, ``before_call``,
     ``after_call``, ``is_tool_call``, ``execute_tools``, ``next_instructions`` and
     ``finalize_loop``; per-turn data belongs in ``state.data``.
+
+    Raises:
+        ConfigurationError: ``order`` is not an ``int`` within its range, ``max_model_calls``
+            is below 1, or ``tool_calling_manager`` is not a ``ToolCallingManager``.
     """
 
     def __init__(
@@ -197,6 +223,7 @@ class ToolCallingAdvisor:
         conversation_history: bool | None = None,
         name: str = "tool_calling",
     ) -> None:
+        _check_order(order)
         if max_model_calls < 1:
             raise ConfigurationError(f"max_model_calls must be >= 1, not {max_model_calls}")
         self.tool_provider: ToolProvider = tool_provider or RequestTools()

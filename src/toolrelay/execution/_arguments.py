@@ -174,8 +174,8 @@ def validates_itself(tool: Tool) -> bool:
 # A protocol check looks up every member; tools of one class answer alike.
 _SELF_VALIDATING: dict[type, bool] = {}
 
-# Validators are costly to build and tools are long-lived: one per schema object, the most
-# recently used kept.
+# Building a validator compiles the schema (its patterns and references) and tools are
+# long-lived: one per schema object, the most recently used kept.
 _VALIDATORS: OrderedDict[int, tuple[Mapping[str, Any], SchemaValidator]] = OrderedDict()
 _VALIDATORS_KEPT = 1024
 _validators_lock = threading.Lock()

@@ -48,8 +48,6 @@ __all__ = [
 # code that uses them, and then as a ConfigurationError saying what to install.
 _NEEDS_SDK = {
     "IDEMPOTENT": "toolrelay.mcp._annotations",
-    "MCP_NAME": "toolrelay.mcp._annotations",
-    "MCP_SERVER": "toolrelay.mcp._annotations",
     "LiveToolCatalog": "toolrelay.mcp._live_catalog",
     "McpTool": "toolrelay.mcp._tool",
     "McpToolset": "toolrelay.mcp._toolset",

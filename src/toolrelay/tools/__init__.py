@@ -13,9 +13,6 @@ Example::
     text = await weather.call('{"city": "Paris"}', ToolContext(tenant_id="t1"))
 """
 
-import importlib
-from typing import Any
-
 from toolrelay.tools._base import (
     Tool,
     ToolContext,
@@ -31,6 +28,7 @@ from toolrelay.tools._discovery import tools_from
 from toolrelay.tools._function import FunctionTool
 from toolrelay.tools._names import provider_safe_name, validate_tool_name
 from toolrelay.tools._results import ResultConverter, convert_result
+from toolrelay.tools._tokens import summarize_tokens, tool_tokens
 from toolrelay.tools._workers import (
     ToolThreadsStatus,
     WorkerPool,
@@ -66,15 +64,3 @@ __all__ = [
     "tools_from",
     "validate_tool_name",
 ]
-
-# Loaded on first use: the tokenizer's vocabulary is only read when tokens are counted.
-_LAZY = dict.fromkeys(("summarize_tokens", "tool_tokens"), "toolrelay.tools._tokens")
-
-
-def __getattr__(name: str) -> Any:
-    home = _LAZY.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value

@@ -13,10 +13,8 @@ Values that break a function tool's schema raise
 as ``items.0.sku``, so the model can fix every mistake in one retry. An argument name the
 schema does not list is one of those problems (``Extra inputs are not permitted``), unless the
 tool's input type accepts unknown keys. :class:`SchemaValidator` checks arguments against a
-JSON Schema instead (tools that are not Python functions: MCP tools, hand-written ones) and
-reports problems in the same shape; arguments that plainly fit a plain schema (the usual
-object of typed properties) are accepted by a quick check first, and only the rest go through
-``jsonschema``, which costs a cheap call's whole run.
+JSON Schema instead (tools that are not Python functions: MCP tools, hand-written ones) with
+``jsonschema_rs``, and reports problems in the same shape.
 
 :func:`require_object` is the one place that words "the arguments must be a JSON object"; the
 execution layer's parser uses it too, so the model reads the same sentence whichever layer
@@ -28,14 +26,11 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, TypeAlias
+from collections.abc import Collection, Mapping
+from typing import Any
 
-import jsonschema
-from jsonschema.protocols import Validator
-from jsonschema.validators import validator_for
+import jsonschema_rs
 from pydantic import TypeAdapter, ValidationError
-from referencing import Registry
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError, ToolArgumentError
 
@@ -183,10 +178,12 @@ def validate_arguments(
 
 
 class SchemaValidator:
-    """Validates decoded arguments against one tool's JSON Schema.
+    """Validates decoded arguments against one tool's JSON Schema (with ``jsonschema_rs``).
 
-    ``$ref`` is resolved only inside the schema itself: a schema from elsewhere (an MCP
-    server) never makes toolrelay fetch anything. A schema that is not valid JSON Schema is
+    The draft is the one the schema's ``$schema`` names (2020-12 when it names none or one
+    that is unknown). ``$ref`` is resolved only inside the schema itself: retrieval is off, so
+    a schema from elsewhere (an MCP server) never makes toolrelay fetch anything, and one that
+    refers outside itself is not checked against. A schema that is not valid JSON Schema is
     logged once and not checked against; everything else about the tool keeps working.
 
     Args:
@@ -196,21 +193,17 @@ class SchemaValidator:
 
     def __init__(self, tool: str, schema: Mapping[str, Any]) -> None:
         self.tool = tool
-        self._validator: Validator | None = None
-        self._fits: _Check | None = None
+        self._validator: jsonschema_rs.Validator | None = None
         try:
-            document = dict(schema)
-            cls = validator_for(document)
-            cls.check_schema(document)
-            if not _accepts_any_object(document):
-                self._validator = cls(document, registry=Registry())
-                self._fits = _quick_check(document)
-        except jsonschema.SchemaError as exc:
-            _log.warning("tool %r: invalid input schema, not validated: %s", tool, exc.message)
+            document = json.loads(json.dumps(dict(schema)))  # the JSON the model receives
+            self._validator = jsonschema_rs.validator_cls_for(document)(document, offline=True)
+        except (TypeError, ValueError) as exc:  # not JSON, or not valid JSON Schema
+            reason = exc.message if isinstance(exc, jsonschema_rs.ValidationError) else exc
+            _log.warning("tool %r: invalid input schema, not validated: %s", tool, reason)
 
     @property
     def active(self) -> bool:
-        """Whether arguments are checked (the schema is valid and can reject an object)."""
+        """Whether arguments are checked (the schema is valid)."""
         return self._validator is not None
 
     def validate(self, arguments: Mapping[str, Any]) -> None:
@@ -222,154 +215,20 @@ class SchemaValidator:
         if self._validator is None:
             return
         values = arguments if type(arguments) is dict else dict(arguments)
-        if self._fits is not None and self._fits(values):
-            return
-        try:
-            errors = list(self._validator.iter_errors(values))
-        except Exception as exc:  # an unresolvable $ref is found only while validating
-            _log.warning("tool %r: cannot validate against its schema: %s", self.tool, exc)
-            return
-        if not errors:
-            return
-        unique = {(p.location, p.message): p for p in map(_schema_problem, errors)}
-        raise ToolArgumentError(self.tool, [unique[key] for key in sorted(unique)])
+        errors = list(self._validator.iter_errors(values))
+        if errors:
+            unique = {(p.location, p.message): p for p in map(_schema_problem, errors)}
+            raise ToolArgumentError(self.tool, [unique[key] for key in sorted(unique)])
 
 
-_Check: TypeAlias = Callable[[object], bool]
-
-# What a quick check may rely on: any other keyword (a pattern, a bound, a $ref, a
-# combinator, a format) leaves the schema to jsonschema alone.
-_QUICK_KEYWORDS = frozenset(
-    {"type", "properties", "required", "additionalProperties", "items", "enum"}
-    | {"description", "title", "default", "examples", "$schema", "$comment"}
-)
-
-
-def _quick_type(name: object) -> _Check | None:
-    # Exact types only: jsonschema also takes 1.0 as an integer, which the full check
-    # then accepts; a bool is never a number for either.
-    if name == "string":
-        return lambda v: type(v) is str
-    if name == "integer":
-        return lambda v: type(v) is int
-    if name == "number":
-        return lambda v: type(v) is int or type(v) is float
-    if name == "boolean":
-        return lambda v: type(v) is bool
-    if name == "null":
-        return lambda v: v is None
-    if name == "array":
-        return lambda v: type(v) is list
-    if name == "object":
-        return lambda v: type(v) is dict
-    return None
-
-
-def _quick_check(schema: object) -> _Check | None:
-    """A check that accepts only values ``schema`` accepts, or ``None`` when it cannot.
-
-    It answers ``True`` exactly when it can see the value fits; ``False`` means "not sure",
-    and jsonschema decides (and words the problems). Built for the plain schemas of most
-    tools: typed properties, ``required``, ``enum``, ``items``, ``additionalProperties``.
-    """
-    if not isinstance(schema, Mapping) or not set(schema) <= _QUICK_KEYWORDS:
-        return None
-    checks: list[_Check] = []
-    if "type" in schema:
-        names = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
-        kinds = [kind for kind in map(_quick_type, names) if kind is not None]
-        if not kinds or len(kinds) < len(names):
-            return None
-        checks.append(kinds[0] if len(kinds) == 1 else lambda v: any(k(v) for k in kinds))
-    if "enum" in schema:
-        options = schema["enum"]
-        # Strings and integers only, each equal only to values of its own type (jsonschema
-        # also finds 1.0 equal to 1, and the full check then accepts it).
-        if not isinstance(options, list) or not all(type(o) in (str, int) for o in options):
-            return None
-        allowed = frozenset((type(o), o) for o in options)
-        checks.append(lambda v: (type(v), v) in allowed if type(v) in (str, int) else False)
-    if "items" in schema:
-        item = _quick_check(schema["items"])
-        if item is None:
-            return None
-        checks.append(lambda v: type(v) is not list or all(item(x) for x in v))
-    if {"properties", "required", "additionalProperties"} & set(schema):
-        fields = _quick_properties(schema)
-        if fields is None:
-            return None
-        checks.append(fields)
-    return lambda v: all(check(v) for check in checks)
-
-
-def _quick_properties(schema: Mapping[str, Any]) -> _Check | None:
-    properties = schema.get("properties", {})
-    required = schema.get("required", [])
-    extra = schema.get("additionalProperties", True)
-    if (
-        not isinstance(properties, Mapping)
-        or not isinstance(required, list)
-        or not all(isinstance(name, str) for name in required)
-        or type(extra) is not bool
-    ):
-        return None
-    fields: dict[str, _Check] = {}
-    for name, sub in properties.items():
-        check = _quick_check(sub)
-        if check is None:
-            return None
-        fields[name] = check
-    needed = tuple(required)
-
-    def fits(value: object) -> bool:
-        if type(value) is not dict:
-            return True  # not an object: the type check (or none) decides
-        if not all(name in value for name in needed):
-            return False
-        for key, item in value.items():
-            check = fields.get(key)
-            if check is None:
-                if not extra:
-                    return False
-            elif not check(item):
-                return False
-        return True
-
-    return fits
-
-
-def _accepts_any_object(schema: Mapping[str, Any]) -> bool:
-    """Whether ``schema`` is ``{"type": "object"}`` with no property it could reject.
-
-    The schema of a tool without parameters; arguments are an object already, so there is
-    nothing to check.
-    """
-    rest = {k: v for k, v in schema.items() if k not in ("$schema", "description", "title")}
-    return (
-        rest.get("type") == "object"
-        and set(rest) <= {"type", "properties"}
-        and (not rest.get("properties"))
-    )
-
-
-def _schema_problem(error: jsonschema.ValidationError) -> ArgumentProblem:
-    path = [str(part) for part in error.absolute_path]
-    if error.validator == "required":
-        # jsonschema reports a missing field at its parent; name the field itself.
-        missing = _missing_field(error)
-        if missing is not None:
-            return ArgumentProblem(location=".".join([*path, missing]), message="Field required")
+def _schema_problem(error: jsonschema_rs.ValidationError) -> ArgumentProblem:
+    path = [str(part) for part in error.instance_path]
+    if isinstance(error.kind, jsonschema_rs.ValidationErrorKind.Required):
+        # Reported at the object that lacks the field; name the field itself.
+        return ArgumentProblem(
+            location=".".join([*path, error.kind.property]), message="Field required"
+        )
     return ArgumentProblem(location=".".join(path), message=error.message, input=error.instance)
-
-
-def _missing_field(error: jsonschema.ValidationError) -> str | None:
-    instance, required = error.instance, error.validator_value
-    if not isinstance(instance, Mapping) or not isinstance(required, list):
-        return None
-    for name in required:
-        if isinstance(name, str) and name not in instance and repr(name) in error.message:
-            return name
-    return None
 
 
 def json_kind(value: Any) -> str:

@@ -3,8 +3,10 @@
 Every :class:`~toolrelay.tools.ToolDefinition` checks its ``input_schema`` when it is built,
 so a catalog with a broken schema is refused where it is declared or loaded, not by a
 provider in the middle of a conversation. A schema is checked as the JSON the model receives
-(a tuple is an array) against the meta-schema of its dialect: draft 2020-12, or the draft its
-``$schema`` names (a server's draft-07 schema is checked as draft 7). Its top level must be
+(a tuple is an array, a number key a string; a set or ``NaN`` is not JSON) against the
+meta-schema of its dialect: draft 2020-12, or the draft its ``$schema`` names (a server's
+draft-07 schema is checked as draft 7), formats included, so a ``pattern`` is a regular
+expression the argument validator can compile. Its top level must be
 ``{"type": "object", ...}``: a tool's arguments are one JSON object. Each problem names its
 place as a JSON pointer and says how to fix it:
 
@@ -16,16 +18,8 @@ place as a JSON pointer and says how to fix it:
     >>> print(problems[1].message)
     "required" must be an array of property names, not "city"; write "required": ["city"]
 
-Definitions are built by the thousand (a catalog) and on every request (function tools), so
-the check is fast where it can be. Nearly every schema uses a small part of the vocabulary
-(``type``, ``properties``, ``required``, ``items``, ``enum``, ``$ref``...): a first pass proves
-such a schema valid by checking each keyword's value against exactly what the meta-schema
-demands of it, in microseconds. A schema it cannot prove valid, because it is invalid, names
-another dialect or uses a keyword the pass leaves alone (``$id``, ``$anchor``, ``$vocabulary``,
-``dependencies``...), goes to ``jsonschema``'s validator of its dialect's meta-schema (built
-once per dialect); its verdict is kept per canonical JSON text of the schema, and its errors
-are the problems reported.
-``tests/tools/test_meta_schema.py`` holds the first pass to the validator's verdicts.
+``jsonschema_rs`` decides (one validator per dialect's meta-schema, built once, which checks
+a schema in microseconds); this module words its errors.
 """
 
 from __future__ import annotations
@@ -33,21 +27,16 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-import math
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any
+
+import jsonschema_rs
 
 from toolrelay.exceptions import ToolDefinitionError
 
-if TYPE_CHECKING:
-    from jsonschema import ValidationError
-    from jsonschema.protocols import Validator
-
 __all__ = [
     "JSON_SCHEMA_DIALECT",
-    "LEFT_TO_VALIDATOR",
     "SIMPLE_TYPES",
     "SchemaProblem",
     "check_input_schema",
@@ -55,11 +44,20 @@ __all__ = [
 ]
 
 SIMPLE_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
-_SIMPLE_TYPES = frozenset(SIMPLE_TYPES)
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 """The dialect of the schemas toolrelay generates, and of schemas that declare none."""
 _SHOWN_VALUE = 60
-_VERDICTS = 1024
+_Kind = jsonschema_rs.ValidationErrorKind
+
+# The meta-schema of each draft jsonschema_rs picks for a schema's "$schema" (an unknown
+# dialect is checked as 2020-12, as it is validated).
+_META_SCHEMAS = {
+    jsonschema_rs.Draft4Validator: "http://json-schema.org/draft-04/schema#",
+    jsonschema_rs.Draft6Validator: "http://json-schema.org/draft-06/schema#",
+    jsonschema_rs.Draft7Validator: "http://json-schema.org/draft-07/schema#",
+    jsonschema_rs.Draft201909Validator: "https://json-schema.org/draft/2019-09/schema",
+    jsonschema_rs.Draft202012Validator: JSON_SCHEMA_DIALECT,
+}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,19 +110,14 @@ def input_schema_problems(schema: object) -> tuple[SchemaProblem, ...]:
             ),
         )
     document = schema if type(schema) is dict else dict(schema)
-    top = _top_level_problems(document)
-    if _is_schema(document):
-        return top
-    problems = (*top, *_validator_problems(document))
-    return tuple(sorted(problems, key=lambda p: (p.pointer, p.message)))
-
-
-# --- the top level -----------------------------------------------------------------------------
+    problems = (*_top_level_problems(document), *_meta_schema_problems(document))
+    unique = {str(p): p for p in problems}.values()
+    return tuple(sorted(unique, key=lambda p: (p.pointer, p.message)))
 
 
 def _top_level_problems(schema: dict[Any, Any]) -> tuple[SchemaProblem, ...]:
     kind = schema.get("type")
-    if kind == "object" or (isinstance(kind, str) and kind not in _SIMPLE_TYPES):
+    if kind == "object" or (isinstance(kind, str) and kind not in SIMPLE_TYPES):
         return ()  # an object schema, or a misspelled type, which the meta-schema check reports
     if "type" not in schema:
         return (
@@ -144,271 +137,93 @@ def _top_level_problems(schema: dict[Any, Any]) -> tuple[SchemaProblem, ...]:
     )
 
 
-# --- the first pass: proving a schema valid ----------------------------------------------------
-#
-# Each check below accepts a keyword's value only when the meta-schema would accept it; when
-# in doubt it answers False, and the validator decides. Objects must be dicts and arrays lists
-# or tuples with string keys and finite numbers: the JSON a schema becomes.
-
-
-def _is_schema(node: object) -> bool:
-    if type(node) is dict:
-        for key, value in node.items():
-            check = _KEYWORDS.get(key)
-            if check is not None:
-                if not check(value):
-                    return False
-            elif key in LEFT_TO_VALIDATOR or type(key) is not str or not _is_json(value):
-                return False
-        return True
-    return node is True or node is False
-
-
-def _is_json(value: object) -> bool:
-    if type(value) is str or type(value) is bool or type(value) is int or value is None:
-        return True
-    if type(value) is float:
-        return math.isfinite(value)
-    if type(value) is list or type(value) is tuple:
-        return all(map(_is_json, value))
-    if type(value) is dict:
-        return all(type(k) is str and _is_json(v) for k, v in value.items())
-    return False
-
-
-def _is_array(value: object) -> TypeGuard[list[Any] | tuple[Any, ...]]:
-    return type(value) is list or type(value) is tuple
-
-
-def _schemas(value: object) -> bool:
-    if type(value) is not dict:
-        return False
-    for key, schema in value.items():
-        if type(key) is not str or not _is_schema(schema):
-            return False
-    return True
-
-
-def _schema_array(value: object) -> bool:
-    return _is_array(value) and len(value) > 0 and all(map(_is_schema, value))
-
-
-def _type(value: object) -> bool:
-    if type(value) is str:
-        return value in _SIMPLE_TYPES
-    return (
-        _is_array(value)
-        and len(value) > 0
-        and all(type(t) is str and t in _SIMPLE_TYPES for t in value)
-        and len(set(value)) == len(value)
+def _meta_schema_problems(schema: dict[Any, Any]) -> list[SchemaProblem]:
+    declared = schema.get("$schema")
+    draft = jsonschema_rs.validator_cls_for(
+        {"$schema": declared} if isinstance(declared, str) else {}
     )
-
-
-def _string_array(value: object) -> bool:
-    if not _is_array(value):
-        return False
-    for item in value:
-        if type(item) is not str:
-            return False
-    return len(set(value)) == len(value)
-
-
-def _dependent_required(value: object) -> bool:
-    return type(value) is dict and all(
-        type(k) is str and _string_array(v) for k, v in value.items()
-    )
-
-
-def _number(value: object) -> TypeGuard[int | float]:
-    return type(value) is int or (type(value) is float and math.isfinite(value))
-
-
-def _positive(value: object) -> bool:
-    return _number(value) and value > 0
-
-
-def _count(value: object) -> bool:
-    return type(value) is int and value >= 0
-
-
-def _boolean(value: object) -> bool:
-    return type(value) is bool
-
-
-def _string(value: object) -> bool:
-    return type(value) is str
-
-
-def _json_array(value: object) -> bool:
-    return _is_array(value) and all(map(_is_json, value))
-
-
-def _regex(value: object) -> bool:
-    return type(value) is str and _compiles(value)
-
-
-def _pattern_properties(value: object) -> bool:
-    return type(value) is dict and _schemas(value) and all(map(_compiles, value))
-
-
-def _reference(value: object) -> bool:
-    return type(value) is str and _conforms(value, "uri-reference")
-
-
-def _dialect(value: object) -> bool:
-    # Any other dialect is checked against its own meta-schema, by the validator.
-    return type(value) is str and value in _DIALECTS
-
-
-_DIALECTS = frozenset({JSON_SCHEMA_DIALECT, JSON_SCHEMA_DIALECT + "#"})
-
-
-@functools.lru_cache(maxsize=_VERDICTS)
-def _conforms(value: str, format_name: str) -> bool:
-    # The meta-schema's URI format, checked by jsonschema's own format checker (which checks
-    # it only when a URI library is installed, exactly as its validator would).
-    return bool(_format_checker().conforms(value, format_name))
-
-
-@functools.lru_cache(maxsize=_VERDICTS)
-def _compiles(pattern: str) -> bool:
-    # The meta-schema's "regex" format, as jsonschema checks it: Python's re accepts it.
+    validator = _meta_validator(_META_SCHEMAS.get(draft, JSON_SCHEMA_DIALECT))
     try:
-        re.compile(pattern)
-    except Exception:
-        return False
-    return True
+        if _JSON.is_valid(schema) and validator.is_valid(schema):  # the usual answer
+            return []
+    except ValueError:  # a value jsonschema_rs cannot read: a set, an object, a str subclass...
+        pass
+    try:  # the JSON the model receives (a tuple is an array, a str subclass a string)
+        document = json.loads(json.dumps(schema, allow_nan=False))
+    except (TypeError, ValueError) as exc:
+        return [_not_json(schema, exc)]
+    return [problem for error in validator.iter_errors(document) for problem in _problems(error)]
 
 
-_KEYWORDS: dict[str, Callable[[object], bool]] = {
-    # core
-    "$schema": _dialect,
-    "$ref": _reference,
-    "$dynamicRef": _reference,
-    "$recursiveRef": _reference,
-    "$comment": _string,
-    "$defs": _schemas,
-    "definitions": _schemas,
-    # applicator
-    "prefixItems": _schema_array,
-    "items": _is_schema,
-    "contains": _is_schema,
-    "additionalProperties": _is_schema,
-    "properties": _schemas,
-    "patternProperties": _pattern_properties,
-    "dependentSchemas": _schemas,
-    "propertyNames": _is_schema,
-    "if": _is_schema,
-    "then": _is_schema,
-    "else": _is_schema,
-    "allOf": _schema_array,
-    "anyOf": _schema_array,
-    "oneOf": _schema_array,
-    "not": _is_schema,
-    # unevaluated
-    "unevaluatedItems": _is_schema,
-    "unevaluatedProperties": _is_schema,
-    # validation
-    "type": _type,
-    "const": _is_json,
-    "enum": _json_array,
-    "multipleOf": _positive,
-    "maximum": _number,
-    "exclusiveMaximum": _number,
-    "minimum": _number,
-    "exclusiveMinimum": _number,
-    "maxLength": _count,
-    "minLength": _count,
-    "pattern": _regex,
-    "maxItems": _count,
-    "minItems": _count,
-    "uniqueItems": _boolean,
-    "maxContains": _count,
-    "minContains": _count,
-    "maxProperties": _count,
-    "minProperties": _count,
-    "required": _string_array,
-    "dependentRequired": _dependent_required,
-    # meta-data
-    "title": _string,
-    "description": _string,
-    "default": _is_json,
-    "deprecated": _boolean,
-    "readOnly": _boolean,
-    "writeOnly": _boolean,
-    "examples": _json_array,
-    # format-annotation and content
-    "format": _string,
-    "contentEncoding": _string,
-    "contentMediaType": _string,
-    "contentSchema": _is_schema,
-}
-
-LEFT_TO_VALIDATOR = frozenset(
+_JSON = jsonschema_rs.validator_for(
     {
-        "$id",
-        "$anchor",
-        "$dynamicAnchor",
-        "$recursiveAnchor",
-        "$vocabulary",
-        "dependencies",
+        "type": ["array", "boolean", "null", "number", "object", "string"],
+        "items": {"$ref": "#"},
+        "additionalProperties": {"$ref": "#"},
     }
 )
-"""Keywords the meta-schema constrains that the first pass leaves to the validator."""
-
-
-# --- the validator: deciding, and saying what is wrong -----------------------------------------
-
-
-@functools.lru_cache(maxsize=8)
-def _meta_validator(dialect: str | None) -> Validator:
-    """The validator of the meta-schema of ``dialect`` (a ``$schema``; 2020-12 when unknown)."""
-    from jsonschema import Draft202012Validator
-    from jsonschema.validators import validator_for
-
-    cls: type[Validator] = Draft202012Validator
-    if dialect is not None:
-        cls = validator_for({"$schema": dialect}, default=Draft202012Validator)
-    return cls(cls.META_SCHEMA, format_checker=cls.FORMAT_CHECKER)
+"""Visits every value of a schema (the meta-schema leaves ``default``, ``examples``... alone),
+so a value JSON has no form for fails it: NaN and infinities, or a set, which raise."""
 
 
 @functools.cache
-def _format_checker() -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator.FORMAT_CHECKER
-
-
-def _validator_problems(schema: dict[Any, Any]) -> tuple[SchemaProblem, ...]:
-    try:
-        text = json.dumps(schema, sort_keys=True, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        return (_not_json(schema, exc),)
-    return _problems_of_text(text)
+def _meta_validator(dialect: str) -> jsonschema_rs.Validator:
+    """The validator of ``dialect``'s meta-schema; formats are checked (a pattern compiles)."""
+    return jsonschema_rs.validator_for(
+        {"$schema": dialect, "$ref": dialect}, validate_formats=True, offline=True
+    )
 
 
-@functools.lru_cache(maxsize=_VERDICTS)
-def _problems_of_text(text: str) -> tuple[SchemaProblem, ...]:
-    schema = json.loads(text)
-    dialect = schema.get("$schema")
-    try:
-        validator = _meta_validator(dialect if isinstance(dialect, str) else None)
-        errors = list(validator.iter_errors(schema))
-    except Exception as exc:  # a pattern re cannot even parse without raising re.error
-        return (SchemaProblem(pointer="", message=f"cannot be checked: {exc}"),)
-    problems = {str(p): p for p in map(_problem, errors)}
-    return tuple(sorted(problems.values(), key=lambda p: (p.pointer, p.message)))
+def _not_json(value: Any, error: Exception, path: tuple[Any, ...] = ()) -> SchemaProblem:
+    """Where ``json`` fails to write ``value`` (with ``error``): the innermost part it cannot."""
+    if isinstance(value, dict):
+        parts: Any = value.items()
+    else:
+        parts = enumerate(value) if isinstance(value, list | tuple) else ()
+    for part, item in parts:
+        try:
+            json.dumps(item, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            return _not_json(item, exc, (*path, part))
+    return SchemaProblem(pointer=_pointer(list(path)), message=f"is not JSON: {error}")
 
 
-def _problem(error: ValidationError) -> SchemaProblem:
-    path = list(error.absolute_path)
+# --- wording the meta-schema's errors ----------------------------------------------------------
+
+
+def _problems(error: jsonschema_rs.ValidationError) -> list[SchemaProblem]:
+    """The problems an error names; for "none of these fit", the closest alternative's.
+
+    The closest is the one that got furthest into the value (draft 7's ``items`` is a schema
+    or an array of them: an array with a misspelled type is reported at that type).
+    """
+    if isinstance(error.kind, _Kind.AnyOf | _Kind.OneOfNotValid) and error.kind.context:
+        depth = len(error.instance_path)
+        closest = max(error.kind.context, key=lambda errors: max(_depths(errors)))
+        if max(_depths(closest)) > depth:
+            return [problem for inner in closest for problem in _problems(inner)]
+    return [_problem(error)]
+
+
+def _depths(errors: list[jsonschema_rs.ValidationError]) -> list[int]:
+    return [len(error.instance_path) for error in errors] or [0]
+
+
+def _problem(error: jsonschema_rs.ValidationError) -> SchemaProblem:
+    path = list(error.instance_path)
+    if isinstance(error.kind, _Kind.PropertyNames):  # a pattern of "patternProperties"
+        error = error.kind.error
     keyword, at_keyword = _locate(path)
     if keyword is not None:
         message = _keyword_problem(keyword, at_keyword, error)
-    elif error.validator == "type":
+    elif isinstance(error.kind, _Kind.Type):
         message = _not_a_schema(path, error.instance)
-    else:  # a rule between keywords of one schema (draft 4: exclusiveMinimum needs minimum)
-        message = f"the schema here {_expectation(error)}"
+    elif isinstance(error.kind, _Kind.Required):  # draft 4: "exclusiveMinimum" needs "minimum"
+        message = (
+            f'the schema here needs "{error.kind.property}" (another of its keywords depends on it)'
+        )
+    else:
+        message = f"the schema here is invalid: {error.message}"
     return SchemaProblem(pointer=_pointer(path), message=message)
 
 
@@ -422,7 +237,9 @@ def _locate(path: list[Any]) -> tuple[str | None, bool]:
     at_keyword = False
     role = "schema"
     for part in path:
-        if role == "schema":
+        if role == "schema" and isinstance(part, int):  # draft 7's "items": [schemas]
+            keyword, at_keyword = None, False
+        elif role == "schema":
             keyword, at_keyword = str(part), True
             role = _ROLES.get(keyword, "value")
         elif role in ("map", "array"):
@@ -432,14 +249,36 @@ def _locate(path: list[Any]) -> tuple[str | None, bool]:
     return (None, False) if role == "schema" else (keyword, at_keyword)
 
 
-_ROLES = {
-    **{k: "schema" for k, check in _KEYWORDS.items() if check is _is_schema},
-    **{k: "map" for k, check in _KEYWORDS.items() if check in (_schemas, _pattern_properties)},
-    **{k: "array" for k, check in _KEYWORDS.items() if check is _schema_array},
-    "additionalItems": "schema",  # draft 7 and before
-    "dependencies": "map",
+_SCHEMA_MAPS = {
+    "properties": "property name",
+    "patternProperties": "pattern",
+    "dependentSchemas": "property name",
+    "dependencies": "property name",
+    "$defs": "name",
+    "definitions": "name",
 }
-"""What a keyword's value holds: a schema, schemas by name, an array of schemas, or a value."""
+_ROLES = {
+    **dict.fromkeys(
+        (
+            "items",
+            "additionalItems",
+            "contains",
+            "additionalProperties",
+            "propertyNames",
+            "if",
+            "then",
+            "else",
+            "not",
+            "unevaluatedItems",
+            "unevaluatedProperties",
+            "contentSchema",
+        ),
+        "schema",
+    ),
+    **dict.fromkeys(_SCHEMA_MAPS, "map"),
+    **dict.fromkeys(("prefixItems", "allOf", "anyOf", "oneOf"), "array"),
+}
+"""What a keyword's value holds: a schema, schemas by name, an array of schemas (else a value)."""
 
 
 def _not_a_schema(path: list[Any], value: object) -> str:
@@ -447,25 +286,27 @@ def _not_a_schema(path: list[Any], value: object) -> str:
         f'must be a schema (an object such as {{"type": "string"}}, or true or false), '
         f"not {_json(value)}"
     )
-    if isinstance(value, str) and value in _SIMPLE_TYPES:
+    if isinstance(value, str) and value in SIMPLE_TYPES:
         return f'{message}; write {{"type": {_json(value)}}}'
-    if path and path[-1] == "items" and _is_array(value):
+    if path and path[-1] == "items" and isinstance(value, list):
         return f'{message}; for one schema per position use "prefixItems"'
     return message
 
 
-def _keyword_problem(keyword: str, at_keyword: bool, error: ValidationError) -> str:
+def _keyword_problem(keyword: str, at_keyword: bool, error: jsonschema_rs.ValidationError) -> str:
     """The problem with ``keyword``'s value (``at_keyword``) or with an item of it."""
-    value = error.instance
+    value, kind = error.instance, error.kind
     if keyword == "type":
         return _type_problem(value)
+    if isinstance(kind, _Kind.Format) and kind.format == "regex":
+        return f'"{keyword}" must be a valid regular expression, not {_json(value)}'
     if keyword == "required":
         if at_keyword and not isinstance(value, list):
             fix = f'; write "required": [{_json(value)}]' if isinstance(value, str) else ""
             return f'"required" must be an array of property names, not {_json(value)}{fix}'
-        if error.validator == "uniqueItems":
+        if isinstance(kind, _Kind.UniqueItems):
             return '"required" names a property twice; list each once'
-        if error.validator == "type" and not at_keyword:
+        if isinstance(kind, _Kind.Type) and not at_keyword:
             return f'"required" lists property names (strings), not {_json(value)}'
     if keyword in _SCHEMA_MAPS and at_keyword and not isinstance(value, dict):
         return (
@@ -473,18 +314,7 @@ def _keyword_problem(keyword: str, at_keyword: bool, error: ValidationError) -> 
             f'schema, not {_kind(value)}; write {{"<{_SCHEMA_MAPS[keyword]}>": '
             '{"type": ...}, ...}'
         )
-    if error.validator == "format" and error.validator_value == "regex":
-        return f'"{keyword}" must be a valid regular expression, not {_json(value)}'
     return f'"{keyword}" {_expectation(error)}'
-
-
-_SCHEMA_MAPS = {
-    "properties": "property name",
-    "patternProperties": "pattern",
-    "dependentSchemas": "property name",
-    "$defs": "name",
-    "definitions": "name",
-}
 
 
 def _type_problem(value: object) -> str:
@@ -497,10 +327,10 @@ def _type_problem(value: object) -> str:
                 f"(the types are {listed})"
             )
         return f"{_json(value)} is not a JSON Schema type; use one of {listed}"
-    if _is_array(value):
+    if isinstance(value, list):
         if not value:
             return f'"type" must name at least one type (the types are {listed})'
-        unknown = [t for t in value if not (isinstance(t, str) and t in _SIMPLE_TYPES)]
+        unknown = [t for t in value if t not in SIMPLE_TYPES]
         if unknown:
             shown = ", ".join(_json(t) for t in unknown)
             return f'{shown} in "type" is not a JSON Schema type (the types are {listed})'
@@ -511,54 +341,31 @@ def _type_problem(value: object) -> str:
     )
 
 
-def _expectation(error: ValidationError) -> str:
+def _expectation(error: jsonschema_rs.ValidationError) -> str:
     """What the meta-schema asked of the value, in words."""
-    kind, expected, value = error.validator, error.validator_value, error.instance
-    if kind == "type":
-        wanted = expected if isinstance(expected, list) else [expected]
-        return f"must be {' or '.join(_article(w) for w in wanted)}, not {_json(value)}"
-    if kind == "minimum":
-        return f"must be at least {expected}, not {_json(value)}"
-    if kind == "exclusiveMinimum":
-        return f"must be greater than {expected}, not {_json(value)}"
-    if kind == "minItems":
-        return "must not be empty"
-    if kind == "uniqueItems":
-        return "must not list an item twice"
-    if kind == "format":
-        return f"must be a valid {expected}, not {_json(value)}"
-    if kind == "pattern":
-        return f"must match {expected}, not {_json(value)}"
+    value = _json(error.instance)
+    match error.kind:
+        case _Kind.Type(types):
+            return f"must be {' or '.join(map(_article, types))}, not {value}"
+        case _Kind.Minimum(limit):
+            return f"must be at least {limit}, not {value}"
+        case _Kind.ExclusiveMinimum(limit):
+            return f"must be greater than {limit}, not {value}"
+        case _Kind.MinItems():
+            return "must not be empty"
+        case _Kind.UniqueItems():
+            return "must not list an item twice"
+        case _Kind.Format(format_name):
+            return f"must be a valid {format_name}, not {value}"
+        case _Kind.Pattern(pattern):
+            return f"must match {pattern}, not {value}"
     return f"is invalid: {error.message}"
 
 
-def _article(kind: object) -> str:
-    name = {"object": "an object", "array": "an array", "integer": "an integer"}.get(str(kind))
-    return name or f"a {kind}"
-
-
-def _not_json(schema: object, exc: Exception) -> SchemaProblem:
-    pointer = _first_non_json(schema, [])
-    where = _pointer(pointer) if pointer is not None else ""
-    return SchemaProblem(pointer=where, message=f"is not JSON: {exc}")
-
-
-def _first_non_json(value: object, path: list[Any]) -> list[Any] | None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return path
-            found = _first_non_json(item, [*path, key])
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            found = _first_non_json(item, [*path, i])
-            if found is not None:
-                return found
-        return None
-    return None if _is_json(value) else path
+def _article(kind: str) -> str:
+    return {"object": "an object", "array": "an array", "integer": "an integer"}.get(
+        kind, f"a {kind}"
+    )
 
 
 def _pointer(path: list[Any]) -> str:
