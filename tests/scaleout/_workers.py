@@ -173,7 +173,7 @@ def build_stack(
     client = (
         ChatClient.builder(FunctionModel(decide))
         .default_advisors(memory, search)
-        .idempotency(IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01))
+        .guards(idempotency=IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01))
         .build()
     )
     return Stack(client=client, stores=[sessions, repository, idempotency], index=index)
