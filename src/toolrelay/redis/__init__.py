@@ -12,7 +12,7 @@ Every worker points at the same Redis server and so shares the conversations' st
     idempotency = IdempotencyInterceptor(RedisIdempotencyStore(url, ttl=7 * 86400))
 
 - :class:`RedisSessionStore`: the tool search's discovered tools per conversation, in order,
-  expiring after ``ttl`` seconds unused.
+  and the ones it called, in one key expiring after ``ttl`` seconds unused.
 - :class:`RedisChatMemoryRepository`: conversations as lists of message JSON; atomic
   :meth:`~RedisChatMemoryRepository.append` and window reads besides the repository protocol.
 - :class:`RedisIdempotencyStore`: the first reservation of a key wins; abandoned reservations
