@@ -10,8 +10,9 @@ are thin adapters over it.
   with the :class:`ToolSearchRecord` of each for the turn's :class:`ToolSearchReport`.
 - :class:`SearchTexts` — what the model reads (the tool's description, the system suffix,
   the answer to a hidden tool's call), in the catalog's language (:data:`SearchLanguage`).
-- :class:`SessionStore` — the tools each conversation has discovered (in memory:
-  :class:`InMemorySessionStore`; in Redis: :class:`toolrelay.redis.RedisSessionStore`).
+- :class:`SessionStore` — the tools each conversation has discovered and called, as one
+  :class:`StoredTools` entry (in memory: :class:`InMemorySessionStore`; in Redis:
+  :class:`toolrelay.redis.RedisSessionStore`).
 """
 
 from toolrelay.toolsearch._access import (
@@ -28,7 +29,7 @@ from toolrelay.toolsearch._search_tool import (
     ToolSearchReport,
     ToolSearchRound,
 )
-from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
+from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore, StoredTools
 from toolrelay.toolsearch._texts import (
     CHINESE,
     ENGLISH,
@@ -52,6 +53,7 @@ __all__ = [
     "SearchLanguage",
     "SearchTexts",
     "SessionStore",
+    "StoredTools",
     "ToolFilter",
     "ToolSearchRecord",
     "ToolSearchReport",
