@@ -29,7 +29,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from toolrelay.gateway._config import (
-    LANGUAGES,
     GatewayConfig,
     SearchSettings,
     load_gateway_config,
@@ -48,7 +47,6 @@ from toolrelay.gateway._texts import GatewayTexts
 
 __all__ = [
     "CALL_TOOL_NAME",
-    "LANGUAGES",
     "ApprovalSettings",
     "Approver",
     "AuditSettings",
