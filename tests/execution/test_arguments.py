@@ -69,7 +69,10 @@ def test_double_encoded_object_is_unwrapped() -> None:
         ("42", "Arguments must be a JSON object, not a number."),
         ("true", "Arguments must be a JSON object, not a boolean."),
         ("null", "Arguments must be a JSON object, not null."),
-        ("[" * 100_000, "Arguments are nested too deeply."),
+        (
+            "[" * 100_000,
+            "Arguments are nested too deeply (more than 100 levels). Send flatter ones.",
+        ),
     ],
 )
 def test_unusable_text_raises_with_one_problem(text: str, message: str) -> None:

@@ -92,11 +92,13 @@ def parse_arguments(
         raise InvalidJsonError(tool_name, [feedback.arguments_too_long(len(text), max_length)])
     if not text.strip():
         return _NONE
-    value = load_json(tool_name, text)
+    value = _decoded(tool_name, text)
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            inner = load_json(tool_name, value)
-        except InvalidJsonError:
+            inner = _decoded(tool_name, value)
+        except InvalidJsonError as exc:
+            if isinstance(exc.__cause__, RecursionError):
+                raise
             inner = None
         if isinstance(inner, dict):
             text, value = value, inner
@@ -104,6 +106,16 @@ def parse_arguments(
     if _deeper_than(values, MAX_ARGUMENTS_DEPTH):
         raise _too_deep(tool_name)
     return ParsedArguments(text=text, values=MappingProxyType(values))
+
+
+def _decoded(tool_name: str, text: str) -> Any:
+    """``text`` decoded; nested past what the decoder reads: the depth problem, worded once."""
+    try:
+        return load_json(tool_name, text)
+    except InvalidJsonError as exc:
+        if isinstance(exc.__cause__, RecursionError):
+            raise _too_deep(tool_name) from exc.__cause__
+        raise
 
 
 def _written(tool_name: str, arguments: Mapping[Any, Any]) -> str:

@@ -36,6 +36,7 @@ __all__ = [
     "replayed",
     "result_cut",
     "result_unknown",
+    "taken_over",
     "timed_out",
     "timed_out_running",
     "timed_out_waiting",
@@ -268,6 +269,14 @@ def result_unknown() -> str:
 def not_run_again() -> str:
     """Appended to the answer of an idempotent call that ran but whose result was unusable."""
     return " It ran; an identical call will not run it again."
+
+
+def taken_over(tool_name: str) -> str:
+    """An identical call took over this call's reservation before it started; it did not run."""
+    return (
+        f"Tool {_shown(tool_name)} did not run: an identical call is running it elsewhere. "
+        "Call it again later to get its result."
+    )
 
 
 def earlier_result_unknown(tool_name: str) -> str:

@@ -35,7 +35,12 @@ arguments and when it took the key. :class:`IdempotencyInterceptor` looks the ke
   the tool and without asking for approval again; the text starts with a line saying it was
   not run again and when it ran (``ToolCallOutcome.recorded_result`` is the recorded text).
 
-Otherwise the key is reserved and the call runs:
+Otherwise the key is reserved, and confirmed (:meth:`IdempotencyStore.confirm`) the moment the
+tool starts, after every other step (an approval) let it through. A reservation never
+confirmed provably never started: once its lease is over it is free again, never "unknown";
+and a reservation whose reply was lost (the store applied it, the answer never came) is
+released on this interceptor's next contact with the store, so a retry of a call that never
+ran runs at once. Then:
 
 - a successful result is recorded; when the store fails to record it (unreachable, say),
   the call raises the store's error and its key is marked unknown, never released, so the
@@ -75,6 +80,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from toolrelay._sync import run_sync
@@ -217,8 +223,18 @@ class IdempotencyStore(Protocol):
         """Give ``owner`` the key unless it has a result, a live reservation or an unknown outcome.
 
         Acquiring records ``fingerprint``, ``summary`` and the time with the key. A
-        reservation older than ``lease`` seconds without a result (its owner was lost) is
-        reported as ``UNKNOWN``, never taken over.
+        confirmed reservation older than ``lease`` seconds without a result (its owner was
+        lost while it ran) is reported as ``UNKNOWN``, never taken over; an unconfirmed one
+        (its run never started) is taken over.
+        """
+        ...
+
+    async def confirm(self, key: str, *, owner: str) -> bool:
+        """Mark ``owner``'s reservation as started, right before its tool starts.
+
+        Returns:
+            Whether ``owner`` still holds the reservation (``False``: another owner took it
+            over, and this run must not start).
         """
         ...
 
@@ -256,6 +272,7 @@ class _Entry:
     fingerprint: str = ""
     summary: str = ""
     ran_at: float = 0.0
+    started: bool = True  # a reservation not confirmed yet: its run never started
 
     def reservation(self, now: float) -> Reservation:
         return Reservation(
@@ -280,6 +297,10 @@ class _Entry:
         if self.unknown or now - self.since >= self.lease:
             return ReservationStatus.UNKNOWN
         return ReservationStatus.RUNNING
+
+    def abandoned(self, now: float) -> bool:
+        """A reservation whose lease ended before its run started: free to take."""
+        return not self.started and self.result is None and now - self.since >= self.lease
 
 
 class InMemoryIdempotencyStore:
@@ -324,7 +345,7 @@ class InMemoryIdempotencyStore:
 
     def _get(self, key: str, now: float) -> _Entry | None:
         entry = self._entries.get(key)
-        if entry is not None and self._expired(entry, now):
+        if entry is not None and (self._expired(entry, now) or entry.abandoned(now)):
             del self._entries[key]
             return None
         return entry
@@ -385,9 +406,21 @@ class InMemoryIdempotencyStore:
                     fingerprint=fingerprint,
                     summary=summary,
                     ran_at=now,
+                    started=False,
                 ),
             )
             return Reservation(status=ReservationStatus.ACQUIRED)
+
+    async def confirm(self, key: str, *, owner: str) -> bool:
+        """See :meth:`IdempotencyStore.confirm`."""
+        with self._lock:
+            now = self._clock()
+            entry = self._get(key, now)
+            if entry is None or entry.owner != owner or entry.result is not None:
+                return False
+            entry.started = True
+            entry.since = now  # the lease of the run counts from its start
+            return True
 
     async def complete(
         self, key: str, *, owner: str, result: str, fingerprint: str = "", summary: str = ""
@@ -529,6 +562,9 @@ class IdempotencyInterceptor:
         self.poll_interval = poll_interval
         self._locks = _KeyLocks()
         self._settling: set[asyncio.Task[None]] = set()  # late results being recorded
+        # Reservations the store may hold though its answer never came: released at the next
+        # contact, so a retry of a call that never started is not kept waiting.
+        self._unsettled: set[tuple[str, str]] = set()
 
     async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         """Replay the recorded result, or run the call and record a successful result."""
@@ -582,8 +618,11 @@ class IdempotencyInterceptor:
             )
 
         outcome: ToolCallOutcome | None = None
+        reserving = True
         try:
+            await self._settle_lost()
             reservation = await self._reserve(key, owner, call)
+            reserving = False
             if call.conflicts_with(reservation):
                 return _conflict(invocation, key, reservation)
             if reservation.status is ReservationStatus.COMPLETED:
@@ -593,6 +632,9 @@ class IdempotencyInterceptor:
                 return _busy(invocation, key)
             if reservation.status is ReservationStatus.UNKNOWN:
                 return _unknown(invocation, key, reservation)
+            # Confirmed right before the tool starts (after approval): until then, a lost
+            # owner leaves a reservation that provably never ran.
+            invocation.progress.confirm = partial(self.store.confirm, key, owner=owner)
             outcome = await proceed(replace(invocation, arguments_check=check))
             if moved:
                 return outcome
@@ -617,6 +659,9 @@ class IdempotencyInterceptor:
                 await self.store.release(key, owner=owner)
             return replace(outcome, idempotency_key=key)
         except BaseException as error:
+            if reserving:
+                # The store may have applied a reservation whose answer was lost.
+                self._unsettled.add((key, owner))
             if not moved:
                 with contextlib.suppress(Exception):  # the original error matters more
                     # An Exception once it ran is the store failing to record the result.
@@ -624,6 +669,7 @@ class IdempotencyInterceptor:
                     await self._after_interruption(
                         key, owner, call, invocation, outcome, store_failed
                     )
+                    self._unsettled.discard((key, owner))
             raise
         finally:
             if held:
@@ -654,6 +700,13 @@ class IdempotencyInterceptor:
             await self.store.mark_unknown(key, owner=owner, **call.recorded())
         else:
             await self.store.release(key, owner=owner)
+
+    async def _settle_lost(self) -> None:
+        """Release the reservations whose answers were lost (each once the store answers)."""
+        for key, owner in list(self._unsettled):
+            with contextlib.suppress(Exception):  # still unreachable: tried again next time
+                await self.store.release(key, owner=owner)
+                self._unsettled.discard((key, owner))
 
     def _record_late(
         self, key: str, owner: str, call: _Call, late: concurrent.futures.Future[str]

@@ -760,6 +760,10 @@ class ToolCallingManager:
         progress = invocation.progress
         error: Exception | None = None
         unknown, late = False, None
+        if progress.confirm is not None and not await progress.confirm():
+            # Another owner took the reservation over while this call waited (an approval):
+            # it runs there, never twice.
+            return _answer(call, name, feedback.taken_over(name), ToolCallStatus.ERROR)
         async with semaphore:
             started = perf_counter()
             try:
