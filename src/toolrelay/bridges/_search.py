@@ -188,7 +188,7 @@ class BridgeSearch:
 
     async def search(
         self,
-        arguments_json: str,
+        arguments: str | Mapping[str, object] | None,
         *,
         key: str | None,
         context: ToolContext | None = None,
@@ -198,8 +198,9 @@ class BridgeSearch:
 
         The tools it finds (:attr:`BridgeCallResult.found`) are added to the conversation's
         discoveries in the session store, shown from the next step on; with ``key=None`` the
-        framework keeps them itself (``discovered``: what it has so far). Invalid arguments
-        (a missing query, one too long) are answered as such.
+        framework keeps them itself (``discovered``: what it has so far). The arguments are
+        JSON text or a mapping already decoded, as for :meth:`call`; invalid ones (a missing
+        query, one too long, nested too deeply) are answered as such.
         """
         context = context or ToolContext()
         snapshot = await self.core.snapshot()
@@ -209,7 +210,11 @@ class BridgeSearch:
         call_id = f"search_{next(self._call_ids)}"
         texts = self.core.texts(snapshot)
         tool = searcher.as_tool(texts.description, parameters=texts.parameters, call_id=call_id)
-        call = ToolCall(id=call_id, name=TOOL_SEARCH_NAME, arguments=arguments_json)
+        call = ToolCall(
+            id=call_id,
+            name=TOOL_SEARCH_NAME,
+            arguments=arguments,  # type: ignore[arg-type]  # the manager reads a mapping too
+        )
         outcome = await self._searches.run_call(call, (tool,), context)
         records = searcher.take_records([call_id])
         found = tuple(dict.fromkeys(name for record in records for name in record.names))

@@ -25,7 +25,6 @@ context is the config's ``configurable["tool_context"]`` unless ``context=`` say
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, Unpack
 
@@ -178,15 +177,15 @@ class ToolRelayNode:
         answers: list[AnyMessage] = []
         found: list[str] = []
         for call in calls:
-            arguments = json.dumps(call["args"], ensure_ascii=False)
             call_id = str(call["id"])
+            # The decoded arguments as they are: the manager reads (and bounds) them.
             if call["name"] == self.search_name:
-                result = await self.search.search(arguments, key=key, context=context)
+                result = await self.search.search(call["args"], key=key, context=context)
                 found.extend(result.found)
             else:
                 result = await self.search.call(
                     call["name"],
-                    arguments,
+                    call["args"],
                     key=key,
                     context=context,
                     call_id=call_id,
@@ -345,7 +344,7 @@ def retrieve_tools_functions(
         tool_context_ = tool_context(config, context)
         has_thread = bool((config.get("configurable") or {}).get("thread_id"))
         result = await search.search(
-            json.dumps({"query": query}, ensure_ascii=False),
+            {"query": query},
             key=thread_key(config, tool_context_) if has_thread else None,
             context=tool_context_,
         )
