@@ -135,7 +135,9 @@ async def test_answer_is_a_json_list_of_provider_safe_names_and_nothing_more() -
 
 
 async def test_the_answer_is_compact_json() -> None:
-    searcher = ToolSearcher(index=bm25(), allowed=None, options=SearchOptions(min_relative_score=None))
+    searcher = ToolSearcher(
+        index=bm25(), allowed=None, options=SearchOptions(min_relative_score=None)
+    )
     text = await searcher.as_tool().call('{"query": "refund a card payment or invoice"}')
     answer = json.loads(text)
     assert len(answer) > 1
@@ -160,12 +162,18 @@ async def test_answers_leave_out_shown_tools_but_the_best() -> None:
 
 async def test_hits_below_the_relative_score_are_dropped_by_default() -> None:
     index = RecordingIndex()
-    await ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=5)).as_tool().call('{"query": "q"}')
+    await (
+        ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=5))
+        .as_tool()
+        .call('{"query": "q"}')
+    )
     assert index.requests[0].min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
     # On a real index: the invoice scores under half the refund for this query.
     query = '{"query": "refund a card payment or invoice"}'
     for ratio, expected in ((0.5, 1), (None, 2)):
-        searcher = ToolSearcher(index=bm25(), allowed=None, options=SearchOptions(min_relative_score=ratio))
+        searcher = ToolSearcher(
+            index=bm25(), allowed=None, options=SearchOptions(min_relative_score=ratio)
+        )
         assert len(json.loads(await searcher.as_tool().call(query))) == expected
 
 
@@ -185,7 +193,9 @@ async def test_max_results_category_and_defaults_reach_the_index() -> None:
     index = RecordingIndex()
     assert isinstance(index, ToolIndex)
     allowed = frozenset({"billing.get_invoice"})
-    searcher = ToolSearcher(index=index, allowed=allowed, options=SearchOptions(max_results=3, min_score=1.5))
+    searcher = ToolSearcher(
+        index=index, allowed=allowed, options=SearchOptions(max_results=3, min_score=1.5)
+    )
     for call_id, arguments in enumerate(
         [
             '{"query": "invoice", "max_results": 2, "category": "billing"}',
@@ -215,7 +225,9 @@ async def test_a_query_with_a_lone_surrogate_reaches_the_index_as_valid_unicode(
 
 async def test_the_permitted_view_limits_the_answer() -> None:
     searcher = ToolSearcher(
-        index=bm25(), allowed=lambda name: not name.startswith("billing."), max_results=5
+        index=bm25(),
+        allowed=lambda name: not name.startswith("billing."),
+        options=SearchOptions(max_results=5),
     )
     answer = json.loads(await searcher.as_tool().call('{"query": "billing.refund_payment"}'))
     assert "billing__refund_payment" not in [a["name"] for a in answer]
@@ -231,7 +243,9 @@ async def test_bad_arguments_are_reported_with_every_problem() -> None:
 
 async def test_records_are_taken_in_the_order_of_the_calls() -> None:
     hits = [SearchHit(name=d.name, score=1.0, summary=d.description) for d in DEFINITIONS]
-    searcher = ToolSearcher(index=RecordingIndex(hits), allowed=None, max_results=1)
+    searcher = ToolSearcher(
+        index=RecordingIndex(hits), allowed=None, options=SearchOptions(max_results=1)
+    )
     await searcher.as_tool(call_id="one").call('{"query": "a", "max_results": 1}')
     await searcher.as_tool(call_id="two").call('{"query": "b", "max_results": 2}')
     taken = searcher.take_records(["two", "one", "not a search"])
