@@ -119,6 +119,20 @@ def test_bad_options_and_unknown_rules_are_one_line_errors(cli: Invoke, catalog_
     assert result.exit_code == 2
 
 
+def test_a_malformed_settings_file_is_a_one_line_error_naming_file_and_key(
+    cli: Invoke, catalog_file: Path, tmp_path: Path
+) -> None:
+    settings = tmp_path / "lint.toml"
+    settings.write_text("[tool.toolrelay.lint.thresholds]\ntop_k = 3\n")
+    result = cli("lint", str(catalog_file), "--config", str(settings))
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"error: {settings}: [tool.toolrelay.lint.thresholds] top_k: unknown key; expected one "
+        "of min-description-words, max-description-chars, max-tool-tokens, max-catalog-tokens, "
+        "top-k, confusable-margin, dominance-share, dominance-min\n"
+    )
+
+
 def test_the_refund_desks_dotted_names_pass_the_name_rules(cli: Invoke) -> None:
     # The docs recommend dotted domain names (refund.find_failed_orders), as the desk uses.
     code, data = _lint_json(cli, str(REFUND_DESK), "--show", "info", "--limit", "0")

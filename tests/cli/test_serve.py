@@ -13,6 +13,9 @@ import pytest
 pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
 
 from mcp import Client
+from typer.testing import CliRunner
+
+from toolrelay.cli import app
 
 MODULE = '''
 from toolrelay.tools import tool
@@ -77,3 +80,13 @@ async def test_http_prints_the_url_it_listens_on(tmp_path: Path) -> None:
             process.wait()
         reader.join(timeout=5)
     assert lines[0].startswith("toolrelay serve: the MCP gateway listens at http://127.0.0.1:")
+
+
+def test_a_malformed_gateway_file_is_a_one_line_error_naming_file_and_key(
+    tmp_path: Path,
+) -> None:
+    config = _gateway_file(tmp_path)
+    config.write_text(config.read_text() + '\n[[servers]]\nname = "pay"\nurl = 8080\n')
+    result = CliRunner().invoke(app, ["serve", str(config)])
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: {config}: [[servers]] #1 url: must be a string (got 8080)\n")

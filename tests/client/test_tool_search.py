@@ -24,9 +24,10 @@ from toolrelay.toolsearch import (
     TOOL_SEARCH_NAME,
     InMemorySessionStore,
     SearchOptions,
+    StoredTools,
     ToolSearchReport,
 )
-from toolrelay.toolsearch._sessions import used_key
+from toolrelay.toolsearch._sessions import DEFAULT_MAX_SESSIONS
 
 REFUND, INVOICE, EMAIL, FORECAST = (
     "billing.refund_payment",
@@ -193,7 +194,7 @@ async def test_searches_of_one_round_are_stored_in_the_order_of_the_calls(
     )
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert shown(model)[1] == [TOOL_SEARCH_NAME, EMAIL, REFUND, INVOICE]
-    assert await advisor.search.session_store.get("c1") == (EMAIL, REFUND, INVOICE)
+    assert (await advisor.search.session_store.get("c1")).names == (EMAIL, REFUND, INVOICE)
 
 
 async def test_exposure_only_ever_appends(desk: Desk) -> None:
@@ -273,7 +274,7 @@ async def test_retention_last_search_keeps_just_the_latest_results(desk: Desk) -
         [TOOL_SEARCH_NAME, FORECAST],
         [TOOL_SEARCH_NAME],
     ]
-    assert await advisor.search.session_store.get("c1") == ()
+    assert (await advisor.search.session_store.get("c1")).names == ()
 
 
 async def test_retention_last_search_keeps_every_search_of_the_last_round(desk: Desk) -> None:
@@ -286,7 +287,7 @@ async def test_retention_last_search_keeps_every_search_of_the_last_round(desk: 
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert shown(model)[1] == [TOOL_SEARCH_NAME, EMAIL]
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND, FORECAST]
-    assert await advisor.search.session_store.get("c1") == (REFUND, FORECAST)
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND, FORECAST)
 
 
 async def test_a_search_retires_the_found_tools_the_model_passed_over(desk: Desk) -> None:
@@ -306,8 +307,8 @@ async def test_a_search_retires_the_found_tools_the_model_passed_over(desk: Desk
     # The invoice was shown through a round of calls that did not use it: the next search
     # retires it; the refund, called, stays.
     assert shown(model)[4] == [TOOL_SEARCH_NAME, REFUND, FORECAST]
-    assert await advisor.search.session_store.get("c1") == (REFUND, FORECAST)
-    assert await advisor.search.session_store.get(used_key("c1")) == (REFUND,)
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND, FORECAST)
+    assert (await advisor.search.session_store.get("c1")).used == {REFUND}
     report = response.tool_search
     assert report is not None
     assert report.discovered == (REFUND, FORECAST)
@@ -328,7 +329,7 @@ async def test_calling_one_hit_of_a_lone_search_retires_its_other_hits(desk: Des
     # The search's one need is met by the refund: the invoice leaves at once, no search needed.
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND]
     assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND]
-    assert await advisor.search.session_store.get("c1") == (REFUND,)
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND,)
     assert desk.ran == [REFUND, REFUND]
 
 
@@ -410,7 +411,7 @@ async def test_retention_all_keeps_every_tool_found(desk: Desk) -> None:
     )
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND, INVOICE, FORECAST]
-    assert await advisor.search.session_store.get(used_key("c1")) == ()
+    assert (await advisor.search.session_store.get("c1")).used == set()
 
 
 def test_an_unknown_retention_is_refused() -> None:
@@ -493,6 +494,23 @@ async def test_the_store_is_shared_by_advisors_and_clients(desk: Desk) -> None:
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND]
 
 
+async def test_the_default_store_keeps_its_documented_number_of_conversations(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk))  # the default InMemorySessionStore
+    extra = 100
+    conversations = [f"c{n}" for n in range(DEFAULT_MAX_SESSIONS + extra)]
+    for conversation in conversations:
+        model = ScriptedModel(
+            [search("refund payment", max_results=1), call_found(payment_id="p1"), "done"]
+        )
+        await client_for(model, advisor).prompt("go").conversation(conversation).acall()
+    stored = [await advisor.search.session_store.get(c) for c in conversations]
+    # Each conversation stored its discovery and the tool it called, as one entry.
+    assert stored[:extra] == [StoredTools()] * extra
+    assert stored[extra:] == [StoredTools(names=(REFUND,), used=frozenset({REFUND}))] * (
+        DEFAULT_MAX_SESSIONS
+    )
+
+
 # --- the catalog ---------------------------------------------------------------------------
 
 
@@ -525,7 +543,7 @@ async def test_a_catalog_change_reindexes_and_drops_vanished_tools(
     assert reports[0].catalog_fingerprint != reports[2].catalog_fingerprint
     assert shown(model)[3] == [TOOL_SEARCH_NAME, EMAIL]
     assert REFUND.replace(".", "__") not in found(model.prompts[4])
-    assert await advisor.search.session_store.get("c1") == (EMAIL,)
+    assert (await advisor.search.session_store.get("c1")).names == (EMAIL,)
 
 
 async def test_one_index_serves_every_conversation(desk: Desk) -> None:
@@ -594,7 +612,7 @@ async def test_the_key_can_come_from_the_tool_context(desk: Desk) -> None:
     await client.prompt("go").tool_context({"tenant_id": "acme"}).acall()
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND]
     # Kept, like every conversation key, within the tenant (the default scope).
-    assert await advisor.search.session_store.get("tenant:acme:acme") == (REFUND,)
+    assert (await advisor.search.session_store.get("tenant:acme:acme")).names == (REFUND,)
     with pytest.raises(ConfigurationError, match="conversation_key function"):
         await client.prompt("go").acall()
 
@@ -674,7 +692,7 @@ async def test_a_round_stopped_by_a_limit_still_stores_what_it_found(desk: Desk)
     response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert response.tool_loop is not None
     assert response.tool_loop.stop is LoopStop.TOOL_CALL_LIMIT
-    assert await advisor.search.session_store.get("c1") == (REFUND,)
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND,)
 
 
 async def test_the_search_index_receives_the_permitted_view(desk: Desk) -> None:

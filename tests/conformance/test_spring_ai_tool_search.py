@@ -184,8 +184,8 @@ async def test_lru_eviction_evicts_lru_session_when_capacity_exceeded() -> None:
     report_a, report_b = a.tool_search, b.tool_search
     assert report_a is not None
     assert report_b is not None
-    assert await store.get(report_a.conversation_key) == ()
-    assert await store.get(report_b.conversation_key) == ("calculatorTool",)
+    assert (await store.get(report_a.conversation_key)).names == ()
+    assert (await store.get(report_b.conversation_key)).names == ("calculatorTool",)
 
 
 async def test_evict_session_forgets_its_discoveries() -> None:

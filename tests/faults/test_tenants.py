@@ -58,6 +58,7 @@ from toolrelay.search import (
     VectorToolIndex,
 )
 from toolrelay.testing import FunctionModel, HashingEmbedder, tool_call_response
+from toolrelay.toolsearch import SearchOptions
 from toolrelay.tools import (
     FunctionTool,
     Tool,
@@ -411,7 +412,10 @@ async def run_index(kind: str, seed: int, ledger: Ledger, dsn: str, schema: str)
     )
     index = make_index(kind, dsn, schema)
     advisor = ToolSearchAdvisor(
-        tools, index=index, session_store=InMemorySessionStore(), tool_filter=permitted
+        tools,
+        index=index,
+        session_store=InMemorySessionStore(),
+        options=SearchOptions(tool_filter=permitted),
     )
     memory = MessageChatMemoryAdvisor(
         MessageWindowChatMemory(InMemoryChatMemoryRepository(), max_messages=200)

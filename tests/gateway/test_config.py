@@ -4,6 +4,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution import DEFAULT_MAX_RESULT_CHARS
@@ -97,54 +98,128 @@ def test_max_result_chars_takes_a_count_or_0_for_no_bound(
     assert load_gateway_config(write(tmp_path, text)).max_result_chars == expected
 
 
+SERVER = demo_server_table()
+
+
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "reason"),
     [
-        ("", "no tools"),
-        ("[extra]\na = 1\n", "unknown sections"),
-        ('[gateway]\ncolour = "red"\n', r"unknown keys in \[gateway\]"),
-        ('[search]\nindex = "magic"\n' + demo_server_table(), "unknown index"),
-        ("[search]\nmax_results = 50\n" + demo_server_table(), "max_results"),
-        ('[search]\nlanguage = "fr"\n' + demo_server_table(), "unknown language 'fr'"),
-        ("[search]\nlanguage = 1\n" + demo_server_table(), r"\[search\] language must be"),
-        ('[[modules]]\npath = "a.py"\nmodule = "b"\n', "a path or a module"),
-        ('[[servers]]\nname = "x"\n', "either a command"),
-        ("servers = 3\n", "array of tables"),
-        ("[gateway]\ntimeout = -1\n" + demo_server_table(), "timeout"),
+        ("", "the gateway has no tools: add [[servers]] or [[modules]] entries"),
         (
-            "[gateway]\nmax_result_chars = -1\n" + demo_server_table(),
-            r"\[gateway\] max_result_chars must be a whole number of characters >= 1, not -1 "
-            r"\(0 means no bound\)",
+            "[extra]\na = 1\n",
+            "[extra]: unknown table; expected one of gateway, search, context, servers, "
+            "modules, tools, approval, idempotency, audit",
         ),
         (
-            "[gateway]\nmax_result_chars = 2.5\n" + demo_server_table(),
-            r"\[gateway\] max_result_chars must be a whole number",
+            '[gateway]\ncolour = "red"\n',
+            "[gateway] colour: unknown key; expected one of name, instructions, timeout, "
+            "max_result_chars",
         ),
         (
-            '[search]\nmin_relative_score = "half"\n' + demo_server_table(),
-            r"\[search\] min_relative_score must be a number",
+            '[search]\ncolour = "red"\n' + SERVER,
+            "[search] colour: unknown key; expected one of index, max_results, min_score, "
+            "min_relative_score, language, usage_log, shared_usage",
         ),
         (
-            "[search]\nmin_relative_score = true\n" + demo_server_table(),
-            r"\[search\] min_relative_score must be a number",
+            '[search]\nindex = "magic"\n' + SERVER,
+            "[search] index: must be 'regex', 'bm25', 'vector', 'hybrid' or 'auto' (got \"magic\")",
         ),
         (
-            "[search]\nmin_relative_score = 1.5\n" + demo_server_table(),
-            r"\[search\] min_relative_score must be between 0 and 1 .*, not 1.5",
+            "[search]\nmax_results = 50\n" + SERVER,
+            "[search] max_results: must be between 1 and 10 (got 50)",
         ),
         (
-            "[search]\nmin_relative_score = -0.5\n" + demo_server_table(),
-            r"\[search\] min_relative_score must be between 0 and 1 .*, not -0.5",
+            "[search]\nmax_results = 2.5\n" + SERVER,
+            "[search] max_results: must be a whole number (got 2.5)",
         ),
+        (
+            '[search]\nlanguage = "fr"\n' + SERVER,
+            "[search] language: must be 'auto', 'en' or 'zh' (got \"fr\")",
+        ),
+        (
+            "[search]\nlanguage = 1\n" + SERVER,
+            "[search] language: must be 'auto', 'en' or 'zh' (got 1)",
+        ),
+        (
+            '[search]\nmin_score = "high"\n' + SERVER,
+            '[search] min_score: must be a number (got "high")',
+        ),
+        (
+            '[[modules]]\npath = "a.py"\nmodule = "b"\n',
+            "[[modules]] #1: needs a path or a module, not both",
+        ),
+        (
+            '[[modules]]\nmodule = "b"\n\n[[modules]]\nfile = "a.py"\n',
+            "[[modules]] #2 file: unknown key; expected one of path, module",
+        ),
+        (
+            '[[servers]]\nname = "x"\n',
+            "[[servers]] #1: MCP server 'x' needs either a command (stdio) or a url "
+            "(streamable HTTP), not both or neither",
+        ),
+        ("servers = 3\n", "[[servers]]: must be an array of tables (got 3)"),
+        (
+            SERVER + '[[servers]]\nname = "x"\ncommand = "python"\ncolour = "red"\n',
+            "[[servers]] #2 colour: unknown key; expected one of name, command, args, env, cwd, "
+            "url, headers, prefix, timeout, connect_timeout, stderr",
+        ),
+        (
+            SERVER + '[[servers]]\nname = "x"\ncommand = ["python"]\n',
+            '[[servers]] #2 command: must be a string (got ["python"])',
+        ),
+        (
+            '[[servers]]\nname = "x"\ncommand = "python"\nconnect_timeout = 0\n',
+            "[[servers]] #1 connect_timeout: must be > 0 (got 0)",
+        ),
+        (
+            '[[servers]]\nname = "x"\ncommand = "python"\nargs = ["a", 2]\nenv = { A = 1 }\n',
+            "[[servers]] #1 args[1]: must be a string (got 2); "
+            "[[servers]] #1 env.A: must be a string (got 1)",
+        ),
+        ("[gateway]\ntimeout = -1\n" + SERVER, "[gateway] timeout: must be > 0 (got -1)"),
+        (
+            '[gateway]\ntimeout = "soon"\n' + SERVER,
+            '[gateway] timeout: must be a number (got "soon")',
+        ),
+        (
+            "[gateway]\nmax_result_chars = -1\n" + SERVER,
+            "[gateway] max_result_chars: must be >= 1, or 0 for no bound (got -1)",
+        ),
+        (
+            "[gateway]\nmax_result_chars = 2.5\n" + SERVER,
+            "[gateway] max_result_chars: must be a whole number, or 0 for no bound (got 2.5)",
+        ),
+        (
+            '[search]\nmin_relative_score = "half"\n' + SERVER,
+            "[search] min_relative_score: must be a number, a fraction of the best hit's score "
+            '(got "half")',
+        ),
+        (
+            "[search]\nmin_relative_score = true\n" + SERVER,
+            "[search] min_relative_score: must be a number, a fraction of the best hit's score "
+            "(got true)",
+        ),
+        (
+            "[search]\nmin_relative_score = 1.5\n" + SERVER,
+            "[search] min_relative_score: must be between 0 and 1, a fraction of the best hit's "
+            "score (got 1.5)",
+        ),
+        (
+            "[search]\nmin_relative_score = -0.5\n" + SERVER,
+            "[search] min_relative_score: must be between 0 and 1, a fraction of the best hit's "
+            "score (got -0.5)",
+        ),
+        ("context = 3\n" + SERVER, "context: must be a table (got 3)"),
     ],
 )
-def test_invalid_files_name_the_file_and_the_problem(
-    tmp_path: Path, text: str, message: str
+def test_invalid_files_name_the_file_the_key_and_what_it_takes(
+    tmp_path: Path, text: str, reason: str
 ) -> None:
     path = write(tmp_path, text)
-    with pytest.raises(LoadError, match=message) as caught:
+    with pytest.raises(LoadError) as caught:
         load_gateway_config(path)
-    assert caught.value.source == str(path)
+    assert (caught.value.source, caught.value.reason) == (str(path), reason)
+    assert str(caught.value) == f"{path}: {reason}"
 
 
 def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
@@ -166,9 +241,28 @@ def test_min_relative_score_takes_the_bounds_and_integers(
 
 @pytest.mark.parametrize("fraction", [-0.01, 1.01])
 def test_search_settings_check_min_relative_score(fraction: float) -> None:
-    with pytest.raises(ConfigurationError, match="min_relative_score must be between 0 and 1"):
+    with pytest.raises(ConfigurationError) as caught:
         SearchSettings(min_relative_score=fraction)
+    assert str(caught.value) == (
+        "SearchSettings.min_relative_score: must be between 0 and 1, a fraction of the best "
+        f"hit's score (got {fraction})"
+    )
     assert SearchSettings(min_relative_score=None).min_relative_score is None  # off
+
+
+def test_settings_built_in_python_are_checked_and_frozen() -> None:
+    with pytest.raises(ConfigurationError, match=r"^SearchSettings.max_results: must be a whole"):
+        SearchSettings(max_results="5")  # type: ignore[arg-type]  # no text for a number
+    with pytest.raises(ConfigurationError, match=r"^SearchSettings.colour: unknown key"):
+        SearchSettings(colour="red")  # type: ignore[call-arg]
+    with pytest.raises(ConfigurationError, match=r"^GatewayConfig.servers\[0\]: MCP server 'x'"):
+        GatewayConfig(servers=[{"name": "x"}])  # type: ignore[list-item]
+    config = GatewayConfig(modules=["tools"], context={"tenant_id": "acme"})  # type: ignore[arg-type]
+    assert config.modules == ("tools",)
+    with pytest.raises(TypeError):
+        config.context["tenant_id"] = "other"  # type: ignore[index]
+    with pytest.raises(ValidationError):  # pydantic's own: no attribute is ever replaced
+        config.name = "other"  # type: ignore[misc]
 
 
 def test_a_config_needs_tools() -> None:
@@ -235,45 +329,93 @@ def test_side_effect_sections(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "reason"),
     [
         (
             '[tools."refund.retry"]\nidempotency_key = ["refund_id"]\nretries = 3\n',
-            r"unknown keys in \[tools.\"refund.retry\"\]: \['retries'\]",
+            '[tools."refund.retry"] retries: unknown key; expected one of read_only, destructive, '
+            "requires_approval, idempotent, idempotency_key, timeout",
         ),
         (
             "[tools.refund.retry]\nidempotent = true\n",
-            r"a tool name with dots needs quotes: \[tools.\"refund.retry\"\]",
+            "[tools.refund.retry]: unknown table; expected one of read_only, destructive, "
+            "requires_approval, idempotent, idempotency_key, timeout "
+            '(a name with dots needs quotes: [tools."refund.retry"])',
         ),
         (
-            '[tools."refund.retry"]\nidempotency_key = 7\n',
-            "idempotency_key must be an argument name or a list of argument names",
+            '[tools."refund.*"]\nidempotency_key = 7\n',
+            '[tools."refund.*"] idempotency_key: must be an argument name or a non-empty list of '
+            "argument names (got 7)",
         ),
         (
             '[tools."refund.retry"]\nidempotency_key = ["refund_id", 7]\n',
-            "idempotency_key must be an argument name or a non-empty list",
+            '[tools."refund.retry"] idempotency_key: must be an argument name or a non-empty '
+            'list of argument names (got ["refund_id", 7])',
         ),
-        ('[tools."refund.retry"]\nidempotency_key = []\n', "non-empty list"),
-        ('[tools."refund.retry"]\nrequires_approval = "yes"\n', "must be true or false"),
-        ('[tools."refund.retry"]\ntimeout = "soon"\n', "timeout must be a number"),
-        ('tools = ["refund.retry"]\n', r"\[tools\] must be a table"),
-        ('[tools]\n"refund.retry" = true\n', r"\[tools.\"refund.retry\"\] must be a table"),
-        ('[approval]\nhandler = "approvals.py"\n', "must name a module and a function"),
-        ('[approval]\nask = "always"\n', r"unknown keys in \[approval\]"),
-        ('[approval]\ndestructive = "yes"\n', "destructive must be true or false"),
-        ('[idempotency]\nstore = "redis"\n', r"unknown keys in \[idempotency\]"),
-        ("[idempotency]\nttl = 0\n", "ttl must be > 0"),
-        ("[idempotency]\nlease = -1\n", "lease must be > 0"),
-        ("[audit]\ninclude_arguments = true\n", "needs a path"),
+        (
+            '[tools."refund.retry"]\nidempotency_key = []\n',
+            '[tools."refund.retry"] idempotency_key: must be an argument name or a non-empty '
+            "list of argument names (got [])",
+        ),
+        (
+            '[tools."refund.retry"]\nidempotency_key = "refund_id"\nidempotent = false\n',
+            '[tools."refund.retry"]: idempotent = false contradicts idempotency_key',
+        ),
+        (
+            '[tools."refund.retry"]\nrequires_approval = "yes"\n',
+            '[tools."refund.retry"] requires_approval: must be true or false (got "yes")',
+        ),
+        (
+            '[tools."refund.retry"]\ntimeout = "soon"\n',
+            '[tools."refund.retry"] timeout: must be a number (got "soon")',
+        ),
+        (
+            '[tools."refund.retry"]\ntimeout = 0\n',
+            '[tools."refund.retry"] timeout: must be > 0 (got 0)',
+        ),
+        ('tools = ["refund.retry"]\n', '[tools]: must be a table (got ["refund.retry"])'),
+        ('[tools]\n"refund.retry" = true\n', '[tools."refund.retry"]: must be a table (got true)'),
+        (
+            '[approval]\nhandler = "approvals.py"\n',
+            "[approval] handler: must name a module and a function: 'approvals.py:decide' or "
+            "'package.module:decide' (got \"approvals.py\")",
+        ),
+        (
+            '[approval]\nask = "always"\n',
+            "[approval] ask: unknown key; expected one of handler, destructive",
+        ),
+        (
+            '[approval]\ndestructive = "yes"\n',
+            '[approval] destructive: must be true or false (got "yes")',
+        ),
+        (
+            '[idempotency]\nstore = "redis"\n',
+            "[idempotency] store: unknown key; expected one of path, ttl, lease, wait",
+        ),
+        ("[idempotency]\nttl = 0\n", "[idempotency] ttl: must be > 0 (got 0)"),
+        ("[idempotency]\nlease = -1\n", "[idempotency] lease: must be > 0 (got -1)"),
+        ("[idempotency]\nwait = -1\n", "[idempotency] wait: must be >= 0 (got -1)"),
+        ('[idempotency]\nwait = "1"\n', '[idempotency] wait: must be a number (got "1")'),
+        (
+            "[audit]\ninclude_arguments = true\n",
+            "[audit] path: required, the JSON-lines file the records go to",
+        ),
+        (
+            '[audit]\npath = "audit.jsonl"\nformat = "csv"\n',
+            "[audit] format: unknown key; expected one of path, include_arguments",
+        ),
     ],
 )
-def test_invalid_side_effect_settings(tmp_path: Path, text: str, message: str) -> None:
+def test_invalid_side_effect_settings(tmp_path: Path, text: str, reason: str) -> None:
     text += demo_server_table()  # after the sections: top-level keys come first in TOML
-    with pytest.raises(ConfigurationError, match=message):
+    with pytest.raises(ConfigurationError) as parsing:
         parse_gateway_config(tomllib.loads(text), base_dir=tmp_path)
+    assert str(parsing.value) == reason
     # From a file, the same reason, naming the file.
-    with pytest.raises(LoadError, match=message):
-        load_gateway_config(write(tmp_path, text))
+    path = write(tmp_path, text)
+    with pytest.raises(LoadError) as loading:
+        load_gateway_config(path)
+    assert (loading.value.source, loading.value.reason) == (str(path), reason)
 
 
 async def test_a_usage_log_file_is_read_beside_the_config_and_opened_as_sqlite(
@@ -291,7 +433,7 @@ async def test_a_usage_log_file_is_read_beside_the_config_and_opened_as_sqlite(
 
 
 def test_shared_usage_without_a_usage_log_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(LoadError, match="shared_usage needs a usage_log"):
+    with pytest.raises(LoadError, match=r"\[search\]: shared_usage needs a usage_log file"):
         load_gateway_config(
             write(tmp_path, "[search]\nshared_usage = true\n" + demo_server_table())
         )

@@ -162,12 +162,14 @@ def test_a_key_naming_a_missing_argument_is_refused() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ({"tools": ""}, "needs a tool name"),
+        ({"tools": " "}, "ToolPolicy.tools: must be a tool name or pattern"),
         ({"tools": "x", "read_only": True, "destructive": True}, "read_only and destructive"),
         ({"tools": "x", "idempotency_key": []}, "non-empty list"),
         ({"tools": "x", "idempotency_key": ["a", 3]}, "argument names"),
         ({"tools": "x", "idempotency_key": "a", "idempotent": False}, "contradicts"),
-        ({"tools": "x", "timeout": 0}, "timeout must be > 0"),
+        ({"tools": "x", "timeout": 0}, r"ToolPolicy.timeout: must be > 0 \(got 0\)"),
+        ({"tools": "x", "timeout": "5"}, "ToolPolicy.timeout: must be a number"),
+        ({"tools": "x", "retries": 3}, "ToolPolicy.retries: unknown key"),
     ],
 )
 def test_invalid_policies(options: dict[str, Any], message: str) -> None:

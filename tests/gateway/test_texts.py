@@ -176,7 +176,7 @@ async def test_a_served_gateway_speaks_the_configured_language(
         server = gateway_server(gateway, config)
         assert server.instructions == expected.instructions
         assert_tools_in(gateway, expected)
-    instructed = dataclasses.replace(config, instructions="Ask the desk.")
+    instructed = config.model_copy(update={"instructions": "Ask the desk."})
     async with open_gateway(instructed, module_loader=_chinese_module) as gateway:
         assert gateway_server(gateway, instructed).instructions == "Ask the desk."
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.lint import LintConfig, Severity, Thresholds, find_config, load_config
 
 FULL = """
@@ -75,30 +75,92 @@ def test_no_table_anywhere_gives_the_defaults(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("table", "message"),
+    ("table", "reason"),
     [
-        ('disable = "x"\nbogus = 1', "unknown keys"),
-        ("fail-on = 'sometimes'", "fail-on must be one of"),
-        ("index = 'regex'", "index must be one of"),
-        ("disable = [1]", "list of rule ids"),
-        ("per-tool = ['x']", "per-tool must be a table"),
-        ("several-sources = 'yes'", "true or false"),
-        ("[tool.toolrelay.lint.thresholds]\ntop-k = 2.5", "whole number"),
-        ("[tool.toolrelay.lint.thresholds]\nsize = 1", "unknown key"),
-        ("[tool.toolrelay.lint.thresholds]\ntop-k = -1", "negative"),
+        (
+            'disable = "x"\nbogus = 1',
+            "[tool.toolrelay.lint] bogus: unknown key; expected one of disable, per-tool, "
+            "fail-on, index, several-sources, thresholds",
+        ),
+        (
+            "per_tool = {}",
+            "[tool.toolrelay.lint.per_tool]: unknown table; expected one of disable, per-tool, "
+            "fail-on, index, several-sources, thresholds",
+        ),
+        (
+            "fail-on = 'sometimes'",
+            "[tool.toolrelay.lint] fail-on: must be 'error', 'warning' or 'info', or 'never' "
+            '(got "sometimes")',
+        ),
+        (
+            "index = 'regex'",
+            "[tool.toolrelay.lint] index: must be 'auto', 'bm25' or 'hybrid' (got \"regex\")",
+        ),
+        ("disable = [1]", "[tool.toolrelay.lint] disable[0]: must be a string (got 1)"),
+        ("per-tool = ['x']", '[tool.toolrelay.lint] per-tool: must be a table (got ["x"])'),
+        (
+            "per-tool = { 'legacy.*' = [true] }",
+            '[tool.toolrelay.lint] per-tool."legacy.*"[0]: must be a string (got true)',
+        ),
+        (
+            "several-sources = 'yes'",
+            '[tool.toolrelay.lint] several-sources: must be true or false (got "yes")',
+        ),
+        (
+            "[tool.toolrelay.lint.thresholds]\ntop-k = 2.5",
+            "[tool.toolrelay.lint.thresholds] top-k: must be a whole number (got 2.5)",
+        ),
+        (
+            "[tool.toolrelay.lint.thresholds]\nsize = 1",
+            "[tool.toolrelay.lint.thresholds] size: unknown key; expected one of "
+            "min-description-words, max-description-chars, max-tool-tokens, max-catalog-tokens, "
+            "top-k, confusable-margin, dominance-share, dominance-min",
+        ),
+        (
+            "[tool.toolrelay.lint.thresholds]\nmin_description_words = 3",
+            "[tool.toolrelay.lint.thresholds] min_description_words: unknown key; expected one "
+            "of min-description-words, max-description-chars, max-tool-tokens, "
+            "max-catalog-tokens, top-k, confusable-margin, dominance-share, dominance-min",
+        ),
+        (
+            "[tool.toolrelay.lint.thresholds]\ntop-k = 0",
+            "[tool.toolrelay.lint.thresholds] top-k: must be >= 1 (got 0)",
+        ),
+        (
+            "[tool.toolrelay.lint.thresholds]\nmin-description-words = -1",
+            "[tool.toolrelay.lint.thresholds] min-description-words: must be >= 0 (got -1)",
+        ),
+        (
+            "[tool.toolrelay.lint.thresholds]\nconfusable-margin = 1.5",
+            "[tool.toolrelay.lint.thresholds] confusable-margin: must be between 0 and 1 (got 1.5)",
+        ),
     ],
 )
-def test_malformed_tables_are_errors_naming_the_file(
-    tmp_path: Path, table: str, message: str
+def test_malformed_tables_are_errors_naming_the_file_and_the_key(
+    tmp_path: Path, table: str, reason: str
 ) -> None:
     path = _write(tmp_path, "[tool.toolrelay.lint]\n" + table + "\n")
-    with pytest.raises(ConfigurationError, match=message) as caught:
+    with pytest.raises(LoadError) as caught:
         load_config(path)
-    assert str(path) in str(caught.value)
+    assert (caught.value.source, caught.value.reason) == (str(path), reason)
+
+
+def test_a_table_that_is_no_table_is_an_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, "[tool.toolrelay]\nlint = 3\n")
+    with pytest.raises(LoadError, match=r": \[tool.toolrelay.lint\]: must be a table \(got 3\)$"):
+        load_config(path)
+
+
+def test_settings_built_in_python_use_the_names_and_are_checked() -> None:
+    config = LintConfig(per_tool={"legacy.*": ["*"]}, fail_on="never", disable="x")  # type: ignore[arg-type]
+    assert (config.per_tool, config.fail_on, config.disable) == ({"legacy.*": {"*"}}, None, {"x"})
+    with pytest.raises(ConfigurationError) as caught:
+        Thresholds(top_k=0)
+    assert str(caught.value) == "Thresholds.top_k: must be >= 1 (got 0)"
 
 
 def test_invalid_toml_is_an_error(tmp_path: Path) -> None:
     path = _write(tmp_path, "[tool.toolrelay.lint\n")
-    with pytest.raises(ConfigurationError, match="not valid TOML"):
+    with pytest.raises(LoadError, match="not valid TOML") as caught:
         find_config(tmp_path)
-    assert path.exists()
+    assert caught.value.source == str(path)

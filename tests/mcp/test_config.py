@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from toolrelay._settings import read_table
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.mcp import DEFAULT_CALL_TIMEOUT, McpServerConfig
 
@@ -32,7 +33,7 @@ def test_a_bare_python_command_is_the_running_interpreter() -> None:
     [
         ({"name": "x"}, "either a command"),
         ({"name": "x", "command": "a", "url": "http://h/mcp"}, "either a command"),
-        ({"name": "has space", "command": "a"}, "not valid"),
+        ({"name": "has space", "command": "a"}, "name: use 1-40 letters, digits"),
         ({"name": "x", "url": "ftp://h/mcp"}, "http://"),
         ({"name": "x", "command": "a", "timeout": 0}, "timeout"),
         ({"name": "x", "command": "a", "prefix": "a b"}, "prefix"),
@@ -44,8 +45,9 @@ def test_invalid_servers_are_rejected(fields: dict[str, object], message: str) -
         McpServerConfig(**fields)  # type: ignore[arg-type]
 
 
-def test_from_mapping_reads_a_toml_table(tmp_path: Path) -> None:
-    config = McpServerConfig.from_mapping(
+def test_a_table_read_from_a_file(tmp_path: Path) -> None:
+    config = read_table(
+        McpServerConfig,
         {
             "name": "payments",
             "command": "python",
@@ -54,37 +56,58 @@ def test_from_mapping_reads_a_toml_table(tmp_path: Path) -> None:
             "prefix": "pay",
             "timeout": 5,
         },
-        base_dir=tmp_path,
+        folder=tmp_path,
     )
     assert config.args == ("servers/payments.py",)
     assert dict(config.env) == {"MODE": "test"}
     assert config.tool_prefix == "pay"
     assert config.timeout == 5.0
     # A stdio server runs in the file's folder, so relative paths in args resolve there.
-    assert config.cwd == str(tmp_path / ".")
+    assert config.cwd == str(tmp_path)
+    assert read_table(
+        McpServerConfig, {"name": "p", "command": "python", "cwd": "servers"}, folder=tmp_path
+    ).cwd == str(tmp_path / "servers")
+    # Built in Python, a cwd is the caller's.
+    assert McpServerConfig(name="p", command="python", cwd="servers").cwd == "servers"
 
 
-def test_from_mapping_defaults_and_http(tmp_path: Path) -> None:
-    config = McpServerConfig.from_mapping(
+def test_a_table_with_defaults_and_http(tmp_path: Path) -> None:
+    config = read_table(
+        McpServerConfig,
         {"name": "t", "url": "https://example.test/mcp", "headers": {"Authorization": "x"}},
-        base_dir=tmp_path,
+        folder=tmp_path,
     )
     assert config.cwd is None
     assert config.timeout == DEFAULT_CALL_TIMEOUT
     assert dict(config.headers) == {"Authorization": "x"}
+    with pytest.raises(TypeError):  # read-only, as the config is frozen
+        config.headers["Authorization"] = "y"  # type: ignore[index]
 
 
 @pytest.mark.parametrize(
     ("table", "message"),
     [
-        ({"name": "x", "command": "a", "colour": "red"}, "unknown keys"),
-        ({"command": "a"}, "needs a name"),
-        ({"name": "x", "command": ["a"]}, "wrong type"),
-        ({"name": "x", "command": "a", "args": "one"}, "list of strings"),
-        ({"name": "x", "url": "http://h/mcp", "headers": {"a": 1}}, "table of strings"),
-        ({"name": "x", "command": "a", "timeout": True}, "wrong type"),
+        (
+            {"name": "x", "command": "a", "colour": "red"},
+            "colour: unknown key; expected one of name, command, args, env, cwd, url, headers, "
+            "prefix, timeout, connect_timeout, stderr",
+        ),
+        ({"command": "a"}, "name: required"),
+        ({"name": "x", "command": ["a"]}, 'command: must be a string (got ["a"])'),
+        ({"name": "x", "command": "a", "args": "one"}, 'args: must be an array (got "one")'),
+        (
+            {"name": "x", "url": "http://h/mcp", "headers": {"a": 1}},
+            "headers.a: must be a string (got 1)",
+        ),
+        ({"name": "x", "command": "a", "timeout": True}, "timeout: must be a number (got true)"),
+        ({"name": "x", "command": "a", "timeout": -1}, "timeout: must be > 0 (got -1)"),
+        (
+            {"name": "x", "url": "ftp://h/mcp"},
+            'url: must start with http:// or https:// (got "ftp://h/mcp")',
+        ),
     ],
 )
-def test_from_mapping_rejects_bad_tables(table: dict[str, object], message: str) -> None:
-    with pytest.raises(ConfigurationError, match=message):
-        McpServerConfig.from_mapping(table)
+def test_bad_tables_name_the_key(table: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        read_table(McpServerConfig, table)
+    assert str(caught.value) == message

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -207,7 +206,7 @@ def test_a_python_command_is_this_interpreter_whatever_path_holds(
     impostor.write_text("#!/bin/sh\nexit 3\n")
     impostor.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
-    config = dataclasses.replace(demo_stdio("bare"), command="python")
+    config = demo_stdio("bare").model_copy(update={"command": "python"})
     assert config.program == sys.executable
     with McpToolset(config) as toolset:
         assert "bare.add" in toolset.catalog.names()

@@ -42,7 +42,8 @@ def test_a_thousand_blocking_calls_reuse_one_bounded_pool_per_store(
     client = (
         ChatClient.builder(FunctionModel(refund_once))
         .default_advisors(MessageChatMemoryAdvisor(MessageWindowChatMemory(memory)), search)
-        .idempotency(idempotency)
+        .guards(idempotency=idempotency)
+        .default_tool_context({"user_id": "clerk"})
         .single_tenant()  # the stores are shared, and every request is the one tenant's
         .build()
     )
@@ -66,20 +67,20 @@ async def test_a_burst_waits_for_the_pool_instead_of_opening_more(
     server = redis_servers()
     async with RedisSessionStore(server.url, max_connections=4) as store:
         added = await asyncio.gather(*(store.add(f"c{n}", [f"t{n}"]) for n in range(300)))
-        assert added == [(f"t{n}",) for n in range(300)]
+        assert [a.names for a in added] == [(f"t{n}",) for n in range(300)]
         assert int(server.info("clients")["connected_clients"]) <= 1 + 4
     assert int(server.info("clients")["connected_clients"]) == 1
 
 
 def _child_reads(store: RedisSessionStore, queue: multiprocessing.Queue[object]) -> None:
-    queue.put(run_sync(store.get("c1")))
+    queue.put(run_sync(store.get("c1")).names)
     store.close()
 
 
 def test_a_forked_child_opens_its_own_pool(redis_servers: Callable[..., RedisServer]) -> None:
     server = redis_servers()
     store = RedisSessionStore(server.url)
-    assert run_sync(store.add("c1", ["a"])) == ("a",)  # the parent's loop and pool exist now
+    assert run_sync(store.add("c1", ["a"])).names == ("a",)  # the parent's loop and pool exist now
     context = multiprocessing.get_context("fork")
     queue: multiprocessing.Queue[object] = context.Queue()
     # The child inherits the store, whose loop thread did not survive the fork.
@@ -88,5 +89,5 @@ def test_a_forked_child_opens_its_own_pool(redis_servers: Callable[..., RedisSer
     assert queue.get(timeout=30) == ("a",)
     child.join(30)
     assert child.exitcode == 0
-    assert run_sync(store.get("c1")) == ("a",)  # the parent's pool still works
+    assert run_sync(store.get("c1")).names == ("a",)  # the parent's pool still works
     store.close()

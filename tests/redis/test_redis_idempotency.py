@@ -159,7 +159,8 @@ async def test_two_managers_sharing_redis_pay_once(redis_url: str, prefix: str) 
         return f"paid {refund_id}"
 
     retry = FunctionTool.from_function(refund_retry)
-    prompt = Prompt(messages=(UserMessage(text="retry"),), options=ChatOptions(tools=(retry,)))
+    options = ChatOptions(tools=(retry,), tool_context={"user_id": "clerk"})
+    prompt = Prompt(messages=(UserMessage(text="retry"),), options=options)
     call = ToolCall(id="c1", name="refund_retry", arguments=json.dumps({"refund_id": "r-1"}))
     stores = [RedisIdempotencyStore(redis_url, prefix=prefix) for _ in range(2)]
     managers = [

@@ -18,6 +18,7 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.redis import RedisChatMemoryRepository
+from toolrelay.redis._memory import PRUNE_BATCH
 from toolrelay.testing import every_message_kind
 
 EVERY_KIND = every_message_kind()
@@ -172,13 +173,71 @@ async def test_appending_keeps_a_bounded_store_and_a_whole_window(
 
 async def test_ttl_expires_conversations_and_their_ids(redis_url: str, prefix: str) -> None:
     raw = Redis.from_url(redis_url)
-    async with RedisChatMemoryRepository(redis_url, prefix=prefix, ttl=60) as repo:
-        await repo.append("c1", [UserMessage(text="x")])
-        assert 0 < await raw.pttl(repo.key_of("c1")) <= 60_000
-        await raw.pexpire(repo.key_of("c1"), 1)
-        await asyncio.sleep(0.05)
-        assert await repo.find_by_conversation_id("c1") == []
-        assert await repo.find_conversation_ids() == []
+    async with (
+        RedisChatMemoryRepository(redis_url, prefix=prefix, ttl=0.5) as brief,
+        RedisChatMemoryRepository(redis_url, prefix=prefix, ttl=60) as lasting,
+        RedisChatMemoryRepository(redis_url, prefix=prefix) as forever,
+    ):
+        await brief.append("gone", [UserMessage(text="x")])
+        await brief.save_all("saved", [UserMessage(text="y")])
+        await lasting.append("kept", [UserMessage(text="z")])
+        await forever.save_all("always", [UserMessage(text="w")])
+        assert 0 < await raw.pttl(brief.key_of("gone")) <= 500
+        assert 0 < await raw.pttl(lasting.key_of("kept")) <= 60_000
+        assert await raw.pttl(forever.key_of("always")) == -1
+        assert await brief.find_conversation_ids() == ["always", "gone", "kept", "saved"]
+        await asyncio.sleep(0.6)
+        assert await brief.find_by_conversation_id("gone") == []
+        assert await brief.find_conversation_ids() == ["always", "kept"]
+        # The listing removed the expired ids: nothing of those conversations is left.
+        assert await raw.zrange(brief._ids_key, 0, -1) == [b"kept", b"always"]
+        assert sorted(await raw.keys(f"{prefix}*")) == sorted(
+            [
+                brief._ids_key.encode(),
+                lasting.key_of("kept").encode(),
+                f"{prefix}memory-batches:kept".encode(),
+                forever.key_of("always").encode(),
+            ]
+        )
+    await raw.aclose()
+
+
+async def test_a_write_without_ttl_keeps_a_conversation_until_deleted(
+    redis_url: str, prefix: str
+) -> None:
+    raw = Redis.from_url(redis_url)
+    async with (
+        RedisChatMemoryRepository(redis_url, prefix=prefix, ttl=60) as lasting,
+        RedisChatMemoryRepository(redis_url, prefix=prefix) as forever,
+    ):
+        await lasting.append("c1", [UserMessage(text="x")])
+        await forever.append("c1", [UserMessage(text="y")])
+        assert await raw.pttl(forever.key_of("c1")) == -1
+        assert await raw.zscore(forever._ids_key, "c1") == float("inf")
+    await raw.aclose()
+
+
+async def test_pruning_expired_ids_is_bounded_per_call(redis_url: str, prefix: str) -> None:
+    raw = Redis.from_url(redis_url)
+    expired = 2 * PRUNE_BATCH + 50
+    async with (
+        RedisChatMemoryRepository(redis_url, prefix=prefix, ttl=1) as brief,
+        RedisChatMemoryRepository(redis_url, prefix=prefix, ttl=60) as lasting,
+    ):
+        await asyncio.gather(
+            *(brief.append(f"c{n}", [UserMessage(text="x")]) for n in range(expired))
+        )
+        ids = brief._ids_key
+        assert await raw.zcard(ids) == expired
+        await asyncio.sleep(1.1)  # every one of them expires at once
+        # Each call removes at most one batch of expired ids, however many there are.
+        await lasting.append("live", [UserMessage(text="y")])
+        assert await raw.zcard(ids) == expired - PRUNE_BATCH + 1
+        assert await lasting.find_conversation_ids() == ["live"]
+        assert await raw.zcard(ids) == expired - 2 * PRUNE_BATCH + 1
+        await lasting.delete_by_conversation_id("never")
+        assert await raw.zcard(ids) == 1
+        assert await raw.zrange(ids, 0, -1) == [b"live"]
     await raw.aclose()
 
 

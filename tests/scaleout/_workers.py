@@ -34,6 +34,7 @@ from toolrelay.prompt import Prompt
 from toolrelay.redis import RedisChatMemoryRepository, RedisIdempotencyStore, RedisSessionStore
 from toolrelay.search import BM25ToolIndex, ToolIndex
 from toolrelay.testing import FunctionModel, tool_call_response
+from toolrelay.toolsearch import SearchOptions
 from toolrelay.tools import (
     FunctionTool,
     Tool,
@@ -167,13 +168,13 @@ def build_stack(
     else:
         index = BM25ToolIndex()
     search = ToolSearchAdvisor(
-        catalog(), index=index, session_store=sessions, tool_filter=permitted
+        catalog(), index=index, session_store=sessions, options=SearchOptions(tool_filter=permitted)
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(repository, max_messages=200))
     client = (
         ChatClient.builder(FunctionModel(decide))
         .default_advisors(memory, search)
-        .idempotency(IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01))
+        .guards(idempotency=IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01))
         .build()
     )
     return Stack(client=client, stores=[sessions, repository, idempotency], index=index)

@@ -34,7 +34,7 @@ async def test_alternate_turns_see_the_same_tools_and_memory(redis_url: str, pre
 
     sessions = RedisSessionStore(redis_url, prefix=prefix)
     repository = RedisChatMemoryRepository(redis_url, prefix=prefix)
-    discovered = await sessions.get(turn.key)
+    discovered = (await sessions.get(turn.key)).names
     assert discovered[0] == "acme.refund_order"
     assert all(name.split(".")[0] in ("acme", "shared") for name in discovered)
     messages = await repository.find_by_conversation_id(turn.key)

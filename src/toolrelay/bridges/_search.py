@@ -320,7 +320,7 @@ class BridgeSearch:
     async def _discovered(
         self, key: str | None, discovered: Sequence[str], view: CatalogView
     ) -> list[str]:
-        stored = discovered if key is None else await self.session_store.get(key)
+        stored = discovered if key is None else (await self.session_store.get(key)).names
         return [name for name in dict.fromkeys(stored) if view.permits(name)]
 
 

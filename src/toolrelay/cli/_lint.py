@@ -14,7 +14,6 @@ Tools of JSON catalogs may declare their side effects with MCP ``annotations``
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, get_args
 
@@ -173,7 +172,7 @@ def _override(
         changes["fail_on"] = None if fail_on.lower() == "never" else _severity(fail_on, "--fail-on")
     if disable:
         changes["disable"] = config.disable | frozenset(disable)
-    return replace(config, **changes) if changes else config
+    return config.model_copy(update=changes) if changes else config
 
 
 def _severity(value: str, option: str) -> Severity:

@@ -104,7 +104,6 @@ from toolrelay.toolsearch._sessions import (
     InMemorySessionStore,
     Retention,
     SessionStore,
-    used_key,
 )
 from toolrelay.toolsearch._texts import CALL_TOOL_NAME, TOOL_SEARCH_NAME, SearchTexts
 
@@ -287,12 +286,12 @@ class ToolSearch:
     async def _stored(self, key: str, snapshot: CatalogSnapshot) -> Discoveries:
         """The conversation's discoveries, without tools that left the catalog."""
         stored = await self.session_store.get(key)
-        kept = tuple(n for n in stored if n in snapshot.tools)
-        if len(kept) != len(stored):
+        kept = tuple(n for n in stored.names if n in snapshot.tools)
+        if len(kept) != len(stored.names):
             await self.session_store.replace(key, kept)
-        used = await self.session_store.get(used_key(key)) if self.retention == "used" else ()
+        used = stored.used if self.retention == "used" else frozenset()
         # Each turn gives the model a round of calls before a search retires what it found.
-        return Discoveries(names=kept, used=frozenset(used), fresh=frozenset(kept))
+        return Discoveries(names=kept, used=used, fresh=frozenset(kept))
 
 
 def _proxy_tools(fixed: tuple[Tool, ...], call: Tool, *, owner: str) -> tuple[Tool, ...]:
@@ -487,14 +486,15 @@ class _SearchTurn:
             return
         self.discoveries = after
         store = self.provider.session_store
-        if after.used != before.used:
-            await store.add(used_key(self.key), sorted(after.used - before.used))
+        used = after.used - before.used
         if after.names[: len(before.names)] == before.names:
-            if len(after.names) > len(before.names):
+            if len(after.names) > len(before.names) or used:
                 # Appending keeps what a concurrent turn of the conversation added meanwhile.
-                stored = await store.add(self.key, after.names[len(before.names) :])
-                self.discoveries = dataclasses.replace(after, names=stored)
+                stored = await store.add(self.key, after.names[len(before.names) :], used=used)
+                self.discoveries = dataclasses.replace(after, names=stored.names)
         else:
+            if used:
+                await store.add(self.key, used=used)
             await store.replace(self.key, after.names)
 
     def finish(self, response: ChatClientResponse) -> ChatClientResponse:

@@ -30,7 +30,6 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from toolrelay.gateway._config import (
-    LANGUAGES,
     GatewayConfig,
     SearchSettings,
     load_gateway_config,
@@ -47,7 +46,6 @@ from toolrelay.gateway._side_effects import (
 )
 
 __all__ = [
-    "LANGUAGES",
     "ApprovalSettings",
     "Approver",
     "AuditSettings",

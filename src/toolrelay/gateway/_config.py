@@ -37,65 +37,48 @@
     [audit]                   # path (JSON lines), include_arguments
 
 Relative paths (a server's ``cwd``, a module's ``path``, the approval handler's file, the
-idempotency and audit files) are relative to the file's folder, and stdio servers run there.
-A server's ``command = "python"`` is the interpreter running the gateway
-(:attr:`~toolrelay.mcp.McpServerConfig.program`).
+usage log, the idempotency and audit files) are relative to the file's folder, and stdio
+servers run there. A server's ``command = "python"`` is the interpreter running the gateway
+(:attr:`~toolrelay.mcp.McpServerConfig.program`). Each table is read into its model: an
+unknown table or key, a value of the wrong type or out of range is an error naming it as the
+file does (``[search] max_results: must be between 1 and 10 (got 50)``).
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, cast, get_args
+from typing import Annotated, Any, Literal, Self
 
+from pydantic import BeforeValidator, Field, model_validator
+
+from toolrelay._settings import FrozenMapping, RelativePath, Settings, read_table, read_toml
 from toolrelay.exceptions import ConfigurationError, LoadError
-from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
 from toolrelay.execution._manager import DEFAULT_MAX_RESULT_CHARS
-from toolrelay.gateway._policy import ToolPolicy
+from toolrelay.gateway._policy import PolicyTable, ToolPolicy
 from toolrelay.gateway._side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
 from toolrelay.mcp._config import McpServerConfig
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
-from toolrelay.tools._base import check_result_chars
 from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._texts import SearchLanguage
 
 __all__ = [
-    "INDEX_KINDS",
-    "LANGUAGES",
     "GatewayConfig",
+    "IndexKind",
     "SearchSettings",
     "load_gateway_config",
     "parse_gateway_config",
 ]
 
-INDEX_KINDS = ("regex", "bm25", "vector", "hybrid", "auto")
+IndexKind = Literal["regex", "bm25", "vector", "hybrid", "auto"]
 """The ``[search] index`` values."""
 
-LANGUAGES: tuple[SearchLanguage, ...] = get_args(SearchLanguage)
-"""The ``[search] language`` values."""
 
-_SECTIONS = (
-    "gateway",
-    "search",
-    "context",
-    "servers",
-    "modules",
-    "tools",
-    "approval",
-    "idempotency",
-    "audit",
-)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SearchSettings:
+class SearchSettings(Settings):
     """The ``[search]`` table.
 
     Attributes:
-        index: The kind of index (see :data:`INDEX_KINDS`).
+        index: The kind of index: ``regex``, ``bm25``, ``vector``, ``hybrid`` or ``auto``.
         max_results: Hits per search when the client does not say.
         min_score: Hits scoring below this are dropped; ``None`` keeps all.
         min_relative_score: Hits scoring below this fraction (0-1) of the best hit's score
@@ -106,41 +89,28 @@ class SearchSettings:
             catalog's language, see :class:`~toolrelay.toolsearch.SearchTexts`), ``"en"``
             or ``"zh"``.
         usage_log: A SQLite file of past searches that led to successful calls, which
-            searches rank with (absolute once loaded from a file); ``None``: none.
+            searches rank with (read from a file, relative to its folder); ``None``: none.
         shared_usage: One usage history for every tenant instead of one per tenant.
     """
 
-    index: str = "auto"
-    max_results: int = DEFAULT_MAX_RESULTS
+    index: IndexKind = "auto"
+    max_results: int = Field(DEFAULT_MAX_RESULTS, ge=1, le=MAX_RESULTS_LIMIT)
     min_score: float | None = None
-    min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE
+    min_relative_score: float | None = Field(
+        DEFAULT_MIN_RELATIVE_SCORE, ge=0, le=1, description="a fraction of the best hit's score"
+    )
     language: SearchLanguage = "auto"
-    usage_log: str | None = None
+    usage_log: RelativePath | None = None
     shared_usage: bool = False
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _shared_log(self) -> Self:
         if self.shared_usage and self.usage_log is None:
-            raise ConfigurationError("[search] shared_usage needs a usage_log file to share")
-        if self.index not in INDEX_KINDS:
-            raise ConfigurationError(
-                f"unknown index {self.index!r}; choose one of {', '.join(INDEX_KINDS)}"
-            )
-        if self.language not in LANGUAGES:
-            raise ConfigurationError(
-                f"unknown language {self.language!r}; choose one of {', '.join(LANGUAGES)}"
-            )
-        if not 1 <= self.max_results <= MAX_RESULTS_LIMIT:
-            raise ConfigurationError(f"max_results must be between 1 and {MAX_RESULTS_LIMIT}")
-        ratio = self.min_relative_score
-        if ratio is not None and not 0.0 <= ratio <= 1.0:
-            raise ConfigurationError(
-                f"[search] min_relative_score must be between 0 and 1 (a fraction of the best "
-                f"hit's score), not {ratio}"
-            )
+            raise ValueError("shared_usage needs a usage_log file to share")
+        return self
 
 
-@dataclass(frozen=True, kw_only=True)
-class GatewayConfig:
+class GatewayConfig(Settings):
     """What a gateway fronts and how it searches.
 
     Attributes:
@@ -159,35 +129,29 @@ class GatewayConfig:
         max_result_chars: Characters of a tool's result (or error text) a client reads, for
             tools whose metadata sets none; a longer one is cut, with a note. ``None`` (``0``
             in the file, as TOML has no null): no bound.
+
+    Raises:
+        ConfigurationError: No servers and no modules, or an invalid or unknown field.
     """
 
-    name: str = "toolrelay-gateway"
+    name: str = Field("toolrelay-gateway", min_length=1)
     instructions: str | None = None
-    timeout: float | None = None
-    servers: tuple[McpServerConfig, ...] = ()
-    modules: tuple[str, ...] = ()
-    search: SearchSettings = field(default_factory=SearchSettings)
-    context: Mapping[str, Any] = field(default_factory=dict)
-    tools: tuple[ToolPolicy, ...] = ()
-    approval: ApprovalSettings = field(default_factory=ApprovalSettings)
-    idempotency: IdempotencySettings = field(default_factory=IdempotencySettings)
+    timeout: float | None = Field(None, gt=0)
+    servers: tuple[McpServerConfig, ...] = Field((), strict=False)
+    modules: tuple[str, ...] = Field((), strict=False)
+    search: SearchSettings = SearchSettings()
+    context: FrozenMapping[Any] = Field(default_factory=dict)
+    tools: tuple[ToolPolicy, ...] = Field((), strict=False)
+    approval: ApprovalSettings = ApprovalSettings()
+    idempotency: IdempotencySettings = IdempotencySettings()
     audit: AuditSettings | None = None
-    max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS
+    max_result_chars: int | None = Field(DEFAULT_MAX_RESULT_CHARS, ge=1)
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _has_tools(self) -> Self:
         if not self.servers and not self.modules:
-            raise ConfigurationError(
-                "the gateway has no tools: add [[servers]] or [[modules]] entries"
-            )
-        if self.timeout is not None and self.timeout <= 0:
-            raise ConfigurationError("[gateway] timeout must be > 0")
-        check_result_chars(
-            "[gateway] max_result_chars", self.max_result_chars, unbounded="0 means no bound"
-        )
-        object.__setattr__(self, "servers", tuple(self.servers))
-        object.__setattr__(self, "modules", tuple(self.modules))
-        object.__setattr__(self, "tools", tuple(self.tools))
-        object.__setattr__(self, "context", MappingProxyType(dict(self.context)))
+            raise ValueError("the gateway has no tools: add [[servers]] or [[modules]] entries")
+        return self
 
 
 def load_gateway_config(path: str | Path) -> GatewayConfig:
@@ -195,15 +159,10 @@ def load_gateway_config(path: str | Path) -> GatewayConfig:
 
     Raises:
         LoadError: The file cannot be read, is not TOML, or its settings are invalid (the
-            reason names the setting).
+            reason names each setting, as ``[table] key``, and what it takes).
     """
     file = Path(path)
-    try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise LoadError(str(file), f"cannot read the file: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise LoadError(str(file), f"not valid TOML: {exc}") from exc
+    data = read_toml(file)
     try:
         return parse_gateway_config(data, base_dir=file.resolve().parent)
     except ConfigurationError as exc:
@@ -213,150 +172,71 @@ def load_gateway_config(path: str | Path) -> GatewayConfig:
 def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> GatewayConfig:
     """Build a :class:`GatewayConfig` from parsed TOML (see the module docs).
 
+    Args:
+        data: The parsed file.
+        base_dir: The folder relative paths are in (the file's).
+
     Raises:
-        ConfigurationError: Unknown sections or keys, wrong types, or invalid values.
+        ConfigurationError: Unknown tables or keys, wrong types, or invalid values, each
+            named as ``[table] key``.
     """
-    unknown = sorted(set(data) - set(_SECTIONS))
-    if unknown:
-        raise ConfigurationError(f"unknown sections {unknown}; expected some of {_SECTIONS}")
-    gateway = _table(data, "gateway")
-    _only(gateway, "gateway", ("name", "instructions", "timeout", "max_result_chars"))
-    search = _table(data, "search")
-    _only(
-        search,
-        "search",
-        (
-            "index",
-            "max_results",
-            "min_score",
-            "min_relative_score",
-            "language",
-            "usage_log",
-            "shared_usage",
-        ),
-    )
-    usage_log = _text(search, "usage_log", "search")
-    servers = [
-        McpServerConfig.from_mapping(entry, base_dir=base_dir) for entry in _tables(data, "servers")
-    ]
-    modules = [_module(entry, Path(base_dir)) for entry in _tables(data, "modules")]
-    policies = [
-        ToolPolicy.from_mapping(name, table) for name, table in _table(data, "tools").items()
-    ]
-    timeout = gateway.get("timeout")
-    max_result_chars = gateway.get("max_result_chars", DEFAULT_MAX_RESULT_CHARS)
-    min_score = search.get("min_score")
-    relative = search.get("min_relative_score", DEFAULT_MIN_RELATIVE_SCORE)
+    file = read_table(_GatewayFile, data, folder=Path(base_dir))
     return GatewayConfig(
-        name=_text(gateway, "name", "gateway") or "toolrelay-gateway",
-        instructions=_text(gateway, "instructions", "gateway"),
-        timeout=None if timeout is None else _number(timeout, "[gateway] timeout"),
-        servers=tuple(servers),
-        modules=tuple(modules),
-        search=SearchSettings(
-            index=_text(search, "index", "search") or "auto",
-            max_results=int(_number(search.get("max_results", DEFAULT_MAX_RESULTS), "max_results")),
-            min_score=None if min_score is None else _number(min_score, "[search] min_score"),
-            min_relative_score=_number(relative, "[search] min_relative_score"),
-            language=cast(SearchLanguage, _text(search, "language", "search") or "auto"),
-            usage_log=None if usage_log is None else str(Path(base_dir) / usage_log),
-            shared_usage=_flag(search, "shared_usage", "search", default=False),
-        ),
-        context=_table(data, "context"),
-        tools=tuple(policies),
-        approval=_approval(_table(data, "approval"), Path(base_dir)),
-        idempotency=_idempotency(_table(data, "idempotency"), Path(base_dir)),
-        audit=_audit(data, Path(base_dir)),
-        # TOML has no null: 0 (never a bound) says "no bound".
-        max_result_chars=None
-        if type(max_result_chars) is int and max_result_chars == 0
-        else max_result_chars,
+        **dict(file.gateway),
+        servers=file.servers,
+        modules=tuple(entry.spec for entry in file.modules),
+        search=file.search,
+        context=file.context,
+        tools=tuple(ToolPolicy(tools=name, **dict(table)) for name, table in file.tools.items()),
+        approval=file.approval,
+        idempotency=file.idempotency,
+        audit=file.audit,
     )
 
 
-def _approval(table: Mapping[str, Any], base_dir: Path) -> ApprovalSettings:
-    _only(table, "approval", ("handler", "destructive"))
-    handler = _text(table, "handler", "approval")
-    if handler is not None:
-        target, _, name = handler.rpartition(":")
-        if target.endswith(".py") or "/" in target:  # a file, not a dotted module name
-            handler = f"{base_dir / target}:{name}"
-    return ApprovalSettings(
-        handler=handler, destructive=_flag(table, "destructive", "approval", default=False)
+def _zero_is_no_bound(value: object) -> object:
+    # TOML has no null: 0, never a bound, says "no bound".
+    return None if type(value) is int and value == 0 else value
+
+
+class _GatewayTable(Settings):
+    """The ``[gateway]`` table."""
+
+    name: str = Field("toolrelay-gateway", min_length=1)
+    instructions: str | None = None
+    timeout: float | None = Field(None, gt=0)
+    max_result_chars: Annotated[int | None, BeforeValidator(_zero_is_no_bound)] = Field(
+        DEFAULT_MAX_RESULT_CHARS, ge=1, description="or 0 for no bound"
     )
 
 
-def _idempotency(table: Mapping[str, Any], base_dir: Path) -> IdempotencySettings:
-    _only(table, "idempotency", ("path", "ttl", "lease", "wait"))
-    path = _text(table, "path", "idempotency")
-    ttl = table.get("ttl")
-    return IdempotencySettings(
-        path=None if path is None else str(base_dir / path),
-        ttl=None if ttl is None else _number(ttl, "[idempotency] ttl"),
-        lease=_number(table.get("lease", DEFAULT_LEASE), "[idempotency] lease"),
-        wait=_number(table.get("wait", DEFAULT_WAIT), "[idempotency] wait"),
-    )
+class _ModuleEntry(Settings):
+    """A ``[[modules]]`` entry."""
+
+    path: RelativePath | None = None
+    module: str | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Self:
+        if (self.path is None) == (self.module is None):
+            raise ValueError("needs a path or a module, not both")
+        return self
+
+    @property
+    def spec(self) -> str:
+        """The file's path, or the module's name."""
+        return self.path if self.path is not None else str(self.module)
 
 
-def _audit(data: Mapping[str, Any], base_dir: Path) -> AuditSettings | None:
-    if "audit" not in data:
-        return None
-    table = _table(data, "audit")
-    _only(table, "audit", ("path", "include_arguments"))
-    path = _text(table, "path", "audit")
-    if path is None:
-        raise ConfigurationError("[audit] needs a path (the JSON-lines file)")
-    return AuditSettings(
-        path=str(base_dir / path),
-        include_arguments=_flag(table, "include_arguments", "audit", default=False),
-    )
+class _GatewayFile(Settings):
+    """A gateway file's tables."""
 
-
-def _module(entry: Mapping[str, Any], base_dir: Path) -> str:
-    _only(entry, "modules", ("path", "module"))
-    path, module = entry.get("path"), entry.get("module")
-    if (path is None) == (module is None) or not isinstance(path or module, str):
-        raise ConfigurationError("each [[modules]] entry needs a path or a module, as a string")
-    return str(base_dir / path) if isinstance(path, str) else str(module)
-
-
-def _table(data: Mapping[str, Any], key: str) -> dict[str, Any]:
-    value = data.get(key, {})
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(f"[{key}] must be a table")
-    return dict(value)
-
-
-def _tables(data: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
-    value = data.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(v, Mapping) for v in value):
-        raise ConfigurationError(f"{key} must be an array of tables ([[{key}]])")
-    return value
-
-
-def _only(table: Mapping[str, Any], section: str, allowed: tuple[str, ...]) -> None:
-    unknown = sorted(set(table) - set(allowed))
-    if unknown:
-        raise ConfigurationError(
-            f"unknown keys in [{section}]: {unknown}; expected some of {list(allowed)}"
-        )
-
-
-def _text(table: Mapping[str, Any], key: str, section: str) -> str | None:
-    value = table.get(key)
-    if value is not None and not isinstance(value, str):
-        raise ConfigurationError(f"[{section}] {key} must be a string")
-    return value
-
-
-def _flag(table: Mapping[str, Any], key: str, section: str, *, default: bool) -> bool:
-    value = table.get(key, default)
-    if not isinstance(value, bool):
-        raise ConfigurationError(f"[{section}] {key} must be true or false")
-    return value
-
-
-def _number(value: Any, what: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigurationError(f"{what} must be a number")
-    return float(value)
+    gateway: _GatewayTable = _GatewayTable()
+    search: SearchSettings = SearchSettings()
+    context: dict[str, Any] = Field(default_factory=dict)
+    servers: tuple[McpServerConfig, ...] = Field((), strict=False)
+    modules: tuple[_ModuleEntry, ...] = Field((), strict=False)
+    tools: dict[str, PolicyTable] = Field(default_factory=dict)
+    approval: ApprovalSettings = ApprovalSettings()
+    idempotency: IdempotencySettings = IdempotencySettings()
+    audit: AuditSettings | None = None

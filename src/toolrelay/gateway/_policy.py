@@ -42,9 +42,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import Annotated, Any, Self
 
+from pydantic import Field, PlainValidator, field_validator, model_validator
+
+from toolrelay._settings import Settings
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.mcp._annotations import (
     ANNOTATIONS,
@@ -64,7 +67,7 @@ from toolrelay.tools._base import (
 from toolrelay.tools._workers import SyncRunner
 
 __all__ = [
-    "POLICY_KEYS",
+    "PolicyTable",
     "PolicyTool",
     "ToolPolicy",
     "ValidatingPolicyTool",
@@ -72,21 +75,39 @@ __all__ = [
     "matching_policies",
 ]
 
-POLICY_KEYS = (
-    "read_only",
-    "destructive",
-    "requires_approval",
-    "idempotent",
-    "idempotency_key",
-    "timeout",
-)
-"""The keys of a ``[tools."NAME"]`` table."""
-
 _PATTERN_CHARACTERS = frozenset("*?[")
 
 
-@dataclass(frozen=True, kw_only=True)
-class ToolPolicy:
+def _names_or_function(key: object) -> IdempotencyKey | None:
+    """A function as it is; one argument name or a list of them as a tuple."""
+    if key is None or callable(key):
+        return key  # a function's signature is not checked
+    names = (key,) if isinstance(key, str) else key
+    if isinstance(names, list | tuple) and names and all(isinstance(n, str) and n for n in names):
+        return tuple(names)
+    raise ValueError("must be an argument name or a non-empty list of argument names")
+
+
+class PolicyTable(Settings):
+    """A ``[tools."NAME"]`` table: a :class:`ToolPolicy` without its name (the table's)."""
+
+    read_only: bool | None = None
+    destructive: bool | None = None
+    requires_approval: bool | None = None
+    idempotent: bool | None = None
+    idempotency_key: Annotated[IdempotencyKey | None, PlainValidator(_names_or_function)] = None
+    timeout: float | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Self:
+        if self.read_only and self.destructive:
+            raise ValueError("a tool cannot be read_only and destructive")
+        if self.idempotency_key is not None and self.idempotent is False:
+            raise ValueError("idempotent = false contradicts idempotency_key")
+        return self
+
+
+class ToolPolicy(PolicyTable):
     """What the gateway assumes about the tools one name or pattern matches (see module docs).
 
     Attributes:
@@ -103,44 +124,17 @@ class ToolPolicy:
     Raises:
         ConfigurationError: An empty name, contradictory flags (``read_only`` and
             ``destructive``; ``idempotent=False`` with a key), an empty or non-string
-            argument name, or a timeout that is not positive.
+            argument name, a timeout that is not positive, or a value of the wrong type.
     """
 
     tools: str
-    read_only: bool | None = None
-    destructive: bool | None = None
-    requires_approval: bool | None = None
-    idempotent: bool | None = None
-    idempotency_key: IdempotencyKey | None = None
-    timeout: float | None = None
 
-    def __post_init__(self) -> None:
-        where = _label(self.tools)
-        if not isinstance(self.tools, str) or not self.tools.strip():
-            raise ConfigurationError("a tool policy needs a tool name or pattern")
-        if self.read_only and self.destructive:
-            raise ConfigurationError(f"{where}: a tool cannot be read_only and destructive")
-        key = self.idempotency_key
-        if key is not None and not callable(key):
-            names = (key,) if isinstance(key, str) else key
-            if (
-                not isinstance(names, Sequence)
-                or not names
-                or not all(isinstance(n, str) and n for n in names)
-            ):
-                raise ConfigurationError(
-                    f"{where}: idempotency_key must be an argument name or a non-empty list "
-                    f"of argument names (strings), not {key!r}"
-                )
-            object.__setattr__(self, "idempotency_key", tuple(names))
-        if key is not None and self.idempotent is False:
-            raise ConfigurationError(f"{where}: idempotent = false contradicts idempotency_key")
-        if self.timeout is not None and (
-            isinstance(self.timeout, bool) or not isinstance(self.timeout, int | float)
-        ):
-            raise ConfigurationError(f"{where}: timeout must be a number of seconds")
-        if self.timeout is not None and self.timeout <= 0:
-            raise ConfigurationError(f"{where}: timeout must be > 0")
+    @field_validator("tools")
+    @classmethod
+    def _named(cls, tools: str) -> str:
+        if not tools.strip():
+            raise ValueError("must be a tool name or pattern")
+        return tools
 
     @property
     def is_pattern(self) -> bool:
@@ -150,47 +144,6 @@ class ToolPolicy:
     def matches(self, name: str) -> bool:
         """Whether the policy applies to the tool with canonical name ``name``."""
         return name == self.tools or (self.is_pattern and fnmatch.fnmatchcase(name, self.tools))
-
-    @classmethod
-    def from_mapping(cls, tools: str, table: Mapping[str, Any]) -> ToolPolicy:
-        """Read the ``[tools."<tools>"]`` table of a gateway file.
-
-        Raises:
-            ConfigurationError: Unknown keys (an unquoted dotted name included), wrong
-                types, or the problems listed on the class.
-        """
-        where = _label(tools)
-        if not isinstance(table, Mapping):
-            raise ConfigurationError(f"{where} must be a table")
-        unknown = sorted(set(table) - set(POLICY_KEYS))
-        if unknown:
-            hint = ""
-            if any(isinstance(table[k], Mapping) for k in unknown):
-                hint = (
-                    f' (a tool name with dots needs quotes: [tools."{tools}.{unknown[0]}"], '
-                    f"not [tools.{tools}.{unknown[0]}])"
-                )
-            raise ConfigurationError(
-                f"unknown keys in {where}: {unknown}; expected some of {list(POLICY_KEYS)}{hint}"
-            )
-        for flag in ("read_only", "destructive", "requires_approval", "idempotent"):
-            if flag in table and not isinstance(table[flag], bool):
-                raise ConfigurationError(f"{where}: {flag} must be true or false")
-        key = table.get("idempotency_key")
-        if key is not None and not isinstance(key, str | list):
-            raise ConfigurationError(
-                f"{where}: idempotency_key must be an argument name or a list of argument "
-                f"names (strings), not {key!r}"
-            )
-        return cls(
-            tools=tools,
-            read_only=table.get("read_only"),
-            destructive=table.get("destructive"),
-            requires_approval=table.get("requires_approval"),
-            idempotent=table.get("idempotent"),
-            idempotency_key=key,
-            timeout=table.get("timeout"),
-        )
 
 
 def matching_policies(name: str, policies: Sequence[ToolPolicy]) -> list[ToolPolicy]:
@@ -305,10 +258,6 @@ def _check_arguments(tool: Tool, names: Sequence[str]) -> None:
 def _argument_names(definition: ToolDefinition) -> set[str]:
     properties = definition.input_schema.get("properties")
     return set(properties) if isinstance(properties, Mapping) else set()
-
-
-def _label(tools: object) -> str:
-    return f"[tools.{tools!r}]".replace("'", '"')
 
 
 class PolicyTool:

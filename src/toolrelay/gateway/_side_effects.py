@@ -36,9 +36,11 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TypeAlias, Unpack, cast
 
+from pydantic import Field, ValidationInfo, field_validator
+
+from toolrelay._settings import RelativePath, Settings, file_folder
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     ApprovalHandler,
@@ -69,13 +71,12 @@ Approver: TypeAlias = Callable[[ToolInvocation], ApprovalVerdict | Awaitable[App
 """Decides about a call that needs approval: ``Approve()``, ``Deny(reason)`` or ``Defer()``."""
 
 
-@dataclass(frozen=True, kw_only=True)
-class ApprovalSettings:
+class ApprovalSettings(Settings):
     """The ``[approval]`` table.
 
     Attributes:
-        handler: Where the handler is: ``path/to/file.py:name`` (absolute once loaded from
-            a file) or ``package.module:name``; ``None`` for none.
+        handler: Where the handler is: ``path/to/file.py:name`` (read from a file, relative
+            to its folder, and then absolute) or ``package.module:name``; ``None`` for none.
         destructive: Also ask about tools whose metadata says ``destructive``, not only
             those that say ``requires_approval``.
     """
@@ -83,38 +84,38 @@ class ApprovalSettings:
     handler: str | None = None
     destructive: bool = False
 
-    def __post_init__(self) -> None:
-        if self.handler is not None:
-            target, _, name = self.handler.rpartition(":")
-            if not target or not name:
-                raise ConfigurationError(
-                    f"[approval] handler {self.handler!r} must name a module and a function: "
-                    "'approvals.py:decide' or 'package.module:decide'"
-                )
+    @field_validator("handler")
+    @classmethod
+    def _module_and_function(cls, handler: str | None, info: ValidationInfo) -> str | None:
+        if handler is None:
+            return None
+        target, _, name = handler.rpartition(":")
+        if not target or not name:
+            raise ValueError(
+                "must name a module and a function: 'approvals.py:decide' or "
+                "'package.module:decide'"
+            )
+        folder = file_folder(info)
+        if folder is not None and (target.endswith(".py") or "/" in target):  # a file
+            return f"{folder / target}:{name}"
+        return handler
 
 
-@dataclass(frozen=True, kw_only=True)
-class IdempotencySettings:
+class IdempotencySettings(Settings):
     """The ``[idempotency]`` table.
 
     Attributes:
-        path: A SQLite file for the recorded results (absolute once loaded from a file);
-            ``None`` keeps them in this process's memory.
+        path: A SQLite file for the recorded results (read from a file, relative to its
+            folder); ``None`` keeps them in this process's memory.
         ttl: Seconds a recorded result is kept; ``None`` keeps it.
         lease: Seconds after which a reservation without a result counts as abandoned.
         wait: Seconds a call waits for an identical call running in another process.
     """
 
-    path: str | None = None
-    ttl: float | None = None
-    lease: float = DEFAULT_LEASE
-    wait: float = DEFAULT_WAIT
-
-    def __post_init__(self) -> None:
-        if self.ttl is not None and self.ttl <= 0:
-            raise ConfigurationError("[idempotency] ttl must be > 0")
-        if self.lease <= 0 or self.wait < 0:
-            raise ConfigurationError("[idempotency] lease must be > 0 and wait >= 0")
+    path: RelativePath | None = None
+    ttl: float | None = Field(None, gt=0)
+    lease: float = Field(DEFAULT_LEASE, gt=0)
+    wait: float = Field(DEFAULT_WAIT, ge=0)
 
     def store(self) -> IdempotencyStore:
         """A new store as configured: SQLite at :attr:`path`, else in memory."""
@@ -123,16 +124,15 @@ class IdempotencySettings:
         return SqliteIdempotencyStore(self.path, ttl=self.ttl)
 
 
-@dataclass(frozen=True, kw_only=True)
-class AuditSettings:
+class AuditSettings(Settings):
     """The ``[audit]`` table.
 
     Attributes:
-        path: The JSON-lines file (absolute once loaded from a file).
+        path: The JSON-lines file (read from a file, relative to its folder).
         include_arguments: Put each call's full arguments in its record.
     """
 
-    path: str
+    path: RelativePath = Field(description="the JSON-lines file the records go to")
     include_arguments: bool = False
 
 

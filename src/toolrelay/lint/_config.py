@@ -22,13 +22,14 @@ settings are used (:func:`toolrelay.lint.lint`), so a typo is an error, not a si
 from __future__ import annotations
 
 import fnmatch
-import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Annotated, Literal
 
-from toolrelay.exceptions import ConfigurationError
+from pydantic import BeforeValidator, ConfigDict, Field, Strict, field_validator
+
+from toolrelay._settings import Settings, read_table, read_toml
+from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.lint._findings import Severity
 
 __all__ = ["IndexChoice", "LintConfig", "Thresholds", "find_config", "load_config"]
@@ -40,12 +41,25 @@ ALL_RULES = "*"
 """In a per-tool rule list: every rule."""
 
 _TABLE = ("tool", "toolrelay", "lint")
-_FAIL_ON_NEVER = "never"
 
 
-@dataclass(frozen=True, kw_only=True)
-class Thresholds:
-    """The numbers the rules judge by.
+def _listed(value: object) -> object:
+    return [value] if isinstance(value, str) else value
+
+
+_RuleIds = Annotated[frozenset[str], BeforeValidator(_listed), Strict(False)]
+"""Rule ids: a list of them (in a file, one id alone too)."""
+
+# The file's keys are hyphenated (min-description-words); Python's are the fields' names.
+_HYPHENATED = ConfigDict(
+    alias_generator=lambda name: name.replace("_", "-"),
+    validate_by_alias=True,
+    validate_by_name=True,
+)
+
+
+class Thresholds(Settings):
+    """The numbers the rules judge by (``[tool.toolrelay.lint.thresholds]``).
 
     Attributes:
         min_description_words: Fewer words than this is too short to retrieve (a CJK
@@ -62,37 +76,53 @@ class Thresholds:
         dominance_min: ... and for at least this many of them.
     """
 
-    min_description_words: int = 8
-    max_description_chars: int = 2000
-    max_tool_tokens: int = 1000
-    max_catalog_tokens: int = 20_000
-    top_k: int = 5
-    confusable_margin: float = 0.2
-    dominance_share: float = 0.1
-    dominance_min: int = 10
+    model_config = _HYPHENATED
+
+    min_description_words: int = Field(8, ge=0)
+    max_description_chars: int = Field(2000, ge=0)
+    max_tool_tokens: int = Field(1000, ge=0)
+    max_catalog_tokens: int = Field(20_000, ge=0)
+    top_k: int = Field(5, ge=1)
+    confusable_margin: float = Field(0.2, ge=0, le=1)
+    dominance_share: float = Field(0.1, ge=0, le=1)
+    dominance_min: int = Field(10, ge=0)
 
 
-@dataclass(frozen=True, kw_only=True)
-class LintConfig:
+class _LintTable(Settings):
+    """The ``[tool.toolrelay.lint]`` table: a :class:`LintConfig` without its file."""
+
+    model_config = _HYPHENATED
+
+    disable: _RuleIds = frozenset()
+    per_tool: Mapping[str, _RuleIds] = {}
+    fail_on: Severity | None = Field(Severity.ERROR, strict=False, description="or 'never'")
+    index: IndexChoice = "auto"
+    several_sources: bool | None = None
+    thresholds: Thresholds = Thresholds()
+
+    @field_validator("fail_on", mode="before")
+    @classmethod
+    def _never(cls, value: object) -> object:
+        return None if value == "never" else value
+
+
+class LintConfig(_LintTable):
     """Which rules run, for which tools, and what fails the run.
 
     Attributes:
         disable: Rule ids turned off for every tool.
         per_tool: Rule ids turned off per tool name or ``fnmatch`` pattern (``"*"`` for all).
-        fail_on: The lowest severity that fails the run; ``None`` never fails.
+        fail_on: The lowest severity that fails the run; ``None`` (``"never"``) never fails.
         index: Which index ranks the catalog for the retrieval rules.
         several_sources: Whether the tools come from several services (generic names are
             then ambiguous); ``None`` detects it from dotted names and target sources.
         thresholds: The numbers the rules judge by.
         path: The file the settings were read from, if any.
+
+    Raises:
+        ConfigurationError: A value of the wrong type or out of range, or an unknown field.
     """
 
-    disable: frozenset[str] = frozenset()
-    per_tool: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    fail_on: Severity | None = Severity.ERROR
-    index: IndexChoice = "auto"
-    several_sources: bool | None = None
-    thresholds: Thresholds = field(default_factory=Thresholds)
     path: Path | None = None
 
     def is_enabled(self, rule: str) -> bool:
@@ -130,7 +160,8 @@ def find_config(start: Path | None = None) -> LintConfig:
         The settings found, or the defaults when no file has the table.
 
     Raises:
-        ConfigurationError: The file is not valid TOML or the table is malformed.
+        LoadError: The file is not valid TOML or the table is malformed (each problem
+            named as ``[table] key``).
     """
     folder = (start or Path.cwd()).resolve()
     for candidate in (folder, *folder.parents):
@@ -146,86 +177,24 @@ def load_config(path: Path) -> LintConfig:
     """The settings in one TOML file (its ``[tool.toolrelay.lint]``; defaults without it).
 
     Raises:
-        ConfigurationError: The file cannot be read, is not TOML, or the table is malformed.
+        LoadError: The file cannot be read, is not TOML, or the table is malformed.
     """
     table = _lint_table(path)
     return LintConfig(path=path) if table is None else _parse(table, path)
 
 
-def _lint_table(path: Path) -> Mapping[str, Any] | None:
-    try:
-        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigurationError(f"{path}: cannot be read: {exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigurationError(f"{path}: not valid TOML: {exc}") from exc
+def _lint_table(path: Path) -> object | None:
+    data: object = read_toml(path)
     for key in _TABLE:
         if not isinstance(data, Mapping) or key not in data:
             return None
         data = data[key]
-    if not isinstance(data, Mapping):
-        raise ConfigurationError(f"{path}: [tool.toolrelay.lint] must be a table")
     return data
 
 
-def _parse(table: Mapping[str, Any], path: Path) -> LintConfig:
-    def fail(message: str) -> ConfigurationError:
-        return ConfigurationError(f"{path}: [tool.toolrelay.lint] {message}")
-
-    known = {"disable", "per-tool", "fail-on", "index", "several-sources", "thresholds"}
-    unknown = sorted(set(table) - known)
-    if unknown:
-        raise fail(f"has unknown keys {unknown}; known: {sorted(known)}")
-    per_tool = table.get("per-tool", {})
-    if not isinstance(per_tool, Mapping):
-        raise fail("per-tool must be a table of tool name = [rule ids]")
-    fail_on = table.get("fail-on", Severity.ERROR.value)
-    choices = [s.value for s in Severity] + [_FAIL_ON_NEVER]
-    if fail_on not in choices:
-        raise fail(f"fail-on must be one of {choices}, not {fail_on!r}")
-    index = table.get("index", "auto")
-    if index not in get_args(IndexChoice):
-        raise fail(f"index must be one of {list(get_args(IndexChoice))}, not {index!r}")
-    several = table.get("several-sources")
-    if several is not None and not isinstance(several, bool):
-        raise fail("several-sources must be true or false")
-    return LintConfig(
-        disable=_rule_ids(table.get("disable", []), "disable", fail),
-        per_tool={
-            str(tool): _rule_ids(rules, f"per-tool {tool!r}", fail)
-            for tool, rules in per_tool.items()
-        },
-        fail_on=None if fail_on == _FAIL_ON_NEVER else Severity(fail_on),
-        index=index,
-        several_sources=several,
-        thresholds=_thresholds(table.get("thresholds", {}), fail),
-        path=path,
-    )
-
-
-def _rule_ids(value: Any, where: str, fail: Any) -> frozenset[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise fail(f"{where} must be a list of rule ids")
-    return frozenset(value)
-
-
-def _thresholds(value: Any, fail: Any) -> Thresholds:
-    if not isinstance(value, Mapping):
-        raise fail("thresholds must be a table")
-    types = {f.name.replace("_", "-"): f for f in fields(Thresholds)}
-    values: dict[str, Any] = {}
-    for key, number in value.items():
-        spec = types.get(key)
-        if spec is None:
-            raise fail(f"thresholds has an unknown key {key!r}; known: {sorted(types)}")
-        wanted = float if spec.type == "float" else int
-        if isinstance(number, bool) or not isinstance(number, int | float):
-            raise fail(f"thresholds.{key} must be a number")
-        if wanted is int and not isinstance(number, int):
-            raise fail(f"thresholds.{key} must be a whole number")
-        if number < 0:
-            raise fail(f"thresholds.{key} must not be negative")
-        values[spec.name] = wanted(number)
-    return Thresholds(**values)
+def _parse(table: object, path: Path) -> LintConfig:
+    try:
+        settings = read_table(_LintTable, table, table=_TABLE)
+    except ConfigurationError as exc:
+        raise LoadError(str(path), str(exc)) from exc
+    return LintConfig(**dict(settings), path=path)

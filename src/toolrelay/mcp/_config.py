@@ -5,22 +5,21 @@
     McpServerConfig(name="payments", command="python", args=("servers/payments.py",))
     McpServerConfig(name="tickets", url="http://127.0.0.1:8000/mcp", prefix="")
 
-The same fields read from a TOML table (``[[servers]]`` of a gateway file) with
-:meth:`McpServerConfig.from_mapping`. A bare ``python`` (or ``python3``) command is the
-interpreter running toolrelay, so a server written in Python finds the packages toolrelay runs
-with, from a virtual environment that was never activated too; give a path to run another one.
+The same fields are the keys of a gateway file's ``[[servers]]`` tables. A bare ``python``
+(or ``python3``) command is the interpreter running toolrelay, so a server written in Python
+finds the packages toolrelay runs with, from a virtual environment that was never activated
+too; give a path to run another one.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Literal
+from typing import Literal, Self
 
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from toolrelay._settings import FrozenMapping, Settings, file_folder
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.mcp._names import validate_prefix
 
@@ -37,23 +36,9 @@ PYTHON_COMMANDS = frozenset({"python", "python3"})
 ``python`` comes first on ``PATH``."""
 
 _SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-_FIELDS = (
-    "name",
-    "command",
-    "args",
-    "env",
-    "cwd",
-    "url",
-    "headers",
-    "prefix",
-    "timeout",
-    "connect_timeout",
-    "stderr",
-)
 
 
-@dataclass(frozen=True, kw_only=True)
-class McpServerConfig:
+class McpServerConfig(Settings):
     """One MCP server and how its tools are named.
 
     Attributes:
@@ -64,7 +49,8 @@ class McpServerConfig:
         args: Its arguments.
         env: Extra environment variables; the server also inherits the SDK's safe defaults
             (``PATH``, ``HOME``, ...), never the whole environment.
-        cwd: Its working directory.
+        cwd: Its working directory. Read from a file, relative to the file's folder, where a
+            stdio server without one runs (so paths in ``args`` are relative to the file).
         url: The endpoint of a streamable HTTP server (``http://host:port/mcp``).
         headers: HTTP headers sent with every request (e.g. ``Authorization``).
         prefix: Put in front of each tool name as a category; ``None`` uses ``name``, ``""``
@@ -76,48 +62,60 @@ class McpServerConfig:
             or ``"discard"``.
 
     Raises:
-        ConfigurationError: Neither or both of ``command`` and ``url``, a bad name, prefix
-            or timeout.
+        ConfigurationError: Neither or both of ``command`` and ``url``, a bad name, url,
+            prefix or timeout, a value of the wrong type, or an unknown field.
     """
 
     name: str
     command: str | None = None
-    args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
+    args: tuple[str, ...] = Field((), strict=False)
+    env: FrozenMapping[str] = Field(default_factory=dict)
+    cwd: str | None = Field(None, validate_default=True)
     url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: FrozenMapping[str] = Field(default_factory=dict)
     prefix: str | None = None
-    timeout: float | None = DEFAULT_CALL_TIMEOUT
-    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    timeout: float | None = Field(DEFAULT_CALL_TIMEOUT, gt=0)
+    connect_timeout: float = Field(DEFAULT_CONNECT_TIMEOUT, gt=0)
     stderr: Literal["inherit", "discard"] = "inherit"
 
-    def __post_init__(self) -> None:
-        if not _SERVER_NAME.fullmatch(self.name):
-            raise ConfigurationError(
-                f"MCP server name {self.name!r} is not valid; use 1-40 letters, digits, '_', '-'"
-            )
+    @field_validator("name")
+    @classmethod
+    def _valid_name(cls, name: str) -> str:
+        if not _SERVER_NAME.fullmatch(name):
+            raise ValueError("use 1-40 letters, digits, '_', '-'")
+        return name
+
+    @field_validator("cwd")
+    @classmethod
+    def _beside_file(cls, cwd: str | None, info: ValidationInfo) -> str | None:
+        folder = file_folder(info)
+        if folder is None or info.data.get("command") is None:
+            return cwd
+        return str(folder / (cwd or "."))
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, url: str | None) -> str | None:
+        if url is not None and not url.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return url
+
+    @field_validator("prefix")
+    @classmethod
+    def _usable_prefix(cls, prefix: str | None) -> str | None:
+        try:
+            return None if prefix is None else validate_prefix(prefix, what="the prefix")
+        except ConfigurationError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> Self:
         if (self.command is None) == (self.url is None):
-            raise ConfigurationError(
+            raise ValueError(
                 f"MCP server {self.name!r} needs either a command (stdio) or a url "
                 "(streamable HTTP), not both or neither"
             )
-        if self.url is not None and not self.url.startswith(("http://", "https://")):
-            raise ConfigurationError(
-                f"MCP server {self.name!r}: url must start with http:// or https://"
-            )
-        if self.timeout is not None and self.timeout <= 0:
-            raise ConfigurationError(f"MCP server {self.name!r}: timeout must be > 0")
-        if self.connect_timeout <= 0:
-            raise ConfigurationError(f"MCP server {self.name!r}: connect_timeout must be > 0")
-        if self.stderr not in ("inherit", "discard"):
-            raise ConfigurationError(
-                f"MCP server {self.name!r}: stderr must be 'inherit' or 'discard'"
-            )
-        validate_prefix(self.tool_prefix, what=f"MCP server {self.name!r}: prefix")
-        object.__setattr__(self, "args", tuple(self.args))
-        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
-        object.__setattr__(self, "headers", MappingProxyType(dict(self.headers)))
+        return self
 
     @property
     def transport(self) -> Literal["stdio", "http"]:
@@ -140,73 +138,3 @@ class McpServerConfig:
     def tool_prefix(self) -> str:
         """The prefix tool names get (``""`` for none)."""
         return self.name if self.prefix is None else self.prefix
-
-    @classmethod
-    def from_mapping(
-        cls, data: Mapping[str, Any], *, base_dir: str | Path | None = None
-    ) -> McpServerConfig:
-        """Read a server from a mapping (e.g. a TOML table), with the field names above.
-
-        Args:
-            data: The fields; unknown keys are an error.
-            base_dir: A relative ``cwd`` is relative to this folder, and a stdio server
-                without ``cwd`` runs in it (so paths in ``args`` are relative to the file).
-
-        Raises:
-            ConfigurationError: Unknown keys, wrong value types, or an invalid server.
-        """
-        label = f"MCP server {data.get('name', '?')!r}"
-        unknown = sorted(set(data) - set(_FIELDS))
-        if unknown:
-            raise ConfigurationError(
-                f"{label}: unknown keys {unknown}; expected some of {list(_FIELDS)}"
-            )
-        name = _typed(data, "name", str, label)
-        if name is None:
-            raise ConfigurationError("an MCP server entry needs a name")
-        cwd = _typed(data, "cwd", str, label)
-        if base_dir is not None and data.get("command") is not None:
-            cwd = str(Path(base_dir, cwd or "."))
-        timeout = _typed(data, "timeout", (int, float), label)
-        connect_timeout = _typed(data, "connect_timeout", (int, float), label)
-        stderr = _typed(data, "stderr", str, label) or "inherit"
-        return cls(
-            name=name,
-            command=_typed(data, "command", str, label),
-            args=tuple(_strings(data, "args", label)),
-            env=_string_map(data, "env", label),
-            cwd=cwd,
-            url=_typed(data, "url", str, label),
-            headers=_string_map(data, "headers", label),
-            prefix=_typed(data, "prefix", str, label),
-            timeout=DEFAULT_CALL_TIMEOUT if timeout is None else float(timeout),
-            connect_timeout=(
-                DEFAULT_CONNECT_TIMEOUT if connect_timeout is None else float(connect_timeout)
-            ),
-            stderr=stderr,  # type: ignore[arg-type]  # checked in __post_init__
-        )
-
-
-def _typed(data: Mapping[str, Any], key: str, kind: type | tuple[type, ...], label: str) -> Any:
-    value = data.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ConfigurationError(f"{label}: {key} has the wrong type ({type(value).__name__})")
-    return value
-
-
-def _strings(data: Mapping[str, Any], key: str, label: str) -> list[str]:
-    value = data.get(key, [])
-    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-        raise ConfigurationError(f"{label}: {key} must be a list of strings")
-    return list(value)
-
-
-def _string_map(data: Mapping[str, Any], key: str, label: str) -> dict[str, str]:
-    value = data.get(key, {})
-    if not isinstance(value, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
-    ):
-        raise ConfigurationError(f"{label}: {key} must be a table of strings")
-    return dict(value)

@@ -15,7 +15,9 @@ as the :class:`~toolrelay.tools.ToolContext` (:func:`~toolrelay.mcp.context_from
 idempotency keys are honoured, a tool that requires approval runs only with the manager's
 ``approval=`` (without one the server refuses to build), results are bounded, and timeouts,
 invalid arguments and failures become results with ``isError`` set whose text tells the model
-what happened; only an unknown tool name is a protocol error.
+what happened, and so does a call whose ``_meta`` lacks what the tool needs (a caller for its
+idempotency keys, its ``context_keys``): nothing runs; only an unknown tool name is a protocol
+error.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from mcp_types import (
 from mcp_types import Tool as McpToolInfo
 
 from toolrelay._version import __version__
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, ToolContextError
 from toolrelay.execution import GuardOptions, ToolCallingManager
 from toolrelay.execution._manager import configured_manager
 from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
@@ -112,7 +114,11 @@ def tools_server(
             # The manager reads the protocol's object as it reads any call's arguments.
             arguments=params.arguments,  # type: ignore[arg-type]
         )
-        outcome = await manager.run_call(call, (tool,), tool_context)
+        try:
+            outcome = await manager.run_call(call, (tool,), tool_context)
+        except ToolContextError as exc:
+            # What the call lacks comes from the client (its _meta): it is told, nothing ran.
+            return text_result(str(exc), is_error=True)
         return text_result(outcome.response.data, is_error=outcome.response.is_error)
 
     def input_schema(tool_name: str) -> Mapping[str, Any] | None:

@@ -12,9 +12,10 @@ Every worker points at the same Redis server and so shares the conversations' st
     idempotency = IdempotencyInterceptor(RedisIdempotencyStore(url, ttl=7 * 86400))
 
 - :class:`RedisSessionStore`: the tool search's discovered tools per conversation, in order,
-  expiring after ``ttl`` seconds unused.
+  and the ones it called, in one key expiring after ``ttl`` seconds unused.
 - :class:`RedisChatMemoryRepository`: conversations as lists of message JSON; atomic
-  :meth:`~RedisChatMemoryRepository.append` and window reads besides the repository protocol.
+  :meth:`~RedisChatMemoryRepository.append` and window reads besides the repository protocol;
+  its index of conversation ids holds the live ones (expired ids are pruned a batch a call).
 - :class:`RedisIdempotencyStore`: the first reservation of a key wins; abandoned reservations
   expire after their lease. It refuses a server without an append-only file, whose restart
   would forget executed operations (:class:`RedisPersistence`, ``require_durable``).

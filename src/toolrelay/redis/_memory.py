@@ -2,9 +2,16 @@
 
 Each conversation is one Redis list of messages in their JSON form
 (:func:`toolrelay.messages.message_to_json`), oldest first, under
-``{prefix}memory:{conversation_id}``; a sorted set ``{prefix}memory-ids`` lists the
-conversations. Every operation is one Lua script, so a reader never sees a half-saved
-conversation.
+``{prefix}memory:{conversation_id}``. Every operation is one Lua script, so a reader never
+sees a half-saved conversation.
+
+The sorted set ``{prefix}memory-ids`` lists the conversations, each scored by the time its
+list expires (milliseconds of the server's clock; ``+inf`` without a ttl). The list is given
+that very expiry (``PEXPIREAT``), so the ids scored from now on are exactly the live
+conversations: listing reads only those, and every write and every listing removes up to
+:data:`PRUNE_BATCH` ids whose time passed. No call walks the whole set, however many
+conversations expired at once; a write adds at most one id and removes up to a batch, so the
+expired ones never pile up.
 
 Besides the repository protocol (``save_all`` replaces a conversation), :meth:`append` adds
 messages atomically at the end: appends from several workers to one conversation are all
@@ -22,71 +29,87 @@ from toolrelay.exceptions import ConfigurationError, StorageError
 from toolrelay.messages import Message, message_from_json, message_to_json
 from toolrelay.redis._connection import RedisStore
 
-__all__ = ["RedisChatMemoryRepository"]
+__all__ = ["PRUNE_BATCH", "RedisChatMemoryRepository"]
 
-# KEYS[1] the list, KEYS[2] the id set; ARGV[1] conversation id, ARGV[2] ttl ms, ARGV[3..] JSON.
-_SAVE_ALL = """
-redis.call('DEL', KEYS[1])
+PRUNE_BATCH = 100
+"""Most expired ids one operation removes from the id set (it adds at most one)."""
+
+# The start of every script but the reads of one list. KEYS[1] is the id set, ARGV[1] the ttl
+# in ms ("0": none). Sets `ttl`, `now` (the server's clock in ms) and `expiry` (when what is
+# written now expires), and removes a batch of ids whose time passed.
+_PRUNE = f"""
+local ttl = tonumber(ARGV[1])
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local expiry = ttl > 0 and now + ttl or '+inf'
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. now, 'LIMIT', 0, {PRUNE_BATCH})
+if #expired > 0 then redis.call('ZREM', KEYS[1], unpack(expired)) end
+"""
+
+# KEYS[1] the id set, KEYS[2] the list; ARGV[1] ttl ms, ARGV[2] conversation id, ARGV[3..] JSON.
+_SAVE_ALL = (
+    _PRUNE
+    + """
+redis.call('DEL', KEYS[2])
 if #ARGV > 2 then
   for i = 3, #ARGV, 1000 do
-    redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+    redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
   end
-  redis.call('ZADD', KEYS[2], 0, ARGV[1])
-  if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+  redis.call('ZADD', KEYS[1], expiry, ARGV[2])
+  if ttl > 0 then redis.call('PEXPIREAT', KEYS[2], expiry) end
 else
-  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[1], ARGV[2])
 end
 return #ARGV - 2
 """
+)
 
 # Lua's unpack() takes a few thousand values at most, so long lists are pushed in chunks.
 
-# KEYS as above plus KEYS[3], the ids of recent batches; ARGV[1] conversation id, ARGV[2] ttl
-# ms, ARGV[3] keep at most this many (0: all), ARGV[4] batch id, ARGV[5..] JSON. A batch id
+# KEYS as above plus KEYS[3], the ids of recent batches; ARGV[1] ttl ms, ARGV[2] conversation
+# id, ARGV[3] keep at most this many (0: all), ARGV[4] batch id, ARGV[5..] JSON. A batch id
 # already applied (a repeat after a lost reply) adds nothing.
-_APPEND = """
-if redis.call('LPOS', KEYS[3], ARGV[4]) then return redis.call('LLEN', KEYS[1]) end
+_APPEND = (
+    _PRUNE
+    + """
+if redis.call('LPOS', KEYS[3], ARGV[4]) then return redis.call('LLEN', KEYS[2]) end
 redis.call('LPUSH', KEYS[3], ARGV[4])
 redis.call('LTRIM', KEYS[3], 0, 99)
 local size = 0
 for i = 5, #ARGV, 1000 do
-  size = redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
+  size = redis.call('RPUSH', KEYS[2], unpack(ARGV, i, math.min(i + 999, #ARGV)))
 end
 local keep = tonumber(ARGV[3])
 if keep > 0 and size > keep then
-  redis.call('LTRIM', KEYS[1], -keep, -1)
+  redis.call('LTRIM', KEYS[2], -keep, -1)
   size = keep
 end
-redis.call('ZADD', KEYS[2], 0, ARGV[1])
-if tonumber(ARGV[2]) > 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  redis.call('PEXPIRE', KEYS[3], ARGV[2])
+redis.call('ZADD', KEYS[1], expiry, ARGV[2])
+if ttl > 0 then
+  redis.call('PEXPIREAT', KEYS[2], expiry)
+  redis.call('PEXPIREAT', KEYS[3], expiry)
+else
+  redis.call('PERSIST', KEYS[2])  -- kept until deleted, as its id's score says
 end
 return size
 """
+)
+
+# KEYS as for _APPEND; ARGV[1] ttl ms, ARGV[2] conversation id.
+_DELETE = (
+    _PRUNE
+    + """
+redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('ZREM', KEYS[1], ARGV[2])
+return 0
+"""
+)
+
+# KEYS[1] the id set; ARGV[1] ttl ms. The live ids: those whose time has not passed.
+_IDS = _PRUNE + "return redis.call('ZRANGEBYSCORE', KEYS[1], now, '+inf')"
 
 # KEYS[1] the list; ARGV[1] start index (negative: from the end).
 _RANGE = "return redis.call('LRANGE', KEYS[1], ARGV[1], -1)"
-
-_DELETE = """
-redis.call('DEL', KEYS[1], KEYS[3])
-redis.call('ZREM', KEYS[2], ARGV[1])
-return 0
-"""
-
-# KEYS[1] the id set; ARGV[1] the list key prefix. Drops ids whose list expired.
-_IDS = """
-local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
-local live = {}
-for _, id in ipairs(ids) do
-  if redis.call('EXISTS', ARGV[1] .. id) == 1 then
-    live[#live + 1] = id
-  else
-    redis.call('ZREM', KEYS[1], id)
-  end
-end
-return live
-"""
 
 _LENGTH = "return redis.call('LLEN', KEYS[1])"
 
@@ -130,8 +153,8 @@ class RedisChatMemoryRepository(RedisStore):
     # --- the repository protocol ----------------------------------------------------------
 
     async def find_conversation_ids(self) -> list[str]:
-        """Every conversation id that has messages, sorted."""
-        ids = await self.connection.script(_IDS, [self._ids_key], [self.key_of("")])
+        """Every conversation id that has messages (none whose ttl passed), sorted."""
+        ids = await self.connection.script(_IDS, [self._ids_key], [self._ttl_ms()])
         return sorted(from_store(i) for i in ids)
 
     async def find_by_conversation_id(self, conversation_id: str) -> list[Message]:
@@ -143,16 +166,16 @@ class RedisChatMemoryRepository(RedisStore):
         rows = [message_to_json(m) for m in messages]
         await self.connection.script(
             _SAVE_ALL,
-            [self.key_of(conversation_id), self._ids_key],
-            [conversation_id, self._ttl_ms(), *rows],
+            [self._ids_key, self.key_of(conversation_id)],
+            [self._ttl_ms(), conversation_id, *rows],
         )
 
     async def delete_by_conversation_id(self, conversation_id: str) -> None:
         """Forget the conversation."""
         await self.connection.script(
             _DELETE,
-            [self.key_of(conversation_id), self._ids_key, self._batches_key(conversation_id)],
-            [conversation_id],
+            [self._ids_key, self.key_of(conversation_id), self._batches_key(conversation_id)],
+            [self._ttl_ms(), conversation_id],
         )
 
     # --- beyond the protocol --------------------------------------------------------------
@@ -178,8 +201,8 @@ class RedisChatMemoryRepository(RedisStore):
         rows = [message_to_json(m) for m in messages]
         size = await self.connection.script(
             _APPEND,
-            [self.key_of(conversation_id), self._ids_key, self._batches_key(conversation_id)],
-            [conversation_id, self._ttl_ms(), keep_last or 0, uuid.uuid4().hex, *rows],
+            [self._ids_key, self.key_of(conversation_id), self._batches_key(conversation_id)],
+            [self._ttl_ms(), conversation_id, keep_last or 0, uuid.uuid4().hex, *rows],
         )
         return int(size)
 

@@ -1,54 +1,55 @@
 """The tool search's discovered tools per conversation, in Redis, shared by every worker.
 
-Each conversation is one Redis list of tool names in discovery order, under
-``{prefix}session:{key}``. Every operation is one Lua script, so it is atomic: two workers
-adding names to the same conversation at the same moment both keep their names, each name
-once, in the order the additions were applied. With a ``ttl``, a conversation nobody reads or
-writes for that long expires by Redis's own key expiry (reading it renews the time).
+Each conversation is one Redis sorted set under ``{prefix}session:{key}``: every discovered
+tool as ``d:`` and its name, scored by its place in discovery order (1, 2, ...), and every
+tool the model called as ``u:`` and its name, scored 0. One key per conversation, so a ttl
+(or Redis's own eviction under memory pressure) takes its discoveries and its used tools
+together. Every operation is one Lua script, so it is atomic: two workers adding names to the
+same conversation at the same moment both keep their names, each name once, in the order the
+additions were applied. With a ``ttl``, a conversation nobody reads or writes for that long
+expires by Redis's own key expiry (reading it renews the time).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from toolrelay._storable import from_store
 from toolrelay.redis._connection import RedisStore
+from toolrelay.toolsearch import StoredTools
 
 __all__ = ["RedisSessionStore"]
 
-# KEYS[1] the list; ARGV[1] ttl in ms ("0": none). Renews the ttl of a live list.
+# KEYS[1] the set; ARGV[1] ttl in ms ("0": none). Renews the ttl of a live conversation.
 _GET = """
-local names = redis.call('LRANGE', KEYS[1], 0, -1)
-if #names > 0 and tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return names
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+if #members > 0 and tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return members
 """
 
-# KEYS[1] the list; ARGV[1] ttl in ms, ARGV[2..] names. Appends the absent names in order.
+# KEYS[1] the set; ARGV[1] ttl in ms, ARGV[2] how many names follow, then the names to append
+# in order, then the used ones.
 _ADD = """
-local stored = redis.call('LRANGE', KEYS[1], 0, -1)
-local seen = {}
-for _, name in ipairs(stored) do seen[name] = true end
-for i = 2, #ARGV do
-  local name = ARGV[i]
-  if not seen[name] then
-    seen[name] = true
-    stored[#stored + 1] = name
-    redis.call('RPUSH', KEYS[1], name)
+local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
+local place = tonumber(last[2] or 0)
+local count = tonumber(ARGV[2])
+for i = 3, 2 + count do
+  if redis.call('ZADD', KEYS[1], 'NX', place + 1, 'd:' .. ARGV[i]) == 1 then
+    place = place + 1
   end
 end
-if #stored > 0 and tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return stored
+for i = 3 + count, #ARGV do redis.call('ZADD', KEYS[1], 0, 'u:' .. ARGV[i]) end
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+if #members > 0 and tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return members
 """
 
-# KEYS[1] the list; ARGV[1] ttl in ms, ARGV[2..] the names (already unique).
+# KEYS[1] the set; ARGV[1] ttl in ms, ARGV[2..] the names (already unique). Keeps the used
+# tools (score 0); an empty set is no key at all.
 _REPLACE = """
-redis.call('DEL', KEYS[1])
-if #ARGV > 1 then
-  for i = 2, #ARGV, 1000 do
-    redis.call('RPUSH', KEYS[1], unpack(ARGV, i, math.min(i + 999, #ARGV)))
-  end
-  if tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '(0', '+inf')
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], i - 1, 'd:' .. ARGV[i]) end
+if tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return #ARGV - 1
 """
 
@@ -63,7 +64,7 @@ class RedisSessionStore(RedisStore):
             ``redis.asyncio.Redis`` client that does not decode responses.
         prefix: Prepended to every key, to share one Redis database between applications.
         ttl: Seconds a conversation may stay unused (neither read nor written) before Redis
-            expires it; ``None`` keeps it until deleted.
+            expires it, discovered and used tools alike; ``None`` keeps it until deleted.
         timeout: Seconds to connect and to wait for each reply.
 
     Raises:
@@ -79,24 +80,35 @@ class RedisSessionStore(RedisStore):
     _what = "session store"
 
     def key_of(self, key: str) -> str:
-        """The Redis key holding a conversation's names."""
+        """The Redis key holding a conversation's tools."""
         return f"{self.prefix}session:{key}"
 
-    async def get(self, key: str) -> tuple[str, ...]:
-        """The names stored for ``key``, oldest first (renews the ttl)."""
-        names = await self.connection.script(_GET, [self.key_of(key)], [self._ttl_ms()])
-        return tuple(from_store(n) for n in names)
+    async def get(self, key: str) -> StoredTools:
+        """What is stored for ``key`` (renews the ttl)."""
+        members = await self.connection.script(_GET, [self.key_of(key)], [self._ttl_ms()])
+        return _stored(members)
 
-    async def add(self, key: str, names: Sequence[str]) -> tuple[str, ...]:
-        """Append the ``names`` not stored yet, in their order; return all names now stored."""
-        stored = await self.connection.script(_ADD, [self.key_of(key)], [self._ttl_ms(), *names])
-        return tuple(from_store(n) for n in stored)
+    async def add(
+        self, key: str, names: Sequence[str] = (), *, used: Collection[str] = ()
+    ) -> StoredTools:
+        """Append the new ``names`` in their order, add ``used``; return what is stored now."""
+        members = await self.connection.script(
+            _ADD, [self.key_of(key)], [self._ttl_ms(), len(names), *names, *used]
+        )
+        return _stored(members)
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
-        """Store exactly ``names`` (duplicates dropped, first kept); empty forgets ``key``."""
+        """Store exactly ``names`` (duplicates dropped, first kept), keeping the used tools."""
         unique = list(dict.fromkeys(names))
         await self.connection.script(_REPLACE, [self.key_of(key)], [self._ttl_ms(), *unique])
 
     async def delete(self, key: str) -> None:
-        """Forget ``key``."""
+        """Forget ``key``, its names and its used tools."""
         await self.connection.script(_DELETE, [self.key_of(key)], [])
+
+
+def _stored(members: list[bytes]) -> StoredTools:
+    """The members of a conversation's set (used ones first, then names by place)."""
+    names = [from_store(m[2:]) for m in members if m.startswith(b"d:")]
+    used = frozenset(from_store(m[2:]) for m in members if m.startswith(b"u:"))
+    return StoredTools(names=tuple(names), used=used)

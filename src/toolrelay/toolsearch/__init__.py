@@ -13,8 +13,9 @@ tool loop with tool search), :mod:`toolrelay.gateway` (the same search served ov
 - :class:`SearchTexts` — what the model reads (the tools' descriptions, the system suffix,
   the answer to a hidden tool's call), in the catalog's language (:data:`SearchLanguage`):
   :data:`ENGLISH`, :data:`CHINESE`.
-- :class:`SessionStore` — the tools each conversation has discovered (in memory:
-  :class:`InMemorySessionStore`; in Redis: :class:`toolrelay.redis.RedisSessionStore`).
+- :class:`SessionStore` — the tools each conversation has discovered and called, as one
+  :class:`StoredTools` entry (in memory: :class:`InMemorySessionStore`; in Redis:
+  :class:`toolrelay.redis.RedisSessionStore`).
 """
 
 from toolrelay.toolsearch._access import ToolFilter
@@ -25,7 +26,7 @@ from toolrelay.toolsearch._search_tool import (
     ToolSearchReport,
     ToolSearchRound,
 )
-from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
+from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore, StoredTools
 from toolrelay.toolsearch._texts import (
     CALL_TOOL_NAME,
     CHINESE,
@@ -46,6 +47,7 @@ __all__ = [
     "SearchOptions",
     "SearchTexts",
     "SessionStore",
+    "StoredTools",
     "ToolFilter",
     "ToolSearchRecord",
     "ToolSearchReport",

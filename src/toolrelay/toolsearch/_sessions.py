@@ -1,8 +1,9 @@
 """Where the tool search keeps each conversation's discovered tools between turns.
 
-A :class:`SessionStore` maps a conversation key to the names of the tools found so far, in
-the order they were found. That order is the order in which the tools are shown to the model,
-so it must never be shuffled: a stable tool list keeps providers' prompt caches hitting.
+A :class:`SessionStore` maps a conversation key to :class:`StoredTools`: the names of the
+tools found so far, in the order they were found, and the ones the model called. That order
+is the order in which the tools are shown to the model, so it must never be shuffled: a
+stable tool list keeps providers' prompt caches hitting.
 
 :class:`InMemorySessionStore` keeps the most recently used conversations of one process
 (LRU, 1000 by default) and can forget idle ones after a time to live. A store shared by
@@ -26,35 +27,59 @@ __all__ = [
     "InMemorySessionStore",
     "Retention",
     "SessionStore",
-    "used_key",
+    "StoredTools",
 ]
 
 DEFAULT_MAX_SESSIONS = 1000
 """How many conversations an :class:`InMemorySessionStore` keeps by default."""
 
 
-@runtime_checkable
-class SessionStore(Protocol):
-    """The discovered tool names of each conversation, in discovery order.
+@dataclass(frozen=True, kw_only=True)
+class StoredTools:
+    """What a :class:`SessionStore` keeps of one conversation.
 
-    Every method must be atomic for one key: two turns of the same conversation may run at
-    the same time, and neither may lose the other's names.
+    Attributes:
+        names: The discovered tools, in the order they were found.
+        used: The tools the model called (what ``retention="used"`` keeps shown); replacing
+            ``names`` keeps them.
     """
 
-    async def get(self, key: str) -> tuple[str, ...]:
-        """The names stored for ``key``, oldest first (empty when there are none)."""
+    names: tuple[str, ...] = ()
+    used: frozenset[str] = frozenset()
+
+
+_EMPTY = StoredTools()
+
+
+@runtime_checkable
+class SessionStore(Protocol):
+    """Each conversation's discovered tools in discovery order, and the ones it called.
+
+    A conversation is one entry: its names and its used tools are kept, counted against a
+    store's bound, expired and evicted together. Every method must be atomic for one key:
+    two turns of the same conversation may run at the same time, and neither may lose the
+    other's names.
+    """
+
+    async def get(self, key: str) -> StoredTools:
+        """What is stored for ``key`` (empty when nothing is)."""
         ...
 
-    async def add(self, key: str, names: Sequence[str]) -> tuple[str, ...]:
-        """Append the ``names`` not stored yet, in their order; return all names now stored."""
+    async def add(
+        self, key: str, names: Sequence[str] = (), *, used: Collection[str] = ()
+    ) -> StoredTools:
+        """Append the new ``names`` in their order, add ``used``; return what is stored now."""
         ...
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
-        """Store exactly ``names`` (duplicates dropped, first kept) for ``key``."""
+        """Store exactly ``names`` (duplicates dropped, first kept), keeping the used tools.
+
+        A key left with neither names nor used tools is forgotten.
+        """
         ...
 
     async def delete(self, key: str) -> None:
-        """Forget ``key`` (nothing happens when it is unknown)."""
+        """Forget ``key``, its names and its used tools (nothing happens when it is unknown)."""
         ...
 
 
@@ -68,11 +93,6 @@ Retention = Literal["used", "all", "last_search"]
 - ``"all"``: every tool found stays shown;
 - ``"last_search"``: only what the last round of searches found is shown.
 """
-
-
-def used_key(key: str) -> str:
-    """The session-store key under which a conversation's called tools are kept."""
-    return f"{key}#used"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -146,7 +166,7 @@ class Discoveries:
 
 @dataclass(kw_only=True)
 class _Entry:
-    names: tuple[str, ...]
+    stored: StoredTools
     touched: float
 
 
@@ -154,8 +174,8 @@ class InMemorySessionStore:
     """A :class:`SessionStore` in this process's memory.
 
     Args:
-        max_entries: How many conversations are kept; using one more evicts the least
-            recently used (read or written).
+        max_entries: How many conversations are kept (each with its discovered and its used
+            tools); using one more evicts the least recently used (read or written).
         ttl: Seconds a conversation may stay unused (neither read nor written) before it is
             forgotten; ``None`` keeps it until the LRU evicts it.
         clock: Returns the current time in seconds (``time.monotonic`` by default; tests
@@ -192,29 +212,34 @@ class InMemorySessionStore:
     def __repr__(self) -> str:
         return f"InMemorySessionStore(max_entries={self.max_entries}, ttl={self.ttl})"
 
-    async def get(self, key: str) -> tuple[str, ...]:
-        """The names stored for ``key``, oldest first."""
+    async def get(self, key: str) -> StoredTools:
+        """What is stored for ``key``."""
         with self._lock:
             entry = self._live(key)
-            return entry.names if entry is not None else ()
+            return entry.stored if entry is not None else _EMPTY
 
-    async def add(self, key: str, names: Sequence[str]) -> tuple[str, ...]:
-        """Append the new ``names`` in order and return everything stored for ``key``."""
+    async def add(
+        self, key: str, names: Sequence[str] = (), *, used: Collection[str] = ()
+    ) -> StoredTools:
+        """Append the new ``names`` in order, add ``used``; return what is stored for ``key``."""
         with self._lock:
             entry = self._live(key)
-            stored = entry.names if entry is not None else ()
-            fresh = [n for n in dict.fromkeys(names) if n not in stored]
-            if entry is None and not fresh:
-                return ()
-            self._put(key, (*stored, *fresh))
-            return self._entries[key].names
+            stored = entry.stored if entry is not None else _EMPTY
+            fresh = [n for n in dict.fromkeys(names) if n not in stored.names]
+            if not fresh and stored.used.issuperset(used):
+                return stored
+            stored = StoredTools(names=(*stored.names, *fresh), used=stored.used.union(used))
+            self._put(key, stored)
+            return stored
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
-        """Store exactly ``names`` for ``key``; an empty list forgets the key."""
+        """Store exactly ``names`` for ``key``, keeping its used tools."""
         with self._lock:
+            entry = self._live(key)
+            used = entry.stored.used if entry is not None else frozenset()
             unique = tuple(dict.fromkeys(names))
-            if unique:
-                self._put(key, unique)
+            if unique or used:
+                self._put(key, StoredTools(names=unique, used=used))
             else:
                 self._entries.pop(key, None)
 
@@ -238,8 +263,8 @@ class InMemorySessionStore:
         self._entries.move_to_end(key)
         return entry
 
-    def _put(self, key: str, names: tuple[str, ...]) -> None:
-        self._entries[key] = _Entry(names=names, touched=self._clock())
+    def _put(self, key: str, stored: StoredTools) -> None:
+        self._entries[key] = _Entry(stored=stored, touched=self._clock())
         self._entries.move_to_end(key)
         self._evict()
 
