@@ -225,7 +225,9 @@ async def test_a_query_with_a_lone_surrogate_reaches_the_index_as_valid_unicode(
 
 async def test_the_permitted_view_limits_the_answer() -> None:
     searcher = ToolSearcher(
-        index=bm25(), allowed=lambda name: not name.startswith("billing."), max_results=5
+        index=bm25(),
+        allowed=lambda name: not name.startswith("billing."),
+        options=SearchOptions(max_results=5),
     )
     answer = json.loads(await searcher.as_tool().call('{"query": "billing.refund_payment"}'))
     assert "billing__refund_payment" not in [a["name"] for a in answer]
@@ -241,7 +243,9 @@ async def test_bad_arguments_are_reported_with_every_problem() -> None:
 
 async def test_records_are_taken_in_the_order_of_the_calls() -> None:
     hits = [SearchHit(name=d.name, score=1.0, summary=d.description) for d in DEFINITIONS]
-    searcher = ToolSearcher(index=RecordingIndex(hits), allowed=None, max_results=1)
+    searcher = ToolSearcher(
+        index=RecordingIndex(hits), allowed=None, options=SearchOptions(max_results=1)
+    )
     await searcher.as_tool(call_id="one").call('{"query": "a", "max_results": 1}')
     await searcher.as_tool(call_id="two").call('{"query": "b", "max_results": 2}')
     taken = searcher.take_records(["two", "one", "not a search"])

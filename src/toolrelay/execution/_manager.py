@@ -895,7 +895,10 @@ def _forwarding_parts(tool_name: str, parsed: ParsedArguments) -> tuple[str, obj
     extra = sorted(set(values) - {FORWARDED_NAME, _FORWARDED_ARGUMENTS})
     problems = [ArgumentProblem(location=key, message=feedback.EXTRA_ARGUMENT) for key in extra]
     if not isinstance(named, str):
-        message = "Field required" if named is None else "Input should be a valid string"
+        # As pydantic words it: a name left out is required, a null one is not a string.
+        message = (
+            "Field required" if FORWARDED_NAME not in values else "Input should be a valid string"
+        )
         problems.insert(0, ArgumentProblem(location=FORWARDED_NAME, message=message, input=named))
     if problems:
         raise ToolArgumentError(tool_name, problems)

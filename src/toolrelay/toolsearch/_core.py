@@ -162,7 +162,8 @@ def _catalogs(
 ) -> tuple[ToolCatalog, ...]:
     if isinstance(catalogs, ToolCatalog):
         return (catalogs,)
-    items = list(catalogs)
+    # One object with @tool methods (or one function) is a source of its own, not a list.
+    items = list(catalogs) if isinstance(catalogs, Iterable) else [catalogs]
     sources = [item for item in items if isinstance(item, ToolCatalog)]
     if items and len(sources) == len(items):
         return tuple(sources)  # several catalogs, each read live
