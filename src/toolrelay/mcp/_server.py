@@ -8,7 +8,8 @@
 
 Each tool is listed with its definition exactly as toolrelay has it (canonical name, the
 description, the input schema) and annotations from its metadata
-(``annotations_from_metadata``). A call runs through a
+(``annotations_from_metadata``; ``idempotentHint`` for a tool with an idempotency key, whose
+results the manager records). A call runs through a
 :class:`~toolrelay.execution.ToolCallingManager` (``run_call``), with the request's ``_meta``
 as the :class:`~toolrelay.tools.ToolContext` (:func:`~toolrelay.mcp.context_from_meta`;
 ``context`` entries override it), so the tools' declared guards hold here as everywhere:
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any, Unpack
 
 from mcp.server import Server, ServerRequestContext
@@ -42,7 +44,11 @@ from toolrelay._version import __version__
 from toolrelay.exceptions import ConfigurationError, ToolContextError
 from toolrelay.execution import GuardOptions, ToolCallingManager
 from toolrelay.execution._manager import configured_manager
-from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
+from toolrelay.mcp._annotations import (
+    IDEMPOTENT,
+    REQUIRES_APPROVAL_META,
+    annotations_from_metadata,
+)
 from toolrelay.mcp._context import context_from_meta
 from toolrelay.mcp._results import text_result
 from toolrelay.messages import ToolCall
@@ -169,8 +175,16 @@ def calls_server(
 
 
 def tool_info(tool: Tool) -> McpToolInfo:
-    """How a toolrelay tool is listed over MCP."""
+    """How a toolrelay tool is listed over MCP.
+
+    Its annotations are its metadata's (:func:`~toolrelay.mcp._annotations.
+    annotations_from_metadata`), and ``idempotentHint: true`` for a tool with an
+    ``idempotency_key``: a served call runs through a manager, and every manager records
+    such a tool's results, so a repeated call gets the recorded result.
+    """
     definition, metadata = tool.definition, tool.metadata
+    if metadata.idempotency_key is not None:
+        metadata = replace(metadata, extra={**metadata.extra, IDEMPOTENT: True})
     return McpToolInfo(
         name=definition.name,
         description=definition.description,
