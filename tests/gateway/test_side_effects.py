@@ -150,7 +150,7 @@ async def test_a_plain_function_in_code_is_refused_naming_the_fix(tmp_path: Path
     assert ran == []
 
 
-async def test_a_plain_function_named_in_the_file_is_awaited_for(tmp_path: Path) -> None:
+async def test_a_plain_function_named_in_the_file_approves_and_may_edit(tmp_path: Path) -> None:
     (tmp_path / "approvals.py").write_text(
         "from toolrelay.execution import Approve\n\n"
         "def decide(request, /):\n"
