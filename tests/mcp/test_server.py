@@ -85,13 +85,15 @@ def test_no_tool_is_listed_as_safer_than_it_declares() -> None:
         read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
     )
     assert listed["whoami"] == ToolAnnotations(read_only_hint=True, open_world_hint=True)
-    # A key is for an IdempotencyInterceptor; served as is, a repeated call runs again.
+    # A served call runs through a manager, which records a keyed tool's results: a repeated
+    # call gets the recorded result (see test_served_calls_keep_their_declared_idempotency).
     keyed = FunctionTool.from_function(
         cancel_order, metadata=ToolMetadata(destructive=True, idempotency_key=["order_id"])
     )
     annotations = tool_info(keyed).annotations
-    assert annotations is not None
-    assert annotations.idempotent_hint is False
+    assert annotations == ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True
+    )
 
 
 async def test_list_and_call_with_the_official_client() -> None:

@@ -52,7 +52,7 @@ from typing import Any, Unpack
 
 from mcp_types import ToolAnnotations
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, ToolExecutionError
 from toolrelay.execution import ForwardingTool, GuardOptions, ToolCallingManager, ToolCallStatus
 from toolrelay.execution._manager import configured_manager
 from toolrelay.execution._pipeline import META_TOOL
@@ -83,7 +83,13 @@ from toolrelay.toolsearch._texts import (
     unavailable_text,
 )
 
-__all__ = ["PENDING_APPROVAL_TEXT", "FoundTool", "GatewayCallResult", "ToolGateway"]
+__all__ = [
+    "PENDING_APPROVAL_TEXT",
+    "FoundTool",
+    "GatewayCallResult",
+    "ToolGateway",
+    "refuse_search_keywords",
+]
 
 _log = logging.getLogger("toolrelay.gateway")
 
@@ -198,6 +204,9 @@ class ToolGateway:
         tool_calling_manager: ToolCallingManager | None = None,
         **guards: Unpack[GuardOptions],
     ) -> None:
+        refuse_search_keywords(
+            guards, owner="ToolGateway", fix="ToolGateway(catalogs, options=SearchOptions({}=...))"
+        )
         self.core = CatalogSearch(catalogs, index=index, options=options)
         self.policies = tuple(policies)
         self.manager = configured_manager(tool_calling_manager, owner="ToolGateway", **guards)
@@ -268,16 +277,36 @@ class ToolGateway:
     ) -> GatewayCallResult:
         """Run the tool ``name`` (canonical or provider-safe) for the caller with ``context``.
 
-        The call of ``call_tool`` a client makes, on the manager's one path: ``arguments`` is
-        an object (a mapping), the JSON text of one, or ``None``.
+        The call of ``call_tool`` a client makes, answered as a served one is
+        (:meth:`answer`): ``arguments`` is an object (a mapping), the JSON text of one, or
+        ``None``.
+
+        Raises:
+            ToolContextError: The tool needs what ``context`` lacks (a ``context_keys`` entry,
+                a caller for its idempotency keys); nothing ran.
         """
-        context = context or ToolContext()
         call = ToolCall(
             id=f"gateway_{next(self._call_ids)}",
             name=CALL_TOOL_NAME,
             arguments={"name": name, "arguments": arguments},  # type: ignore[arg-type]
         )
-        outcome = await self.manager.run_call(call, (self._call_tool(),), context)
+        return await self.answer(call, self._call_tool(), context)
+
+    async def answer(
+        self, call: ToolCall, tool: Tool, context: ToolContext | None = None
+    ) -> GatewayCallResult:
+        """The answer to a client's call of ``tool``, one of :meth:`tools`.
+
+        What a served gateway runs for each call (:func:`~toolrelay.gateway.gateway_server`)
+        and :meth:`call` for ``call_tool``: the manager's one path, then what the gateway
+        adds: a successful call of a tool the caller's search found is recorded in the
+        ``usage_log``, and a call waiting for approval tells the client to make it again.
+
+        Raises:
+            ToolContextError: The named tool needs what ``context`` lacks; nothing ran.
+        """
+        context = context or ToolContext()
+        outcome = await self.manager.run_call(call, (tool,), context)
         if self.options.usage_log is not None:
             recorder = self._recorder(context)
             await recorder.record(self.options.usage_log, [(outcome.tool_name, outcome.status)])
@@ -421,8 +450,7 @@ class ToolGateway:
         except ConfigurationError as exc:
             # The tools changed since the policies were checked; the operator must fix them.
             _log.error("gateway policy: %s", exc)
-            exact = tool.definition.name
-            return f"Tool {exact!r} did not run: the gateway's policy for it is invalid."
+            return _PolicyInvalid(tool.definition)
 
     def _definition_hits(self, snapshot: CatalogSnapshot) -> Mapping[str, Mapping[str, Any]]:
         """Each tool's hit as clients read it, annotations included (made once per snapshot)."""
@@ -451,6 +479,39 @@ class ToolGateway:
         scope = usage_scope(context, shared=self.options.shared_usage)
         caller = (scope, str(context.user_id or ""), str(context.session_id or ""))
         return self._recorders.of(caller, scope)
+
+
+def refuse_search_keywords(keywords: Mapping[str, object], *, owner: str, fix: str) -> None:
+    """Refuse a search option given where guard options go, naming where it belongs.
+
+    Raises:
+        ConfigurationError: A keyword is a :class:`SearchOptions` field; ``fix`` (with
+            ``{}`` for the option) says where it goes.
+    """
+    for name in keywords:
+        if name in _SEARCH_OPTIONS:
+            raise ConfigurationError(f"{owner} takes {name} as a search option: {fix.format(name)}")
+
+
+_SEARCH_OPTIONS = frozenset(f.name for f in dataclasses.fields(SearchOptions))
+
+
+class _PolicyInvalid:
+    """A tool whose gateway policy no longer fits it: a call fails, and nothing runs.
+
+    It stands for the tool (its definition, so the call is validated, audited and answered
+    under its name) with no guards of its own: nothing of the tool runs to guard.
+    """
+
+    def __init__(self, definition: ToolDefinition) -> None:
+        self.definition = definition
+        self.metadata = ToolMetadata()
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        name = self.definition.name
+        raise ToolExecutionError(
+            name, f"Tool {name!r} did not run: the gateway's policy for it is invalid."
+        )
 
 
 def _own(metadata: ToolMetadata) -> ToolMetadata:

@@ -29,16 +29,15 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import GuardOptions, ToolCallingManager
 from toolrelay.execution._pipeline import check_guard_options, given_guards
 from toolrelay.gateway._config import GatewayConfig, load_gateway_config
-from toolrelay.gateway._gateway import ToolGateway
+from toolrelay.gateway._gateway import ToolGateway, refuse_search_keywords
 from toolrelay.gateway._modules import ModuleLoader, load_module_tools
 from toolrelay.gateway._side_effects import ApprovalSettings, IdempotencySettings, gateway_guards
-from toolrelay.mcp._server import run_stdio, tools_server
+from toolrelay.mcp._server import calls_server, run_stdio
 from toolrelay.mcp._toolset import McpToolset
+from toolrelay.messages import ToolCall
 from toolrelay.search._base import ToolIndex
-from toolrelay.search._usage import SQLiteUsageLog
-from toolrelay.tools import ToolCatalog
+from toolrelay.tools import Tool, ToolCatalog, ToolContext
 from toolrelay.toolsearch._access import ToolFilter
-from toolrelay.toolsearch._options import SearchOptions
 
 __all__ = [
     "Transport",
@@ -88,6 +87,11 @@ async def open_gateway(
             :meth:`ToolGateway.check_policies`), or ``tool_calling_manager`` was given
             together with guard settings it would ignore.
     """
+    refuse_search_keywords(
+        guards,
+        owner="open_gateway",
+        fix="set it in the file's [search] table (GatewayConfig.search: SearchSettings({}=...))",
+    )
     check_guard_options(guards, owner="open_gateway", parameters=_PARAMETERS)
     if tool_calling_manager is not None and (given_guards(guards) or _side_effects_set(config)):
         raise ConfigurationError(
@@ -115,19 +119,10 @@ async def open_gateway(
         if config.servers:
             toolset = await stack.enter_async_context(McpToolset(config.servers))
             catalogs.insert(0, toolset.catalog)
-        search = config.search
         gateway = ToolGateway(
             catalogs,
-            options=SearchOptions(
-                max_results=search.max_results,
-                min_score=search.min_score,
-                min_relative_score=search.min_relative_score,
-                language=search.language,
-                tool_filter=tool_filter,
-                usage_log=None if search.usage_log is None else SQLiteUsageLog(search.usage_log),
-                shared_usage=search.shared_usage,
-            ),
-            index=index if index is not None else make_index(search.index),
+            options=config.search.options(tool_filter=tool_filter),
+            index=index if index is not None else make_index(config.search.index),
             policies=config.tools,
             tool_calling_manager=tool_calling_manager,
         )
@@ -150,16 +145,22 @@ def gateway_server(gateway: ToolGateway, config: GatewayConfig) -> Server[Any]:
     """The MCP server (the SDK's low-level ``Server``) offering ``gateway``'s two tools.
 
     Their texts and the default instructions are in the gateway's language, decided now.
+    Each call is answered as :meth:`ToolGateway.call` answers one
+    (:meth:`ToolGateway.answer`): on the gateway's manager, ``call_tool`` forwarding to the
+    tool it names (validated, guarded, timed out and bounded once), with the request's
+    ``_meta`` as the tool context and the file's ``[context]`` on top.
     """
-    texts = gateway.texts()
-    return tools_server(
-        gateway.tools(),
+
+    async def run(call: ToolCall, tool: Tool, context: ToolContext) -> tuple[str, bool]:
+        result = await gateway.answer(call, tool, context)
+        return result.text, result.is_error
+
+    return calls_server(
+        ToolCatalog(gateway.tools()),
+        run,
         name=config.name,
-        instructions=config.instructions or texts.instructions,
+        instructions=config.instructions or gateway.texts().instructions,
         context=config.context,
-        # The gateway's own manager runs both tools: call_tool forwards each call to its tool
-        # on the manager's one path (timed out, bounded, guarded once).
-        tool_calling_manager=gateway.manager,
     )
 
 
