@@ -58,7 +58,6 @@ from toolrelay.search import (
     VectorToolIndex,
 )
 from toolrelay.testing import FunctionModel, HashingEmbedder, tool_call_response
-from toolrelay.toolsearch import SearchOptions
 from toolrelay.tools import (
     FunctionTool,
     Tool,
@@ -67,6 +66,7 @@ from toolrelay.tools import (
     provider_safe_name,
     tool,
 )
+from toolrelay.toolsearch import SearchOptions
 from toolrelay.toolsearch._sessions import InMemorySessionStore
 
 from .bounds import ROUND_BOUND, LoopWatch

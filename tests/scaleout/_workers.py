@@ -34,7 +34,6 @@ from toolrelay.prompt import Prompt
 from toolrelay.redis import RedisChatMemoryRepository, RedisIdempotencyStore, RedisSessionStore
 from toolrelay.search import BM25ToolIndex, ToolIndex
 from toolrelay.testing import FunctionModel, tool_call_response
-from toolrelay.toolsearch import SearchOptions
 from toolrelay.tools import (
     FunctionTool,
     Tool,
@@ -43,6 +42,7 @@ from toolrelay.tools import (
     provider_safe_name,
     tool,
 )
+from toolrelay.toolsearch import SearchOptions
 
 TENANTS = ("acme", "globex", "initech", "umbrella")
 ACTIONS = {

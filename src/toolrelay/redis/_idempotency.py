@@ -251,7 +251,7 @@ class RedisIdempotencyStore(RedisStore):
 
     async def confirm(self, key: str, *, owner: str) -> bool:
         """See :meth:`~toolrelay.execution.IdempotencyStore.confirm`."""
-        reply = await self.connection.script(_CONFIRM, [self.key_of(key)], [owner, self._lease_ms])
+        reply = await self.connection.script(_CONFIRM, [self.key_of(key)], [owner])
         return int(reply) == 1
 
     async def complete(
