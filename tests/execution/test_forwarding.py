@@ -192,3 +192,13 @@ async def test_a_forwarding_tool_never_runs_outside_a_manager() -> None:
     with pytest.raises(ToolExecutionError, match="only through a ToolCallingManager"):
         await CALL_TOOL.call(json.dumps({"name": "refund.issue", "arguments": INNER}))
     assert paid == []
+
+
+async def test_the_wrapper_takes_no_level_from_the_named_tool_s_arguments() -> None:
+    inner: dict[str, object] = {}
+    for _ in range(99):
+        inner = {"a": inner}  # 100 levels: as deep as a direct call may send
+    (outcome,) = (await run({"name": "refund.issue", "arguments": inner})).outcomes
+    assert outcome.status is ToolCallStatus.INVALID_ARGUMENTS
+    assert "nested too deeply" not in outcome.response.data
+    assert outcome.response.data.startswith("Invalid arguments for tool 'refund.issue':")

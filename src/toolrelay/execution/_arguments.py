@@ -66,7 +66,11 @@ _NONE = ParsedArguments(text="{}", values=_EMPTY)
 
 
 def parse_arguments(
-    tool_name: str, arguments: object, *, max_length: int | None = None
+    tool_name: str,
+    arguments: object,
+    *,
+    max_length: int | None = None,
+    max_depth: int = MAX_ARGUMENTS_DEPTH,
 ) -> ParsedArguments:
     """Read a call's arguments, whatever shape they came in (see the module docs).
 
@@ -74,6 +78,7 @@ def parse_arguments(
         tool_name: The tool's name, for the problem.
         arguments: JSON text, ``None``, or a mapping already decoded.
         max_length: Characters of text beyond which it is refused unread; ``None``: no bound.
+        max_depth: Levels of nesting allowed (a forwarding call's wrapper takes one more).
 
     Raises:
         InvalidJsonError: The arguments are not JSON, not an object, too long or nested too
@@ -103,7 +108,7 @@ def parse_arguments(
         if isinstance(inner, dict):
             text, value = value, inner
     values = require_object(tool_name, value)
-    if _deeper_than(values, MAX_ARGUMENTS_DEPTH):
+    if _deeper_than(values, max_depth):
         raise _too_deep(tool_name)
     return ParsedArguments(text=text, values=MappingProxyType(values))
 

@@ -78,6 +78,7 @@ from toolrelay.exceptions import (
 from toolrelay.execution import _feedback as feedback
 from toolrelay.execution._approval import ResumedRound
 from toolrelay.execution._arguments import (
+    MAX_ARGUMENTS_DEPTH,
     ParsedArguments,
     parse_arguments,
     validate_call_arguments,
@@ -668,7 +669,14 @@ class ToolCallingManager:
         own = tool.definition.name
         try:
             named, raw = _forwarding_parts(
-                own, parse_arguments(own, call.arguments, max_length=self.max_arguments_length)
+                own,
+                # The wrapper is one level more than the named tool's arguments it carries.
+                parse_arguments(
+                    own,
+                    call.arguments,
+                    max_length=self.max_arguments_length,
+                    max_depth=MAX_ARGUMENTS_DEPTH + 1,
+                ),
             )
         except ToolArgumentError as exc:
             counter.admit(own)
