@@ -75,8 +75,13 @@ from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, ToolMetadata, as_tools
 from toolrelay.tools._names import provider_safe_name, validate_tool_name
-from toolrelay.toolsearch import ENGLISH, TOOL_SEARCH_NAME
-from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME, DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.toolsearch import (
+    CALL_TOOL_NAME,
+    DEFAULT_MIN_RELATIVE_SCORE,
+    ENGLISH,
+    TOOL_SEARCH_NAME,
+    SearchOptions,
+)
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -737,11 +742,19 @@ async def run_mode(
     # Nobody approves: the refund catalog's destructive tools would wait for a person (the
     # task never calls them).
     builder = (
-        ChatClient.builder(model).default_system(scenario.system).approval(ApprovalInterceptor())
+        ChatClient.builder(model)
+        .default_system(scenario.system)
+        .guards(approval=ApprovalInterceptor())
     )
     if disclosure:
+        settings = dict(options or {})
+        retention = settings.pop("retention", "used")
         advisor = ToolSearchAdvisor(
-            ToolCatalog(tools), index=index(), channel=channel, **(options or {})
+            ToolCatalog(tools),
+            options=SearchOptions(**settings),
+            index=index(),
+            channel=channel,
+            retention=retention,
         )
         builder = builder.default_advisors(advisor)
     else:

@@ -6,6 +6,10 @@ a server's clients, kill or restart it take ``redis_servers`` and start servers 
 (TOOLRELAY_TEST_REDIS_SERVER names the binary). Tests of models behind an OpenAI-compatible
 server take ``llama_server_url``: llama.cpp's server with SmolLM2-135M on loopback, started
 once per session.
+
+Every test starts with a clean process-wide idempotency store (``isolated_idempotency``):
+managers built without ``idempotency=`` share the process's store, and one test's recorded
+refund must not answer another test's.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from hypothesis import settings
 
 from tests.extras import import_extra
 from tests.redis_servers import RedisServer, redis_binary, start_redis
+from toolrelay.testing import isolated_idempotency
 
 # skip_policy: the needs_key marker and --no-skips; pytester: for the tests of skip_policy.
 pytest_plugins = ["tests.skip_policy", "pytester"]
@@ -38,6 +43,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 REDIS_URL = os.environ.get("TOOLRELAY_TEST_REDIS_URL")
+
+
+@pytest.fixture(autouse=True)
+def _clean_idempotency() -> Iterator[None]:
+    with isolated_idempotency():
+        yield
 
 
 @pytest.fixture

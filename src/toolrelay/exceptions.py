@@ -232,25 +232,42 @@ class ToolNotFoundError(ToolRelayError):
 class ToolContextError(ToolRelayError):
     """A tool needs a :class:`~toolrelay.tools.ToolContext` (or a key of it) the request lacks.
 
-    Raised before the first model call when the request's tools are known then.
+    Raised before the first model call when the request's tools are known then, and by the
+    manager before any call of the tool runs, whichever door it came through.
 
     Attributes:
         tool: The tool's name.
         key: The missing key, or ``None`` when the tool needs any context and got none.
+        caller: The tool keeps idempotency keys per caller and the context names none (no
+            ``user_id``, ``tenant_id`` or ``session_id``); ``key`` is ``"user_id"``.
     """
 
-    def __init__(self, tool: str, key: str | None = None) -> None:
+    def __init__(self, tool: str, key: str | None = None, *, caller: bool = False) -> None:
         self.tool = tool
         self.key = key
-        if key is None:
-            message = f"tool {tool!r} requires a ToolContext, but the request has none"
-        else:
-            message = f"tool {tool!r} requires {key!r} in its ToolContext, but the request has none"
-        super().__init__(
-            f"{message}; pass it with the request's tool context "
-            f"(ChatClient(..., context={{{(key or 'tenant_id')!r}: ...}}) or "
-            ".prompt(...).tool_context({...}))"
+        self.caller = caller
+        how = (
+            f"ChatClient(..., context={{{(key or 'tenant_id')!r}: ...}}) or "
+            ".prompt(...).tool_context({...})"
         )
+        if caller:
+            message = (
+                f"tool {tool!r} keeps its idempotency keys per caller, and the request names "
+                "no caller: give its tool context a 'user_id' (or a 'tenant_id' or "
+                f"'session_id'), as with {how}; or, when every caller may share its results, "
+                "declare idempotency_scope='global'"
+            )
+        elif key is None:
+            message = (
+                f"tool {tool!r} requires a ToolContext, but the request has none; pass it "
+                f"with the request's tool context ({how})"
+            )
+        else:
+            message = (
+                f"tool {tool!r} requires {key!r} in its ToolContext, but the request has "
+                f"none; pass it with the request's tool context ({how})"
+            )
+        super().__init__(message)
 
 
 class ToolExecutionError(ToolRelayError):

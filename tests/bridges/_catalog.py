@@ -1,16 +1,18 @@
-"""The catalog every bridge's tests search: a few tools, one forbidden, one approval-gated."""
+"""The catalog every bridge's tests search: a few tools, one forbidden, one approval-gated.
+
+Besides it, a keyed refund (``idempotency_key="order_id"``) for the tests of the one-door
+guarantees, and an audit sink that keeps its records.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
-import pytest
-
 from toolrelay.bridges import BridgeSearch
-from toolrelay.bridges import _search as bridge_search
-from toolrelay.execution import ApprovalInterceptor
+from toolrelay.execution import ApprovalInterceptor, AuditRecord
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
+from toolrelay.toolsearch import SearchOptions
 
 RAN: list[tuple[str, dict[str, Any]]] = []
 """The tools that ran, with their arguments and the context's user, in order."""
@@ -70,6 +72,27 @@ def stock_quote(symbol: str) -> str:
     return f"{symbol}: 42.0"
 
 
+@tool(name="billing.refund", idempotency_key="order_id")
+def refund(order_id: int) -> str:
+    """Refund a customer order by its number.
+
+    Args:
+        order_id: The order's number.
+    """
+    RAN.append(("billing.refund", {"order_id": order_id}))
+    return f"refunded order {order_id}"
+
+
+class AuditRecords:
+    """An audit sink that keeps its records, in order."""
+
+    def __init__(self) -> None:
+        self.records: list[AuditRecord] = []
+
+    async def write(self, record: AuditRecord) -> None:
+        self.records.append(record)
+
+
 def catalog() -> list[Tool]:
     return as_tools(current_weather, cancel_order, export_payroll, create_event, stock_quote)
 
@@ -79,15 +102,15 @@ def hide_payroll(context: ToolContext, definition: ToolDefinition) -> bool:
     return not definition.name.startswith("payroll.") or context.get("role") == "admin"
 
 
-def bridge(**options: Any) -> BridgeSearch:
-    """A bridge over :func:`catalog`.
+def bridge(**guards: Any) -> BridgeSearch:
+    """A bridge over :func:`catalog`, payroll hidden from all but admins.
 
     The catalog has a tool that requires approval, so a bridge needs ``approval=``: by default
     ``ApprovalInterceptor()``, a person decides through the framework's own way of pausing.
     """
     RAN.clear()
-    options.setdefault("approval", ApprovalInterceptor())
-    return BridgeSearch(catalog(), tool_filter=hide_payroll, **options)
+    guards.setdefault("approval", ApprovalInterceptor())
+    return BridgeSearch(catalog(), options=SearchOptions(tool_filter=hide_payroll), **guards)
 
 
 def ungated_catalog() -> ToolCatalog:
@@ -95,9 +118,8 @@ def ungated_catalog() -> ToolCatalog:
     return ToolCatalog(t for t in catalog() if not t.metadata.requires_approval)
 
 
-def add_gated_tool(live: ToolCatalog, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Add ``orders.cancel`` (it requires approval) to ``live``, seen by a bridge at once."""
-    monkeypatch.setattr(bridge_search, "CATALOG_CHECK_SECONDS", 0.0)
+def add_gated_tool(live: ToolCatalog) -> None:
+    """Add ``orders.cancel`` (it requires approval) to ``live``: seen at a bridge's next search."""
     live.add(as_tools(cancel_order)[0])
 
 

@@ -24,11 +24,13 @@ from langgraph.types import Command
 
 from tests.bridges._catalog import (
     RAN,
+    AuditRecords,
     add_gated_tool,
     bridge,
     cancel_order,
     catalog,
     current_weather,
+    refund,
     ungated_catalog,
 )
 from toolrelay.bridges import BridgeSearch
@@ -40,7 +42,7 @@ from toolrelay.bridges.langgraph import (
     retrieve_tools_functions,
     to_langchain,
 )
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, ToolContextError
 from toolrelay.execution import ApprovalInterceptor, Approve, Deny, ToolInvocation
 from toolrelay.execution import _feedback as feedback
 from toolrelay.tools import FunctionTool, ToolContext
@@ -184,9 +186,7 @@ def test_a_catalog_with_a_tool_requiring_approval_is_refused_without_approval() 
         create_agent(model, registry, search=bridge(), approval=ApprovalInterceptor())
 
 
-async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs() -> None:
     live = ungated_catalog()
     model = ScriptedChatModel(
         steps=[
@@ -198,7 +198,7 @@ async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
     )
     graph = graph_of(BridgeSearch(live), model, checkpointer=InMemorySaver())
     RAN.clear()
-    add_gated_tool(live, monkeypatch)
+    add_gated_tool(live)
     state = await graph.ainvoke({"messages": "cancel A1"}, config())
     assert "__interrupt__" not in state  # nobody is asked: nothing is configured to decide
     assert "orders__cancel" in model.seen[1]
@@ -331,8 +331,36 @@ async def test_to_langchain_keeps_definition_and_maps_the_config() -> None:
     text = await converted.ainvoke({"city": "Oslo"}, config(user_id="u4"))
     assert text == "Sunny in Oslo"
     assert RAN == [("weather.current", {"city": "Oslo", "user": "u4"})]
-    wrong = await converted.ainvoke({"town": "Oslo"}, config())
+    wrong = await converted.ainvoke({"town": "Oslo"}, config(user_id="u4"))
     assert "city" in wrong  # invalid arguments are feedback, not an exception
+    # The tool takes a ToolContext: a call without one is refused before it runs.
+    with pytest.raises(ToolContextError, match=r"'weather\.current'"):
+        await converted.ainvoke({"city": "Oslo"}, config())
+    assert len(RAN) == 1
+
+
+async def test_a_keyed_tool_converted_twice_never_runs_a_refund_twice() -> None:
+    keyed = FunctionTool.from_function(refund)
+    first_audit, second_audit = AuditRecords(), AuditRecords()
+    # Two conversions, two managers: both keep keys in the process's store.
+    first = to_langchain(keyed, audit=first_audit)
+    second = to_langchain(keyed, audit=second_audit)
+    RAN.clear()
+    done = await first.ainvoke({"order_id": 7}, config(user_id="clerk"))
+    again = await second.ainvoke({"order_id": 7}, config(user_id="clerk"))
+    plain = await to_langchain(keyed).ainvoke({"order_id": 7}, config(user_id="clerk"))
+    assert done == "refunded order 7"
+    assert again.endswith(done)  # the recorded result,
+    assert again != done  # marked as such
+    assert plain == again
+    assert RAN == [("billing.refund", {"order_id": 7})]
+    assert [r.replayed for r in first_audit.records + second_audit.records] == [False, True]
+    # The key is kept per caller: another clerk's refund of order 7 is their own.
+    await second.ainvoke({"order_id": 7}, config(user_id="other clerk"))
+    assert len(RAN) == 2
+    with pytest.raises(ToolContextError, match=r"'billing\.refund'"):  # a key names its caller
+        await first.ainvoke({"order_id": 8}, config())
+    assert len(RAN) == 2
 
 
 async def test_from_langchain_passes_the_tool_context_in_the_config() -> None:
@@ -347,6 +375,22 @@ async def test_from_langchain_passes_the_tool_context_in_the_config() -> None:
     assert set(converted.definition.input_schema["properties"]) == {"greeting"}
     text = await converted.call(json.dumps({"greeting": "hi"}), ToolContext(user_id="u1"))
     assert text == "hi u1"
+
+
+async def test_arguments_nested_5000_levels_deep_are_feedback() -> None:
+    search = bridge()
+    node = ToolRelayNode(search)
+    deep: dict[str, Any] = {}
+    for _ in range(5_000):
+        deep = {"a": deep}
+    found = await node([calls("tool_search", query="current weather in a city")], config())
+    assert "weather__current" in found["messages"][0].content
+    for name in ("tool_search", "weather__current"):
+        answer = await node([calls(name, **deep)], config(user_id="u1"))
+        [message] = answer["messages"]
+        assert message.status == "error"
+        assert "nested too deeply" in message.content
+    assert RAN == []
 
 
 async def test_a_thread_is_required() -> None:

@@ -31,11 +31,13 @@ from openai.types.responses import (
 
 from tests.bridges._catalog import (
     RAN,
+    AuditRecords,
     add_gated_tool,
     bridge,
     cancel_order,
     catalog,
     current_weather,
+    refund,
     ungated_catalog,
 )
 from toolrelay.bridges import BridgeSearch
@@ -246,13 +248,11 @@ def test_a_catalog_with_a_tool_requiring_approval_is_refused_without_approval() 
         to_openai_agents(RelayFunctionTool.from_function(cancel_order))
 
 
-async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs() -> None:
     live = ungated_catalog()
     searching = ToolSearchTools(BridgeSearch(live))
     RAN.clear()
-    add_gated_tool(live, monkeypatch)
+    add_gated_tool(live)
     model = ScriptedModel(
         ("tool_search", {"query": "cancel an order"}),
         ("orders__cancel", {"order_id": "A1"}),
@@ -312,6 +312,27 @@ async def test_to_openai_agents_keeps_definition_and_maps_the_context() -> None:
     assert RAN == [("weather.current", {"city": "Rome", "user": "u3"})]
     [back] = from_openai_agents(converted)
     assert back.definition == converted_definition(converted)
+
+
+async def test_a_keyed_tool_converted_twice_never_runs_a_refund_twice() -> None:
+    keyed = RelayFunctionTool.from_function(refund)
+    first_audit, second_audit = AuditRecords(), AuditRecords()
+    answers = []
+    RAN.clear()
+    # Two conversions, two managers: both keep keys in the process's store.
+    for converted in (
+        to_openai_agents(keyed, audit=first_audit),
+        to_openai_agents(keyed, audit=second_audit),
+    ):
+        model = ScriptedModel(("billing__refund", {"order_id": 7}), "done")
+        agent = Agent(name="a", model=model, tools=[converted])
+        answers.extend(outputs(await Runner.run(agent, "refund 7", context={"user_id": "clerk"})))
+    done, again = answers
+    assert done == "refunded order 7"
+    assert again.endswith(done)  # the recorded result,
+    assert again != done  # marked as such
+    assert RAN == [("billing.refund", {"order_id": 7})]
+    assert [r.replayed for r in first_audit.records + second_audit.records] == [False, True]
 
 
 def converted_definition(tool: FunctionTool) -> Any:

@@ -31,11 +31,13 @@ from pydantic_ai.models.test import TestModel
 
 from tests.bridges._catalog import (
     RAN,
+    AuditRecords,
     add_gated_tool,
     bridge,
     cancel_order,
     catalog,
     current_weather,
+    refund,
     ungated_catalog,
 )
 from toolrelay.bridges import BridgeSearch
@@ -173,13 +175,11 @@ def test_a_catalog_with_a_tool_requiring_approval_is_refused_without_approval() 
         to_pydantic_ai(FunctionTool.from_function(cancel_order))
 
 
-async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs() -> None:
     live = ungated_catalog()
     toolset = ToolSearchToolset(BridgeSearch(live))
     RAN.clear()
-    add_gated_tool(live, monkeypatch)
+    add_gated_tool(live)
     seen: list[list[str]] = []
     model = scripted(
         ("tool_search", {"query": "cancel an order"}),
@@ -237,7 +237,7 @@ async def test_invalid_arguments_are_feedback_to_the_model() -> None:
         seen=seen,
     )
     result = await Agent(model, toolsets=[ToolSearchToolset(bridge())]).run(
-        "w", conversation_id="c1"
+        "w", deps={"user_id": "u1"}, conversation_id="c1"
     )
     assert "city" in returns(result.all_messages())[1].content
     assert RAN == []
@@ -262,6 +262,27 @@ async def test_to_pydantic_ai_keeps_name_description_schema_and_maps_deps() -> N
     RAN.clear()
     await Agent(model, tools=[converted]).run("w", deps=ToolContext(user_id="u3"))
     assert RAN == [("weather.current", {"city": "a", "user": "u3"})]
+
+
+async def test_a_keyed_tool_converted_twice_never_runs_a_refund_twice() -> None:
+    keyed = FunctionTool.from_function(refund)
+    first_audit, second_audit = AuditRecords(), AuditRecords()
+    answers = []
+    RAN.clear()
+    # Two conversions, two managers: both keep keys in the process's store.
+    for converted in (
+        to_pydantic_ai(keyed, audit=first_audit),
+        to_pydantic_ai(keyed, audit=second_audit),
+    ):
+        model = scripted(("billing__refund", {"order_id": 7}), "done", seen=[])
+        result = await Agent(model, tools=[converted]).run("refund 7", deps={"user_id": "clerk"})
+        answers.append(returns(result.all_messages())[0].content)
+    done, again = answers
+    assert done == "refunded order 7"
+    assert again.endswith(done)  # the recorded result,
+    assert again != done  # marked as such
+    assert RAN == [("billing.refund", {"order_id": 7})]
+    assert [r.replayed for r in first_audit.records + second_audit.records] == [False, True]
 
 
 async def test_from_pydantic_ai_runs_with_the_tool_context_as_deps() -> None:

@@ -9,8 +9,7 @@ import pytest
 from toolrelay.cli._chat import parse_search_language
 from toolrelay.messages import SystemMessage
 from toolrelay.testing import ScriptedModel, tool_call_response
-from toolrelay.toolsearch._access import unavailable_text
-from toolrelay.toolsearch._texts import CHINESE, ENGLISH, SearchTexts
+from toolrelay.toolsearch._texts import CHINESE, ENGLISH, SearchTexts, unavailable_text
 
 from .test_chat import chat_cli, use_model, weather_module  # noqa: F401 - a fixture
 

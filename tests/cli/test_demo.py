@@ -181,7 +181,7 @@ def test_a_search_miss_is_shown_and_the_replay_stops(
     out = result.stdout
     assert "did not return refund.retry_failed_order" in out
     assert "Calling refund.retry_failed_order anyway so the tool gate's answer shows" in out
-    assert "✗ denied: Tool 'refund__retry_failed_order' is not available" in out
+    assert "✗ unknown_tool: Tool 'refund__retry_failed_order' is not available" in out
     assert "Stopped: the search did not find refund.retry_failed_order" in out
     assert "ticket.create_incident(" not in out  # the replay does not pretend to go on
     assert result.stderr.strip().splitlines() == [

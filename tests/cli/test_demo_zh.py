@@ -128,7 +128,8 @@ def test_a_miss_in_chinese_is_shown_with_the_chinese_answer_and_the_replay_stops
     out = result.stdout
     assert "搜索“昨天退款失败的订单”没有返回 refund.find_failed_orders" in out
     assert "以便显示工具闸门的答复；回放随后停止。" in out
-    assert "✗ denied: 工具 'refund__find_failed_orders' 不可用。请先用 tool_search 搜索它" in out
+    refused = "✗ unknown_tool: 工具 'refund__find_failed_orders' 不可用。请先用 tool_search 搜索它"
+    assert refused in out
     assert "已停止：搜索没有找到 refund.find_failed_orders，调用被拒绝：" in out
     assert "refund.retry_failed_order(" not in out
     assert one_line(result.stderr) == (

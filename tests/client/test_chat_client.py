@@ -249,8 +249,8 @@ def test_a_builder_manager_next_to_a_loop_advisor_with_its_own_is_refused_at_bui
             approving_manager()
         ).build()
     with pytest.raises(ConfigurationError, match=r"approval= configure the client's tool rounds"):
-        ChatClient.builder(model).default_advisors(owned).approval(
-            ApprovalInterceptor(destructive=True)
+        ChatClient.builder(model).default_advisors(owned).guards(
+            approval=ApprovalInterceptor(destructive=True)
         ).build()
     # A search advisor without a manager uses the client's: its approval holds the call back.
     REFUNDS.clear()
@@ -289,7 +289,7 @@ def test_a_builder_manager_next_to_a_loop_advisor_with_its_own_is_refused_at_bui
         (
             lambda b: b.default_advisors(
                 ToolCallingAdvisor(tool_calling_manager=ToolCallingManager())
-            ).approval(approve),
+            ).guards(approval=approve),
             "runs the loop with a manager of its own",
         ),
         (
@@ -300,9 +300,9 @@ def test_a_builder_manager_next_to_a_loop_advisor_with_its_own_is_refused_at_bui
             lambda b: b.tool_calling_manager(approving_manager()).tool_calling(False),
             "switches the loop off",
         ),
-        (lambda b: b.approval(approve).tool_calling(False), "switches the loop off"),
+        (lambda b: b.guards(approval=approve).tool_calling(False), "switches the loop off"),
         (
-            lambda b: b.tool_calling_manager(approving_manager()).approval(approve),
+            lambda b: b.tool_calling_manager(approving_manager()).guards(approval=approve),
             r"approval= build the client's manager, but tool_calling_manager= gives one",
         ),
         (lambda b: b.default_advisors(ToolCallingAdvisor(), ToolCallingAdvisor()), "exactly one"),
@@ -320,7 +320,7 @@ def test_conflicting_defaults_are_refused_at_build(configure: Any, conflict: str
             lambda b: b.tool_calling_manager(approving_manager()),
             "runs the loop with a manager of its own",
         ),
-        (lambda b: b.approval(approve), "runs the loop with a manager of its own"),
+        (lambda b: b.guards(approval=approve), "runs the loop with a manager of its own"),
         (lambda b: b.tool_calling(False), "switches the tool loop off"),
     ],
 )

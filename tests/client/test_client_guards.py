@@ -90,10 +90,13 @@ def searching(query: str) -> Any:
 
 
 def client_over(model: ScriptedModel, tools: list[Tool], mode: str, **settings: Any) -> ChatClient:
-    """A client showing ``tools`` whole (``plain``) or through tool search (``search``)."""
+    """A client showing ``tools`` whole (``plain``) or through tool search (``search``, or
+    ``proxy`` for its proxy channel)."""
     if mode == "plain":
         return ChatClient(model, tools=tools, **settings)
-    return ChatClient(model, advisors=[ToolSearchAdvisor(tools, index=BM25ToolIndex())], **settings)
+    channel = "proxy" if mode == "proxy" else "rewrite"
+    search = ToolSearchAdvisor(tools, index=BM25ToolIndex(), channel=channel)
+    return ChatClient(model, advisors=[search], **settings)
 
 
 def script(mode: str, query: str, *steps: Any) -> list[Any]:
@@ -244,6 +247,55 @@ async def test_a_request_tool_lacking_its_context_fails_before_the_model_is_call
     assert model.call_count == 0
 
 
+@pytest.mark.parametrize("mode", [*MODES, "proxy"])
+async def test_a_request_naming_no_caller_with_a_keyed_tool_fails_before_the_model_is_called(
+    mode: str,
+) -> None:
+    # The charge keeps its keys per caller: without one, callers would share its records.
+    model = ScriptedModel(["one", "two", "three"])
+    client = client_over(model, tools_from(Billing()), mode)
+    for nobody in ({}, {"role": "clerk"}, {"user_id": "", "tenant_id": None}):
+        with pytest.raises(ToolContextError, match="names no caller") as raised:
+            await client.prompt("charge").conversation("c1").tool_context(nobody).acall()
+        assert (raised.value.tool, raised.value.key, raised.value.caller) == (
+            "billing.charge",
+            "user_id",
+            True,
+        )
+    assert model.call_count == 0
+    for caller in ({"user_id": "u-1"}, {"tenant_id": "acme"}, {"session_id": "s-1"}):
+        await client.prompt("charge").conversation("c1").tool_context(caller).acall()
+    assert model.call_count == 3
+
+
+@tool(name="billing.refund", idempotency_key="refund_id", idempotency_scope="global")
+def global_refund(refund_id: str) -> str:
+    """Refund a payment, once whoever asks.
+
+    Args:
+        refund_id: The refund.
+    """
+    return f"refunded {refund_id}"
+
+
+@tool(name="billing.void", idempotency_key=lambda arguments, context: f"void:{arguments['n']}")
+def void_invoice(n: int) -> str:
+    """Void an invoice.
+
+    Args:
+        n: The invoice number.
+    """
+    return f"voided {n}"
+
+
+@pytest.mark.parametrize("mode", [*MODES, "proxy"])
+async def test_global_keys_and_key_functions_need_no_caller(mode: str) -> None:
+    model = ScriptedModel(["Nothing to do."])
+    client = client_over(model, [global_refund, void_invoice], mode)
+    answer = await client.prompt("refund").conversation("c1").acall()
+    assert answer.content() == "Nothing to do."
+
+
 # --- one manager: the client's or the advisor's ---------------------------------------------------
 
 
@@ -257,12 +309,12 @@ def test_a_search_advisor_with_its_own_manager_next_to_client_guards_is_refused(
     with pytest.raises(ConfigurationError, match=own):
         ChatClient(ScriptedModel([]), advisors=[search], approval=Approver(Approve()))
     with pytest.raises(ConfigurationError, match="give the advisor no manager"):
-        ChatClient.builder(ScriptedModel([])).default_advisors(search).idempotency(
-            InMemoryIdempotencyStore()
+        ChatClient.builder(ScriptedModel([])).default_advisors(search).guards(
+            idempotency=InMemoryIdempotencyStore()
         ).build()
 
 
-# --- the builder's guard methods reach the manager ------------------------------------------------
+# --- the guard options reach the manager, and nothing else passes for one ------------------------
 
 
 class Sink:
@@ -273,7 +325,7 @@ class Sink:
         self.records.append(record)
 
 
-async def test_the_builder_guard_methods_reach_the_manager() -> None:
+async def test_the_builder_guards_reach_the_manager() -> None:
     files, billing = Files(), Billing()
     approver, sink, store = Approver(Approve()), Sink(), InMemoryIdempotencyStore()
     authorized: list[str] = []
@@ -292,11 +344,8 @@ async def test_the_builder_guard_methods_reach_the_manager() -> None:
     client = (
         ChatClient.builder(model)
         .default_tools(*tools_from(files), *tools_from(billing))
-        .approval(approver)
-        .idempotency(store)
-        .audit(sink)
-        .authorize(authorize)
-        .default_interceptors(step)
+        .guards(approval=approver, idempotency=store)
+        .guards(audit=sink, authorize=authorize, interceptors=[step])  # adds to the first
         .single_tenant()
         .build()
     )
@@ -321,6 +370,23 @@ async def test_the_builder_guard_methods_reach_the_manager() -> None:
     other = ChatClient(model, tools=tools_from(billing), idempotency=store)
     await other.prompt("charge inv-1").tool_context(CONTEXT).acall()
     assert billing.charged == ["inv-1"]
+
+
+def test_a_misspelt_guard_option_is_refused_naming_the_real_one() -> None:
+    model = ScriptedModel([])
+    with pytest.raises(
+        ConfigurationError, match=r"unknown keyword argument aproval=; did you mean approval=\?"
+    ):
+        ChatClient(model, aproval=Approver(Approve()))  # type: ignore[call-arg]
+    with pytest.raises(ConfigurationError, match=r"audit_sink=; did you mean audit=\?"):
+        ChatClient.builder(model).guards(audit_sink=Sink())  # type: ignore[call-arg]
+    with pytest.raises(
+        ConfigurationError, match=r"idempotency_store=; did you mean idempotency=\?"
+    ):
+        ChatClient(model, idempotency_store=InMemoryIdempotencyStore())  # type: ignore[call-arg]
+    # A guard option of the wrong kind is refused too, saying what it takes.
+    with pytest.raises(ConfigurationError, match="authorize= takes a function"):
+        ChatClient(model, authorize="admins")  # type: ignore[arg-type]
 
 
 # --- stores shared between processes need a tenant ------------------------------------------------
@@ -368,7 +434,13 @@ async def test_with_a_shared_store_a_tenantless_request_is_refused_unless_single
 
     with pytest.warns(UserWarning, match=PER_PROCESS):
         single = ChatClient(model, advisors=[shared_search()], single_tenant=True)
-    assert (await single.prompt("hi").conversation("c1").acall()).content() == "Hello again."
+    # No tenant needed; the keyed charge still needs a caller (its keys are kept per user).
+    request = single.prompt("hi").conversation("c1")
+    with pytest.raises(ToolContextError, match="names no caller"):
+        await request.acall()
+    assert model.call_count == 1
+    answer = await request.tool_context({"user_id": "u-1"}).acall()
+    assert answer.content() == "Hello again."
     with pytest.warns(UserWarning, match=PER_PROCESS):
         built = ChatClient.builder(model).default_advisors(shared_search()).single_tenant().build()
     assert built._defaults.single_tenant

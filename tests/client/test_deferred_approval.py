@@ -88,15 +88,13 @@ def client_for(
     approval: ApprovalInterceptor | None = None,
     idempotency: IdempotencyStore | None = None,
 ) -> ChatClient:
-    builder = (
+    return (
         ChatClient.builder(model)
         .default_system("You handle refunds.")
         .default_tools(*tools_from(desk))
-        .approval(approval or ApprovalInterceptor())
+        .guards(approval=approval or ApprovalInterceptor(), idempotency=idempotency)
+        .build()
     )
-    if idempotency is not None:
-        builder = builder.idempotency(idempotency)
-    return builder.build()
 
 
 LOOKUP = ("orders.lookup", {"order_id": "A1"})
@@ -312,7 +310,7 @@ async def test_an_outer_memory_keeps_the_conversation_across_the_stop() -> None:
     client = (
         ChatClient.builder(model)
         .default_tools(*tools_from(desk))
-        .approval(ApprovalInterceptor())
+        .guards(approval=ApprovalInterceptor())
         .default_advisors(MessageChatMemoryAdvisor(memory))
         .build()
     )

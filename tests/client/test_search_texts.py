@@ -19,21 +19,8 @@ from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolDefinition, provider_safe_name
 from toolrelay.tools._language import cjk_share
 from toolrelay.tools._schema import cached_function_schema
-from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearcher
-from toolrelay.toolsearch._access import DEFAULT_UNAVAILABLE_MESSAGE
-from toolrelay.toolsearch._search_tool import (
-    DEFAULT_PARAMETER_DESCRIPTIONS,
-    DEFAULT_SEARCH_DESCRIPTION,
-    DEFAULT_SYSTEM_SUFFIX,
-)
-from toolrelay.toolsearch._texts import (
-    CHINESE,
-    ENGLISH,
-    SEARCH_TEXTS,
-    SearchTexts,
-    SearchTextSelector,
-    search_texts,
-)
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, SearchOptions, ToolSearcher
+from toolrelay.toolsearch._texts import CHINESE, ENGLISH, SearchTexts, SearchTextSelector
 
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -73,7 +60,7 @@ async def first_prompt(search_advisor: ToolSearchAdvisor, *script: Any) -> Scrip
         ChatClient.builder(model)
         .default_system(SYSTEM)
         .default_advisors(search_advisor)
-        .approval(ApprovalInterceptor())
+        .guards(approval=ApprovalInterceptor())
         .default_tool_context({"tenant_id": "acme", "user_id": "U-ZHANG"})
     )
     await client.build().prompt("go").conversation("c1").acall()
@@ -104,15 +91,33 @@ def assert_shows(model: ScriptedModel, texts: SearchTexts) -> None:
 
 
 def test_english_texts_are_the_defaults_and_chinese_ones_are_chinese() -> None:
-    assert ENGLISH.description == DEFAULT_SEARCH_DESCRIPTION
-    assert ENGLISH.system_suffix == DEFAULT_SYSTEM_SUFFIX
-    assert ENGLISH.unavailable_message == DEFAULT_UNAVAILABLE_MESSAGE
-    assert dict(SEARCH_TEXTS) == {"en": ENGLISH, "zh": CHINESE}
+    english = [t.definition for t in ENGLISH_TOOLS]
+    assert SearchOptions().language == "auto"
+    assert SearchTextSelector().for_catalog(english) is ENGLISH
+    assert SearchTextSelector("en").for_catalog(english) is ENGLISH
+    assert SearchTextSelector("zh").for_catalog(english) is CHINESE
+    assert ToolSearcher(index=BM25ToolIndex(), allowed=None).as_tool().definition.description == (
+        ENGLISH.description
+    )
     assert (
         set(CHINESE.parameters) == set(ENGLISH.parameters) == {"query", "max_results", "category"}
     )
+    assert set(CHINESE.call_parameters) == set(ENGLISH.call_parameters) == {"name", "arguments"}
     for text in [CHINESE.description, CHINESE.system_suffix or "", *CHINESE.parameters.values()]:
         assert cjk_share(text) > 0.5, text
+    # The texts that name tools and schema fields (ASCII identifiers) are Chinese too.
+    for field in (
+        "unavailable_message",
+        "similar_names_message",
+        "proxy_description",
+        "proxy_system_suffix",
+        "call_description",
+        "left_out",
+        "instructions",
+    ):
+        assert cjk_share(getattr(CHINESE, field)) > 0.4, field
+    for text in CHINESE.call_parameters.values():
+        assert cjk_share(text) > 0.25, text
     # Both suffixes name the search tool; the unavailable text fills in the same fields.
     assert TOOL_SEARCH_NAME in (CHINESE.system_suffix or "")
     assert TOOL_SEARCH_NAME in (ENGLISH.system_suffix or "")
@@ -121,18 +126,18 @@ def test_english_texts_are_the_defaults_and_chinese_ones_are_chinese() -> None:
 
 
 def test_the_english_parameter_texts_are_what_the_docstring_says() -> None:
-    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None, max_results=5)
-    assert parameter_texts(searcher.as_tool().definition) == dict(DEFAULT_PARAMETER_DESCRIPTIONS)
+    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None)
+    assert parameter_texts(searcher.as_tool().definition) == dict(ENGLISH.parameters)
     # The schema that validates the arguments is built from the method's docstring.
     validating = cached_function_schema(searcher.tool_search, tool_name=TOOL_SEARCH_NAME)
     documented = {
         name: spec["description"] for name, spec in validating.json_schema["properties"].items()
     }
-    assert documented == dict(DEFAULT_PARAMETER_DESCRIPTIONS)
+    assert documented == dict(ENGLISH.parameters)
 
 
 async def test_the_search_tool_in_chinese_validates_as_before() -> None:
-    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None, max_results=5)
+    searcher = ToolSearcher(index=BM25ToolIndex(), allowed=None)
     tool = searcher.as_tool(CHINESE.description, parameters=CHINESE.parameters)
     english = searcher.as_tool()
     assert tool.definition.description == CHINESE.description
@@ -154,11 +159,14 @@ async def test_the_search_tool_in_chinese_validates_as_before() -> None:
 
 
 def test_unknown_languages_are_configuration_errors() -> None:
-    assert search_texts("zh") is CHINESE
-    with pytest.raises(ConfigurationError, match="no tool search texts in 'fr'"):
-        search_texts("fr")
     with pytest.raises(ConfigurationError, match="unknown tool search language 'fr'"):
-        ToolSearchAdvisor(ENGLISH_TOOLS, index=BM25ToolIndex(), language="fr")  # type: ignore[arg-type]
+        SearchOptions(language="fr")  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="unknown tool search language 'french'"):
+        ToolSearchAdvisor(
+            ENGLISH_TOOLS,
+            index=BM25ToolIndex(),
+            options=SearchOptions(language="french"),  # type: ignore[arg-type]
+        )
 
 
 # --- the advisor in each language ------------------------------------------------------------
@@ -166,13 +174,13 @@ def test_unknown_languages_are_configuration_errors() -> None:
 
 async def test_zh_mode_sends_the_chinese_description_parameters_and_suffix() -> None:
     search = tool_call_response((TOOL_SEARCH_NAME, {"query": "退款"}))
-    model = await first_prompt(advisor(ENGLISH_TOOLS, language="zh"), search)
+    model = await first_prompt(advisor(ENGLISH_TOOLS, options=SearchOptions(language="zh")), search)
     assert len(model.prompts) == 2
     assert_shows(model, CHINESE)
 
 
 async def test_en_mode_keeps_english_texts_for_a_chinese_catalog() -> None:
-    model = await first_prompt(advisor(CHINESE_TOOLS, language="en"))
+    model = await first_prompt(advisor(CHINESE_TOOLS, options=SearchOptions(language="en")))
     assert_shows(model, ENGLISH)
 
 
@@ -199,7 +207,8 @@ def test_a_misspelled_shown_name_is_answered_with_it_in_each_language() -> None:
     )
     # Far from every shown name: the search advice; texts without the message: always it.
     assert ENGLISH.unavailable_answer("ticket.create", shown) == (
-        DEFAULT_UNAVAILABLE_MESSAGE.format(name="'ticket.create'", search_tool=TOOL_SEARCH_NAME)
+        "Tool 'ticket.create' is not available. Search for it with tool_search first, then call "
+        "it by the exact name the search returns."
     )
     plain = dataclasses.replace(CHINESE, similar_names_message=None)
     assert plain.unavailable_answer("refund.rety", shown) == (
@@ -238,26 +247,29 @@ async def test_auto_decides_again_when_the_catalog_changes() -> None:
 
 
 async def test_explicit_texts_win_over_the_language() -> None:
-    search_advisor = advisor(
-        CHINESE_TOOLS,
-        search_description="Find tools.",
-        unavailable_message="没有 {name}；请用 {search_tool}。",
-    )
-    hidden = tool_call_response(("refund__retry", {"order_id": "o1"}))
-    model = await first_prompt(search_advisor, hidden)
     expected = dataclasses.replace(
         CHINESE, description="Find tools.", unavailable_message="没有 {name}；请用 {search_tool}。"
     )
+    # An English catalog: texts given are shown whatever language the catalog is in.
+    search_advisor = advisor(ENGLISH_TOOLS, options=SearchOptions(language=expected))
+    hidden = tool_call_response(("refund__retry", {"order_id": "o1"}))
+    model = await first_prompt(search_advisor, hidden)
     assert_shows(model, expected)  # the suffix and parameters stay Chinese
     answer = model.prompts[1].messages[-1]
     assert isinstance(answer, ToolResponseMessage)
     assert answer.responses[0].data == "没有 'refund__retry'；请用 tool_search。"
 
 
-async def test_no_suffix_stays_no_suffix_in_any_language() -> None:
-    model = await first_prompt(advisor(CHINESE_TOOLS, system_suffix=None))
-    assert model.prompts[0].messages[0] == SystemMessage(text=SYSTEM)
-    assert shown_search_tool(model).description == CHINESE.description
+async def test_texts_without_a_suffix_add_none_in_either_channel() -> None:
+    quiet = dataclasses.replace(CHINESE, system_suffix=None, proxy_system_suffix=None)
+    for channel in ("rewrite", "proxy"):
+        search_advisor = advisor(
+            CHINESE_TOOLS, options=SearchOptions(language=quiet), channel=channel
+        )
+        model = await first_prompt(search_advisor)
+        assert model.prompts[0].messages[0] == SystemMessage(text=SYSTEM)
+        description = CHINESE.description if channel == "rewrite" else CHINESE.proxy_description
+        assert description in {d.description for d in model.tool_definitions[0]}
 
 
 async def test_texts_of_your_own_are_a_language_too() -> None:
@@ -271,8 +283,10 @@ async def test_texts_of_your_own_are_a_language_too() -> None:
         proxy_system_suffix="請用 tool_search 搜尋工具，再用 call_tool 執行。",
         call_description="執行用 tool_search 找到的工具。",
         call_parameters={"name": "工具的準確名稱。"},
+        left_out="定義未列出：回答已滿。請單獨搜尋此工具。",
+        instructions="此伺服器提供大型工具目錄：先用 tool_search 搜尋，再用 call_tool 執行。",
     )
-    model = await first_prompt(advisor(ENGLISH_TOOLS, language=traditional))
+    model = await first_prompt(advisor(ENGLISH_TOOLS, options=SearchOptions(language=traditional)))
     definition = shown_search_tool(model)
     assert definition.description == traditional.description
     # Parameters the texts leave out keep the English text.
@@ -283,12 +297,11 @@ async def test_texts_of_your_own_are_a_language_too() -> None:
         text=f"{SYSTEM}\n\n{traditional.system_suffix}"
     )
     assert "zh-TW" in repr(SearchTextSelector(traditional))
-    wrong = dataclasses.replace(traditional, parameters={"limit": "數量"})
+    # Texts naming a parameter the tools do not have are refused when made.
     with pytest.raises(ConfigurationError, match=r"tool_search has no parameters \['limit'\]"):
-        SearchTextSelector(wrong)
-    wrong = dataclasses.replace(traditional, call_parameters={"tool": "名稱"})
+        dataclasses.replace(traditional, parameters={"limit": "數量"})
     with pytest.raises(ConfigurationError, match=r"call_tool has no parameters \['tool'\]"):
-        SearchTextSelector(wrong)
+        dataclasses.replace(traditional, call_parameters={"tool": "名稱"})
 
 
 def test_the_selector_decides_once_per_catalog() -> None:
@@ -299,11 +312,11 @@ def test_the_selector_decides_once_per_catalog() -> None:
     assert first.language == "en"
     assert selector.for_catalog(english) is first  # the same catalog: the same answer
     assert selector.for_catalog(chinese).language == "zh"
-    fixed = SearchTextSelector("zh", system_suffix="只用已展示的工具。")
-    # An explicit suffix is the advisor's in either channel.
-    assert fixed.for_catalog(english) == dataclasses.replace(
-        CHINESE, system_suffix="只用已展示的工具。", proxy_system_suffix="只用已展示的工具。"
-    )
+    # A fixed language or texts of your own do not follow the catalog.
+    own = dataclasses.replace(CHINESE, system_suffix="只用已展示的工具。")
+    fixed = SearchTextSelector(own)
+    assert fixed.for_catalog(english) is own
+    assert fixed.for_catalog(chinese) is own
 
 
 async def test_chinese_and_dotted_names_are_searched_and_called_by_their_provider_names() -> None:
@@ -321,7 +334,9 @@ async def test_chinese_and_dotted_names_are_searched_and_called_by_their_provide
 
     # Both words appear whole in the descriptions: found however the index cuts Chinese.
     search = tool_call_response((TOOL_SEARCH_NAME, {"query": "天气 乘客的火车票订单"}))
-    model = await first_prompt(advisor(tools, min_relative_score=None), search, call_all_found)
+    model = await first_prompt(
+        advisor(tools, options=SearchOptions(min_relative_score=None)), search, call_all_found
+    )
     shown = [d.name for d in model.tool_definitions[2]]
     assert shown[0] == TOOL_SEARCH_NAME
     assert sorted(shown[1:]) == sorted(names)

@@ -284,7 +284,7 @@ async def test_the_clients_guards_apply_to_every_round_of_a_given_advisor() -> N
         ChatClient.builder(model)
         .default_tools(ping)
         .default_advisors(advisor)
-        .authorize(deny_b)
+        .guards(authorize=deny_b)
         .build()
     )
     await client.prompt("go").acall()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from toolrelay.toolsearch import (
     ENGLISH,
     TOOL_SEARCH_NAME,
     InMemorySessionStore,
+    SearchOptions,
     StoredTools,
     ToolSearchReport,
 )
@@ -192,11 +194,11 @@ async def test_searches_of_one_round_are_stored_in_the_order_of_the_calls(
     )
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert shown(model)[1] == [TOOL_SEARCH_NAME, EMAIL, REFUND, INVOICE]
-    assert (await advisor.session_store.get("c1")).names == (EMAIL, REFUND, INVOICE)
+    assert (await advisor.search.session_store.get("c1")).names == (EMAIL, REFUND, INVOICE)
 
 
 async def test_exposure_only_ever_appends(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     model = ScriptedModel(
         [
             search("weather forecast", max_results=1),
@@ -216,11 +218,11 @@ async def test_exposure_only_ever_appends(desk: Desk) -> None:
 async def test_hits_far_below_the_best_are_left_out_by_default(desk: Desk) -> None:
     query = "refund a card payment or invoice"  # BM25: the invoice scores under half
     for options, expected in (
-        ({}, [REFUND]),
-        ({"min_relative_score": 0.3}, [REFUND, INVOICE]),
-        ({"min_relative_score": None}, [REFUND, INVOICE]),
+        (SearchOptions(), [REFUND]),
+        (SearchOptions(min_relative_score=0.3), [REFUND, INVOICE]),
+        (SearchOptions(min_relative_score=None), [REFUND, INVOICE]),
     ):
-        advisor = bm25_advisor(tools_from(desk), **options)
+        advisor = bm25_advisor(tools_from(desk), options=options)
         model = ScriptedModel([search(query), "done"])
         response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
         assert found(model.prompts[1]) == [n.replace(".", "__") for n in expected]
@@ -231,7 +233,7 @@ async def test_hits_far_below_the_best_are_left_out_by_default(desk: Desk) -> No
 
 
 async def test_answers_leave_out_tools_already_shown_unless_best(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     model = ScriptedModel(
         [
             search("weather forecast", max_results=1),
@@ -251,7 +253,7 @@ async def test_answers_leave_out_tools_already_shown_unless_best(desk: Desk) -> 
     assert found(model.prompts[3]) == ["weather__forecast"]
     report = response.tool_search
     assert report is not None
-    assert report.searches[1].names == [REFUND, FORECAST, INVOICE, EMAIL]  # the whole ranking
+    assert report.searches[1].names == (REFUND, FORECAST, INVOICE, EMAIL)  # the whole ranking
     assert shown(model)[3] == [TOOL_SEARCH_NAME, FORECAST, REFUND, INVOICE, EMAIL]
 
 
@@ -272,7 +274,7 @@ async def test_retention_last_search_keeps_just_the_latest_results(desk: Desk) -
         [TOOL_SEARCH_NAME, FORECAST],
         [TOOL_SEARCH_NAME],
     ]
-    assert (await advisor.session_store.get("c1")).names == ()
+    assert (await advisor.search.session_store.get("c1")).names == ()
 
 
 async def test_retention_last_search_keeps_every_search_of_the_last_round(desk: Desk) -> None:
@@ -285,11 +287,11 @@ async def test_retention_last_search_keeps_every_search_of_the_last_round(desk: 
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert shown(model)[1] == [TOOL_SEARCH_NAME, EMAIL]
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND, FORECAST]
-    assert (await advisor.session_store.get("c1")).names == (REFUND, FORECAST)
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND, FORECAST)
 
 
 async def test_a_search_retires_the_found_tools_the_model_passed_over(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     model = ScriptedModel(
         [
             search("refund payment", max_results=1),
@@ -305,15 +307,15 @@ async def test_a_search_retires_the_found_tools_the_model_passed_over(desk: Desk
     # The invoice was shown through a round of calls that did not use it: the next search
     # retires it; the refund, called, stays.
     assert shown(model)[4] == [TOOL_SEARCH_NAME, REFUND, FORECAST]
-    assert (await advisor.session_store.get("c1")).names == (REFUND, FORECAST)
-    assert (await advisor.session_store.get("c1")).used == {REFUND}
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND, FORECAST)
+    assert (await advisor.search.session_store.get("c1")).used == {REFUND}
     report = response.tool_search
     assert report is not None
     assert report.discovered == (REFUND, FORECAST)
 
 
 async def test_calling_one_hit_of_a_lone_search_retires_its_other_hits(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     model = ScriptedModel(
         [
             search("refund payment invoice", max_results=2),
@@ -327,14 +329,14 @@ async def test_calling_one_hit_of_a_lone_search_retires_its_other_hits(desk: Des
     # The search's one need is met by the refund: the invoice leaves at once, no search needed.
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND]
     assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND]
-    assert (await advisor.session_store.get("c1")).names == (REFUND,)
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND,)
     assert desk.ran == [REFUND, REFUND]
 
 
 async def test_calls_after_several_searches_retire_nothing_until_the_next_search(
     desk: Desk,
 ) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     both = tool_call_response(
         (TOOL_SEARCH_NAME, {"query": "refund payment invoice", "max_results": 2}),
         (TOOL_SEARCH_NAME, {"query": "send email", "max_results": 1}),
@@ -358,7 +360,7 @@ async def test_calls_after_several_searches_retire_nothing_until_the_next_search
 
 
 async def test_searches_before_any_call_retire_nothing(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     model = ScriptedModel(
         [
             search("refund payment", max_results=1),
@@ -374,7 +376,7 @@ async def test_searches_before_any_call_retire_nothing(desk: Desk) -> None:
 async def test_a_new_turn_keeps_earlier_discoveries_until_it_has_called_tools(
     desk: Desk,
 ) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     first = ScriptedModel([search("weather forecast", max_results=1), "done"])
     await client_for(first, advisor).prompt("go").conversation("c1").acall()
     second = ScriptedModel(
@@ -396,7 +398,9 @@ async def test_a_new_turn_keeps_earlier_discoveries_until_it_has_called_tools(
 
 
 async def test_retention_all_keeps_every_tool_found(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None, retention="all")
+    advisor = bm25_advisor(
+        tools_from(desk), options=SearchOptions(min_relative_score=None), retention="all"
+    )
     model = ScriptedModel(
         [
             search("refund payment invoice", max_results=2),
@@ -407,7 +411,7 @@ async def test_retention_all_keeps_every_tool_found(desk: Desk) -> None:
     )
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND, INVOICE, FORECAST]
-    assert (await advisor.session_store.get("c1")).used == set()
+    assert (await advisor.search.session_store.get("c1")).used == set()
 
 
 def test_an_unknown_retention_is_refused() -> None:
@@ -444,10 +448,16 @@ async def test_the_system_suffix_is_added_to_every_call_and_configurable(desk: D
         assert prompt.messages[0] == SystemMessage(
             text=f"You run a shop.\n\n{ENGLISH.system_suffix}"
         )
-    quiet = bm25_advisor(tools_from(desk), system_suffix=None)
+    quiet = bm25_advisor(
+        tools_from(desk),
+        options=SearchOptions(language=dataclasses.replace(ENGLISH, system_suffix=None)),
+    )
     await client_for(model, quiet).prompt("go").conversation("c1").acall()
     assert not any(isinstance(m, SystemMessage) for m in model.prompts[-1].messages)
-    custom = bm25_advisor(tools_from(desk), system_suffix="Search first.")
+    custom = bm25_advisor(
+        tools_from(desk),
+        options=SearchOptions(language=dataclasses.replace(ENGLISH, system_suffix="Search first.")),
+    )
     model = ScriptedModel(["ok"])
     await client_for(model, custom).prompt("go").conversation("c1").acall()
     assert model.prompts[0].messages[0] == SystemMessage(text="Search first.")
@@ -493,7 +503,7 @@ async def test_the_default_store_keeps_its_documented_number_of_conversations(de
             [search("refund payment", max_results=1), call_found(payment_id="p1"), "done"]
         )
         await client_for(model, advisor).prompt("go").conversation(conversation).acall()
-    stored = [await advisor.session_store.get(c) for c in conversations]
+    stored = [await advisor.search.session_store.get(c) for c in conversations]
     # Each conversation stored its discovery and the tool it called, as one entry.
     assert stored[:extra] == [StoredTools()] * extra
     assert stored[extra:] == [StoredTools(names=(REFUND,), used=frozenset({REFUND}))] * (
@@ -533,7 +543,7 @@ async def test_a_catalog_change_reindexes_and_drops_vanished_tools(
     assert reports[0].catalog_fingerprint != reports[2].catalog_fingerprint
     assert shown(model)[3] == [TOOL_SEARCH_NAME, EMAIL]
     assert REFUND.replace(".", "__") not in found(model.prompts[4])
-    assert (await advisor.session_store.get("c1")).names == (EMAIL,)
+    assert (await advisor.search.session_store.get("c1")).names == (EMAIL,)
 
 
 async def test_one_index_serves_every_conversation(desk: Desk) -> None:
@@ -559,7 +569,7 @@ async def test_one_index_serves_every_conversation(desk: Desk) -> None:
 async def test_the_catalog_may_be_given_as_tools_functions_or_objects(desk: Desk) -> None:
     advisor = ToolSearchAdvisor([desk, ping])
     assert set(advisor.catalog.names()) == {REFUND, INVOICE, EMAIL, FORECAST, "ping"}
-    assert isinstance(advisor.index, ToolIndex)  # the search package's default index
+    assert isinstance(advisor.search.index, ToolIndex)  # the search package's default index
 
 
 async def test_catalog_problems_are_configuration_errors(desk: Desk) -> None:
@@ -571,9 +581,11 @@ async def test_catalog_problems_are_configuration_errors(desk: Desk) -> None:
         with pytest.raises(ConfigurationError):
             await client_for(ScriptedModel(["x"]), advisor).prompt("go").conversation("c").acall()
     with pytest.raises(ConfigurationError, match="max_results"):
-        bm25_advisor(tools_from(desk), max_results=0)
+        bm25_advisor(tools_from(desk), options=SearchOptions(max_results=0))
     with pytest.raises(ConfigurationError, match="min_relative_score"):
-        bm25_advisor(tools_from(desk), min_relative_score=1.5)
+        bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=1.5))
+    with pytest.raises(ConfigurationError, match="SearchOptions"):
+        bm25_advisor(tools_from(desk), options={"max_results": 3})
 
 
 # --- the conversation key ------------------------------------------------------------------
@@ -600,7 +612,7 @@ async def test_the_key_can_come_from_the_tool_context(desk: Desk) -> None:
     await client.prompt("go").tool_context({"tenant_id": "acme"}).acall()
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND]
     # Kept, like every conversation key, within the tenant (the default scope).
-    assert (await advisor.session_store.get("tenant:acme:acme")).names == (REFUND,)
+    assert (await advisor.search.session_store.get("tenant:acme:acme")).names == (REFUND,)
     with pytest.raises(ConfigurationError, match="conversation_key function"):
         await client.prompt("go").acall()
 
@@ -619,7 +631,7 @@ def test_the_client_runs_it_as_its_only_tool_calling_advisor(
 
 
 async def test_the_report_records_searches_hits_and_exposure_per_call(desk: Desk) -> None:
-    advisor = bm25_advisor(tools_from(desk), min_relative_score=None)
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     model = ScriptedModel(
         [
             search("refund a card payment or invoice", max_results=2, category="billing"),
@@ -632,7 +644,7 @@ async def test_the_report_records_searches_hits_and_exposure_per_call(desk: Desk
     assert isinstance(report, ToolSearchReport)
     assert report is response.chat_client_response.tool_search
     assert report.conversation_key == "c1"
-    assert report.catalog_fingerprint == advisor.index.fingerprint
+    assert report.catalog_fingerprint == advisor.search.index.fingerprint
     assert [r.model_call for r in report.rounds] == [1, 2, 3]
     assert [r.exposed for r in report.rounds] == [
         (TOOL_SEARCH_NAME,),
@@ -645,7 +657,7 @@ async def test_the_report_records_searches_hits_and_exposure_per_call(desk: Desk
         2,
         "billing",
     )
-    assert record.names == [REFUND, INVOICE]
+    assert record.names == (REFUND, INVOICE)
     scores = [hit.score for hit in record.response.hits]
     assert scores == sorted(scores, reverse=True)
     assert scores[0] > 0
@@ -680,7 +692,7 @@ async def test_a_round_stopped_by_a_limit_still_stores_what_it_found(desk: Desk)
     response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert response.tool_loop is not None
     assert response.tool_loop.stop is LoopStop.TOOL_CALL_LIMIT
-    assert (await advisor.session_store.get("c1")).names == (REFUND,)
+    assert (await advisor.search.session_store.get("c1")).names == (REFUND,)
 
 
 async def test_the_search_index_receives_the_permitted_view(desk: Desk) -> None:
@@ -695,7 +707,9 @@ async def test_the_search_index_receives_the_permitted_view(desk: Desk) -> None:
 
     index = SpyIndex()
     advisor = bm25_advisor(
-        tools_from(desk), index=index, max_results=4, min_score=0.5, min_relative_score=0.25
+        tools_from(desk),
+        index=index,
+        options=SearchOptions(max_results=4, min_score=0.5, min_relative_score=0.25),
     )
     model = ScriptedModel([search("refund"), text_response("done")])
     await client_for(model, advisor).prompt("go").conversation("c1").acall()

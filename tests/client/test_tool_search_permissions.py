@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 
 from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.execution import ToolCallStatus
-from toolrelay.messages import ToolResponse, ToolResponseMessage
+from toolrelay.messages import AssistantMessage, ToolCall, ToolResponse, ToolResponseMessage
 from toolrelay.prompt import Prompt
 from toolrelay.search._base import SearchRequest, ToolIndex
 from toolrelay.search._bm25 import BM25ToolIndex
@@ -20,10 +21,7 @@ from toolrelay.search._vector import VectorToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.testing._embedders import HashingEmbedder
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, tool, tools_from
-from toolrelay.toolsearch import (
-    ENGLISH,
-    TOOL_SEARCH_NAME,
-)
+from toolrelay.toolsearch import CALL_TOOL_NAME, ENGLISH, TOOL_SEARCH_NAME, SearchOptions
 
 LOOKUP, REFUND, WIPE = "orders.lookup", "orders.refund", "admin.delete_account"
 
@@ -125,10 +123,73 @@ async def test_an_undiscovered_tool_is_not_run_whatever_name_the_model_guesses(
     assert shop.ran == []
     loop = response.tool_loop
     assert loop is not None
-    assert {o.status for o in loop.rounds[0].outcomes} == {ToolCallStatus.DENIED}
+    assert {o.status for o in loop.rounds[0].outcomes} == {ToolCallStatus.UNKNOWN_TOOL}
     report = response.tool_search
     assert report is not None
     assert report.rounds[0].unavailable == tuple(guesses)
+
+
+@pytest.mark.parametrize("channel", ["rewrite", "proxy"])
+async def test_a_call_whose_name_is_null_is_feedback_and_the_turn_goes_on(
+    shop: Shop, channel: str
+) -> None:
+    advisor = bm25_advisor(tools_from(shop), channel=channel)
+    nameless = [
+        ToolCall(id="n1", name=None, arguments='{"order_id": "o1"}'),  # type: ignore[arg-type]
+        ToolCall(id="n2", name=None, arguments=None),  # type: ignore[arg-type]
+    ]
+    model = ScriptedModel([tool_call_response(*nameless), "gave up"])
+    response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    assert response.content() == "gave up"
+    answers = responses(model.prompts[1])
+    assert [(a.id, a.is_error) for a in answers] == [("n1", True), ("n2", True)]
+    assert {a.data for a in answers} == {
+        "This tool call has no tool name (its name is null, not text). Call one of the "
+        "available tools with its exact name."
+    }
+    # The history the model reads next holds well-formed calls: a name and JSON arguments.
+    calls = model.prompts[1].messages[-2]
+    assert isinstance(calls, AssistantMessage)
+    assert [(c.name, c.arguments) for c in calls.tool_calls] == [
+        ("", '{"order_id": "o1"}'),
+        ("", ""),
+    ]
+    assert shop.ran == []
+    loop = response.tool_loop
+    assert loop is not None
+    assert {o.status for o in loop.rounds[0].outcomes} == {ToolCallStatus.UNKNOWN_TOOL}
+    report = response.tool_search
+    assert report is not None
+    assert report.rounds[0].unavailable == ("", "")
+
+
+async def test_call_tool_naming_null_is_feedback_naming_its_name_parameter(shop: Shop) -> None:
+    advisor = bm25_advisor(tools_from(shop), channel="proxy")
+    model = ScriptedModel(
+        [
+            tool_call_response(
+                (CALL_TOOL_NAME, {"name": None, "arguments": {"order_id": "o1"}}),
+                (CALL_TOOL_NAME, {"arguments": {"order_id": "o1"}}),
+            ),
+            "gave up",
+        ]
+    )
+    response = await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    null, missing = responses(model.prompts[1])
+    assert null.is_error
+    assert missing.is_error
+    assert null.data == (
+        "Invalid arguments for tool 'call_tool':\n- name: Input should be a valid string\n"
+        "Fix the arguments and call the tool again."
+    )
+    assert missing.data == (
+        "Invalid arguments for tool 'call_tool':\n- name: Field required\n"
+        "Fix the arguments and call the tool again."
+    )
+    assert shop.ran == []
+    loop = response.tool_loop
+    assert loop is not None
+    assert {o.status for o in loop.rounds[0].outcomes} == {ToolCallStatus.INVALID_ARGUMENTS}
 
 
 async def test_calls_of_hidden_names_build_no_argument_validator_each(
@@ -155,9 +216,8 @@ async def test_calls_of_hidden_names_build_no_argument_validator_each(
 
 
 async def test_the_unavailable_text_is_configurable(shop: Shop) -> None:
-    advisor = bm25_advisor(
-        tools_from(shop), unavailable_message="No {name} here; use {search_tool}."
-    )
+    texts = dataclasses.replace(ENGLISH, unavailable_message="No {name} here; use {search_tool}.")
+    advisor = bm25_advisor(tools_from(shop), options=SearchOptions(language=texts))
     model = ScriptedModel([tool_call_response((REFUND, {"order_id": "o1"})), "ok"])
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
     assert responses(model.prompts[1])[0].data == f"No {REFUND!r} here; use tool_search."
@@ -205,7 +265,7 @@ def shop_setup(shop: Shop, setup: str) -> ToolSearchAdvisor:
     """The catalog where admin.delete_account is undiscovered, forbidden or not there at all."""
     tools = tools_from(shop)
     if setup == "forbidden":
-        return bm25_advisor(tools, tool_filter=admins_only)
+        return bm25_advisor(tools, options=SearchOptions(tool_filter=admins_only))
     if setup == "absent":
         return bm25_advisor([t for t in tools if t.definition.name != WIPE])
     return bm25_advisor(tools)
@@ -241,7 +301,9 @@ async def test_only_shown_names_are_suggested_so_the_answer_reveals_nothing(
 
 
 async def test_a_forbidden_tool_is_never_shown_found_or_run(shop: Shop) -> None:
-    advisor = bm25_advisor(tools_from(shop), tool_filter=admins_only, always_on=[WIPE])
+    advisor = bm25_advisor(
+        tools_from(shop), options=SearchOptions(tool_filter=admins_only), always_on=[WIPE]
+    )
     model = ScriptedModel(
         [
             tool_call_response(
@@ -266,7 +328,7 @@ async def test_a_forbidden_tool_is_never_shown_found_or_run(shop: Shop) -> None:
     assert all(r["name"] not in (WIPE, "admin__delete_account") for a in search_answers for r in a)
     assert any(search_answers)  # the searches did find other tools
     # ... and without the filter the exact name would have found it first.
-    assert advisor.index.search(SearchRequest(query=WIPE)).names[0] == WIPE
+    assert advisor.search.index.search(SearchRequest(query=WIPE)).names[0] == WIPE
     forbidden, unknown = responses(model.prompts[2])
     assert forbidden.data == unavailable(WIPE)
     assert unknown.data == unavailable("admin.no_such_tool")  # the same answer: nothing leaks
@@ -274,7 +336,7 @@ async def test_a_forbidden_tool_is_never_shown_found_or_run(shop: Shop) -> None:
 
 
 async def test_the_filter_sees_the_request_context(shop: Shop) -> None:
-    advisor = bm25_advisor(tools_from(shop), tool_filter=admins_only)
+    advisor = bm25_advisor(tools_from(shop), options=SearchOptions(tool_filter=admins_only))
     model = ScriptedModel(
         [
             search("delete user account", max_results=1),
@@ -304,7 +366,7 @@ async def test_request_tools_are_filtered_too(shop: Shop) -> None:
         """
         return "reset"
 
-    advisor = bm25_advisor(tools_from(shop), tool_filter=admins_only)
+    advisor = bm25_advisor(tools_from(shop), options=SearchOptions(tool_filter=admins_only))
     model = ScriptedModel(["ok"])
     client = ChatClient.builder(model).default_advisors(advisor).default_tools(reset_password)
     await client.build().prompt("go").conversation("c1").acall()
@@ -326,7 +388,9 @@ def test_a_forbidden_tool_changes_no_search_answer(
     make_index: Callable[[], ToolIndex],
 ) -> None:
     def answers(tools: list[Tool]) -> list[str]:
-        advisor = ToolSearchAdvisor(tools, index=make_index(), tool_filter=admins_only)
+        advisor = ToolSearchAdvisor(
+            tools, index=make_index(), options=SearchOptions(tool_filter=admins_only)
+        )
         model = ScriptedModel(
             [
                 tool_call_response(*((TOOL_SEARCH_NAME, {"query": q}) for q in ATTACKS)),

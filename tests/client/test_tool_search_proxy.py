@@ -14,17 +14,24 @@ from toolrelay.client import (
     ToolSearchAdvisor,
 )
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import Approve, ToolCallStatus, ToolInvocation
+from toolrelay.execution import Approve, ToolCallingManager, ToolCallStatus, ToolInvocation
 from toolrelay.memory import MessageWindowChatMemory
-from toolrelay.messages import AssistantMessage, ToolResponse, ToolResponseMessage, UserMessage
+from toolrelay.messages import (
+    AssistantMessage,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
 from toolrelay.prompt import Prompt
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import ToolCatalog, ToolContext, ToolDefinition, tool, tools_from
-from toolrelay.toolsearch import CHINESE, ENGLISH, TOOL_SEARCH_NAME
-from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME
+from toolrelay.toolsearch import CALL_TOOL_NAME, CHINESE, ENGLISH, TOOL_SEARCH_NAME, SearchOptions
 
 LOOKUP, REFUND, WIPE = "orders.lookup", "orders.refund", "admin.delete_account"
+# The refund keeps its idempotency keys per caller: every request names one.
+CLERK = {"user_id": "clerk"}
 
 
 class Shop:
@@ -118,7 +125,7 @@ async def test_found_tools_run_through_call_tool_and_the_tool_list_never_changes
             "refunded",
         ]
     )
-    client = ChatClient(model, advisors=[proxy(shop)], approval=approvals)
+    client = ChatClient(model, advisors=[proxy(shop)], approval=approvals, context=CLERK)
     first = await client.prompt("where is o1?").conversation("c1").acall()
     second = await client.prompt("refund it").conversation("c1").acall()
 
@@ -183,6 +190,7 @@ async def test_memory_keeps_the_proxy_conversation_across_turns(
         model,
         advisors=[proxy(shop), MessageChatMemoryAdvisor(memory, **order)],
         approval=Approvals(),
+        context=CLERK,
     )
     await client.prompt("find a lookup tool").conversation("c1").acall()
     second = await client.prompt("look up o7").conversation("c1").acall()
@@ -210,8 +218,8 @@ async def test_forbidden_and_never_found_names_read_like_unknown_ones(shop: Shop
             "gave up",
         ]
     )
-    advisor = proxy(shop, tool_filter=admins_only, max_results=1)
-    client = ChatClient(model, advisors=[advisor], approval=Approvals())
+    advisor = proxy(shop, options=SearchOptions(tool_filter=admins_only, max_results=1))
+    client = ChatClient(model, advisors=[advisor], approval=Approvals(), context=CLERK)
     response = await client.prompt("wipe u1").conversation("c1").acall()
     (found,) = answers(model.prompts[1])
     assert [hit["name"] for hit in json.loads(found.data)] == [LOOKUP]
@@ -223,7 +231,7 @@ async def test_forbidden_and_never_found_names_read_like_unknown_ones(shop: Shop
     assert response.tool_search.rounds[1].unavailable == tuple(names)
     loop = response.tool_loop
     assert loop is not None
-    assert {o.status for o in loop.rounds[1].outcomes} == {ToolCallStatus.DENIED}
+    assert {o.status for o in loop.rounds[1].outcomes} == {ToolCallStatus.UNKNOWN_TOOL}
 
 
 async def test_a_repeated_call_with_the_same_key_runs_once(shop: Shop) -> None:
@@ -235,7 +243,7 @@ async def test_a_repeated_call_with_the_same_key_runs_once(shop: Shop) -> None:
             "done",
         ]
     )
-    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals())
+    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals(), context=CLERK)
     response = await client.prompt("refund o1").conversation("c1").acall()
     assert shop.ran == [(REFUND, {"order_id": "o1", "amount": 500})]
     loop = response.tool_loop
@@ -255,7 +263,7 @@ async def test_invalid_arguments_are_feedback_naming_the_real_tool(shop: Shop) -
             "sorry",
         ]
     )
-    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals())
+    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals(), context=CLERK)
     response = await client.prompt("look up o1").conversation("c1").acall()
     (invalid,) = answers(model.prompts[2])
     assert invalid.is_error
@@ -275,7 +283,12 @@ async def test_invalid_arguments_are_feedback_naming_the_real_tool(shop: Shop) -
 
 async def test_chinese_texts_in_the_proxy_channel(shop: Shop) -> None:
     model = ScriptedModel(["好"])
-    client = ChatClient(model, advisors=[proxy(shop, language="zh")], approval=Approvals())
+    client = ChatClient(
+        model,
+        advisors=[proxy(shop, options=SearchOptions(language="zh"))],
+        approval=Approvals(),
+        context=CLERK,
+    )
     await client.prompt("你好").conversation("c1").acall()
     search_tool, call_tool = model.tool_definitions[0]
     assert search_tool.description == CHINESE.proxy_description
@@ -291,7 +304,7 @@ def test_an_unknown_channel_is_refused(shop: Shop) -> None:
 async def test_the_rewrite_channel_is_the_default_and_says_so(shop: Shop) -> None:
     model = ScriptedModel(["hi"])
     advisor = ToolSearchAdvisor(tools_from(shop), index=BM25ToolIndex())
-    client = ChatClient(model, advisors=[advisor], approval=Approvals())
+    client = ChatClient(model, advisors=[advisor], approval=Approvals(), context=CLERK)
     response = await client.prompt("hi").conversation("c1").acall()
     assert response.tool_search is not None
     assert response.tool_search.channel == "rewrite"
@@ -317,7 +330,7 @@ async def test_a_definition_already_in_the_conversation_is_named_only(shop: Shop
             "done",
         ]
     )
-    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals())
+    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals(), context=CLERK)
     await client.prompt("where is o1?").conversation("c1").acall()
     first, again, refund = hits_of(model.prompts[1]), hits_of(model.prompts[2]), model.prompts[3]
     assert first[0]["name"] == LOOKUP
@@ -357,6 +370,7 @@ async def test_an_earlier_turns_definition_the_loop_cannot_see_is_given_again(
         model,
         advisors=[proxy(shop), MessageChatMemoryAdvisor(memory, **order)],
         approval=Approvals(),
+        context=CLERK,
     )
     await client.prompt("find a lookup tool").conversation("c1").acall()
     await client.prompt("find it again").conversation("c1").acall()
@@ -389,7 +403,7 @@ async def test_history_the_caller_sends_counts_unless_the_definition_changed(
             "changed",
         ]
     )
-    client = ChatClient(model, advisors=[advisor], approval=Approvals())
+    client = ChatClient(model, advisors=[advisor], approval=Approvals(), context=CLERK)
     await client.prompt("find a lookup tool").conversation("c1").acall()
     history = [*model.prompts[1].messages, AssistantMessage(text="found it")]
     # The caller replays the first turn: its definitions are in the history the model reads.
@@ -400,3 +414,131 @@ async def test_history_the_caller_sends_counts_unless_the_definition_changed(
     await client.prompt().messages(*history, UserMessage(text="again")).conversation("c1").acall()
     (changed,) = [h for h in hits_of(model.prompts[5]) if h["name"] == LOOKUP]
     assert changed["description"].endswith("with its shipping state.")
+
+
+def nested(levels: int) -> dict[str, Any]:
+    """An object nesting ``levels`` objects (built without recursion)."""
+    value: dict[str, Any] = {}
+    for _ in range(levels - 1):
+        value = {"a": value}
+    return value
+
+
+DEEP = nested(5_000)
+DEEP_TEXT = '{"a":' * 4_999 + "{}" + "}" * 4_999  # its JSON text (json.dumps recurses too deep)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "ran"),
+    [
+        pytest.param(json.dumps({"order_id": "o1"}), True, id="json text of the object"),
+        pytest.param({"order_id": "o1"}, True, id="object"),
+        pytest.param(DEEP, False, id="object 5000 levels deep"),
+        pytest.param(DEEP_TEXT, False, id="json text 5000 levels deep"),
+    ],
+)
+@pytest.mark.parametrize("as_mapping", [False, True], ids=["call as text", "call as mapping"])
+async def test_call_tool_reads_any_shape_of_arguments_and_never_raises(
+    shop: Shop, arguments: Any, ran: bool, as_mapping: bool
+) -> None:
+    # The whole call as the JSON text a provider sends, or as a mapping an adapter made.
+    written = DEEP_TEXT if arguments is DEEP else json.dumps(arguments)
+    sent = (
+        {"name": LOOKUP, "arguments": arguments}
+        if as_mapping
+        else (f'{{"name": "{LOOKUP}", "arguments": {written}}}')
+    )
+    model = ScriptedModel(
+        [
+            tool_call_response(search("look up an order")),
+            tool_call_response(ToolCall(id="c1", name=CALL_TOOL_NAME, arguments=sent)),  # type: ignore[arg-type]
+            "done",
+        ]
+    )
+    client = ChatClient(model, advisors=[proxy(shop)], approval=Approvals(), context=CLERK)
+    response = await client.prompt("look up o1").conversation("c1").acall()
+    assert response.content() == "done"
+    (result,) = answers(model.prompts[2])
+    loop = response.tool_loop
+    assert loop is not None
+    (outcome,) = loop.rounds[1].outcomes
+    assert outcome.call.name == CALL_TOOL_NAME
+    assert isinstance(outcome.call.arguments, str)  # the history keeps text, always
+    if ran:
+        assert (result.data, result.is_error) == ("order o1: shipped", False)
+        assert (outcome.status, outcome.tool_name) == (ToolCallStatus.OK, LOOKUP)
+        assert shop.ran == [(LOOKUP, {"order_id": "o1"})]
+    else:
+        assert result.is_error
+        assert "Arguments are nested too deeply" in result.data
+        assert outcome.status is ToolCallStatus.INVALID_ARGUMENTS
+        assert shop.ran == []
+
+
+class Bulky:
+    """Tools whose definitions are long: a few fill a search answer."""
+
+    @tool(name="orders.export_csv", read_only=True)
+    def export_csv(self, order_id: str) -> str:
+        """Export an order as CSV, with every line, tax and shipping detail listed in full, one
+        row per line item, for accounting systems that import order exports.
+
+        Args:
+            order_id: The order to export.
+        """
+        return "csv"
+
+    @tool(name="orders.export_json", read_only=True)
+    def export_json(self, order_id: str) -> str:
+        """Export an order as JSON, with every line, tax and shipping detail listed in full,
+        one object per line item, for systems that import order exports.
+
+        Args:
+            order_id: The order to export.
+        """
+        return "json"
+
+    @tool(name="orders.export_pdf", read_only=True)
+    def export_pdf(self, order_id: str) -> str:
+        """Export an order as a PDF document, with every line, tax and shipping detail listed
+        in full, for customers who ask for a printable copy of an order export.
+
+        Args:
+            order_id: The order to export.
+        """
+        return "pdf"
+
+
+async def test_a_search_answer_past_the_bound_gives_whole_definitions_and_names_the_rest() -> None:
+    bound = 700
+    advisor = ToolSearchAdvisor(
+        tools_from(Bulky()),
+        index=BM25ToolIndex(),
+        channel="proxy",
+        options=SearchOptions(min_relative_score=None),
+        tool_calling_manager=ToolCallingManager(max_result_chars=bound),
+    )
+    model = ScriptedModel([tool_call_response(search("export an order")), "done"])
+    response = await ChatClient(model, advisors=[advisor]).prompt("x").conversation("c1").acall()
+    (found,) = answers(model.prompts[1])
+    assert not found.is_error
+    assert len(found.data) <= bound
+    hits = json.loads(found.data)  # valid JSON: nothing is cut inside a definition
+    whole = [h for h in hits if "input_schema" in h]
+    named = [h for h in hits if "input_schema" not in h]
+    assert len(hits) == 3
+    assert 1 <= len(whole) < 3
+    assert hits[: len(whole)] == whole  # the best hits come whole, first
+    for hit in whole:
+        assert hit["description"].startswith("Export an order")
+    assert named == [{"name": h["name"], "note": ENGLISH.left_out} for h in named]
+    # The answer is not cut or flagged by the manager: it fits by whole hits.
+    loop = response.tool_loop
+    assert loop is not None
+    (outcome,) = loop.rounds[0].outcomes
+    assert not outcome.truncated
+    # Only what the model read whole is found: the named-only tools are not discoveries.
+    report = response.tool_search
+    assert report is not None
+    assert report.searches[0].names == tuple(h["name"] for h in whole)
+    assert report.discovered == tuple(h["name"] for h in whole)

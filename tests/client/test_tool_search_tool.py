@@ -18,10 +18,14 @@ from toolrelay.search._base import SearchHit, SearchRequest, SearchResponse, Too
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool, validate_tool_name
-from toolrelay.toolsearch import ENGLISH, TOOL_SEARCH_NAME, ToolSearcher
-from toolrelay.toolsearch._search_tool import (
+from toolrelay.toolsearch import (
     DEFAULT_MIN_RELATIVE_SCORE,
-    DEFAULT_PARAMETER_DESCRIPTIONS,
+    ENGLISH,
+    TOOL_SEARCH_NAME,
+    SearchOptions,
+    ToolSearcher,
+)
+from toolrelay.toolsearch._search_tool import (
     INLINE_SEARCH_BELOW,
     MAX_QUERY_LENGTH,
     SearchRunner,
@@ -77,7 +81,7 @@ def bm25() -> BM25ToolIndex:
 
 
 def test_the_tool_definition() -> None:
-    tool = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool()
+    tool = ToolSearcher(index=bm25(), allowed=None).as_tool()
     definition = tool.definition
     assert definition.name == TOOL_SEARCH_NAME == validate_tool_name("tool_search")
     assert definition.description == ENGLISH.description
@@ -85,35 +89,35 @@ def test_the_tool_definition() -> None:
     assert schema["required"] == ["query"]
     assert set(schema["properties"]) == {"query", "max_results", "category"}
     assert tool.metadata.read_only
-    custom = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool("Find tools.")
+    custom = ToolSearcher(index=bm25(), allowed=None).as_tool("Find tools.")
     assert custom.definition.description == "Find tools."
 
 
 def test_the_schema_shown_is_lean_and_the_arguments_still_take_null() -> None:
-    tool = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool()
+    tool = ToolSearcher(index=bm25(), allowed=None).as_tool()
     schema = tool.definition.input_schema
     # Plain optional parameters: no null unions, defaults or dialect marker to pay for.
     assert schema["properties"]["max_results"] == {
         "type": "integer",
-        "description": DEFAULT_PARAMETER_DESCRIPTIONS["max_results"],
+        "description": ENGLISH.parameters["max_results"],
     }
     assert schema["properties"]["category"]["type"] == "string"
     text = json.dumps(schema)
     for costly in ("anyOf", "null", "default", "$schema"):
         assert costly not in text
-    assert schema == search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS)
+    assert schema == search_tool_schema(ENGLISH.parameters)
 
 
 async def test_null_optional_arguments_mean_the_defaults() -> None:
     index = RecordingIndex()
-    searcher = ToolSearcher(index=index, allowed=None, max_results=3)
+    searcher = ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=3))
     await searcher.as_tool().call('{"query": "invoice", "max_results": null, "category": null}')
     [request] = index.requests
     assert (request.max_results, request.category) == (3, None)
 
 
 async def test_answer_is_a_json_list_of_provider_safe_names_and_nothing_more() -> None:
-    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
+    searcher = ToolSearcher(index=bm25(), allowed=None)
     tool = searcher.as_tool(call_id="call_1")
     text = await tool.call(json.dumps({"query": "refund a card payment"}))
     answer = json.loads(text)
@@ -131,7 +135,9 @@ async def test_answer_is_a_json_list_of_provider_safe_names_and_nothing_more() -
 
 
 async def test_the_answer_is_compact_json() -> None:
-    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5, min_relative_score=None)
+    searcher = ToolSearcher(
+        index=bm25(), allowed=None, options=SearchOptions(min_relative_score=None)
+    )
     text = await searcher.as_tool().call('{"query": "refund a card payment or invoice"}')
     answer = json.loads(text)
     assert len(answer) > 1
@@ -141,7 +147,7 @@ async def test_the_answer_is_compact_json() -> None:
 async def test_answers_leave_out_shown_tools_but_the_best() -> None:
     hits = [SearchHit(name=d.name, score=3.0 - i, summary="s") for i, d in enumerate(DEFINITIONS)]
     searcher = ToolSearcher(
-        index=RecordingIndex(hits), allowed=None, max_results=5, min_relative_score=None
+        index=RecordingIndex(hits), allowed=None, options=SearchOptions(min_relative_score=None)
     )
     names = ["billing__refund_payment", "billing__get_invoice", "mail__send_email"]
     assert [h["name"] for h in json.loads(await searcher.tool_search("q"))] == names
@@ -151,17 +157,23 @@ async def test_answers_leave_out_shown_tools_but_the_best() -> None:
         "billing__refund_payment",
         "mail__send_email",
     ]
-    assert record.names == [d.name for d in DEFINITIONS]  # the whole ranking
+    assert record.names == tuple(d.name for d in DEFINITIONS)  # the whole ranking is found
 
 
 async def test_hits_below_the_relative_score_are_dropped_by_default() -> None:
     index = RecordingIndex()
-    await ToolSearcher(index=index, allowed=None, max_results=5).as_tool().call('{"query": "q"}')
+    await (
+        ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=5))
+        .as_tool()
+        .call('{"query": "q"}')
+    )
     assert index.requests[0].min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
     # On a real index: the invoice scores under half the refund for this query.
     query = '{"query": "refund a card payment or invoice"}'
     for ratio, expected in ((0.5, 1), (None, 2)):
-        searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5, min_relative_score=ratio)
+        searcher = ToolSearcher(
+            index=bm25(), allowed=None, options=SearchOptions(min_relative_score=ratio)
+        )
         assert len(json.loads(await searcher.as_tool().call(query))) == expected
 
 
@@ -169,11 +181,11 @@ async def test_hits_below_the_relative_score_are_dropped_by_default() -> None:
 def test_options_out_of_range_are_refused(options: dict[str, Any]) -> None:
     settings: dict[str, Any] = {"max_results": 5, **options}
     with pytest.raises(ConfigurationError):
-        ToolSearcher(index=bm25(), allowed=None, **settings)
+        ToolSearcher(index=bm25(), allowed=None, options=SearchOptions(**settings))
 
 
 async def test_no_match_answers_an_empty_list() -> None:
-    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
+    searcher = ToolSearcher(index=bm25(), allowed=None)
     assert await searcher.as_tool().call('{"query": "quantum teleportation"}') == "[]"
 
 
@@ -181,7 +193,9 @@ async def test_max_results_category_and_defaults_reach_the_index() -> None:
     index = RecordingIndex()
     assert isinstance(index, ToolIndex)
     allowed = frozenset({"billing.get_invoice"})
-    searcher = ToolSearcher(index=index, allowed=allowed, max_results=3, min_score=1.5)
+    searcher = ToolSearcher(
+        index=index, allowed=allowed, options=SearchOptions(max_results=3, min_score=1.5)
+    )
     for call_id, arguments in enumerate(
         [
             '{"query": "invoice", "max_results": 2, "category": "billing"}',
@@ -202,7 +216,7 @@ async def test_max_results_category_and_defaults_reach_the_index() -> None:
 async def test_a_query_with_a_lone_surrogate_reaches_the_index_as_valid_unicode() -> None:
     # Embedders and tokenizers refuse half an emoji ("\\ud83d" in the model's JSON).
     index = RecordingIndex()
-    searcher = ToolSearcher(index=index, allowed=None, max_results=3)
+    searcher = ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=3))
     await searcher.as_tool(call_id="c").call('{"query": "refund \\ud83d \\ud83d\\ude00"}')
     assert index.requests[0].query == "refund \ufffd \U0001f600"
     (record,) = searcher.take_records(["c"])
@@ -211,14 +225,16 @@ async def test_a_query_with_a_lone_surrogate_reaches_the_index_as_valid_unicode(
 
 async def test_the_permitted_view_limits_the_answer() -> None:
     searcher = ToolSearcher(
-        index=bm25(), allowed=lambda name: not name.startswith("billing."), max_results=5
+        index=bm25(),
+        allowed=lambda name: not name.startswith("billing."),
+        options=SearchOptions(max_results=5),
     )
     answer = json.loads(await searcher.as_tool().call('{"query": "billing.refund_payment"}'))
     assert "billing__refund_payment" not in [a["name"] for a in answer]
 
 
 async def test_bad_arguments_are_reported_with_every_problem() -> None:
-    tool = ToolSearcher(index=bm25(), allowed=None, max_results=5).as_tool()
+    tool = ToolSearcher(index=bm25(), allowed=None).as_tool()
     with pytest.raises(ToolArgumentError) as caught:
         await tool.call('{"max_results": "many", "limit": 3}')
     locations = {p.location for p in caught.value.problems}
@@ -227,7 +243,9 @@ async def test_bad_arguments_are_reported_with_every_problem() -> None:
 
 async def test_records_are_taken_in_the_order_of_the_calls() -> None:
     hits = [SearchHit(name=d.name, score=1.0, summary=d.description) for d in DEFINITIONS]
-    searcher = ToolSearcher(index=RecordingIndex(hits), allowed=None, max_results=1)
+    searcher = ToolSearcher(
+        index=RecordingIndex(hits), allowed=None, options=SearchOptions(max_results=1)
+    )
     await searcher.as_tool(call_id="one").call('{"query": "a", "max_results": 1}')
     await searcher.as_tool(call_id="two").call('{"query": "b", "max_results": 2}')
     taken = searcher.take_records(["two", "one", "not a search"])
@@ -237,7 +255,7 @@ async def test_records_are_taken_in_the_order_of_the_calls() -> None:
 
 async def test_a_runaway_query_is_refused_before_the_index_sees_it() -> None:
     index = RecordingIndex()
-    tool = ToolSearcher(index=index, allowed=None, max_results=5).as_tool()
+    tool = ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=5)).as_tool()
     with pytest.raises(ToolArgumentError) as caught:
         await tool.call(json.dumps({"query": "refund " * 1_000_000}))
     (problem,) = caught.value.problems
@@ -264,7 +282,7 @@ async def test_searches_run_apart_from_the_threads_of_sync_tools() -> None:
 
     pool = WorkerPool(2, tool_share=2, max_threads=2)
     manager = ToolCallingManager(sync_workers=pool)
-    search = ToolSearcher(index=Index(), allowed=None, max_results=5).as_tool()
+    search = ToolSearcher(index=Index(), allowed=None).as_tool()
     prompt = Prompt(
         messages=(UserMessage(text="go"),),
         options=ChatOptions(tools=(FunctionTool.from_function(stuck), search)),
@@ -284,7 +302,7 @@ async def test_searches_run_apart_from_the_threads_of_sync_tools() -> None:
 
 
 async def test_each_bound_search_is_kept_by_its_call_whatever_order_they_finish() -> None:
-    searcher = ToolSearcher(index=bm25(), allowed=None, max_results=5)
+    searcher = ToolSearcher(index=bm25(), allowed=None)
     first, second = searcher.as_tool(call_id="a"), searcher.as_tool(call_id="b")
     # The second call finishes first; the records still come back in the calls' order.
     await second.call(json.dumps({"query": "refund a card payment"}))

@@ -23,7 +23,7 @@ from toolrelay.prompt import Prompt
 from toolrelay.search import BM25ToolIndex, InMemoryUsageLog, UsageEntry
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import Tool, ToolContext, tool, tools_from
-from toolrelay.toolsearch import TOOL_SEARCH_NAME
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, SearchOptions
 
 # The words of these queries are in no description: only history can find the refund tool.
 USERS_WORDS = "give the money back for the broken kettle"
@@ -50,7 +50,7 @@ async def run(
 
 async def test_a_tool_found_by_a_search_and_called_successfully_is_recorded() -> None:
     log = InMemoryUsageLog()
-    advisor = bm25_advisor(tools_from(Desk()), usage_log=log)
+    advisor = bm25_advisor(tools_from(Desk()), options=SearchOptions(usage_log=log))
     _, response = await run(
         advisor,
         [search("refund card payment", max_results=1), call_found(payment_id="p1"), "done"],
@@ -72,7 +72,7 @@ async def test_failing_denied_and_unsearched_calls_are_not_recorded() -> None:
     log = InMemoryUsageLog()
     desk = Desk()
     tools = [broken_refund, *(t for t in tools_from(desk) if t.definition.name != REFUND)]
-    advisor = bm25_advisor(tools, usage_log=log, always_on=[FORECAST])
+    advisor = bm25_advisor(tools, options=SearchOptions(usage_log=log), always_on=[FORECAST])
     _, response = await run(
         advisor,
         authorize=authorize,
@@ -97,7 +97,7 @@ async def test_failing_denied_and_unsearched_calls_are_not_recorded() -> None:
 
 async def test_a_tool_called_twice_in_a_turn_is_recorded_once_and_counted_across_turns() -> None:
     log = InMemoryUsageLog()
-    advisor = bm25_advisor(tools_from(Desk()), usage_log=log)
+    advisor = bm25_advisor(tools_from(Desk()), options=SearchOptions(usage_log=log))
 
     def twice(prompt: Prompt) -> Any:
         name = found(prompt)[0]
@@ -112,7 +112,7 @@ async def test_a_tool_called_twice_in_a_turn_is_recorded_once_and_counted_across
 
 async def test_the_next_search_ranks_with_the_tenants_history() -> None:
     log = InMemoryUsageLog()
-    advisor = bm25_advisor(tools_from(Desk()), usage_log=log)
+    advisor = bm25_advisor(tools_from(Desk()), options=SearchOptions(usage_log=log))
     await log.record([UsageEntry(query=USERS_WORDS, tool=REFUND, scope="tenant:acme")])
     model, response = await run(advisor, [search(USERS_WORDS), "done"])
     assert found(model.prompts[1]) == ["billing__refund_payment"]
@@ -124,7 +124,7 @@ async def test_the_next_search_ranks_with_the_tenants_history() -> None:
 async def test_one_tenants_history_never_shapes_another_tenants_results() -> None:
     log = InMemoryUsageLog()
     await log.record([UsageEntry(query=USERS_WORDS, tool=REFUND, scope="tenant:acme")])
-    advisor = bm25_advisor(tools_from(Desk()), usage_log=log)
+    advisor = bm25_advisor(tools_from(Desk()), options=SearchOptions(usage_log=log))
     model, response = await run(advisor, [search(USERS_WORDS), "done"], tenant="globex")
     assert found(model.prompts[1]) == []
     assert response.tool_search is not None
@@ -135,7 +135,9 @@ async def test_one_tenants_history_never_shapes_another_tenants_results() -> Non
 
 async def test_shared_usage_is_one_history_for_every_tenant() -> None:
     log = InMemoryUsageLog()
-    advisor = bm25_advisor(tools_from(Desk()), usage_log=log, shared_usage=True)
+    advisor = bm25_advisor(
+        tools_from(Desk()), options=SearchOptions(usage_log=log, shared_usage=True)
+    )
     await run(
         advisor,
         [search("refund card payment", max_results=1), call_found(payment_id="p1"), "done"],
@@ -152,8 +154,9 @@ async def test_history_of_a_tool_the_turn_may_not_see_finds_nothing() -> None:
     await log.record([UsageEntry(query=USERS_WORDS, tool=REFUND, scope="tenant:acme")])
     advisor = bm25_advisor(
         tools_from(Desk()),
-        usage_log=log,
-        tool_filter=lambda context, definition: definition.name != REFUND,
+        options=SearchOptions(
+            usage_log=log, tool_filter=lambda context, definition: definition.name != REFUND
+        ),
     )
     model, _ = await run(advisor, [search(USERS_WORDS), "done"])
     assert found(model.prompts[1]) == []
@@ -161,14 +164,14 @@ async def test_history_of_a_tool_the_turn_may_not_see_finds_nothing() -> None:
 
 def test_shared_usage_without_a_log_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="needs a usage_log"):
-        bm25_advisor(tools_from(Desk()), shared_usage=True)
+        SearchOptions(shared_usage=True)
 
 
 def test_the_advisor_reads_its_usage_options() -> None:
     log = InMemoryUsageLog()
-    advisor = bm25_advisor(tools_from(Desk()), usage_log=log)
-    assert advisor.search.usage_log is log
-    assert advisor.search.shared_usage is False
+    advisor = bm25_advisor(tools_from(Desk()), options=SearchOptions(usage_log=log))
+    assert advisor.search.options.usage_log is log
+    assert advisor.search.options.shared_usage is False
     assert EMAIL in {t.definition.name for t in advisor.catalog}
 
 
@@ -190,7 +193,11 @@ class KeywordsOnly:
 
 def test_a_usage_log_with_an_index_that_ignores_history_is_refused_at_build_time() -> None:
     with pytest.raises(ConfigurationError, match="KeywordsOnly does not"):
-        bm25_advisor(tools_from(Desk()), index=KeywordsOnly(), usage_log=InMemoryUsageLog())
+        bm25_advisor(
+            tools_from(Desk()),
+            index=KeywordsOnly(),
+            options=SearchOptions(usage_log=InMemoryUsageLog()),
+        )
     bm25_advisor(tools_from(Desk()), index=KeywordsOnly())  # without a log it is fine
 
 
@@ -199,5 +206,5 @@ def test_a_usage_log_with_a_history_weight_of_zero_is_refused() -> None:
         bm25_advisor(
             tools_from(Desk()),
             index=BM25ToolIndex(history_weight=0.0),
-            usage_log=InMemoryUsageLog(),
+            options=SearchOptions(usage_log=InMemoryUsageLog()),
         )

@@ -11,6 +11,7 @@ discoveries". docs/tools.md lists the differences.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,7 +27,7 @@ from toolrelay.messages import (
 from toolrelay.search import BM25ToolIndex, RegexToolIndex, SearchRequest, SearchResponse
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import ToolCatalog, ToolDefinition, as_tools, tool
-from toolrelay.toolsearch import TOOL_SEARCH_NAME, InMemorySessionStore
+from toolrelay.toolsearch import ENGLISH, TOOL_SEARCH_NAME, InMemorySessionStore, SearchOptions
 
 
 class CountingIndex(BM25ToolIndex):
@@ -98,16 +99,19 @@ def test_default_values() -> None:
         [weather_tool],
         index=CountingIndex(),
         order=TOOL_CALLING_ADVISOR_ORDER + 200,
-        system_suffix="\n\nCustom suffix",
+        options=SearchOptions(
+            max_results=10,
+            language=dataclasses.replace(ENGLISH, system_suffix="\n\nCustom suffix"),
+        ),
         retention="last_search",
-        max_results=10,
         session_store=InMemorySessionStore(max_entries=50),
     )
-    assert (custom.order, custom.search.max_results, custom.search.retention) == (
+    assert (custom.order, custom.search.options.max_results, custom.search.retention) == (
         TOOL_CALLING_ADVISOR_ORDER + 200,
         10,
         "last_search",
     )
+    assert custom.search.options.language.system_suffix == "\n\nCustom suffix"  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -123,7 +127,10 @@ async def test_initialize_loop_indexes_tools(stream: bool) -> None:
 async def test_initialize_loop_augments_system_message(stream: bool) -> None:
     # ports testInitializeLoopAugmentsSystemMessage and streamInitializeLoopAugmentsSystemMessage
     suffix = "\n\nCUSTOM SUFFIX FOR TESTING"
-    advisor = ToolSearchAdvisor([weather_tool], index=CountingIndex(), system_suffix=suffix)
+    texts = dataclasses.replace(ENGLISH, system_suffix=suffix)
+    advisor = ToolSearchAdvisor(
+        [weather_tool], index=CountingIndex(), options=SearchOptions(language=texts)
+    )
     model = ScriptedModel(["done"])
     request = (
         client_for(model, advisor)
@@ -261,7 +268,7 @@ async def test_tool_search_tool_uses_llm_max_results_over_advisor_default() -> N
     # ports toolSearchToolUsesLlmMaxResultsOverAdvisorDefault and
     # toolSearchToolFallsBackToAdvisorMaxResultsWhenLlmOmits
     index = CountingIndex()
-    advisor = ToolSearchAdvisor([weather_tool], index=index, max_results=3)
+    advisor = ToolSearchAdvisor([weather_tool], index=index, options=SearchOptions(max_results=3))
     await turn(advisor, [search("weather", max_results=7), search("weather"), "done"])
     assert [r.max_results for r in index.requests] == [7, 3]
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 from pydantic import BaseModel, field_validator
 
@@ -67,7 +69,10 @@ def test_double_encoded_object_is_unwrapped() -> None:
         ("42", "Arguments must be a JSON object, not a number."),
         ("true", "Arguments must be a JSON object, not a boolean."),
         ("null", "Arguments must be a JSON object, not null."),
-        ("[" * 100_000, "Arguments are nested too deeply."),
+        (
+            "[" * 100_000,
+            "Arguments are nested too deeply (more than 100 levels). Send flatter ones.",
+        ),
     ],
 )
 def test_unusable_text_raises_with_one_problem(text: str, message: str) -> None:
@@ -256,3 +261,94 @@ async def test_a_validating_tools_arguments_are_validated_once_per_call() -> Non
     )
     assert one.status is ToolCallStatus.OK
     assert validations == ["amount"] * 3
+
+
+# --- one reader for every shape, at every door -------------------------------------------------
+
+
+def _nested(depth: int) -> dict[str, object]:
+    value: dict[str, object] = {}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    ("given", "values"),
+    [
+        ({"city": "Paris"}, {"city": "Paris"}),
+        ('{"city": "Paris"}', {"city": "Paris"}),
+        ('"{\\"city\\": \\"Paris\\"}"', {"city": "Paris"}),
+        (None, {}),
+        ("", {}),
+    ],
+)
+def test_every_shape_of_an_object_reads_the_same(given: object, values: dict[str, object]) -> None:
+    assert dict(parse_arguments("t", given).values) == values
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ([1, 2], "Arguments must be a JSON object, not an array."),
+        (42, "Arguments must be a JSON object, not a number."),
+        ({"a": float("nan")}, "Arguments are not valid JSON: NaN is not a JSON number"),
+        (_nested(101), "Arguments are nested too deeply (more than 100 levels)."),
+        (json.dumps(_nested(101)), "Arguments are nested too deeply (more than 100 levels)."),
+    ],
+)
+def test_what_is_not_an_object_is_one_problem_naming_what_came(given: object, message: str) -> None:
+    with pytest.raises(InvalidJsonError) as info:
+        parse_arguments("t", given)
+    assert str(info.value.problems[0]).startswith(message)
+
+
+def test_a_mapping_nested_past_python_s_own_limit_is_a_problem_not_a_crash() -> None:
+    deep: dict[str, object] = {}
+    for _ in range(5_000):
+        deep = {"a": deep}
+    with pytest.raises(InvalidJsonError, match="nested too deeply"):
+        parse_arguments("t", deep)
+
+
+def test_arguments_up_to_the_depth_limit_are_read() -> None:
+    assert parse_arguments("t", _nested(100)).values == _nested(100)
+
+
+def test_text_over_the_bound_is_refused_unread() -> None:
+    with pytest.raises(InvalidJsonError) as info:
+        parse_arguments("t", '{"a": "' + "x" * 50 + '"}', max_length=20)
+    assert "characters long" in str(info.value.problems[0])
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "kept"),
+    [
+        (None, '{"city": "Paris"}', ToolCall(id="c1", name="", arguments='{"city": "Paris"}')),
+        (7, None, ToolCall(id="c1", name="", arguments="")),
+        (
+            "get_weather",
+            {"city": "Paris"},
+            ToolCall(id="c1", name="get_weather", arguments='{"city": "Paris"}'),
+        ),
+        ("get_weather", [1, 2], ToolCall(id="c1", name="get_weather", arguments="{}")),
+    ],
+)
+async def test_the_history_keeps_every_call_well_formed(
+    name: object, arguments: object, kept: ToolCall
+) -> None:
+    @tool
+    def get_weather(city: str) -> str:
+        """Weather."""
+        return f"sunny in {city}"
+
+    call = ToolCall(id="c1", name=name, arguments=arguments)  # type: ignore[arg-type]
+    prompt = Prompt(
+        messages=(UserMessage(text="weather?"),),
+        options=ChatOptions(tools=(FunctionTool.from_function(get_weather),)),
+    )
+    result = await ToolCallingManager().execute_tool_calls(prompt, tool_call_response(call))
+    assistant = result.conversation_history[-2]
+    assert assistant.tool_calls == (kept,)  # type: ignore[union-attr]
+    assert result.outcomes[0].call == kept
+    assert result.outcomes[0].response.id == "c1"

@@ -136,7 +136,9 @@ async def test_authorization_first_keeps_recorded_results_from_forbidden_callers
         metadata=ToolMetadata(idempotency_key="order_id", idempotency_scope="tenant"),
     )
     store = InMemoryIdempotencyStore()
-    options = ChatOptions(tools=(idempotent,), tool_context={"user_id": "lead"})
+    options = ChatOptions(
+        tools=(idempotent,), tool_context={"tenant_id": "acme", "user_id": "lead"}
+    )
     lead = Prompt(messages=(UserMessage(text="go"),), options=options)
     idempotency = IdempotencyInterceptor(store)
     await ToolCallingManager(idempotency=idempotency).execute_tool_calls(lead, calls("refund"))
@@ -147,7 +149,10 @@ async def test_authorization_first_keeps_recorded_results_from_forbidden_callers
 
     # authorize= always runs first, so the store never answers a forbidden caller.
     manager = ToolCallingManager(authorize=leads_only, idempotency=idempotency)
-    other = Prompt(messages=lead.messages, options=options.replace(tool_context={"user_id": "u2"}))
+    other = Prompt(
+        messages=lead.messages,
+        options=options.replace(tool_context={"tenant_id": "acme", "user_id": "u2"}),
+    )
     result = await manager.execute_tool_calls(other, calls("refund"))
     assert result.outcomes[0].status is ToolCallStatus.DENIED
     assert not result.outcomes[0].replayed

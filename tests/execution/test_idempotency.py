@@ -419,6 +419,7 @@ async def test_a_reservation_whose_owner_was_lost_is_unknown_never_run_again() -
     now = [0.0]
     desk, store = Refunds(), InMemoryIdempotencyStore(clock=lambda: now[0])
     await store.reserve("refund-retry:r-1", owner="crashed process", lease=60)
+    assert await store.confirm("refund-retry:r-1", owner="crashed process")  # it had started
     now[0] = 61.0
     manager = ToolCallingManager(idempotency=IdempotencyInterceptor(store, lease=60, wait=0))
     result = await run_round(manager, desk, RETRY)
@@ -483,6 +484,7 @@ async def test_store_reserve_complete_release(clock_and_store: tuple[Clock, Any]
 async def test_store_leases_and_ttl(clock_and_store: tuple[Clock, Any]) -> None:
     clock, store = clock_and_store
     await store.reserve("k", owner="a", lease=10)
+    assert await store.confirm("k", owner="a")  # its run started
     clock.now += 11  # its owner is lost: whether it ran is unknown, and it is never taken over
     assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.UNKNOWN
     await store.complete("k", owner="b", result="done")
@@ -492,6 +494,78 @@ async def test_store_leases_and_ttl(clock_and_store: tuple[Clock, Any]) -> None:
     assert (await store.reserve("k", owner="c", lease=10)).status is ReservationStatus.ACQUIRED
     await store.delete("k")
     assert (await store.reserve("k", owner="e", lease=10)).status is ReservationStatus.ACQUIRED
+
+
+async def test_a_reservation_that_never_started_is_taken_over_once_its_lease_ends(
+    clock_and_store: tuple[Clock, Any],
+) -> None:
+    clock, store = clock_and_store
+    await store.reserve("k", owner="a", lease=10)  # a lost owner, before its tool started
+    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.RUNNING
+    clock.now += 11
+    assert (await store.reserve("k", owner="b", lease=10)).status is ReservationStatus.ACQUIRED
+    assert not await store.confirm("k", owner="a")  # a's run, if it comes back, never starts
+    assert await store.confirm("k", owner="b")
+    await store.complete("k", owner="b", result="paid once")
+    assert (await store.reserve("k", owner="c", lease=10)).result == "paid once"
+    assert not await store.confirm("k", owner="b")  # a recorded result is not a reservation
+
+
+class LostReply:
+    """A store whose first reservation is applied but whose answer never comes back."""
+
+    def __init__(self, store: IdempotencyStore) -> None:
+        self.store = store
+        self.lost = 1
+
+    async def reserve(self, key: str, **options: Any) -> Reservation:
+        reservation = await self.store.reserve(key, **options)
+        if self.lost:
+            self.lost -= 1
+            raise StorageUnavailableError("idempotency store", "the connection was reset")
+        return reservation
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+async def test_a_retry_of_a_call_whose_reservation_reply_was_lost_runs_at_once(
+    clock_and_store: tuple[Clock, Any],
+) -> None:
+    _clock, store = clock_and_store
+    desk = Refunds()
+    interceptor = IdempotencyInterceptor(LostReply(store), wait=30)  # type: ignore[arg-type]
+    manager = ToolCallingManager(idempotency=interceptor)
+    with pytest.raises(StorageUnavailableError):
+        await run_round(manager, desk, RETRY, user_id="clerk")
+    assert desk.paid == []
+    # The store holds the reservation it never answered for; the next contact releases it,
+    # so the retry runs now, not after a wait and never as "may or may not have happened".
+    retried = await asyncio.wait_for(run_round(manager, desk, RETRY, user_id="clerk"), 5)
+    assert retried.outcomes[0].ok
+    assert not retried.outcomes[0].replayed
+    assert desk.paid == [("r-1", 100)]
+
+
+async def test_a_call_whose_reservation_was_taken_over_before_it_started_does_not_run() -> None:
+    store = InMemoryIdempotencyStore()
+    desk = Refunds()
+
+    async def late_approval(invocation: ToolInvocation, /) -> Approve:
+        # While a person decides, the reservation is taken over (its lease ended).
+        confirm: Any = invocation.progress.confirm
+        key, owner = confirm.args[0], confirm.keywords["owner"]
+        await store.release(key, owner=owner)
+        await store.reserve(key, owner="elsewhere", lease=60)
+        return Approve()
+
+    manager = ToolCallingManager(
+        idempotency=store, approval=ApprovalInterceptor(late_approval, destructive=True)
+    )
+    result = await run_round(manager, desk, RETRY, user_id="clerk")
+    assert result.outcomes[0].status is ToolCallStatus.ERROR
+    assert "an identical call is running it elsewhere" in result.outcomes[0].response.data
+    assert desk.paid == []
 
 
 async def test_sqlite_results_survive_a_new_store_instance(tmp_path: Path) -> None:
@@ -558,7 +632,9 @@ async def pay(
 ) -> ToolExecutionResult:
     prompt = Prompt(
         messages=(UserMessage(text="pay"),),
-        options=ChatOptions(tools=(FunctionTool.from_function(payouts.pay),)),
+        options=ChatOptions(
+            tools=(FunctionTool.from_function(payouts.pay),), tool_context={"user_id": "clerk"}
+        ),
     )
     response = tool_call_response(
         *(ToolCall(id=f"c{i}", name="refund.pay", arguments=a) for i, a in enumerate(arguments))

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from toolrelay.exceptions import ConfigurationError
+from toolrelay.exceptions import ConfigurationError, ToolContextError
 from toolrelay.execution import (
     ApprovalInterceptor,
     Approve,
@@ -36,13 +36,16 @@ from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, Tool, ToolContext, tool
-from toolrelay.tools._base import IdempotencyScope, ToolMetadata
+from toolrelay.tools._base import IdempotencyScope, ToolDefinition, ToolMetadata
 
 REPLAY_LINE = re.compile(
     r"\[not run again: this exact call already ran at \d{4}-\d\d-\d\d \d\d:\d\d UTC; "
     r"its recorded result follows\]\n"
 )
 DEC_6_12_03 = 1796558580.0  # 2026-12-06 12:03 UTC
+
+
+CLERK = {"user_id": "clerk"}
 
 
 class Desk:
@@ -85,7 +88,8 @@ class Desk:
     ) -> ToolCallOutcome:
         prompt = Prompt(
             messages=(UserMessage(text="refund"),),
-            options=ChatOptions(tools=(self.tool,), tool_context=context),
+            # Keys are kept per caller: one clerk unless a test names others.
+            options=ChatOptions(tools=(self.tool,), tool_context=context or CLERK),
         )
         arguments = json.dumps({"order_id": order, "amount_cents": amount})
         response = tool_call_response(ToolCall(id="c1", name="refund.issue", arguments=arguments))
@@ -94,7 +98,7 @@ class Desk:
 
     def key(self, amount: int, order: str = "E-5", **context: Any) -> str:
         arguments = {"order_id": order, "amount_cents": amount}
-        key = idempotency_key(self.tool, arguments, ToolContext(context))
+        key = idempotency_key(self.tool, arguments, ToolContext(context or CLERK))
         assert key is not None
         return key
 
@@ -225,7 +229,58 @@ async def the_tenant_scope_shares_keys_among_a_tenants_users(store: IdempotencyS
     assert desk.runs == [("E-5", 1000), ("E-5", 1000)]
 
 
+async def a_conflict_in_one_process_is_refused_at_once(store: IdempotencyStore) -> None:
+    desk = Desk()
+    desk.gate = asyncio.Event()
+    manager = managers(store, wait=5)  # one interceptor: the same process's identical calls queue
+    running = asyncio.ensure_future(desk.call(manager, 1000))
+    await desk.started.wait()
+    started = time.monotonic()
+    refused = await desk.call(manager, 300)
+    assert time.monotonic() - started < 2  # refused, not queued behind the running call
+    assert refused.status is ToolCallStatus.IDEMPOTENCY_CONFLICT
+    assert "by a call that is still running" in refused.response.data
+    desk.gate.set()
+    assert (await running).ok
+    assert desk.runs == [("E-5", 1000)]
+
+
+async def an_edited_approval_records_what_ran(store: IdempotencyStore) -> None:
+    async def halve(invocation: ToolInvocation, /) -> Approve:
+        return Approve(arguments={**invocation.arguments, "amount_cents": 500})
+
+    desk = Desk()
+    manager = ToolCallingManager(
+        idempotency=IdempotencyInterceptor(store),
+        approval=ApprovalInterceptor(halve, destructive=True),
+    )
+    edited = await desk.call(manager, 1000)
+    assert edited.ok
+    assert desk.runs == [("E-5", 500)]
+    plain = managers(store)  # a repeat of what ran, without the approver, replays it
+    repeat = await desk.call(plain, 500)
+    assert repeat.replayed
+    assert repeat.recorded_result == "refunded 500 on E-5"
+    original = await desk.call(plain, 1000)  # the model's first amount never ran
+    assert original.status is ToolCallStatus.IDEMPOTENCY_CONFLICT
+    assert "amount_cents=500" in original.response.data
+    assert desk.runs == [("E-5", 500)]
+
+
+async def anonymous_sessions_do_not_share_keys(store: IdempotencyStore) -> None:
+    desk, manager = Desk(), managers(store)
+    one = await desk.call(manager, 1000, session_id="s1")
+    two = await desk.call(manager, 1000, session_id="s2")
+    assert not two.replayed  # another caller: its own refund, never the first one's record
+    assert (await desk.call(manager, 1000, session_id="s1")).replayed
+    assert one.ok
+    assert desk.runs == [("E-5", 1000), ("E-5", 1000)]
+
+
 SCENARIOS = (
+    a_conflict_in_one_process_is_refused_at_once,
+    an_edited_approval_records_what_ran,
+    anonymous_sessions_do_not_share_keys,
     key_reuse_with_other_arguments_is_refused,
     a_replay_says_it_was_not_run_again_and_when,
     a_conflict_never_waits_for_nor_touches_a_run_in_flight,
@@ -250,6 +305,93 @@ async def test_scenario(scenario: Any, store: IdempotencyStore) -> None:
 
 
 # --- the interceptor alone ----------------------------------------------------------------------
+
+
+async def test_a_call_naming_no_caller_is_refused_before_it_runs() -> None:
+    desk = Desk()
+    prompt = Prompt(
+        messages=(UserMessage(text="refund"),),
+        options=ChatOptions(tools=(desk.tool,)),
+    )
+    call = ToolCall(
+        id="c1", name="refund.issue", arguments='{"order_id": "E-5", "amount_cents": 1}'
+    )
+    with pytest.raises(ToolContextError, match="keeps its idempotency keys per caller"):
+        await ToolCallingManager().execute_tool_calls(prompt, tool_call_response(call))
+    with pytest.raises(ToolContextError, match="requires 'tenant_id'"):
+        await ToolCallingManager().run_call(call, (Desk("tenant").tool,), ToolContext(user_id="u"))
+    everyone = await ToolCallingManager().run_call(call, (Desk("global").tool,))
+    assert everyone.ok  # a global key needs no caller
+    assert desk.runs == []
+
+
+class SchemaRefund:
+    """A tool validated by its JSON Schema only, as MCP and gateway tools are."""
+
+    def __init__(self) -> None:
+        self.runs: list[str] = []
+        self.definition = ToolDefinition(
+            name="refund.pay",
+            description="Pay a refund.",
+            input_schema={
+                "type": "object",
+                "properties": {"refund_id": {"type": "integer"}, "amount": {"type": "number"}},
+                "required": ["refund_id", "amount"],
+            },
+        )
+        self.metadata = ToolMetadata(idempotency_key=("refund_id",))
+
+    async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
+        self.runs.append(arguments_json)
+        return "paid"
+
+
+@pytest.mark.parametrize(
+    "spellings",
+    [
+        ('{"refund_id": 7, "amount": 10}', '{"refund_id": 7.0, "amount": 10.0}'),
+        ('{"refund_id": 7, "amount": 10}', '{"amount": 10.0, "refund_id": 7}'),
+        ('{"refund_id": 7.0, "amount": 10.5}', '{"refund_id": 7, "amount": 10.50}'),
+    ],
+)
+async def test_every_spelling_of_one_schema_call_is_one_key_and_one_run(
+    spellings: tuple[str, str],
+) -> None:
+    refund = SchemaRefund()
+    manager, clerk = ToolCallingManager(), ToolContext(user_id="clerk")
+    outcomes = [
+        await manager.run_call(
+            ToolCall(id=f"c{i}", name="refund.pay", arguments=text), (refund,), clerk
+        )
+        for i, text in enumerate(spellings)
+    ]
+    assert [o.status for o in outcomes] == [ToolCallStatus.OK, ToolCallStatus.OK]
+    assert [o.replayed for o in outcomes] == [False, True]
+    assert len(refund.runs) == 1
+
+
+async def test_a_default_left_out_is_the_same_call_as_the_default_given() -> None:
+    runs: list[int] = []
+
+    @tool(name="refund.issue", idempotency_key=["order_id"])
+    def issue(order_id: str, amount_cents: int = 100) -> str:
+        """Refund an order."""
+        runs.append(amount_cents)
+        return "ok"
+
+    tools, clerk = (FunctionTool.from_function(issue),), ToolContext(user_id="clerk")
+    manager = ToolCallingManager()
+    first = await manager.run_call(
+        ToolCall(id="a", name="refund.issue", arguments='{"order_id": "E-5"}'), tools, clerk
+    )
+    again = await manager.run_call(
+        ToolCall(id="b", name="refund.issue", arguments='{"amount_cents": 100, "order_id": "E-5"}'),
+        tools,
+        clerk,
+    )
+    assert first.ok
+    assert again.replayed
+    assert runs == [100]
 
 
 async def test_the_replay_line_gives_the_time_of_the_original_run() -> None:

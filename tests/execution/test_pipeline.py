@@ -31,7 +31,7 @@ from toolrelay.execution._feedback import approval_not_configured
 from toolrelay.execution._pipeline import check_context
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.testing import tool_call_response
+from toolrelay.testing import isolated_idempotency, tool_call_response
 from toolrelay.tools import FunctionTool, Tool, ToolContext, ToolMetadata, tool
 
 ran: list[str] = []
@@ -200,10 +200,21 @@ async def test_idempotency_is_engaged_without_being_configured() -> None:
     assert later.outcomes[0].idempotency_key is not None
 
 
-async def test_the_default_store_belongs_to_its_manager() -> None:
+async def test_the_default_store_is_the_process_s_so_a_key_runs_once_across_managers() -> None:
     await run_round(ToolCallingManager(), REFUND)
     again = await run_round(ToolCallingManager(), REFUND)
-    assert not again.outcomes[0].replayed  # another manager, another in-process store
+    assert again.outcomes[0].replayed  # another manager, the same process store
+    assert ran == ["refund r-1"]
+
+
+async def test_an_isolated_slate_gives_a_test_a_fresh_process_store() -> None:
+    await run_round(ToolCallingManager(), REFUND)
+    with isolated_idempotency() as store:
+        fresh = await run_round(ToolCallingManager(), REFUND)
+        assert not fresh.outcomes[0].replayed
+        assert len(store) == 1
+    restored = await run_round(ToolCallingManager(), REFUND)
+    assert restored.outcomes[0].replayed  # the process's own store is back, record and all
     assert ran == ["refund r-1", "refund r-1"]
 
 

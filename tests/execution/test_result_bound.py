@@ -20,7 +20,7 @@ from toolrelay.execution import _feedback as feedback
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
-from toolrelay.tools import FunctionTool, ToolMetadata, tool
+from toolrelay.tools import FunctionTool, ToolContext, ToolMetadata, tool
 
 FIVE_MB = 5 * 1024 * 1024
 PAGE = "0123456789" * (FIVE_MB // 10)  # 5 MB of text, as a tool dumping a whole table returns
@@ -195,7 +195,7 @@ async def test_the_audit_record_has_the_whole_length_and_the_whole_text_only_whe
     )
 
 
-async def test_an_idempotent_replay_answers_with_the_text_the_model_read() -> None:
+async def test_a_replay_of_a_cut_result_is_cut_and_flagged_like_the_first_answer() -> None:
     @tool(idempotency_key=["rows"])
     def export(rows: int) -> str:
         """Export rows."""
@@ -203,9 +203,19 @@ async def test_an_idempotent_replay_answers_with_the_text_the_model_read() -> No
 
     manager = ToolCallingManager(max_result_chars=10)
     tools = [FunctionTool.from_function(export)]
-    first = await manager.run_call(ToolCall(id="a", name="export", arguments='{"rows": 50}'), tools)
-    again = await manager.run_call(ToolCall(id="b", name="export", arguments='{"rows": 50}'), tools)
+    clerk = ToolContext(user_id="clerk")
+    call = ToolCall(id="a", name="export", arguments='{"rows": 50}')
+    first = await manager.run_call(call, tools, clerk)
+    again = await manager.run_call(
+        ToolCall(id="b", name="export", arguments='{"rows": 50}'), tools, clerk
+    )
+    # The operation's record: its note never advises asking again with other arguments.
+    assert first.response.data == PAGE[:10] + feedback.keyed_result_cut(10, 50)
+    assert first.truncated
+    assert first.full_result == PAGE[:50]
     assert again.replayed
-    assert first.response.data == PAGE[:10] + feedback.result_cut(10, 50)
-    assert again.recorded_result == first.response.data
-    assert again.response.data.endswith("\n" + first.response.data)
+    assert again.truncated
+    assert again.recorded_result == PAGE[:50]  # the whole result was recorded, not the cut
+    whole = feedback.replayed(again.recorded_at) + PAGE[:50]
+    assert again.full_result == whole
+    assert again.response.data == whole[:10] + feedback.keyed_result_cut(10, len(whole))

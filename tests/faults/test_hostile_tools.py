@@ -56,7 +56,7 @@ from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search import BM25ToolIndex
 from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, Tool, WorkerPool, tool
-from toolrelay.toolsearch import ToolSearcher
+from toolrelay.toolsearch import SearchOptions, ToolSearcher
 
 from .bounds import ROUND_BOUND, LoopWatch
 from .ledger import SEED, Ledger, shorten
@@ -245,7 +245,7 @@ def build_hostile_desk() -> HostileDesk:
     tools = [FunctionTool.from_function(f) for f in functions]
     index = BM25ToolIndex()
     index.index([t.definition for t in tools])
-    searcher = ToolSearcher(index=index, allowed=None, max_results=3)
+    searcher = ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=3))
     pool = WorkerPool(POOL, name="fault-tools", tool_share=SHARE)
     manager = ToolCallingManager(default_timeout=QUICK, sync_workers=pool, max_concurrency=8)
     offered = (*tools, searcher.as_tool())

@@ -457,6 +457,9 @@ class SlowToRecord:
     async def reserve(self, key: str, *, owner: str, lease: float, **call: str) -> Reservation:
         return await self.store.reserve(key, owner=owner, lease=lease, **call)
 
+    async def confirm(self, key: str, *, owner: str) -> bool:
+        return await self.store.confirm(key, owner=owner)
+
     async def complete(self, key: str, *, owner: str, result: str, **call: str) -> None:
         await asyncio.sleep(RECORDING)
         await self.store.complete(key, owner=owner, result=result, **call)

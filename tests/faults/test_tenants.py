@@ -66,6 +66,7 @@ from toolrelay.tools import (
     provider_safe_name,
     tool,
 )
+from toolrelay.toolsearch import SearchOptions
 from toolrelay.toolsearch._sessions import InMemorySessionStore
 
 from .bounds import ROUND_BOUND, LoopWatch
@@ -411,7 +412,10 @@ async def run_index(kind: str, seed: int, ledger: Ledger, dsn: str, schema: str)
     )
     index = make_index(kind, dsn, schema)
     advisor = ToolSearchAdvisor(
-        tools, index=index, session_store=InMemorySessionStore(), tool_filter=permitted
+        tools,
+        index=index,
+        session_store=InMemorySessionStore(),
+        options=SearchOptions(tool_filter=permitted),
     )
     memory = MessageChatMemoryAdvisor(
         MessageWindowChatMemory(InMemoryChatMemoryRepository(), max_messages=200)

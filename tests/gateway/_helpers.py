@@ -1,9 +1,16 @@
-"""Helpers of the gateway tests: config tables and where the test MCP servers live."""
+"""Helpers of the gateway tests: config tables, where the test MCP servers live, and a
+gateway served to an in-process MCP client."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
+
+from mcp.server import Server
+from mcp_types import CallToolResult, TextContent
+
+from toolrelay.gateway import GatewayConfig, ToolGateway, gateway_server
 
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ROOT / "tests" / "mcp" / "servers"
@@ -29,3 +36,19 @@ def demo_server_table(name: str = "demo", prefix: str | None = None) -> str:
     if prefix is not None:
         lines.append(f"prefix = {toml_string(prefix)}")
     return "\n".join(lines) + "\n"
+
+
+def served(gateway: ToolGateway, **settings: Any) -> Server[Any]:
+    """The MCP server ``gateway_server`` builds over ``gateway``, for an in-process client.
+
+    ``settings`` are the file's (``GatewayConfig`` fields: ``context``, ``instructions``...);
+    the modules named are never loaded here: the gateway is built already.
+    """
+    return gateway_server(gateway, GatewayConfig(modules=("in_process",), **settings))
+
+
+def text_of(result: CallToolResult) -> str:
+    """The text of a call's one content block."""
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text

@@ -13,11 +13,14 @@ from typing import Any
 from mcp import Client
 from mcp_types import ToolAnnotations
 
-from toolrelay.execution import Defer, ToolCallingManager
+from toolrelay.execution import Defer, ToolCallingManager, ToolInvocation
 from toolrelay.gateway import ApprovalSettings, ToolGateway, ToolPolicy
 from toolrelay.gateway._side_effects import gateway_guards
-from toolrelay.mcp import LiveToolCatalog, tool_info, tools_server
+from toolrelay.mcp import LiveToolCatalog, tool_info
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolMetadata, as_tools, tool
+from toolrelay.toolsearch import SearchOptions
+
+from ._helpers import served, text_of
 
 
 @tool(name="billing.get_invoice", read_only=True)
@@ -48,8 +51,13 @@ def catalog(*functions: Any) -> ToolCatalog:
     return ToolCatalog(as_tools(*functions))
 
 
+async def later(call: ToolInvocation, /) -> Defer:
+    """Leaves every call that needs approval to a person, who decides later."""
+    return Defer()
+
+
 def hints(gateway: ToolGateway) -> dict[str, Any]:
-    """``call_tool``'s annotations, as tools_server lists them."""
+    """``call_tool``'s annotations, as a served gateway lists them."""
     annotations = tool_info(gateway.tools()[1]).annotations
     assert annotations is not None
     return annotations.model_dump(by_alias=True, exclude_none=True)
@@ -121,7 +129,7 @@ def test_a_tool_declared_read_only_and_destructive_counts_as_destructive() -> No
 async def test_a_client_listing_again_sees_what_the_catalog_holds_now() -> None:
     tools = catalog(get_invoice)
     gateway = ToolGateway(tools)
-    async with Client(tools_server(gateway.tools())) as client:
+    async with Client(served(gateway)) as client:
         before = {t.name: t.annotations for t in (await client.list_tools()).tools}
         tools.add(as_tools(refund_payment)[0])
         after = {t.name: t.annotations for t in (await client.list_tools()).tools}
@@ -134,18 +142,19 @@ async def test_a_client_listing_again_sees_what_the_catalog_holds_now() -> None:
 
 async def test_each_hit_carries_its_annotations_as_the_gateway_runs_it() -> None:
     asking = ToolCallingManager(
-        **gateway_guards(
-            approval_settings=ApprovalSettings(destructive=True), approval=lambda call: Defer()
-        )
+        **gateway_guards(approval_settings=ApprovalSettings(destructive=True), approval=later)
     )
     gateway = ToolGateway(
         catalog(get_invoice, refund_payment, add_comment),
         tool_calling_manager=asking,
         policies=[ToolPolicy(tools="billing.refund_payment", idempotency_key="payment_id")],
-        min_relative_score=None,
+        options=SearchOptions(min_relative_score=None),
     )
-    search = gateway.tools()[0]
-    answer = json.loads(await search.call('{"query": "refund invoice comment", "max_results": 5}'))
+    async with Client(served(gateway)) as client:
+        searched = await client.call_tool(
+            "tool_search", {"query": "refund invoice comment", "max_results": 5}
+        )
+    answer = json.loads(text_of(searched))
     by_name = {hit["name"]: hit for hit in answer}
     assert by_name["billing.refund_payment"]["annotations"] == {
         "readOnlyHint": False,

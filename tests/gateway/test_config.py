@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from pathlib import Path
 
@@ -20,7 +21,8 @@ from toolrelay.gateway import (
     parse_gateway_config,
 )
 from toolrelay.search import SQLiteUsageLog
-from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.tools import ToolContext, ToolDefinition
+from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE, SearchOptions
 
 from ._helpers import demo_server_table
 
@@ -427,8 +429,8 @@ async def test_a_usage_log_file_is_read_beside_the_config_and_opened_as_sqlite(
     assert config.search.usage_log == str(tmp_path / "state/usage.sqlite")
     assert config.search.shared_usage is True
     async with open_gateway(config) as gateway:
-        assert isinstance(gateway.usage_log, SQLiteUsageLog)
-        assert gateway.shared_usage is True
+        assert isinstance(gateway.options.usage_log, SQLiteUsageLog)
+        assert gateway.options.shared_usage is True
     assert (tmp_path / "state/usage.sqlite").is_file()
 
 
@@ -437,3 +439,21 @@ def test_shared_usage_without_a_usage_log_is_refused(tmp_path: Path) -> None:
         load_gateway_config(
             write(tmp_path, "[search]\nshared_usage = true\n" + demo_server_table())
         )
+
+
+def test_the_search_table_becomes_the_gateways_search_options() -> None:
+    def staff_only(context: ToolContext, definition: ToolDefinition) -> bool:
+        return context.get("role") == "staff"
+
+    table = SearchSettings(max_results=3, min_score=0.5, min_relative_score=None, language="zh")
+    assert table.options(tool_filter=staff_only) == SearchOptions(
+        max_results=3,
+        min_score=0.5,
+        min_relative_score=None,
+        language="zh",
+        tool_filter=staff_only,
+    )
+    assert SearchSettings().options() == SearchOptions()
+    # Every search option but the filter (a function: code only) has its key in the table.
+    options = {f.name for f in dataclasses.fields(SearchOptions)} - {"tool_filter"}
+    assert set(SearchSettings.model_fields) - {"index"} == options

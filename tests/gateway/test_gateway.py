@@ -10,13 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import Client
 
-from toolrelay.exceptions import ConfigurationError, DuplicateToolError, ToolArgumentError
-from toolrelay.gateway import CALL_TOOL_NAME, ToolGateway, open_gateway, parse_gateway_config
+from toolrelay.exceptions import (
+    ConfigurationError,
+    DuplicateToolError,
+    ToolArgumentError,
+    ToolExecutionError,
+)
+from toolrelay.gateway import ToolGateway, open_gateway, parse_gateway_config
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
-from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
-from toolrelay.toolsearch._access import DEFAULT_UNAVAILABLE_MESSAGE, unavailable_text
+from toolrelay.toolsearch import CALL_TOOL_NAME, DEFAULT_MIN_RELATIVE_SCORE, SearchOptions
+from toolrelay.toolsearch._texts import ENGLISH, unavailable_text
+
+from ._helpers import served, text_of
 
 ran: list[str] = []
 
@@ -90,15 +98,16 @@ async def test_search_returns_whole_definitions_best_first() -> None:
 
 
 async def test_the_filter_hides_tools_from_search_and_calls() -> None:
-    gateway = ToolGateway(catalog(), tool_filter=no_admin_for_guests)
+    gateway = ToolGateway(catalog(), options=SearchOptions(tool_filter=no_admin_for_guests))
     guest = ToolContext(role="guest", tenant_id="t1", user_id="g")
     assert "admin.whoami" not in [f.name for f in await gateway.search("whoami", context=guest)]
     forbidden = await gateway.call("admin.whoami", {}, context=guest)
     unknown = await gateway.call("admin.no_such_tool", {}, context=guest)
-    assert (forbidden.is_error, forbidden.status) == (True, "unavailable")
+    assert (forbidden.is_error, forbidden.status, forbidden.tool) == (True, "unknown_tool", None)
+    assert (unknown.is_error, unknown.status, unknown.tool) == (True, "unknown_tool", None)
     # The same answer as for a name that exists nowhere: nothing reveals the tool exists.
-    assert forbidden.text == unavailable_text(DEFAULT_UNAVAILABLE_MESSAGE, "admin.whoami")
-    assert unknown.text == unavailable_text(DEFAULT_UNAVAILABLE_MESSAGE, "admin.no_such_tool")
+    assert forbidden.text == unavailable_text(ENGLISH.unavailable_message, "admin.whoami")
+    assert unknown.text == unavailable_text(ENGLISH.unavailable_message, "admin.no_such_tool")
     staff = ToolContext(role="staff", tenant_id="t1", user_id="s")
     allowed = await gateway.call("admin.whoami", {}, context=staff)
     assert (allowed.is_error, allowed.text) == (False, "t1/s")
@@ -163,8 +172,9 @@ async def test_a_long_result_reaches_the_client_cut_with_a_note() -> None:
         "\n[Result cut: these are the first 20,000 of 7,000,014 characters. For what was left "
         "out, call the tool again asking for less: a narrower query, one page, or fewer fields.]"
     )
-    _, call_tool = gateway.tools()  # what an MCP client calls
-    assert await call_tool.call('{"name": "billing.export_invoices"}') == result.text
+    async with Client(served(gateway)) as client:  # what an MCP client reads
+        answer = await client.call_tool("call_tool", {"name": "billing.export_invoices"})
+    assert (answer.is_error, text_of(answer)) == (False, result.text)
 
 
 @pytest.mark.parametrize(
@@ -189,8 +199,14 @@ async def test_runaway_names_and_queries_from_a_client_are_refused_at_once() -> 
     with pytest.raises(ToolArgumentError) as caught:
         await search_tool.call(json.dumps({"query": "invoice " * 200_000}))
     assert [p.location for p in caught.value.problems] == ["query"]
+    # A name within the bound on arguments is answered as unknown, without a fuzzy match.
+    long = await gateway.call("billing.getInvoice" * 20_000, {"number": "1"})
+    assert (long.is_error, long.status) == (True, "unknown_tool")
+    assert len(long.text) < 500
+    # Beyond it the call is not even read.
     huge = await gateway.call("billing.getInvoice" * 100_000, {"number": "1"})
-    assert (huge.is_error, huge.status) == (True, "unavailable")
+    assert (huge.is_error, huge.status, huge.tool) == (True, "invalid_arguments", CALL_TOOL_NAME)
+    assert "characters long" in huge.text
     assert len(huge.text) < 500
 
 
@@ -202,14 +218,26 @@ async def test_the_client_facing_tools() -> None:
         CALL_TOOL_NAME,
     )
     assert set(call_tool.definition.input_schema["properties"]) == {"name", "arguments"}
-    hits = json.loads(await search_tool.call('{"query": "invoice lookup", "max_results": 1}'))
-    assert [h["name"] for h in hits] == ["billing.get_invoice"]
-    answer = await call_tool.call(
-        '{"name": "admin.whoami", "arguments": {}}', ToolContext(tenant_id="t", user_id="u")
-    )
-    assert answer == "t/u"
-    with pytest.raises(Exception, match="the mail server is down"):
-        await call_tool.call('{"name": "mail.send_email", "arguments": {"to": "x", "body": "y"}}')
+    async with Client(served(gateway)) as client:
+        listed = await client.list_tools()
+        search = await client.call_tool(
+            "tool_search", {"query": "invoice lookup", "max_results": 1}
+        )
+        answer = await client.call_tool(
+            "call_tool",
+            {"name": "admin.whoami", "arguments": {}},
+            meta={"tenant_id": "t", "user_id": "u"},
+        )
+        failed = await client.call_tool(
+            "call_tool", {"name": "mail.send_email", "arguments": {"to": "x", "body": "y"}}
+        )
+    assert [t.name for t in listed.tools] == ["tool_search", CALL_TOOL_NAME]
+    assert [h["name"] for h in json.loads(text_of(search))] == ["billing.get_invoice"]
+    assert (answer.is_error, text_of(answer)) == (False, "t/u")
+    assert (failed.is_error, text_of(failed)) == (True, "the mail server is down")
+    # call_tool runs only on a manager's path, never by itself.
+    with pytest.raises(ToolExecutionError, match="only through a ToolCallingManager"):
+        await call_tool.call('{"name": "admin.whoami", "arguments": {}}')
 
 
 async def test_a_changed_catalog_is_reindexed_on_the_next_request() -> None:
@@ -232,14 +260,20 @@ async def test_duplicate_names_across_sources_are_an_error() -> None:
 
 
 def test_max_results_is_checked() -> None:
-    with pytest.raises(ConfigurationError, match="max_results"):
-        ToolGateway(catalog(), max_results=11)
+    with pytest.raises(ConfigurationError, match="max_results must be between 1 and 10"):
+        ToolGateway(catalog(), options=SearchOptions(max_results=11))
 
 
 @pytest.mark.parametrize("fraction", [-0.1, 1.5, float("nan")])
 def test_min_relative_score_is_checked(fraction: float) -> None:
     with pytest.raises(ConfigurationError, match="min_relative_score"):
-        ToolGateway(catalog(), min_relative_score=fraction)
+        ToolGateway(catalog(), options=SearchOptions(min_relative_score=fraction))
+
+
+@pytest.mark.parametrize("option", ["max_results", "tool_filter", "language", "usage_log"])
+def test_a_search_option_given_as_a_keyword_names_where_it_goes(option: str) -> None:
+    with pytest.raises(ConfigurationError, match=rf"options=SearchOptions\({option}="):
+        ToolGateway(catalog(), **{option: None})  # type: ignore[arg-type]
 
 
 # Scores clearly apart for QUERY (BM25): cancel shares all its words, refund "refund card
@@ -284,13 +318,15 @@ def ranked_tools(spec: str = "orders") -> Sequence[Tool]:
 async def test_search_drops_hits_under_a_fraction_of_the_best_score(
     fraction: float | None, expected: list[str]
 ) -> None:
-    gateway = ToolGateway(ToolCatalog(ranked_tools()), min_relative_score=fraction)
+    gateway = ToolGateway(
+        ToolCatalog(ranked_tools()), options=SearchOptions(min_relative_score=fraction)
+    )
     assert [f.name for f in await gateway.search(QUERY, max_results=10)] == expected
 
 
 async def test_by_default_the_cut_off_is_the_advisors() -> None:
     gateway = ToolGateway(ToolCatalog(ranked_tools()))
-    assert gateway.min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
+    assert gateway.options.min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
     assert [f.name for f in await gateway.search(QUERY)] == RANKED[:2]
     # What the client reads is cut as well: two definitions instead of four.
     search_tool, _ = gateway.tools()
@@ -312,5 +348,5 @@ async def test_a_served_gateway_uses_the_configured_cut_off(
     text = f'[search]\nindex = "bm25"\n{setting}\n[[modules]]\nmodule = "orders"\n'
     config = parse_gateway_config(tomllib.loads(text), base_dir=tmp_path)
     async with open_gateway(config, module_loader=ranked_tools) as gateway:
-        assert gateway.min_relative_score == config.search.min_relative_score
+        assert gateway.options.min_relative_score == config.search.min_relative_score
         assert [f.name for f in await gateway.search(QUERY)] == expected

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import pytest
+from mcp import Client
 
 from tests.gateway.test_gateway import catalog
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.gateway import ToolGateway
 from toolrelay.search import BM25ToolIndex, InMemoryUsageLog, UsageEntry
 from toolrelay.tools import ToolContext
+from toolrelay.toolsearch import SearchOptions
+
+from ._helpers import served
 
 ACME = ToolContext(tenant_id="acme", user_id="u1", session_id="s1")
 WORDS = "kettle arrived broken"  # in no description
 
 
-def gateway(log: InMemoryUsageLog, **options: object) -> ToolGateway:
-    return ToolGateway(catalog(), index=BM25ToolIndex(), usage_log=log, **options)  # type: ignore[arg-type]
+def gateway(log: InMemoryUsageLog, *, shared_usage: bool = False) -> ToolGateway:
+    options = SearchOptions(usage_log=log, shared_usage=shared_usage)
+    return ToolGateway(catalog(), index=BM25ToolIndex(), options=options)
 
 
 async def test_a_searched_tool_called_successfully_is_recorded_once() -> None:
@@ -59,13 +64,35 @@ async def test_searches_rank_with_the_callers_tenants_history_only() -> None:
     assert names == ["billing.get_invoice"]
 
 
+async def test_a_served_call_is_recorded_like_one_in_process() -> None:
+    log = InMemoryUsageLog()
+    gw = gateway(log)
+    meta = {"tenant_id": "acme", "user_id": "u1", "session_id": "s1"}
+    async with Client(served(gw)) as client:
+        await client.call_tool("tool_search", {"query": "refund card payment"}, meta=meta)
+        called = await client.call_tool(
+            "call_tool",
+            {"name": "billing.refund_payment", "arguments": {"payment_id": "p1"}},
+            meta=meta,
+        )
+    assert not called.is_error
+    entries = await log.entries()
+    assert [(e.scope, e.query, e.tool) for e in entries] == [
+        ("tenant:acme", "refund card payment", "billing.refund_payment")
+    ]
+
+
 def test_shared_usage_without_a_log_is_refused() -> None:
     with pytest.raises(ConfigurationError, match="needs a usage_log"):
-        ToolGateway(catalog(), index=BM25ToolIndex(), shared_usage=True)
+        ToolGateway(catalog(), index=BM25ToolIndex(), options=SearchOptions(shared_usage=True))
 
 
 def test_a_usage_log_with_an_index_that_ignores_history_is_refused() -> None:
     from tests.client.test_tool_search_usage import KeywordsOnly
 
     with pytest.raises(ConfigurationError, match="ranks with history"):
-        ToolGateway(catalog(), index=KeywordsOnly(), usage_log=InMemoryUsageLog())  # type: ignore[arg-type]
+        ToolGateway(
+            catalog(),
+            index=KeywordsOnly(),  # type: ignore[arg-type]
+            options=SearchOptions(usage_log=InMemoryUsageLog()),
+        )

@@ -247,5 +247,8 @@ def test_arguments_that_are_no_json_object_are_an_error_naming_the_fix(
         "arguments={refund_id: RF-2001}",
     )
     assert failed
-    assert "Arguments are not valid JSON" in text
-    assert "Send arguments as a JSON object of the tool's parameters" in text
+    # Read as the named tool's arguments, on the path of every call: what is wrong, and the fix.
+    assert text.startswith(
+        "Invalid arguments for tool 'refund.list_attempts':\n- Arguments are not valid JSON: "
+    )
+    assert text.endswith("\nFix the arguments and call the tool again.")

@@ -1,8 +1,8 @@
 """``tool_search``'s and ``call_tool``'s parameters as clients send them.
 
-``arguments`` arrives as an object, as a JSON text of one, or not at all; anything else is an
-error result naming the fix. Search words arrive as text, or decoded by the client into a
-number or a list.
+``arguments`` arrives as an object, as a JSON text of one, or not at all, and is read as the
+named tool's arguments exactly as a direct call's are; anything else is an error result
+naming the fix. Search words arrive as text, or decoded by the client into a number or a list.
 """
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from mcp import Client
-from mcp_types import CallToolResult, TextContent
 
 from toolrelay.gateway import ToolGateway
-from toolrelay.mcp import tools_server
-from toolrelay.tools import ToolCatalog, ToolContext, as_tools, tool
+from toolrelay.tools import ToolCatalog, as_tools, tool
+
+from ._helpers import served, text_of
 
 
 @tool(name="billing.get_invoice", read_only=True)
@@ -35,12 +35,6 @@ def catalog(*functions: Any) -> ToolCatalog:
     return ToolCatalog(as_tools(*functions))
 
 
-def text_of(result: CallToolResult) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
-
-
 @pytest.mark.parametrize(
     "arguments",
     [{"number": "I-7"}, '{"number": "I-7"}', ' {"number": "I-7"} '],
@@ -48,7 +42,7 @@ def text_of(result: CallToolResult) -> str:
 )
 async def test_arguments_may_be_an_object_or_a_json_text_of_one(arguments: object) -> None:
     gateway = ToolGateway(catalog(get_invoice, server_time))
-    async with Client(tools_server(gateway.tools())) as client:
+    async with Client(served(gateway)) as client:
         result = await client.call_tool(
             "call_tool", {"name": "billing.get_invoice", "arguments": arguments}
         )
@@ -58,7 +52,7 @@ async def test_arguments_may_be_an_object_or_a_json_text_of_one(arguments: objec
 @pytest.mark.parametrize("call", [{}, {"arguments": None}, {"arguments": ""}, {"arguments": {}}])
 async def test_a_tool_without_parameters_needs_no_arguments(call: dict[str, Any]) -> None:
     gateway = ToolGateway(catalog(get_invoice, server_time))
-    async with Client(tools_server(gateway.tools())) as client:
+    async with Client(served(gateway)) as client:
         result = await client.call_tool("call_tool", {"name": "ops.server_time", **call})
     assert (result.is_error, text_of(result)) == (False, "2026-11-30T12:00:00Z")
 
@@ -72,7 +66,7 @@ async def test_a_tool_without_parameters_needs_no_arguments(call: dict[str, Any]
         ('"I-7"', "Arguments must be a JSON object, not a string."),
         (["I-7"], "Arguments must be a JSON object, not an array."),
         (7, "Arguments must be a JSON object, not a number."),
-        ("[" * 100_000, "Arguments are nested too deeply."),
+        ("[" * 100_000, "Arguments are nested too deeply"),
     ],
     ids=["text", "broken json", "array text", "string text", "array", "number", "deep"],
 )
@@ -80,25 +74,30 @@ async def test_arguments_that_are_no_object_are_an_error_result_naming_the_fix(
     arguments: object, problem: str
 ) -> None:
     gateway = ToolGateway(catalog(get_invoice))
-    async with Client(tools_server(gateway.tools())) as client:
+    async with Client(served(gateway)) as client:
         result = await client.call_tool(
             "call_tool", {"name": "billing.get_invoice", "arguments": arguments}
         )
     assert result.is_error
     text = text_of(result)
-    assert text.startswith("Invalid arguments for tool 'call_tool':\n- arguments: ")
+    # The named tool's arguments are wrong, not call_tool's: what came, and the fix.
+    assert text.startswith("Invalid arguments for tool 'billing.get_invoice':\n- ")
     assert problem in text
-    assert "Send arguments as a JSON object of the tool's parameters" in text
+    assert text.endswith("\nFix the arguments and call the tool again.")
 
 
 async def test_the_decoded_arguments_are_checked_like_any_others() -> None:
     gateway = ToolGateway(catalog(get_invoice))
-    call_tool = gateway.tools()[1]
-    # The tool's own validation still applies once the text is decoded.
-    with pytest.raises(Exception, match="number: Field required"):
-        await call_tool.call(
-            '{"name": "billing.get_invoice", "arguments": "{\\"numbr\\": 1}"}', ToolContext()
+    async with Client(served(gateway)) as client:
+        # The tool's own validation still applies once the text is decoded.
+        result = await client.call_tool(
+            "call_tool", {"name": "billing.get_invoice", "arguments": '{"numbr": 1}'}
         )
+    assert result.is_error
+    assert text_of(result).splitlines()[1:3] == [
+        "- number: Field required",
+        "- numbr: Extra inputs are not permitted",
+    ]
 
 
 @tool(name="http.explain_status", read_only=True)

@@ -128,7 +128,7 @@ async def refund_desk(approvals: Approvals, audit: AuditTrail) -> AsyncIterator[
     """The example's gateway in process, served over HTTP, and an agent connected to it."""
     config = load_gateway_config(EXAMPLE)
     async with (
-        open_gateway(config, approval=approvals, audit_sink=audit) as gateway,
+        open_gateway(config, approval=approvals, audit=audit) as gateway,
         served_over_http(gateway, config) as url,
         Client(url, read_timeout_seconds=30) as client,
     ):

@@ -11,7 +11,14 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, LoadError
-from toolrelay.execution import Approve, Defer, ToolCallingManager, ToolInvocation
+from toolrelay.execution import (
+    Approve,
+    Defer,
+    InMemoryIdempotencyStore,
+    JsonLinesAuditSink,
+    ToolCallingManager,
+    ToolInvocation,
+)
 from toolrelay.execution import _feedback as feedback
 from toolrelay.gateway import (
     GatewayConfig,
@@ -20,9 +27,10 @@ from toolrelay.gateway import (
     open_gateway,
     parse_gateway_config,
 )
-from toolrelay.gateway._side_effects import PENDING_APPROVAL_TEXT, gateway_guards
+from toolrelay.gateway._gateway import PENDING_APPROVAL_TEXT
+from toolrelay.gateway._side_effects import gateway_guards
 from toolrelay.mcp import LiveToolCatalog
-from toolrelay.tools import Tool, ToolCatalog, as_tools, tool
+from toolrelay.tools import Tool, ToolCatalog, ToolContext, as_tools, tool
 
 ran: list[tuple[str, str]] = []
 
@@ -64,9 +72,13 @@ def _forget_runs() -> None:
     ran.clear()
 
 
-def wait(request: ToolInvocation) -> Defer:
+async def wait(request: ToolInvocation, /) -> Defer:
     """Leaves every call that needs approval to a person, who decides later."""
     return Defer()
+
+
+CLERK = ToolContext(user_id="clerk")
+"""The caller of keyed calls: their results are kept per caller."""
 
 
 RETRY_ONCE = """
@@ -113,10 +125,10 @@ async def test_a_handler_that_defers_leaves_the_call_waiting_and_not_run(
     assert (destructive.status, ran) == ("ok", [("retry", "RF-1")])
 
 
-async def test_a_plain_function_approves_and_may_edit(tmp_path: Path) -> None:
+async def test_a_handler_approves_and_may_edit(tmp_path: Path) -> None:
     asked: list[str] = []
 
-    def decide(request: ToolInvocation) -> Approve:
+    async def decide(request: ToolInvocation, /) -> Approve:
         asked.append(request.tool.definition.name)
         return Approve(arguments={"refund_id": "RF-2"})
 
@@ -125,6 +137,30 @@ async def test_a_plain_function_approves_and_may_edit(tmp_path: Path) -> None:
         result = await gateway.call("refund.retry", {"refund_id": "RF-1"})
     assert (result.status, result.approval, result.text) == ("ok", "edited", "retried RF-2 (run 1)")
     assert asked == ["refund.retry"]
+
+
+async def test_a_plain_function_in_code_is_refused_naming_the_fix(tmp_path: Path) -> None:
+    def decide(request: ToolInvocation) -> Approve:
+        return Approve()
+
+    config = config_of(tmp_path, "[approval]\ndestructive = true\n")
+    async with open_gateway(config, module_loader=loader, approval=decide) as gateway:
+        with pytest.raises(ConfigurationError, match="define it with async def"):
+            await gateway.call("refund.retry", {"refund_id": "RF-1"})
+    assert ran == []
+
+
+async def test_a_plain_function_named_in_the_file_approves_and_may_edit(tmp_path: Path) -> None:
+    (tmp_path / "approvals.py").write_text(
+        "from toolrelay.execution import Approve\n\n"
+        "def decide(request, /):\n"
+        "    return Approve(arguments={'refund_id': 'RF-2'})\n",
+        encoding="utf-8",
+    )
+    text = '[approval]\nhandler = "approvals.py:decide"\ndestructive = true\n'
+    async with open_gateway(config_of(tmp_path, text), module_loader=loader) as gateway:
+        result = await gateway.call("refund.retry", {"refund_id": "RF-1"})
+    assert (result.status, result.approval, result.text) == ("ok", "edited", "retried RF-2 (run 1)")
 
 
 async def test_the_handler_named_in_the_file_is_loaded_from_its_folder(tmp_path: Path) -> None:
@@ -164,7 +200,7 @@ async def test_results_recorded_in_a_sqlite_file_outlive_the_gateway(tmp_path: P
     answers = []
     for _ in range(2):  # two gateways one after the other, e.g. a restart
         async with open_gateway(config, module_loader=loader, approval=wait) as gateway:
-            answers.append(await gateway.call("refund.retry", {"refund_id": "RF-4"}))
+            answers.append(await gateway.call("refund.retry", {"refund_id": "RF-4"}, context=CLERK))
     assert (tmp_path / "state" / "idempotency.sqlite3").is_file()
     assert [(a.text.split("\n")[-1], a.replayed) for a in answers] == [
         ("retried RF-4 (run 1)", False),
@@ -178,7 +214,7 @@ async def test_the_audit_file_records_every_call(tmp_path: Path) -> None:
     config = config_of(tmp_path, RETRY_ONCE + '[audit]\npath = "audit/tools.jsonl"\n')
     async with open_gateway(config, module_loader=loader, approval=wait) as gateway:
         for _ in range(2):
-            await gateway.call("refund.retry", {"refund_id": "RF-5"}, context=None)
+            await gateway.call("refund.retry", {"refund_id": "RF-5"}, context=CLERK)
         await gateway.call("refund.force", {"refund_id": "RF-5"})
     lines = (tmp_path / "audit" / "tools.jsonl").read_text(encoding="utf-8").splitlines()
     records = [json.loads(line) for line in lines]
@@ -209,7 +245,9 @@ async def test_policies_are_checked_against_the_tools_when_the_gateway_opens(
 async def test_a_gateway_without_a_manager_of_its_own_applies_its_policies() -> None:
     policies = [ToolPolicy(tools="refund.retry", idempotency_key="refund_id")]
     gateway = ToolGateway(ToolCatalog(as_tools(retry)), policies=policies)
-    answers = [await gateway.call("refund.retry", {"refund_id": "RF-8"}) for _ in range(2)]
+    answers = [
+        await gateway.call("refund.retry", {"refund_id": "RF-8"}, context=CLERK) for _ in range(2)
+    ]
     assert [a.replayed for a in answers] == [False, True]
     # Without a policy saying otherwise, the tool's own requires_approval holds: the gateway
     # needs approval configured, and then asks before each call.
@@ -250,9 +288,9 @@ async def test_a_policy_that_no_longer_fits_refuses_the_call() -> None:
 @pytest.mark.parametrize(
     "options",
     [
-        {"approval": lambda request: Approve()},
-        {"idempotency_store": object()},
-        {"audit_sink": object()},
+        {"approval": wait},
+        {"idempotency": InMemoryIdempotencyStore()},
+        {"audit": JsonLinesAuditSink("audit.jsonl")},
     ],
 )
 async def test_a_manager_of_ones_own_excludes_the_side_effect_options(

@@ -78,8 +78,8 @@ def test_every_hint_is_published_and_none_claims_more_than_declared() -> None:
     assert unsaid == ToolAnnotations(
         read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
     )
-    # An idempotency key alone is no idempotentHint: recording results is the job of an
-    # IdempotencyInterceptor, which a plain server does not have.
+    # An idempotency key alone claims nothing here: whoever records the results says so
+    # (tool_info for a served tool, the gateway for its hits).
     keyed = annotations_from_metadata(ToolMetadata(idempotency_key=["order_id"]))
     assert keyed.idempotent_hint is False
     reading = annotations_from_metadata(ToolMetadata(read_only=True))

@@ -85,13 +85,15 @@ def test_no_tool_is_listed_as_safer_than_it_declares() -> None:
         read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=True
     )
     assert listed["whoami"] == ToolAnnotations(read_only_hint=True, open_world_hint=True)
-    # A key is for an IdempotencyInterceptor; served as is, a repeated call runs again.
+    # A served call runs through a manager, which records a keyed tool's results: a repeated
+    # call gets the recorded result (see test_served_calls_keep_their_declared_idempotency).
     keyed = FunctionTool.from_function(
         cancel_order, metadata=ToolMetadata(destructive=True, idempotency_key=["order_id"])
     )
     annotations = tool_info(keyed).annotations
-    assert annotations is not None
-    assert annotations.idempotent_hint is False
+    assert annotations == ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True
+    )
 
 
 async def test_list_and_call_with_the_official_client() -> None:
@@ -156,9 +158,33 @@ async def test_served_calls_keep_their_declared_idempotency() -> None:
         runs.append(refund_id)
         return f"refunded {amount_cents}"
 
-    async with Client(tools_server([issue])) as client:
+    async with Client(tools_server([issue], context={"tenant_id": "acme"})) as client:
         first = await client.call_tool("refund.issue", {"refund_id": "R1", "amount_cents": 5})
         again = await client.call_tool("refund.issue", {"refund_id": "R1", "amount_cents": 5})
-    assert runs == ["R1"]
+        # 7 and 7.0 are one operation, whatever spelling the client sends.
+        await client.call_tool("refund.issue", {"refund_id": "R2", "amount_cents": 7})
+        same = await client.call_tool("refund.issue", {"refund_id": "R2", "amount_cents": 7.0})
+    assert runs == ["R1", "R2"]
     assert first.content[0].text == "refunded 5"  # type: ignore[union-attr]
     assert again.content[0].text.endswith("refunded 5")  # type: ignore[union-attr]
+    assert same.content[0].text.startswith("[not run again")  # type: ignore[union-attr]
+
+
+async def test_a_served_call_naming_no_caller_is_refused_before_it_runs() -> None:
+    runs: list[str] = []
+
+    @tool(name="refund.issue", idempotency_key=["refund_id"])
+    def issue(refund_id: str) -> str:
+        """Issue a refund."""
+        runs.append(refund_id)
+        return "refunded"
+
+    async with Client(tools_server([issue])) as client:
+        refused = await client.call_tool("refund.issue", {"refund_id": "R1"})
+        known = await client.call_tool(
+            "refund.issue", {"refund_id": "R1"}, meta={"user_id": "alice"}
+        )
+    assert refused.is_error
+    assert "keeps its idempotency keys per caller" in refused.content[0].text  # type: ignore[union-attr]
+    assert known.content[0].text == "refunded"  # type: ignore[union-attr]
+    assert runs == ["R1"]

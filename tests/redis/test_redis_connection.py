@@ -42,7 +42,8 @@ def test_a_thousand_blocking_calls_reuse_one_bounded_pool_per_store(
     client = (
         ChatClient.builder(FunctionModel(refund_once))
         .default_advisors(MessageChatMemoryAdvisor(MessageWindowChatMemory(memory)), search)
-        .idempotency(idempotency)
+        .guards(idempotency=idempotency)
+        .default_tool_context({"user_id": "clerk"})
         .single_tenant()  # the stores are shared, and every request is the one tenant's
         .build()
     )

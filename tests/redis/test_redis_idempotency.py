@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from tests.execution.test_idempotency import RETRY, LostReply, Refunds, run_round
 from tests.execution.test_idempotency_rules import SCENARIOS
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
 from toolrelay.execution import (
@@ -85,10 +86,36 @@ async def test_a_reservation_whose_lease_ran_out_is_unknown_never_taken_over(
     store: RedisIdempotencyStore,
 ) -> None:
     await store.reserve("k", owner="crashed", lease=0.05)
+    assert await store.confirm("k", owner="crashed")  # its run had started
     await asyncio.sleep(0.2)
     assert (await store.reserve("k", owner="b", lease=60)).status is UNKNOWN
     await store.delete("k")  # someone checked what happened
     assert (await store.reserve("k", owner="b", lease=60)).status is ACQUIRED
+
+
+async def test_a_reservation_that_never_started_is_taken_over_once_its_lease_ends(
+    store: RedisIdempotencyStore,
+) -> None:
+    await store.reserve("k", owner="lost", lease=0.05)  # its reply was lost: never confirmed
+    assert (await store.reserve("k", owner="b", lease=60)).status is RUNNING
+    await asyncio.sleep(0.2)
+    assert (await store.reserve("k", owner="b", lease=60)).status is ACQUIRED
+    assert not await store.confirm("k", owner="lost")  # the lost owner's run never starts
+    assert await store.confirm("k", owner="b")
+
+
+async def test_a_retry_after_a_lost_reservation_reply_runs_at_once(redis_url: str) -> None:
+    desk = Refunds()
+    store = RedisIdempotencyStore(redis_url, prefix=f"t{uuid.uuid4().hex}:")
+    lossy: Any = LostReply(store)
+    manager = ToolCallingManager(idempotency=IdempotencyInterceptor(lossy, wait=30))
+    with pytest.raises(StorageUnavailableError):
+        await run_round(manager, desk, RETRY, user_id="clerk")
+    started = time.monotonic()
+    retried = await run_round(manager, desk, RETRY, user_id="clerk")
+    assert time.monotonic() - started < 5  # not the 30 s a call "running elsewhere" waits
+    assert retried.outcomes[0].ok
+    assert desk.paid == [("r-1", 100)]
 
 
 async def test_unknown_outcomes_stay_until_a_result_or_a_release(
@@ -159,7 +186,8 @@ async def test_two_managers_sharing_redis_pay_once(redis_url: str, prefix: str) 
         return f"paid {refund_id}"
 
     retry = FunctionTool.from_function(refund_retry)
-    prompt = Prompt(messages=(UserMessage(text="retry"),), options=ChatOptions(tools=(retry,)))
+    options = ChatOptions(tools=(retry,), tool_context={"user_id": "clerk"})
+    prompt = Prompt(messages=(UserMessage(text="retry"),), options=options)
     call = ToolCall(id="c1", name="refund_retry", arguments=json.dumps({"refund_id": "r-1"}))
     stores = [RedisIdempotencyStore(redis_url, prefix=prefix) for _ in range(2)]
     managers = [

@@ -42,6 +42,7 @@ from toolrelay.tools import (
     provider_safe_name,
     tool,
 )
+from toolrelay.toolsearch import SearchOptions
 
 TENANTS = ("acme", "globex", "initech", "umbrella")
 ACTIONS = {
@@ -167,13 +168,13 @@ def build_stack(
     else:
         index = BM25ToolIndex()
     search = ToolSearchAdvisor(
-        catalog(), index=index, session_store=sessions, tool_filter=permitted
+        catalog(), index=index, session_store=sessions, options=SearchOptions(tool_filter=permitted)
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(repository, max_messages=200))
     client = (
         ChatClient.builder(FunctionModel(decide))
         .default_advisors(memory, search)
-        .idempotency(IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01))
+        .guards(idempotency=IdempotencyInterceptor(idempotency, wait=wait, poll_interval=0.01))
         .build()
     )
     return Stack(client=client, stores=[sessions, repository, idempotency], index=index)

@@ -157,7 +157,10 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
     model = ScriptedModel(triage.script())
     # The desk has tools that need approval (the triage calls none): a person decides later.
     client = (
-        ChatClient.builder(model).default_advisors(advisor).approval(ApprovalInterceptor()).build()
+        ChatClient.builder(model)
+        .default_advisors(advisor)
+        .guards(approval=ApprovalInterceptor())
+        .build()
     )
 
     response = await client.prompt(TASK).conversation("triage-1").tool_context(CONTEXT).acall()
@@ -169,7 +172,7 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
     report = response.tool_search
     assert report is not None
     assert [s.query for s in report.searches] == list(QUERIES.values())
-    assert [s.names for s in report.searches] == [[name] for name in REQUIRED_TOOLS]
+    assert [s.names for s in report.searches] == [(name,) for name in REQUIRED_TOOLS]
     assert report.discovered == REQUIRED_TOOLS
     # Every model call saw tool_search plus the tools found so far, and nothing else.
     expected = [
@@ -197,7 +200,10 @@ async def test_a_later_turn_of_the_triage_starts_with_the_tools_it_found(
     model = ScriptedModel([*triage.script(), tool_call_response((FIND, {})), "Nothing left."])
     # The desk has tools that need approval (the triage calls none): a person decides later.
     client = (
-        ChatClient.builder(model).default_advisors(advisor).approval(ApprovalInterceptor()).build()
+        ChatClient.builder(model)
+        .default_advisors(advisor)
+        .guards(approval=ApprovalInterceptor())
+        .build()
     )
     await client.prompt(TASK).conversation("triage-2").tool_context(CONTEXT).acall()
     follow_up = (

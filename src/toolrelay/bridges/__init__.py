@@ -10,11 +10,12 @@ Each framework's bridge is a subpackage, installed with its extra:
   retrieval and a tool node for LangGraph graphs.
 
 They share :class:`BridgeSearch`: the catalog, its index, each conversation's discovered
-tools (a :class:`~toolrelay.toolsearch.SessionStore`), who may see what (``tool_filter``),
-who may run what (``authorize``) and the :class:`~toolrelay.execution.ToolCallingManager`
-whose guards (``approval=``, ``idempotency=``, ``audit=``, ``interceptors=``) every call
-passes. Each bridge also
-converts tools both ways between toolrelay and its framework.
+tools (a :class:`~toolrelay.toolsearch.SessionStore`), how it searches and who may see what
+(:class:`~toolrelay.toolsearch.SearchOptions`, ``tool_filter`` included) and the
+:class:`~toolrelay.execution.ToolCallingManager` whose guards every call passes (the guard
+options, as every door takes them: ``approval=``, ``idempotency=``, ``audit=``,
+``authorize=``, ``interceptors=``). Each bridge also converts tools both ways between
+toolrelay and its framework.
 """
 
 from toolrelay.bridges._search import BridgeCallResult, BridgeSearch

@@ -12,16 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Sequence
+from typing import Unpack
 
 from toolrelay.execution import (
     ApprovalDecision,
-    ApprovalHandler,
-    ApprovalInterceptor,
-    AuditInterceptor,
-    AuditSink,
-    IdempotencyInterceptor,
-    IdempotencyStore,
+    GuardOptions,
     Proceed,
     ToolCallingManager,
     ToolCallInterceptor,
@@ -29,6 +24,7 @@ from toolrelay.execution import (
     ToolInvocation,
 )
 from toolrelay.execution._manager import configured_manager
+from toolrelay.execution._pipeline import check_guard_options, given_guards
 from toolrelay.tools import Tool
 
 __all__ = ["decided", "manager_for", "person_decides"]
@@ -45,32 +41,23 @@ def manager_for(
     *,
     owner: str,
     tool_calling_manager: ToolCallingManager | None = None,
-    approval: ApprovalHandler | ApprovalInterceptor | None = None,
-    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-    audit: AuditSink | AuditInterceptor | None = None,
-    interceptors: Sequence[ToolCallInterceptor] = (),
+    **guards: Unpack[GuardOptions],
 ) -> ToolCallingManager:
     """The manager a converted ``tool`` runs through, checked against the tool.
 
     ``tool_calling_manager``, or one built from the guard options (the shared plain one when
-    none is given).
+    none is given: without ``idempotency=``, every manager records keys in the process's
+    store, so converting a tool twice never runs a keyed call twice).
 
     Raises:
-        ConfigurationError: A manager is given with guard options, or ``tool`` requires
-            approval and the manager has no approval configured.
+        ConfigurationError: A manager is given with guard options, a guard option is
+            unknown, or ``tool`` requires approval and the manager has no approval configured.
     """
-    nothing_given = approval is None and idempotency is None and audit is None
-    if tool_calling_manager is None and not interceptors and nothing_given:
+    if tool_calling_manager is None and not given_guards(guards):
+        check_guard_options(guards, owner=owner)
         manager = _plain()
     else:
-        manager = configured_manager(
-            tool_calling_manager,
-            owner="tool",
-            approval=approval,
-            idempotency=idempotency,
-            audit=audit,
-            interceptors=interceptors,
-        )
+        manager = configured_manager(tool_calling_manager, owner=owner, **guards)
     manager.check_tools((tool,), owner=owner)
     return manager
 

@@ -60,7 +60,7 @@ from toolrelay.tools import ToolCatalog
 from toolrelay.tools._arguments import decode_arguments
 from toolrelay.tools._base import ToolDefinition
 from toolrelay.tools._tokens import count_tokens, tool_payload
-from toolrelay.toolsearch import TOOL_SEARCH_NAME
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, SearchOptions
 from toolrelay.toolsearch._texts import SearchLanguage
 
 __all__ = [
@@ -342,9 +342,7 @@ def build_pipeline(
         catalog,
         index=RecordingIndex(index),
         recorder=recorder,
-        max_results=max_results,
-        language=language,
-        usage_log=usage_log,
+        options=SearchOptions(max_results=max_results, language=language, usage_log=usage_log),
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
     client = (
@@ -352,7 +350,7 @@ def build_pipeline(
         .default_system(system)
         .default_advisors(memory, advisor)
         .default_tool_context(tool_context)
-        .approval(approval)
+        .guards(approval=approval)
         .build()
     )
     return Pipeline(client=client, recorder=recorder)

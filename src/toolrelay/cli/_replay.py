@@ -45,7 +45,7 @@ from toolrelay.messages import (
 )
 from toolrelay.prompt import Prompt
 from toolrelay.tools._names import provider_safe_name
-from toolrelay.toolsearch._search_tool import TOOL_SEARCH_NAME
+from toolrelay.toolsearch._texts import TOOL_SEARCH_NAME
 
 __all__ = [
     "REPLAY_NAME",

@@ -39,5 +39,5 @@ def search_tool_definition(
 
     texts = SearchTextSelector(language).for_catalog(definitions)
     # The index is never searched here; the searcher is only asked for its tool.
-    searcher = ToolSearcher(index=make_index(IndexType.REGEX), allowed=None, max_results=5)
+    searcher = ToolSearcher(index=make_index(IndexType.REGEX), allowed=None)
     return searcher.as_tool(texts.description, parameters=texts.parameters).definition

@@ -47,16 +47,17 @@ loop advisor given with a manager of its own and with ``tool_calling=False``; a 
 conflicts with ``tool_calling=False``; ``tool_names`` need a loop to resolve them; a resumed
 request takes no new system text, messages or response format.
 
-**Guards.** The tools' declarations hold by default: ``approval=``, ``idempotency=``,
-``audit=``, ``authorize=`` and ``interceptors=`` build the client's one
+**Guards.** The tools' declarations hold by default: the guard options
+(:class:`~toolrelay.execution.GuardOptions`: ``approval=``, ``idempotency=``, ``audit=``,
+``authorize=``, ``interceptors=``, the same keywords at every door) build the client's one
 :class:`~toolrelay.execution.ToolCallingManager`, which runs every round whether the tools are
 shown whole or found through a :class:`~toolrelay.client.ToolSearchAdvisor` (given without a
 manager of its own, it uses the client's). A tool that requires approval with no ``approval=``
-refuses the client at build; idempotency keys are honoured with an in-process store unless
+refuses the client at build; idempotency keys are honoured with the process's store unless
 ``idempotency=`` names a shared one. A request whose tool context lacks what a tool declares
-it needs (``context_keys``, a ``ToolContext`` parameter) fails before the first model call;
-with a store shared between processes (Redis), a request without ``tenant_id`` is refused
-unless the client is declared ``single_tenant=True``.
+it needs (``context_keys``, a ``ToolContext`` parameter, a caller for its idempotency keys)
+fails before the first model call; with a store shared between processes (Redis), a request
+without ``tenant_id`` is refused unless the client is declared ``single_tenant=True``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any
+from typing import Any, Unpack
 
 from toolrelay._sync import run_sync
 from toolrelay.client._advisor import Advisor, AdvisorChain, CallAdvisor, StreamAdvisor
@@ -75,18 +76,9 @@ from toolrelay.client._responses import CallResponse, StreamResponse, format_ins
 from toolrelay.client._run import RunResult, run_result
 from toolrelay.client._tool_calling import MANAGER_KEY, ToolCallingAdvisor
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import (
-    ApprovalHandler,
-    ApprovalInterceptor,
-    AuditInterceptor,
-    AuditSink,
-    Authorizer,
-    IdempotencyInterceptor,
-    IdempotencyStore,
-    ToolCallingManager,
-    ToolCallInterceptor,
-)
+from toolrelay.execution import GuardOptions, ToolCallingManager
 from toolrelay.execution._manager import configured_manager
+from toolrelay.execution._pipeline import check_guard_options, given_guards
 from toolrelay.memory._base import CONVERSATION_ID
 from toolrelay.messages import Message, SystemMessage, UserMessage
 from toolrelay.models._base import ChatModel
@@ -107,21 +99,8 @@ class _Defaults:
     options: ChatOptions = field(default_factory=ChatOptions)
     tool_calling: bool = True
     tool_calling_manager: ToolCallingManager | None = None
-    approval: ApprovalHandler | ApprovalInterceptor | None = None
-    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None
-    audit: AuditSink | AuditInterceptor | None = None
-    authorize: Authorizer | None = None
-    interceptors: tuple[ToolCallInterceptor, ...] = ()
     single_tenant: bool = False
-
-    def guard_settings(self) -> list[str]:
-        """The guard options given, by name (they build the client's manager)."""
-        given = [
-            name
-            for name in ("approval", "idempotency", "audit", "authorize")
-            if getattr(self, name) is not None
-        ]
-        return [*given, *(["interceptors"] if self.interceptors else [])]
+    guards: Mapping[str, Any] = field(default_factory=dict)
 
 
 class ChatClient:
@@ -147,20 +126,15 @@ class ChatClient:
         advisor_params: Advisor parameters of every request (e.g. ``conversation_scope``).
         tool_calling: ``False`` runs no tool loop: tool calls come back unexecuted.
         tool_calling_manager: The manager of every tool round, made by you; instead of
-            the guard options below, which build one.
-        approval: Decides about calls of tools that need approval (``requires_approval``):
-            an async handler returning ``Approve()``, ``Deny(reason)`` or ``Defer()``, or an
-            :class:`~toolrelay.execution.ApprovalInterceptor` for its options
-            (``ApprovalInterceptor()``: a person decides later, the turn stops for them).
-        idempotency: Where results of tools with an ``idempotency_key`` are recorded; an
-            in-process :class:`~toolrelay.execution.InMemoryIdempotencyStore` of this client
-            when omitted (several workers: a ``RedisIdempotencyStore``).
-        audit: Where a record of every call goes (an
-            :class:`~toolrelay.execution.AuditSink`).
-        authorize: Asked whether each call may run (``True``, or ``False``/a reason).
-        interceptors: Steps of your own around each call, between audit and idempotency.
+            the guard options, which build one.
         single_tenant: Requests need no ``tenant_id`` even with a store shared between
             processes (one tenant uses this deployment).
+        guards: The guard options of the client's manager
+            (:class:`~toolrelay.execution.GuardOptions`): ``approval=`` (an async handler
+            returning ``Approve()``, ``Deny(reason)`` or ``Defer()``, or
+            ``ApprovalInterceptor()``: a person decides later, the turn stops for them),
+            ``idempotency=`` (the process's store when omitted; several workers: a
+            ``RedisIdempotencyStore``), ``audit=``, ``authorize=``, ``interceptors=``.
 
     Raises:
         ConfigurationError: An argument of the wrong kind (something that is not an
@@ -184,13 +158,10 @@ class ChatClient:
         advisor_params: Mapping[str, Any] | None = None,
         tool_calling: bool = True,
         tool_calling_manager: ToolCallingManager | None = None,
-        approval: ApprovalHandler | ApprovalInterceptor | None = None,
-        idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-        audit: AuditSink | AuditInterceptor | None = None,
-        authorize: Authorizer | None = None,
-        interceptors: Iterable[ToolCallInterceptor] = (),
         single_tenant: bool = False,
+        **guards: Unpack[GuardOptions],
     ) -> None:
+        check_guard_options(guards, owner="ChatClient", parameters=_PARAMETERS)
         if not isinstance(model, ChatModel):
             raise ConfigurationError(
                 f"ChatClient needs a chat model (OpenAIChatModel(...), AnthropicChatModel(...), "
@@ -212,21 +183,11 @@ class ChatClient:
             options=options or ChatOptions(),
             tool_calling=tool_calling,
             tool_calling_manager=tool_calling_manager,
-            approval=approval,
-            idempotency=idempotency,
-            audit=audit,
-            authorize=authorize,
-            interceptors=tuple(interceptors),
             single_tenant=single_tenant,
+            guards=dict(guards),
         )
         self.tool_calling_manager = configured_manager(
-            tool_calling_manager,
-            owner="client",
-            approval=approval,
-            idempotency=idempotency,
-            audit=audit,
-            authorize=authorize,
-            interceptors=defaults.interceptors,
+            tool_calling_manager, owner="client", **guards
         )
         loops = _check_loops(defaults, defaults.advisors)
         self.model = model
@@ -552,28 +513,19 @@ class ChatClientBuilder:
         return self._set(options=self._defaults.options.merged_with(options))
 
     def tool_calling_manager(self, manager: ToolCallingManager) -> ChatClientBuilder:
-        """The manager of every tool round (instead of the guard settings below)."""
+        """The manager of every tool round (instead of the guard options)."""
         return self._set(tool_calling_manager=manager)
 
-    def approval(self, approval: ApprovalHandler | ApprovalInterceptor) -> ChatClientBuilder:
-        """Who decides about calls of tools that need approval (``ChatClient(approval=)``)."""
-        return self._set(approval=approval)
+    def guards(self, **guards: Unpack[GuardOptions]) -> ChatClientBuilder:
+        """The guard options of every tool round, as ``ChatClient(**guards)`` takes them.
 
-    def idempotency(self, store: IdempotencyStore | IdempotencyInterceptor) -> ChatClientBuilder:
-        """Where idempotent results are recorded (``ChatClient(idempotency=)``)."""
-        return self._set(idempotency=store)
+        Options given again replace the earlier ones (``interceptors=`` included).
 
-    def audit(self, sink: AuditSink | AuditInterceptor) -> ChatClientBuilder:
-        """Where a record of every call goes (``ChatClient(audit=)``)."""
-        return self._set(audit=sink)
-
-    def authorize(self, authorize: Authorizer) -> ChatClientBuilder:
-        """Whether each call may run (``ChatClient(authorize=)``)."""
-        return self._set(authorize=authorize)
-
-    def default_interceptors(self, *interceptors: ToolCallInterceptor) -> ChatClientBuilder:
-        """Steps of your own around each call (``ChatClient(interceptors=)``)."""
-        return self._set(interceptors=(*self._defaults.interceptors, *interceptors))
+        Raises:
+            ConfigurationError: A keyword is no guard option.
+        """
+        check_guard_options(guards, owner="ChatClientBuilder.guards")
+        return self._set(guards={**self._defaults.guards, **guards})
 
     def single_tenant(self, single: bool = True) -> ChatClientBuilder:
         """Requests need no ``tenant_id`` (``ChatClient(single_tenant=)``)."""
@@ -597,9 +549,23 @@ class ChatClientBuilder:
                 ``tool_calling(False)``, or two loop advisors.
         """
         defaults = self._defaults
-        return ChatClient(
-            self._model, **{f.name: getattr(defaults, f.name) for f in fields(defaults)}
-        )
+        settings = {
+            f.name: getattr(defaults, f.name) for f in fields(defaults) if f.name != "guards"
+        }
+        return ChatClient(self._model, **settings, **defaults.guards)
+
+
+_PARAMETERS = (
+    "system",
+    "tools",
+    "advisors",
+    "context",
+    "options",
+    "advisor_params",
+    "tool_calling",
+    "tool_calling_manager",
+    "single_tenant",
+)  # the client's own keyword arguments, suggested when a guard option is misspelt
 
 
 def _check(value: object, kind: type, name: str, what: str) -> None:
@@ -663,9 +629,9 @@ def _check_loops(defaults: _Defaults, advisors: Sequence[Advisor]) -> list[ToolC
             f"tool_calling=False (.tool_calling(False)) switches the tool loop off, but "
             f"{names} was given and runs one; remove one of the two"
         )
-    given = (["tool_calling_manager="] if defaults.tool_calling_manager is not None else []) + [
-        g + "=" for g in defaults.guard_settings()
-    ]
+    given = (["tool_calling_manager="] if defaults.tool_calling_manager is not None else []) + (
+        given_guards(defaults.guards)
+    )
     owned = [a for a in loops if a.tool_calling_manager is not None]
     if given and owned:
         raise ConfigurationError(
@@ -722,7 +688,8 @@ def _shared_stores(manager: ToolCallingManager, loops: Sequence[ToolCallingAdvis
     stores: list[object] = [manager.guards.idempotency.store]
     for loop in loops:
         provider = loop.tool_provider
-        stores.extend(getattr(provider, name, None) for name in ("session_store", "usage_log"))
+        stores.append(getattr(provider, "session_store", None))
+        stores.append(getattr(getattr(provider, "options", None), "usage_log", None))
         if loop.tool_calling_manager is not None:
             stores.append(loop.tool_calling_manager.guards.idempotency.store)
     return [type(s).__name__ for s in stores if getattr(s, "shared", False)]

@@ -50,7 +50,7 @@ response under ``FINAL_RESPONSE_KEY``, so aggregating a stream gives the called 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,7 +92,6 @@ from toolrelay.messages import (
     Generation,
     Message,
     SystemMessage,
-    ToolCall,
     Usage,
 )
 from toolrelay.models._call_ids import consistent_call_ids
@@ -316,20 +315,18 @@ class ToolCallingAdvisor:
             messages=tuple(state.history),
             options=request.prompt.options.replace(tools=offered.tools),
         )
-        run = _RunInPlace(offered.calls)
         try:
             result = await state.manager.execute_tool_calls(
                 prompt,
-                run.response(response.chat_response),
+                response.chat_response,
                 interceptors=offered.interceptors,
-                resumed=run.resumed(state.resumed),
+                resumed=state.resumed,
+                unavailable=offered.unavailable,
             )
         except ToolCallLimitError as exc:
             if isinstance(exc.partial, ToolExecutionResult):
-                exc.partial = run.as_written(exc.partial, response.chat_response)
                 await state.tools.after_round(exc.partial)
             raise
-        result = run.as_written(result, response.chat_response)
         await state.tools.after_round(result)
         return result
 
@@ -425,7 +422,7 @@ class ToolCallingAdvisor:
         # (a tool that needs approval was checked when the client was built, and one that
         # arrived since, in a live catalog, is refused as feedback when called).
         check_context(options.tools, options.tool_context)
-        state.tools = await self.tool_provider.open(request, owner=self.name)
+        state.tools = await self.tool_provider.open(request, owner=self.name, manager=state.manager)
         state.history = list(request.prompt.messages)
         instructions: Sequence[Message] = request.prompt.messages
         resumed = request.resume
@@ -565,77 +562,6 @@ def _unique_call_ids(response: ChatResponse, history: Sequence[Message]) -> Chat
     if all(a is b for a, b in zip(generations, response.generations, strict=True)):
         return response
     return dataclasses.replace(response, generations=tuple(generations))
-
-
-@dataclass(frozen=True)
-class _RunInPlace:
-    """A round whose provider runs some calls in place of the model's (``RoundTools.calls``).
-
-    The manager runs the replacements; the result is given back as the model wrote it: its
-    own assistant message in the history, its own calls in the outcomes (``tool_name`` says
-    which tool ran). Each answer carries the id of the model's call, and the name of the tool
-    that ran, by which the turn's call limits count it.
-    """
-
-    calls: Mapping[str, ToolCall]
-
-    def _replaced(self, calls: Sequence[ToolCall]) -> tuple[ToolCall, ...]:
-        return tuple(self.calls.get(c.id, c) for c in calls)
-
-    def response(self, response: ChatResponse) -> ChatResponse:
-        """``response`` with the calls the manager runs instead."""
-        if not self.calls:
-            return response
-        generations = list(response.generations)
-        for position, generation in enumerate(generations):
-            message = generation.message
-            if message.tool_calls:
-                replaced = dataclasses.replace(
-                    message, tool_calls=self._replaced(message.tool_calls)
-                )
-                generations[position] = dataclasses.replace(generation, message=replaced)
-                break
-        return dataclasses.replace(response, generations=tuple(generations))
-
-    def resumed(self, resumed: ResumedRound | None) -> ResumedRound | None:
-        """A round resumed after approval, over the calls the manager runs."""
-        if not self.calls or resumed is None:
-            return resumed
-        return dataclasses.replace(
-            resumed,
-            calls=self._replaced(resumed.calls),
-            answered=tuple(
-                None
-                if o is None
-                else dataclasses.replace(o, call=self.calls.get(o.call.id, o.call))
-                for o in resumed.answered
-            ),
-        )
-
-    def as_written(
-        self, result: ToolExecutionResult, response: ChatResponse
-    ) -> ToolExecutionResult:
-        """``result`` with the model's own message and calls."""
-        if not self.calls:
-            return result
-        written = {c.id: c for c in _first_calls(response)}
-        assistant = next(g.message for g in response.generations if g.message.tool_calls)
-        history = result.conversation_history
-        return dataclasses.replace(
-            result,
-            conversation_history=(*history[:-2], assistant, history[-1]),
-            outcomes=tuple(
-                dataclasses.replace(o, call=written[o.call.id]) if o.call.id in self.calls else o
-                for o in result.outcomes
-            ),
-        )
-
-
-def _first_calls(response: ChatResponse) -> tuple[ToolCall, ...]:
-    for generation in response.generations:
-        if generation.message.tool_calls:
-            return generation.message.tool_calls
-    return ()
 
 
 def _without_text(response: ChatResponse) -> ChatResponse:

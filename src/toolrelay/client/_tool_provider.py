@@ -6,8 +6,8 @@ The loop opens each turn with its provider and then asks the turn, never anythin
    model is shown, and any text the provider adds);
 2. before each round, :meth:`TurnTools.round` says what the round's calls may run with
    (:class:`RoundTools`: the tools calls resolve to, interceptors for this round only, and
-   calls to run in place of the model's: a proxy tool such as ``call_tool`` unwrapped into
-   a call of the tool it names);
+   the answer to a name none of them answers to; a proxy tool such as ``call_tool`` is a
+   :class:`~toolrelay.execution.ForwardingTool` among them);
 3. after each round, :meth:`TurnTools.after_round` hears how it went;
 4. at the end, :meth:`TurnTools.finish` may add its report to the final response.
 
@@ -19,13 +19,13 @@ loop's, so it holds whichever provider offers the tools.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
-from toolrelay.execution import ToolCallInterceptor, ToolExecutionResult
-from toolrelay.messages import ChatResponse, ToolCall
+from toolrelay.execution import ToolCallingManager, ToolCallInterceptor, ToolExecutionResult
+from toolrelay.messages import ChatResponse
 from toolrelay.tools import Tool
 
 __all__ = ["RequestTools", "RoundTools", "ToolProvider", "TurnTools"]
@@ -39,16 +39,14 @@ class RoundTools:
         tools: The tools the calls resolve to (besides the manager's own).
         interceptors: Steps around each call of this round only, outside the manager's own
             (a call they refuse never reaches its approval, idempotency or audit).
-        calls: Calls the manager runs in place of the model's, by call id (same id): the
-            call of the tool a proxy call names, so resolution, argument validation, limits
-            and the guards see that tool. The round's history keeps the model's own message,
-            its outcomes the model's calls (with the tool that ran as ``tool_name``), and each
-            answer answers the model's call id.
+        unavailable: The answer to a called name none of ``tools`` answers to, given that
+            name (tool search's "not available"); calls then resolve among ``tools`` only.
+            ``None``: the manager's unknown-tool feedback.
     """
 
     tools: tuple[Tool, ...]
     interceptors: tuple[ToolCallInterceptor, ...] = ()
-    calls: Mapping[str, ToolCall] = field(default_factory=dict)
+    unavailable: Callable[[str], str] | None = None
 
 
 @runtime_checkable
@@ -76,15 +74,23 @@ class TurnTools(Protocol):
 class ToolProvider(Protocol):
     """Offers the tool loop its tools, one turn at a time."""
 
-    async def open(self, request: ChatClientRequest, *, owner: str) -> TurnTools:
-        """Open a turn for ``request`` (its ``tool_names`` resolved); ``owner`` names the loop."""
+    async def open(
+        self, request: ChatClientRequest, *, owner: str, manager: ToolCallingManager
+    ) -> TurnTools:
+        """Open a turn for ``request`` (its ``tool_names`` resolved).
+
+        ``owner`` names the loop, for errors; ``manager`` runs the turn's rounds (its result
+        bound is what a tool of the provider's own fits its answers to).
+        """
         ...
 
 
 class RequestTools:
     """The default provider: every model call is shown the request's own tools."""
 
-    async def open(self, request: ChatClientRequest, *, owner: str) -> TurnTools:
+    async def open(
+        self, request: ChatClientRequest, *, owner: str, manager: ToolCallingManager
+    ) -> TurnTools:
         """The request's tools, for the whole turn."""
         return _REQUEST_TURN
 

@@ -14,9 +14,11 @@ it, and any loop (a subclass of your own, say) gets tool search with
 
 1. reads the conversation key (the ``conversation_id`` advisor parameter by default, scoped
    by the tool context's tenant: :mod:`~toolrelay.client._conversations`);
-2. re-indexes when the catalog's tools changed (the index itself rebuilds only on a new
-   fingerprint; one index serves every conversation, each searching its own permitted view)
-   and drops stored names of tools that left the catalog;
+2. re-indexes when the catalog's tools changed (through the tool-search core,
+   :class:`~toolrelay.toolsearch._core.CatalogSearch`, shared with the gateway and the
+   bridges; the index itself rebuilds only on a new fingerprint; one index serves every
+   conversation, each searching its own permitted view) and drops stored names of tools that
+   left the catalog;
 3. shows each model call, in a stable order (so provider prompt caches keep hitting):
    ``tool_search``, request tools, always-on tools, then discovered tools in discovery order;
 4. answers each search with its best hits (none below ``min_relative_score`` times the best
@@ -35,17 +37,20 @@ it, and any loop (a subclass of your own, say) gets tool search with
    (a failing, denied or unsearched call is never recorded).
 
 The catalog given to the advisor is what ``tool_search`` searches; request tools
-(``.tools(...)``, ``default_tools``) are never searched, only always shown. ``tool_filter``
-hides tools from a request entirely (prompts and search results, even for an exact name);
-the client's ``authorize`` is asked before each call runs (never about ``tool_search``), and
-its approval, idempotency and audit hold for found tools as for tools shown whole. A call of
-a tool the model was not shown is answered with the unavailable text and never runs; a
-forbidden or unknown name gets the very same answer as an undiscovered one, so nothing
-reveals that a forbidden tool exists. A name close to the names of tools the model sees
-(``get_wether`` beside ``get_weather``) is answered with those names instead, so a
-misspelling costs no search; only shown names are ever suggested. Each turn's searches
-(queries, hits, scores, timings) and the tools shown per model call are reported as the
-response's ``tool_search`` (a :class:`~toolrelay.toolsearch.ToolSearchReport`).
+(``.tools(...)``, ``default_tools``) are never searched, only always shown. The options
+(:class:`~toolrelay.toolsearch.SearchOptions`: hits, cut-offs, ``tool_filter``, language,
+usage history) are the gateway's and the bridges' too. ``tool_filter`` hides tools from a
+request entirely (prompts and search results, even for an exact name); the client's
+``authorize`` is asked before each call runs (never about ``tool_search``), and its approval,
+idempotency and audit hold for found tools as for tools shown whole. Every call goes through
+the manager's one path: a call of a tool the model was not shown (whatever its name, text or
+not) is answered with the unavailable text and never runs; a forbidden or unknown name gets
+the very same answer as an undiscovered one, so nothing reveals that a forbidden tool exists.
+A name close to the names of tools the model sees (``get_wether`` beside ``get_weather``) is
+answered with those names instead, so a misspelling costs no search; only shown names are
+ever suggested. Each turn's searches (queries, hits, scores, timings) and the tools shown per
+model call are reported as the response's ``tool_search`` (a
+:class:`~toolrelay.toolsearch.ToolSearchReport`).
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import Any, Literal, get_args
 
 from toolrelay.client._advisor import TOOL_CALLING_ADVISOR_ORDER
 from toolrelay.client._conversations import scoped_key
@@ -71,44 +76,27 @@ from toolrelay.execution import (
     Proceed,
     ToolCallingManager,
     ToolCallOutcome,
+    ToolCallStatus,
     ToolExecutionResult,
     ToolInvocation,
-    answer,
-    match_tool_name,
 )
-from toolrelay.execution._pipeline import META_TOOL, ContextNeeds
+from toolrelay.execution._pipeline import ContextNeeds
 from toolrelay.memory import CONVERSATION_ID
-from toolrelay.messages import ChatResponse, Message, ToolCall
+from toolrelay.messages import ChatResponse, Message
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.search._base import DEFAULT_MAX_RESULTS, ToolIndex
-from toolrelay.search._usage import UsageLog
-from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolContext, ToolMetadata, as_tools
-from toolrelay.toolsearch import _texts as search_texts
-from toolrelay.toolsearch._access import (
-    CatalogSnapshot,
-    CatalogView,
-    HiddenTool,
-    ToolFilter,
-    calls_to_run,
-    visibility_interceptor,
-)
-from toolrelay.toolsearch._learning import (
-    UsageRecorder,
-    check_usage_options,
-    read_history,
-    usage_scope,
-)
-from toolrelay.toolsearch._proxy import CallArguments, call_tool, resolve_called, unwrapped_call
+from toolrelay.search._base import ToolIndex
+from toolrelay.tools import Tool, ToolCatalog, ToolContext
+from toolrelay.toolsearch._access import CatalogSnapshot, CatalogView
+from toolrelay.toolsearch._core import CatalogSearch
+from toolrelay.toolsearch._learning import UsageRecorder, usage_scope
+from toolrelay.toolsearch._options import SearchOptions
+from toolrelay.toolsearch._proxy import call_tool, resolve_called
 from toolrelay.toolsearch._search_tool import (
-    CALL_TOOL_NAME,
-    DEFAULT_MIN_RELATIVE_SCORE,
-    TOOL_SEARCH_NAME,
-    SearchRunner,
     ToolSearcher,
     ToolSearchReport,
     ToolSearchRound,
-    check_search_options,
     defined_in,
+    definition_hit,
     with_system_suffix,
 )
 from toolrelay.toolsearch._sessions import (
@@ -117,6 +105,7 @@ from toolrelay.toolsearch._sessions import (
     Retention,
     SessionStore,
 )
+from toolrelay.toolsearch._texts import CALL_TOOL_NAME, TOOL_SEARCH_NAME, SearchTexts
 
 __all__ = ["Channel", "ConversationKey", "ToolSearch", "ToolSearchAdvisor"]
 
@@ -143,6 +132,8 @@ class ToolSearch:
     Args:
         catalog: The searchable tools: a :class:`~toolrelay.tools.ToolCatalog` (read live)
             or anything :func:`~toolrelay.tools.as_tools` accepts.
+        options: How it searches and answers (:class:`~toolrelay.toolsearch.SearchOptions`:
+            hits per search, cut-offs, ``tool_filter``, the texts' language, usage history).
         index: The search index; by default the search package's ``default_index()`` (hybrid
             BM25 + embeddings when installed, else BM25). Give each provider its own: an
             index holds one catalog.
@@ -152,7 +143,6 @@ class ToolSearch:
         conversation_key: The advisor parameter naming the conversation (default
             ``"conversation_id"``, as set by ``.conversation(...)``), or a function of the
             request, e.g. ``lambda r: r.prompt.options.tool_context.get("tenant_id")``.
-        tool_filter: Which tools a request may see and find (see the module docs).
         retention: Which discovered tools stay shown (``"used"``, ``"all"`` or ``"last_search"``):
             ``"used"`` (default) keeps the tools the model called and retires those it
             passed over: a lone search's other hits once it called one of them, the rest at
@@ -160,29 +150,13 @@ class ToolSearch:
             list only grows, so a provider's prompt cache covers every earlier tool);
             ``"last_search"`` shows only what the last round of searches found. What each
             costs in tokens on three tasks: ``docs/benchmarks.md``.
-        max_results: Hits per search when the model does not say (1-10).
-        min_score: Drop hits scoring below this, on the index's own scale.
-        min_relative_score: Drop hits scoring below this fraction of the best hit's score
-            (0-1; ``None`` keeps them). At the default 0.5 answers in a 28-tool catalog
-            shrink from 5 hits to 1-2, for at most 1.0 point of Complete@5 on BFCL,
-            StableToolBench and RestBench with the hybrid index (2.3 with BM25); figures in
-            :data:`~toolrelay.toolsearch.DEFAULT_MIN_RELATIVE_SCORE`.
-        language: The texts' language: ``"auto"`` (the catalog's, decided again when it
-            changes), ``"en"``, ``"zh"``, or a :class:`~toolrelay.toolsearch.SearchTexts`.
-        search_description, system_suffix, unavailable_message: Replace the language's texts
-            (:class:`~toolrelay.toolsearch.SearchTexts`); a ``None`` suffix: none.
-        usage_log: Where past searches that led to successful calls are kept
-            (:class:`~toolrelay.search.UsageLog`); searches rank with them. ``None``: no
-            history is kept or used.
-        shared_usage: One history for every tenant instead of one per tenant (the tool
-            context's ``tenant_id``); only for tenants that may learn from each other.
         channel: How found tools reach the model: ``"rewrite"`` (default) or ``"proxy"``
             (see :data:`Channel`).
 
     Raises:
-        ConfigurationError: An option is out of range (``channel`` among them), or the usage
-            options cannot be honoured (``shared_usage`` without a log; a log with an index
-            that does not rank with history, such as the PostgreSQL one). Per turn: the
+        ConfigurationError: An option is out of range (``channel``, ``retention`` among
+            them), or the options cannot be honoured with the index (a usage log with an
+            index that does not rank with history, such as the PostgreSQL one). Per turn: the
             conversation key is missing, an always-on name is not in the catalog, or another
             tool is called ``tool_search`` (or, in the proxy channel, ``call_tool``).
     """
@@ -191,63 +165,60 @@ class ToolSearch:
         self,
         catalog: ToolCatalog | Iterable[object],
         *,
+        options: SearchOptions | None = None,
         index: ToolIndex | None = None,
         session_store: SessionStore | None = None,
         always_on: Sequence[str] = (),
         conversation_key: ConversationKey = CONVERSATION_ID,
-        tool_filter: ToolFilter | None = None,
         retention: Retention = "used",
-        max_results: int = DEFAULT_MAX_RESULTS,
-        min_score: float | None = None,
-        min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
-        language: search_texts.SearchLanguage | search_texts.SearchTexts = "auto",
-        search_description: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
-        system_suffix: str | search_texts.FromLanguage | None = search_texts.FROM_LANGUAGE,
-        unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
-        usage_log: UsageLog | None = None,
-        shared_usage: bool = False,
         channel: Channel = "rewrite",
     ) -> None:
-        check_search_options(max_results, min_relative_score)
         if channel not in get_args(Channel):
             raise ConfigurationError(f"channel must be 'rewrite' or 'proxy', not {channel!r}")
-        if retention not in get_args(Retention):
+        if retention not in ("used", "all", "last_search"):
             raise ConfigurationError(
                 f"retention must be 'used', 'all' or 'last_search', not {retention!r}"
             )
+        self.core = CatalogSearch(catalog, index=index, options=options, always_on=always_on)
         self.channel: Channel = channel
-        self.usage_log = usage_log
-        self.shared_usage = shared_usage
-        self.catalog = (
-            catalog if isinstance(catalog, ToolCatalog) else ToolCatalog(as_tools(catalog))
-        )
-        if index is None:
-            # Imported here: indexes need numpy and more, which plain clients do not.
-            from toolrelay.search._factory import default_index
-
-            index = default_index()
-        check_usage_options(index, usage_log, shared_usage)
-        self.index = index
-        self._runner = SearchRunner(index)
         self.session_store = session_store if session_store is not None else InMemorySessionStore()
-        self.always_on = tuple(always_on)
         self.conversation_key = conversation_key
-        self.tool_filter = tool_filter
         self.retention: Retention = retention
-        self.max_results = max_results
-        self.min_score = min_score
-        self.min_relative_score = min_relative_score
-        self.texts = search_texts.SearchTextSelector(
-            language, search_description, system_suffix, unavailable_message
-        )
-        # The catalog as last indexed: shared by every conversation, like the index.
-        self._snapshot: CatalogSnapshot | None = None
+        # What the catalog needs of a context, and its hits, per snapshot (made once each).
         self._needs: tuple[CatalogSnapshot, ContextNeeds] | None = None
+        self._hits: tuple[CatalogSnapshot, Mapping[str, Mapping[str, Any]]] | None = None
 
-    async def open(self, request: ChatClientRequest, *, owner: str) -> TurnTools:
+    @property
+    def catalog(self) -> ToolCatalog:
+        """The searchable tools (assignable: the next turn re-indexes)."""
+        return self.core.catalog
+
+    @catalog.setter
+    def catalog(self, catalog: ToolCatalog | Iterable[object]) -> None:
+        self.core.catalog = catalog
+
+    @property
+    def index(self) -> ToolIndex:
+        """The search index."""
+        return self.core.index
+
+    @property
+    def options(self) -> SearchOptions:
+        """How it searches and answers."""
+        return self.core.options
+
+    @property
+    def always_on(self) -> tuple[str, ...]:
+        """The catalog tools every request shows."""
+        return self.core.always_on
+
+    async def open(
+        self, request: ChatClientRequest, *, owner: str, manager: ToolCallingManager
+    ) -> TurnTools:
         """Read the conversation's discovered tools and fix the tools every call shows."""
         key = self.conversation_key_of(request, owner=owner)
-        snapshot, reindexed = await self._current_catalog()
+        before = self.core.last_snapshot
+        snapshot = await self.core.snapshot()
         options = request.prompt.options
         context = ToolContext(options.tool_context)
         # A found tool must be able to run: what the catalog needs of the context is
@@ -255,39 +226,33 @@ class ToolSearch:
         if self._needs is None or self._needs[0] is not snapshot:
             self._needs = (snapshot, ContextNeeds(snapshot.members))
         self._needs[1].check(context)
-        view = CatalogView(snapshot, context, self.tool_filter)
-        scope = usage_scope(context, shared=self.shared_usage)
-        history = await read_history(self.usage_log, scope)
+        view = self.core.view(snapshot, context)
         proxy = self.channel == "proxy"
-        searcher = ToolSearcher(
-            index=self.index,
-            allowed=view.allowed(),
-            max_results=self.max_results,
-            min_score=self.min_score,
-            min_relative_score=self.min_relative_score,
-            history=history,
-            runner=self._runner,
-            definitions=snapshot.definitions_by_name if proxy else None,
+        searcher = await self.core.searcher(
+            view,
+            hits=self._definition_hits(snapshot) if proxy else None,
+            max_chars=manager.max_result_chars,
         )
-        texts = self.texts.for_catalog(snapshot.definitions)
+        texts = self.core.texts(snapshot)
         description = texts.proxy_description if proxy else texts.description
         search_tool = searcher.as_tool(description, parameters=texts.parameters)
         fixed = view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner)
-        if proxy:
-            fixed = _proxy_tools(fixed, texts, owner=owner)
-        return _SearchTurn(
+        turn = _SearchTurn(
             provider=self,
             key=key,
             snapshot=snapshot,
-            reindexed=reindexed,
+            reindexed=snapshot is not before and snapshot.rebuilt,
             view=view,
             searcher=searcher,
             search_tool=search_tool,
             fixed=fixed,
             texts=texts,
             discoveries=await self._stored(key, snapshot),
-            usage=UsageRecorder(scope=scope),
+            usage=UsageRecorder(scope=usage_scope(context, shared=self.options.shared_usage)),
         )
+        if proxy:
+            turn.fixed = _proxy_tools(fixed, call_tool(texts, turn.forward), owner=owner)
+        return turn
 
     def conversation_key_of(self, request: ChatClientRequest, *, owner: str = "tool_search") -> str:
         """The key the conversation's discovered tools are stored under.
@@ -311,14 +276,12 @@ class ToolSearch:
             f"sets {CONVERSATION_ID!r}) or choose another key with conversation_key="
         )
 
-    async def _current_catalog(self) -> tuple[CatalogSnapshot, bool]:
-        """The catalog as indexed, re-indexed first when its tools changed."""
-        tools = tuple(self.catalog)
-        if self._snapshot is not None and self._snapshot.holds(tools):
-            return self._snapshot, False
-        snapshot, rebuilt = await CatalogSnapshot.indexed(tools, self.index, self.always_on)
-        self._snapshot = snapshot
-        return snapshot, rebuilt
+    def _definition_hits(self, snapshot: CatalogSnapshot) -> Mapping[str, Mapping[str, Any]]:
+        """Each catalog tool's hit in answers that carry definitions (made once per snapshot)."""
+        if self._hits is None or self._hits[0] is not snapshot:
+            hits = {t.definition.name: definition_hit(t.definition) for t in snapshot.members}
+            self._hits = (snapshot, hits)
+        return self._hits[1]
 
     async def _stored(self, key: str, snapshot: CatalogSnapshot) -> Discoveries:
         """The conversation's discoveries, without tools that left the catalog."""
@@ -331,15 +294,7 @@ class ToolSearch:
         return Discoveries(names=kept, used=used, fresh=frozenset(kept))
 
 
-def unwrapped_name(call: ToolCall) -> str:
-    """The name a ``call_tool`` call gives (its own name when it gives none)."""
-    inner = unwrapped_call(call)
-    return call.name if inner is None else inner.name
-
-
-def _proxy_tools(
-    fixed: tuple[Tool, ...], texts: search_texts.SearchTexts, *, owner: str
-) -> tuple[Tool, ...]:
+def _proxy_tools(fixed: tuple[Tool, ...], call: Tool, *, owner: str) -> tuple[Tool, ...]:
     """The proxy channel's fixed list: the request's and always-on tools, then the pair.
 
     Raises:
@@ -351,34 +306,7 @@ def _proxy_tools(
             f"{owner}: a request or always-on tool is named {CALL_TOOL_NAME!r}, the name of "
             "the proxy channel's tool that runs found tools; rename it"
         )
-    parameters = tuple(sorted(texts.call_parameters.items()))
-    return (*others, search, _call_tool_tool(texts.call_description, parameters))
-
-
-@functools.lru_cache(maxsize=64)
-def _call_tool_tool(description: str, parameters: tuple[tuple[str, str], ...]) -> FunctionTool:
-    # Built once per texts: a turn asks for it, and tools are immutable.
-    return call_tool(
-        _call_tool,
-        description,
-        dict(parameters),
-        # The library's own tool: the manager never asks ``authorize`` about it (the tool a
-        # call of it names is what is asked about).
-        metadata=ToolMetadata(extra={META_TOOL: True}),
-    )
-
-
-async def _call_tool(name: str, arguments: CallArguments = {}) -> str:  # noqa: B006
-    """Run a tool found with tool_search.
-
-    (Never runs: each round runs the call of the named tool instead, or answers it as
-    unavailable.)
-
-    Args:
-        name: The tool's exact name, as tool_search returned it.
-        arguments: The tool's arguments, following its input_schema.
-    """
-    return search_texts.ENGLISH.unavailable_answer(name, ())
+    return (*others, search, call)
 
 
 @dataclass(kw_only=True)
@@ -393,33 +321,31 @@ class _SearchTurn:
     searcher: ToolSearcher
     search_tool: Tool
     fixed: tuple[Tool, ...]
-    texts: search_texts.SearchTexts
+    texts: SearchTexts
     discoveries: Discoveries
     usage: UsageRecorder
     rounds: list[ToolSearchRound] = field(default_factory=list)
-    hidden: Mapping[str, Tool] = field(default_factory=dict)
-    refused: Mapping[str, str] = field(default_factory=dict)
+    # The round's names the model may call, and the names call_tool was refused, in order.
+    callable: Mapping[str, Tool] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
     _shown: tuple[tuple[str, ...], tuple[Tool, ...], tuple[str, ...]] | None = None
     _options: tuple[ChatOptions, tuple[Tool, ...], ChatOptions] | None = None
     _scanned: tuple[int, Message, Mapping[str, str]] | None = None
 
     def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
         """Show the fixed tools plus the discovered ones, and add the system suffix."""
+        proxy = self.provider.channel == "proxy"
         discovered = self.discoveries.names
         if self._shown is None or self._shown[0] is not discovered:
             # Most rounds find nothing new: the list is worked out again only when it changed.
             # In the proxy channel it never changes: found tools run through call_tool.
-            tools = (
-                self.fixed
-                if self.provider.channel == "proxy"
-                else tuple(self.view.shown_tools(self.fixed, discovered))
-            )
+            tools = self.fixed if proxy else tuple(self.view.shown_tools(self.fixed, discovered))
             names = tuple(t.definition.name for t in tools)
             self._shown = (discovered, tools, names)
             # The round's search answers leave out what the model sees in full (but the best).
             self.searcher.shown = frozenset(names)
         _, tools, names = self._shown
-        if self.provider.channel == "proxy":
+        if proxy:
             self.searcher.defined = self._defined_in(request.prompt.messages)
         self.rounds.append(ToolSearchRound(model_call=model_call, exposed=names))
         options = request.prompt.options
@@ -430,11 +356,7 @@ class _SearchTurn:
             or self._options[1] is not tools
         ):
             self._options = (options, tools, options.replace(tools=tools))
-        suffix = (
-            self.texts.proxy_system_suffix
-            if self.provider.channel == "proxy"
-            else self.texts.system_suffix
-        )
+        suffix = self.texts.proxy_system_suffix if proxy else self.texts.system_suffix
         prompt = Prompt(
             messages=with_system_suffix(request.prompt.messages, suffix),
             options=self._options[2],
@@ -461,78 +383,39 @@ class _SearchTurn:
         return defined
 
     def round(self, request: ChatClientRequest, response: ChatResponse) -> RoundTools:
-        """The shown tools; calls of tools the model was not shown are answered, never run.
+        """The tools the round's calls may run; any other name gets the unavailable text.
 
-        Each such call gets a stand-in tool, so the manager still answers every call in
-        order and counts it against the limits, and the visibility interceptor denies it with the
-        unavailable text, or, for a name close to names of shown tools (a misspelling), with
-        those names (a name is never resolved anywhere else and only shown names are ever
-        suggested, so nothing about other tools leaks into the answer). Each search runs
+        The manager resolves every call among them (a name that is not text included) and
+        answers one it cannot resolve with the unavailable text, or, for a name close to
+        names the model may call (a misspelling), with those names (only names the model may
+        call are ever suggested, so nothing about other tools leaks into the answer). In the
+        proxy channel a call of ``call_tool`` runs the found tool it names in its place (its
+        :meth:`forward`); a found tool called directly by its name runs too. Each search runs
         bound to its call, so the report keeps every search by the call that made it.
         """
+        exposed = request.prompt.options.tools
+        tools: tuple[Tool, ...] = exposed
         if self.provider.channel == "proxy":
-            return self._proxy_round(request, response)
-        exposed = request.prompt.options.tools
-        names = [t.definition.name for t in exposed]
-        hidden: dict[str, Tool] = {}
-        for call in calls_to_run(response):
-            if call.name not in hidden and match_tool_name(call.name, names) is None:
-                text = self.texts.unavailable_answer(call.name, names)
-                hidden[call.name] = HiddenTool(call.name, text)
-        self.hidden = hidden
+            self.callable = self._callable(exposed)
+            tools = (*exposed, *(t for t in self.callable.values() if t not in exposed))
+        names = [t.definition.name for t in tools]
+        self.refused = []
         return RoundTools(
-            tools=(*exposed, *hidden.values()),
-            interceptors=(
-                visibility_interceptor(exposed, self.texts.unavailable_message),
-                self._bind_search,
-            ),
+            tools=tools,
+            interceptors=(self._bind_search,),
+            unavailable=functools.partial(self.texts.unavailable_answer, shown=names),
         )
 
-    def _proxy_round(self, request: ChatClientRequest, response: ChatResponse) -> RoundTools:
-        """The proxy channel's round: each ``call_tool`` call runs as a call of its tool.
+    async def forward(self, name: str, context: ToolContext) -> Tool | str:
+        """The found tool a ``call_tool`` call names, or the unavailable text.
 
-        The tools the model may call are the shown ones and those its searches found this
-        conversation (as retention keeps them) that it may see. A ``call_tool`` call naming
-        one of them is run in its place (``RoundTools.calls``), so validation, limits and
-        the guards see that tool; one naming anything else is answered with the unavailable
-        text, the same whether the name is undiscovered, forbidden or unknown, before any
-        guard sees it. A found tool called directly by its name runs too.
+        The same text whether the name is undiscovered, forbidden or unknown.
         """
-        exposed = request.prompt.options.tools
-        callable_tools = self._callable(exposed)
-        names = list(callable_tools)
-        calls: dict[str, ToolCall] = {}
-        refused: dict[str, str] = {}
-        hidden: dict[str, Tool] = {}
-        for call in calls_to_run(response):
-            if call.name == CALL_TOOL_NAME:
-                inner = unwrapped_call(call)
-                if inner is None:
-                    continue  # validated as a call of call_tool itself, whose feedback helps
-                tool = resolve_called(inner.name, self._known(exposed), callable_tools.__contains__)
-                if tool is None:
-                    refused[call.id] = self.texts.unavailable_answer(inner.name, names)
-                else:
-                    calls[call.id] = dataclasses.replace(inner, name=tool.definition.name)
-            elif (
-                call.name not in hidden
-                and match_tool_name(call.name, [t.definition.name for t in exposed] + names) is None
-            ):
-                hidden[call.name] = HiddenTool(
-                    call.name, self.texts.unavailable_answer(call.name, names)
-                )
-        self.hidden = hidden
-        self.refused = refused
-        runnable = (*exposed, *(t for t in callable_tools.values() if t not in exposed))
-        return RoundTools(
-            tools=(*runnable, *hidden.values()),
-            interceptors=(
-                visibility_interceptor(runnable, self.texts.unavailable_message),
-                self._refuse_unwrapped,
-                self._bind_search,
-            ),
-            calls=calls,
-        )
+        tool = resolve_called(name, self._known(), self.callable.__contains__)
+        if tool is not None:
+            return tool
+        self.refused.append(name)
+        return self.texts.unavailable_answer(name, list(self.callable))
 
     def _callable(self, exposed: Sequence[Tool]) -> dict[str, Tool]:
         """What ``call_tool`` may run, by canonical name.
@@ -550,24 +433,10 @@ class _SearchTurn:
                 tools[name] = tool
         return tools
 
-    def _known(self, exposed: Sequence[Tool]) -> Mapping[str, Tool]:
+    def _known(self) -> Mapping[str, Tool]:
         """Every tool a name could mean: the catalog's, then the request's own."""
-        extra = {
-            t.definition.name: t for t in exposed if t.definition.name not in self.snapshot.tools
-        }
+        extra = {n: t for n, t in self.callable.items() if n not in self.snapshot.tools}
         return {**self.snapshot.tools, **extra} if extra else self.snapshot.tools
-
-    async def _refuse_unwrapped(
-        self, invocation: ToolInvocation, proceed: Proceed, /
-    ) -> ToolCallOutcome:
-        if invocation.tool.definition.name != CALL_TOOL_NAME:
-            return await proceed(invocation)
-        # A call_tool call not run in its tool's place: its name is not one the model may call.
-        text = self.refused.get(invocation.call.id)
-        if text is None:
-            name = invocation.arguments.get("name")
-            text = self.texts.unavailable_answer(str(name), ())
-        return answer(invocation, text)
 
     async def _bind_search(
         self, invocation: ToolInvocation, proceed: Proceed, /
@@ -584,10 +453,11 @@ class _SearchTurn:
     async def after_round(self, result: ToolExecutionResult) -> None:
         """Store what the round's searches found and note the round in the report."""
         searches = self.searcher.take_records([o.call.id for o in result.outcomes])
+        refused = iter(self.refused)
         unavailable = tuple(
-            unwrapped_name(o.call) if o.call.id in self.refused else o.call.name
+            next(refused, o.call.name) if o.call.name == CALL_TOOL_NAME else o.call.name
             for o in result.outcomes
-            if o.call.name in self.hidden or o.call.id in self.refused
+            if o.status is ToolCallStatus.UNKNOWN_TOOL
         )
         if searches or unavailable:
             self.rounds[-1] = dataclasses.replace(
@@ -595,17 +465,16 @@ class _SearchTurn:
             )
         # This round's calls count against earlier rounds' searches: a tool is shown, and so
         # called, only from the model call after the search that found it.
-        if self.provider.usage_log is not None:
+        usage_log = self.provider.options.usage_log
+        if usage_log is not None:
             calls = [(o.tool_name, o.status) for o in result.outcomes]
-            await self.usage.record(self.provider.usage_log, calls)
+            await self.usage.record(usage_log, calls)
         for search in searches:
             self.usage.found(search.query, search.names)
         called = {
             o.tool_name
             for o in result.outcomes
-            if o.tool_name
-            and o.tool_name not in (TOOL_SEARCH_NAME, CALL_TOOL_NAME)
-            and o.call.name not in self.hidden
+            if o.tool_name and o.tool_name not in (TOOL_SEARCH_NAME, CALL_TOOL_NAME)
         }
         before = self.discoveries
         after = before.after_round(
@@ -647,13 +516,14 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     """The tool loop over the searching provider, :class:`ToolSearch`.
 
     Args:
-        catalog, index, session_store, always_on, conversation_key, tool_filter,
-            retention, max_results, min_score, min_relative_score, language,
-            search_description, system_suffix, unavailable_message, usage_log, shared_usage,
+        catalog, options, index, session_store, always_on, conversation_key, retention,
             channel: As for :class:`ToolSearch`.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
             only tools shown to the model can run, whatever the manager's resolver knows.
+
+    Attributes:
+        search: The provider (its ``options``, ``catalog``, ``index``, ``session_store``...).
 
     Raises:
         ConfigurationError: As :class:`ToolSearch` and the loop raise.
@@ -663,21 +533,12 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         self,
         catalog: ToolCatalog | Iterable[object],
         *,
+        options: SearchOptions | None = None,
         index: ToolIndex | None = None,
         session_store: SessionStore | None = None,
         always_on: Sequence[str] = (),
         conversation_key: ConversationKey = CONVERSATION_ID,
-        tool_filter: ToolFilter | None = None,
         retention: Retention = "used",
-        max_results: int = DEFAULT_MAX_RESULTS,
-        min_score: float | None = None,
-        min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
-        language: search_texts.SearchLanguage | search_texts.SearchTexts = "auto",
-        search_description: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
-        system_suffix: str | search_texts.FromLanguage | None = search_texts.FROM_LANGUAGE,
-        unavailable_message: str | search_texts.FromLanguage = search_texts.FROM_LANGUAGE,
-        usage_log: UsageLog | None = None,
-        shared_usage: bool = False,
         channel: Channel = "rewrite",
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
@@ -688,21 +549,12 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     ) -> None:
         self.search = ToolSearch(
             catalog,
+            options=options,
             index=index,
             session_store=session_store,
             always_on=always_on,
             conversation_key=conversation_key,
-            tool_filter=tool_filter,
             retention=retention,
-            max_results=max_results,
-            min_score=min_score,
-            min_relative_score=min_relative_score,
-            language=language,
-            search_description=search_description,
-            system_suffix=system_suffix,
-            unavailable_message=unavailable_message,
-            usage_log=usage_log,
-            shared_usage=shared_usage,
             channel=channel,
         )
         super().__init__(
@@ -723,16 +575,6 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
     @catalog.setter
     def catalog(self, catalog: ToolCatalog) -> None:
         self.search.catalog = catalog
-
-    @property
-    def index(self) -> ToolIndex:
-        """The search index."""
-        return self.search.index
-
-    @property
-    def session_store(self) -> SessionStore:
-        """Where discovered tools are kept between turns."""
-        return self.search.session_store
 
     def conversation_key_of(self, request: ChatClientRequest) -> str:
         """The key the conversation's discovered tools are stored under (see ``ToolSearch``)."""

@@ -528,11 +528,12 @@ class TaskRunner:
         builder = (
             ChatClient.builder(meter)
             .default_advisors(memory, loop)
-            .approval(approval if approval is not None else ApprovalInterceptor())
-            .default_interceptors(*environment.interceptors)
+            .guards(
+                approval=approval if approval is not None else ApprovalInterceptor(),
+                interceptors=environment.interceptors,
+                authorize=environment.authorize,
+            )
         )
-        if environment.authorize is not None:
-            builder = builder.authorize(environment.authorize)
         if mode.index is None:
             builder = builder.default_tools(*tools)
         system = task.system if task.system is not None else self.suite.system
@@ -648,15 +649,15 @@ class _Recorder:
         if status is ToolCallStatus.INVALID_ARGUMENTS:
             return CallStatus.INVALID_ARGUMENTS
         if status is ToolCallStatus.UNKNOWN_TOOL:
+            # Tool search answers a call of a catalog tool it did not show as it answers a
+            # name no tool has; the catalog tells the two apart.
+            called = outcome.call.name
+            hidden = self.searching and match_tool_name(called, exposed) is None
+            if hidden and match_tool_name(called, self.catalog) is not None:
+                return CallStatus.NOT_SHOWN
             return CallStatus.UNKNOWN_NAME
-        if status is ToolCallStatus.IDEMPOTENCY_CONFLICT:
-            return CallStatus.DENIED  # refused: its key is another call's
-        if status is ToolCallStatus.DENIED:
-            # Tool search answers a call of a tool it did not show with a denial.
-            if self.searching and match_tool_name(outcome.call.name, exposed) is None:
-                known = match_tool_name(outcome.call.name, self.catalog) is not None
-                return CallStatus.NOT_SHOWN if known else CallStatus.UNKNOWN_NAME
-            return CallStatus.DENIED
+        if status in (ToolCallStatus.DENIED, ToolCallStatus.IDEMPOTENCY_CONFLICT):
+            return CallStatus.DENIED  # a guard refused it, or its key is another call's
         if status in (ToolCallStatus.ERROR, ToolCallStatus.TIMEOUT):
             return CallStatus.FAILED
         return CallStatus.OTHER

@@ -52,6 +52,7 @@ from toolrelay.execution._exceptions_policy import (
     DefaultToolExceptionProcessor,
     ToolExceptionProcessor,
 )
+from toolrelay.execution._forwarding import ForwardingTool
 from toolrelay.execution._idempotency import (
     DEFAULT_MAX_ENTRIES,
     IdempotencyInterceptor,
@@ -76,6 +77,7 @@ from toolrelay.execution._manager import (
     DEFAULT_TIMEOUT,
     ToolCallingManager,
 )
+from toolrelay.execution._pipeline import GuardOptions
 from toolrelay.execution._resolution import (
     DelegatingToolResolver,
     StaticToolResolver,
@@ -119,6 +121,8 @@ __all__ = [
     "Defer",
     "DelegatingToolResolver",
     "Deny",
+    "ForwardingTool",
+    "GuardOptions",
     "IdempotencyInterceptor",
     "IdempotencyStore",
     "InMemoryIdempotencyStore",

@@ -1,15 +1,18 @@
-"""A call's arguments: read once from the model's text, validated once against the tool.
+"""A call's arguments: read once from whatever the model sent, validated once against the tool.
 
-:func:`parse_arguments` reads the text (blank is ``{}``, anything else must be a JSON object;
-the one decoder, :func:`~toolrelay.tools._arguments.load_json`, refuses what is not JSON, such
-as ``NaN``). A call whose arguments are not text, as some providers and hand-built calls
-deliver them, is read too (:func:`arguments_text`): ``None`` means no arguments, like blank
-text; a mapping is the object already decoded; anything else is refused, naming what came.
-:func:`validate_call_arguments` validates the result against the tool: with the
-tool's own validation when it has one (:class:`~toolrelay.tools.ValidatingTool`, e.g. a
-function tool's pydantic model, which also coerces ``"5"`` to ``5`` for an ``int``), else
-against its JSON Schema. Every interceptor (authorization, approval, idempotency, audit) sees
-the validated values, and the tool runs with them.
+:func:`parse_arguments` is the one reader of a call's arguments, whichever door the call came
+through (a model's round, ``call_tool``, the gateway, an MCP server, a bridge): text is read as
+JSON (blank is ``{}``; the one decoder, :func:`~toolrelay.tools._arguments.load_json`, refuses
+what is not JSON, such as ``NaN``); a JSON string holding the object (sent encoded twice) is
+unwrapped; ``None`` means no arguments; a mapping is the object already decoded, held to the
+same rules. Anything else (a list, a number), text longer than the caller's bound, or values
+nested deeper than :data:`MAX_ARGUMENTS_DEPTH` levels is refused with one problem naming what
+came, never an exception of another kind. :func:`validate_call_arguments` validates the result
+against the tool: with the tool's own validation when it has one
+(:class:`~toolrelay.tools.ValidatingTool`, e.g. a function tool's pydantic model, which also
+coerces ``"5"`` to ``5`` for an ``int``), else against its JSON Schema. Every interceptor
+(authorization, approval, idempotency, audit) sees the validated values, and the tool runs
+with them.
 """
 
 from __future__ import annotations
@@ -20,20 +23,30 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from toolrelay.exceptions import ArgumentProblem, InvalidJsonError
+from toolrelay.execution import _feedback as feedback
 from toolrelay.execution._canonical import canonical_json
 from toolrelay.tools._arguments import SchemaValidator, load_json, require_object
 from toolrelay.tools._base import Tool, ValidatedArguments, ValidatingTool
 
 __all__ = [
+    "MAX_ARGUMENTS_DEPTH",
     "ParsedArguments",
-    "arguments_text",
     "parse_arguments",
     "validate_call_arguments",
     "validates_itself",
 ]
+
+MAX_ARGUMENTS_DEPTH: Final = 100
+"""Levels of nested objects and arrays a call's arguments may have (the object itself is 1).
+
+No tool's parameters go that deep; what does is refused as feedback before anything recurses
+over it (validation, digests, logging), so no later step can fail on its depth.
+"""
+
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +54,7 @@ class ParsedArguments:
     """Arguments that are a JSON object (not validated against the tool yet).
 
     Attributes:
-        text: The JSON text of the object (``"{}"`` for blank input).
+        text: The JSON text of the object (``"{}"`` for none); what the call's history keeps.
         values: The parsed object, read-only.
     """
 
@@ -49,60 +62,99 @@ class ParsedArguments:
     values: Mapping[str, Any]
 
 
-def arguments_text(tool_name: str, arguments: object) -> str:
-    """A call's arguments as JSON text, whatever a provider or a caller put in the call.
+_NONE = ParsedArguments(text="{}", values=_EMPTY)
 
-    Text is kept as it is; ``None`` (a provider's way to say "no arguments") is blank text; a
-    mapping (arguments already decoded) is written as JSON, to be read back like any text, so
-    that its values are held to the same rules (no ``NaN``).
+
+def parse_arguments(
+    tool_name: str,
+    arguments: object,
+    *,
+    max_length: int | None = None,
+    max_depth: int = MAX_ARGUMENTS_DEPTH,
+) -> ParsedArguments:
+    """Read a call's arguments, whatever shape they came in (see the module docs).
+
+    Args:
+        tool_name: The tool's name, for the problem.
+        arguments: JSON text, ``None``, or a mapping already decoded.
+        max_length: Characters of text beyond which it is refused unread; ``None``: no bound.
+        max_depth: Levels of nesting allowed (a forwarding call's wrapper takes one more).
 
     Raises:
-        InvalidJsonError: ``arguments`` is anything else (a list, a number...), or a mapping
-            that cannot be written as JSON; the problem names what was received.
+        InvalidJsonError: The arguments are not JSON, not an object, too long or nested too
+            deeply; the problem names what came.
     """
     if isinstance(arguments, str):
-        return str.__str__(arguments)  # a str subclass: its own methods may misbehave
-    if arguments is None:
-        return ""
-    if isinstance(arguments, Mapping):
-        error: Exception
-        try:
-            return json.dumps(dict(arguments), ensure_ascii=False)
-        except RecursionError as exc:
-            problem, error = "Arguments are nested too deeply.", exc
-        except (TypeError, ValueError) as exc:  # a value JSON has no form for, a cycle
-            problem, error = f"Arguments must hold JSON values only: {exc}.", exc
-        raise InvalidJsonError(tool_name, [ArgumentProblem(location="", message=problem)]) from (
-            error
-        )
-    require_object(tool_name, arguments)  # raises, naming what it is
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def parse_arguments(tool_name: str, text: str | Mapping[str, Any] | None) -> ParsedArguments:
-    """Parse a call's arguments.
-
-    Blank text (or ``None``) means no arguments. Some models send the object JSON-encoded a
-    second time (a JSON string holding the object); that is unwrapped. Arguments that are not
-    text go through :func:`arguments_text` first.
-
-    Raises:
-        InvalidJsonError: The text is not JSON, or is JSON but not an object; or the
-            arguments are neither text, ``None`` nor a mapping.
-    """
-    if not isinstance(text, str):
-        text = arguments_text(tool_name, text)
-    if not text or not text.strip():
-        return ParsedArguments(text="{}", values=MappingProxyType({}))
-    value = load_json(tool_name, text)
+        text = str.__str__(arguments)  # a str subclass: its own methods may misbehave
+    elif arguments is None:
+        return _NONE
+    elif isinstance(arguments, Mapping):
+        text = _written(tool_name, arguments)
+    else:
+        require_object(tool_name, arguments)  # raises, naming what it is
+        raise AssertionError("unreachable")  # pragma: no cover
+    if max_length is not None and len(text) > max_length:
+        raise InvalidJsonError(tool_name, [feedback.arguments_too_long(len(text), max_length)])
+    if not text.strip():
+        return _NONE
+    value = _decoded(tool_name, text)
     if isinstance(value, str) and value.lstrip().startswith("{"):
         try:
-            inner = load_json(tool_name, value)
-        except InvalidJsonError:
+            inner = _decoded(tool_name, value)
+        except InvalidJsonError as exc:
+            if isinstance(exc.__cause__, RecursionError):
+                raise
             inner = None
         if isinstance(inner, dict):
             text, value = value, inner
-    return ParsedArguments(text=text, values=MappingProxyType(require_object(tool_name, value)))
+    values = require_object(tool_name, value)
+    if _deeper_than(values, max_depth):
+        raise _too_deep(tool_name)
+    return ParsedArguments(text=text, values=MappingProxyType(values))
+
+
+def _decoded(tool_name: str, text: str) -> Any:
+    """``text`` decoded; nested past what the decoder reads: the depth problem, worded once."""
+    try:
+        return load_json(tool_name, text)
+    except InvalidJsonError as exc:
+        if isinstance(exc.__cause__, RecursionError):
+            raise _too_deep(tool_name) from exc.__cause__
+        raise
+
+
+def _written(tool_name: str, arguments: Mapping[Any, Any]) -> str:
+    """A mapping's JSON text, to be read back like any text (so ``NaN`` is refused alike)."""
+    error: Exception
+    try:
+        return json.dumps(dict(arguments), ensure_ascii=False)
+    except RecursionError as exc:
+        raise _too_deep(tool_name) from exc
+    except (TypeError, ValueError) as exc:  # a value JSON has no form for, a cycle
+        problem, error = f"Arguments must hold JSON values only: {exc}.", exc
+    raise InvalidJsonError(tool_name, [ArgumentProblem(location="", message=problem)]) from error
+
+
+def _too_deep(tool_name: str) -> InvalidJsonError:
+    return InvalidJsonError(tool_name, [feedback.arguments_too_deep(MAX_ARGUMENTS_DEPTH)])
+
+
+def _deeper_than(value: dict[str, Any], limit: int) -> bool:
+    """Whether ``value`` nests more than ``limit`` levels (walked without recursion)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((child, depth + 1) for child in item.values() if _nests(child))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item if _nests(child))
+    return False
+
+
+def _nests(value: object) -> bool:
+    return isinstance(value, dict | list)
 
 
 def validate_call_arguments(

@@ -17,22 +17,26 @@ from toolrelay.tools._names import provider_safe_name
 from toolrelay.tools._workers import ToolThreadsStatus, WorkerPoolBusy, WorkerPoolStatus
 
 __all__ = [
+    "EXTRA_ARGUMENT",
     "approval_failed",
     "approval_not_configured",
     "approval_timed_out",
     "arguments_summary",
+    "arguments_too_deep",
     "arguments_too_long",
     "denied",
     "earlier_result_unknown",
     "error_cut",
     "idempotency_conflict",
     "invalid_arguments",
+    "keyed_result_cut",
     "name_not_text",
     "name_too_long",
     "per_tool_limit",
     "replayed",
     "result_cut",
     "result_unknown",
+    "taken_over",
     "timed_out",
     "timed_out_running",
     "timed_out_waiting",
@@ -45,6 +49,9 @@ __all__ = [
 ]
 
 _MAX_SHOWN_NAME = 80
+
+EXTRA_ARGUMENT = "Extra inputs are not permitted"
+"""The problem of an argument the tool does not declare (pydantic's wording, kept for all)."""
 
 
 def _shown(name: str) -> str:
@@ -104,6 +111,14 @@ def arguments_too_long(length: int, limit: int) -> ArgumentProblem:
             f"The arguments are {length:,} characters long; at most {limit:,} are accepted. "
             "Send shorter arguments."
         ),
+    )
+
+
+def arguments_too_deep(limit: int) -> ArgumentProblem:
+    """The arguments nest objects and arrays deeper than the manager accepts."""
+    return ArgumentProblem(
+        location="",
+        message=f"Arguments are nested too deeply (more than {limit} levels). Send flatter ones.",
     )
 
 
@@ -223,6 +238,21 @@ def result_cut(shown: int, total: int) -> str:
     )
 
 
+def keyed_result_cut(shown: int, total: int) -> str:
+    """Appended to the cut result of a tool with an idempotency key (an operation's record).
+
+    Calling it again with other arguments would reuse the operation's key (refused), and an
+    identical call replays this same text, so the note only says what was shown::
+
+        [Result cut: these are the first 20,000 of 5,242,880 characters. The operation ran
+        once; calling it again returns this same text, so go on with what is shown.]
+    """
+    return (
+        f"\n[Result cut: these are the first {shown:,} of {total:,} characters. The operation "
+        "ran once; calling it again returns this same text, so go on with what is shown.]"
+    )
+
+
 def error_cut(shown: int, total: int) -> str:
     """Appended to a tool's error text cut to the result bound (an error quoting a whole page)."""
     return f"\n[Error text cut: these are the first {shown:,} of {total:,} characters.]"
@@ -239,6 +269,14 @@ def result_unknown() -> str:
 def not_run_again() -> str:
     """Appended to the answer of an idempotent call that ran but whose result was unusable."""
     return " It ran; an identical call will not run it again."
+
+
+def taken_over(tool_name: str) -> str:
+    """An identical call took over this call's reservation before it started; it did not run."""
+    return (
+        f"Tool {_shown(tool_name)} did not run: an identical call is running it elsewhere. "
+        "Call it again later to get its result."
+    )
 
 
 def earlier_result_unknown(tool_name: str) -> str:

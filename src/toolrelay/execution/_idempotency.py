@@ -4,16 +4,24 @@ A tool declares how a call's key is derived (``ToolMetadata.idempotency_key``, o
 ``@tool(idempotency_key=...)``):
 
 - argument names: ``@tool(idempotency_key=["order_id", "refund_id"])``; the key is the tool's
-  name plus a digest of those arguments and the context's ``tenant_id`` and ``user_id``, so
-  neither tenants nor users share results. ``ToolMetadata.idempotency_scope`` widens that:
-  ``"tenant"`` (the users of a tenant share keys) or ``"global"``;
+  name plus a digest of those arguments and of the caller: the context's ``tenant_id`` and
+  ``user_id`` (the ``session_id`` instead of a missing ``user_id``), so neither tenants nor
+  users nor anonymous sessions share results. A call that names no caller at all (none of
+  the three) is refused before it runs (:class:`~toolrelay.exceptions.ToolContextError`):
+  callers the application can tell apart never share a key space by accident.
+  ``ToolMetadata.idempotency_scope`` widens the scope: ``"tenant"`` (the users of a tenant
+  share keys; the call needs a ``tenant_id``) or ``"global"`` (everyone does);
 - a function of the arguments and the context:
   ``@tool(idempotency_key=lambda args, ctx: f"refund-retry:{args['refund_id']}")``; the key
   is exactly what it returns, and it keeps full control of its scope (add the tenant and the
   user yourself when results must stay apart).
 
 The key is derived from the validated arguments (see :mod:`~toolrelay.execution._arguments`),
-so ``5``, ``"5"``, ``5.0`` and ``"05"`` for an ``int`` parameter are one operation.
+in canonical form: ``5``, ``"5"``, ``5.0`` and ``"05"`` for a function tool's ``int`` parameter
+are one operation, and so are ``7`` and ``7.0`` for any tool validated by a JSON Schema (an
+MCP tool's), whatever order the keys came in. Without a configured store, every manager of
+the process shares one in-memory store (:func:`process_idempotency`), so a declared key never
+runs twice in one process, whichever client, gateway, bridge or converted tool runs it.
 
 As with Stripe's idempotency keys, the store records with each key the call's fingerprint
 (:func:`call_fingerprint`: its tool and all its validated arguments), a short summary of its
@@ -27,7 +35,12 @@ arguments and when it took the key. :class:`IdempotencyInterceptor` looks the ke
   the tool and without asking for approval again; the text starts with a line saying it was
   not run again and when it ran (``ToolCallOutcome.recorded_result`` is the recorded text).
 
-Otherwise the key is reserved and the call runs:
+Otherwise the key is reserved, and confirmed (:meth:`IdempotencyStore.confirm`) the moment the
+tool starts, after every other step (an approval) let it through. A reservation never
+confirmed provably never started: once its lease is over it is free again, never "unknown";
+and a reservation whose reply was lost (the store applied it, the answer never came) is
+released on this interceptor's next contact with the store, so a retry of a call that never
+ran runs at once. Then:
 
 - a successful result is recorded; when the store fails to record it (unreachable, say),
   the call raises the store's error and its key is marked unknown, never released, so the
@@ -67,6 +80,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 
 from toolrelay._sync import run_sync
@@ -89,6 +103,7 @@ __all__ = [
     "ReservationStatus",
     "call_fingerprint",
     "idempotency_key",
+    "process_idempotency",
 ]
 
 _log = logging.getLogger("toolrelay.execution._idempotency")
@@ -126,7 +141,10 @@ def idempotency_key(tool: Tool, arguments: Mapping[str, Any], context: ToolConte
     if scope != "global":
         identity["tenant"] = context.tenant_id
     if scope == "user":
-        identity["user"] = context.user_id
+        user = context.user_id
+        identity["user"] = user
+        if user is None or user == "":
+            identity["session"] = context.session_id  # an anonymous caller: its session
     return f"{name}:{sha256_hex(canonical_json(identity))}"
 
 
@@ -205,8 +223,18 @@ class IdempotencyStore(Protocol):
         """Give ``owner`` the key unless it has a result, a live reservation or an unknown outcome.
 
         Acquiring records ``fingerprint``, ``summary`` and the time with the key. A
-        reservation older than ``lease`` seconds without a result (its owner was lost) is
-        reported as ``UNKNOWN``, never taken over.
+        confirmed reservation older than ``lease`` seconds without a result (its owner was
+        lost while it ran) is reported as ``UNKNOWN``, never taken over; an unconfirmed one
+        (its run never started) is taken over.
+        """
+        ...
+
+    async def confirm(self, key: str, *, owner: str) -> bool:
+        """Mark ``owner``'s reservation as started, right before its tool starts.
+
+        Returns:
+            Whether ``owner`` still holds the reservation (``False``: another owner took it
+            over, and this run must not start).
         """
         ...
 
@@ -244,6 +272,7 @@ class _Entry:
     fingerprint: str = ""
     summary: str = ""
     ran_at: float = 0.0
+    started: bool = True  # a reservation not confirmed yet: its run never started
 
     def reservation(self, now: float) -> Reservation:
         return Reservation(
@@ -268,6 +297,10 @@ class _Entry:
         if self.unknown or now - self.since >= self.lease:
             return ReservationStatus.UNKNOWN
         return ReservationStatus.RUNNING
+
+    def abandoned(self, now: float) -> bool:
+        """A reservation whose lease ended before its run started: free to take."""
+        return not self.started and self.result is None and now - self.since >= self.lease
 
 
 class InMemoryIdempotencyStore:
@@ -312,7 +345,7 @@ class InMemoryIdempotencyStore:
 
     def _get(self, key: str, now: float) -> _Entry | None:
         entry = self._entries.get(key)
-        if entry is not None and self._expired(entry, now):
+        if entry is not None and (self._expired(entry, now) or entry.abandoned(now)):
             del self._entries[key]
             return None
         return entry
@@ -373,9 +406,21 @@ class InMemoryIdempotencyStore:
                     fingerprint=fingerprint,
                     summary=summary,
                     ran_at=now,
+                    started=False,
                 ),
             )
             return Reservation(status=ReservationStatus.ACQUIRED)
+
+    async def confirm(self, key: str, *, owner: str) -> bool:
+        """See :meth:`IdempotencyStore.confirm`."""
+        with self._lock:
+            now = self._clock()
+            entry = self._get(key, now)
+            if entry is None or entry.owner != owner or entry.result is not None:
+                return False
+            entry.started = True
+            entry.since = now  # the lease of the run counts from its start
+            return True
 
     async def complete(
         self, key: str, *, owner: str, result: str, fingerprint: str = "", summary: str = ""
@@ -454,7 +499,7 @@ class InMemoryIdempotencyStore:
 
 
 class _KeyLocks:
-    """One lock per key in use, so identical calls of one event loop run one after the other.
+    """One lock per call in use, so identical calls of one event loop run one after the other.
 
     Locks belong to the loop that made them (blocking calls each run on a loop of their
     own); calls on different loops are kept apart by the store's reservations instead.
@@ -517,6 +562,9 @@ class IdempotencyInterceptor:
         self.poll_interval = poll_interval
         self._locks = _KeyLocks()
         self._settling: set[asyncio.Task[None]] = set()  # late results being recorded
+        # Reservations the store may hold though its answer never came: released at the next
+        # contact, so a retry of a call that never started is not kept waiting.
+        self._unsettled: set[tuple[str, str]] = set()
 
     async def __call__(self, invocation: ToolInvocation, proceed: Proceed, /) -> ToolCallOutcome:
         """Replay the recorded result, or run the call and record a successful result."""
@@ -530,19 +578,22 @@ class IdempotencyInterceptor:
     async def _keyed(
         self, key: str, invocation: ToolInvocation, proceed: Proceed
     ) -> ToolCallOutcome:
-        await self._locks.acquire(key)
-        owner = uuid.uuid4().hex
         values = invocation.arguments.values
         call = _Call(
             fingerprint=call_fingerprint(invocation.tool, values),
             summary=feedback.arguments_summary(values),
         )
+        # Identical calls take turns; a call reusing the key with other arguments does not
+        # queue behind them: the store refuses it at once.
+        slot = f"{key}\x00{call.fingerprint}"
+        await self._locks.acquire(slot)
+        owner = uuid.uuid4().hex
         held, moved, ran = True, False, False
         outer_check = invocation.arguments_check
 
         async def check(changed: ToolInvocation, inner: Proceed) -> ToolCallOutcome:
             """Arguments changed inside the chain (an approval's edit): key them again."""
-            nonlocal held, moved
+            nonlocal call, held, moved
             changed = replace(changed, arguments_check=outer_check)
             new_key = _key_or_answer(changed)
             if isinstance(new_key, ToolCallOutcome):
@@ -550,9 +601,15 @@ class IdempotencyInterceptor:
             if new_key != key:
                 moved = True  # the run belongs to the new key; this one stays free
                 await self.store.release(key, owner=owner)
-                self._locks.release(key)
+                self._locks.release(slot)
                 held = False
             if new_key is None or new_key == key:
+                # The key records what runs under it: a repeat of the edited call replays.
+                edited = changed.arguments.values
+                call = _Call(
+                    fingerprint=call_fingerprint(changed.tool, edited),
+                    summary=feedback.arguments_summary(edited),
+                )
                 return await _continue(changed, inner)
             return await self._keyed(
                 new_key,
@@ -561,8 +618,11 @@ class IdempotencyInterceptor:
             )
 
         outcome: ToolCallOutcome | None = None
+        reserving = True
         try:
+            await self._settle_lost()
             reservation = await self._reserve(key, owner, call)
+            reserving = False
             if call.conflicts_with(reservation):
                 return _conflict(invocation, key, reservation)
             if reservation.status is ReservationStatus.COMPLETED:
@@ -572,13 +632,16 @@ class IdempotencyInterceptor:
                 return _busy(invocation, key)
             if reservation.status is ReservationStatus.UNKNOWN:
                 return _unknown(invocation, key, reservation)
+            # Confirmed right before the tool starts (after approval): until then, a lost
+            # owner leaves a reservation that provably never ran.
+            invocation.progress.confirm = partial(self.store.confirm, key, owner=owner)
             outcome = await proceed(replace(invocation, arguments_check=check))
             if moved:
                 return outcome
             if outcome.ok:
                 ran = True  # it took effect: failing to record that must not free the key
                 await self.store.complete(
-                    key, owner=owner, result=outcome.response.data, **call.recorded()
+                    key, owner=owner, result=outcome.result_text, **call.recorded()
                 )
             elif outcome.result_unknown:
                 await self.store.mark_unknown(key, owner=owner, **call.recorded())
@@ -596,6 +659,9 @@ class IdempotencyInterceptor:
                 await self.store.release(key, owner=owner)
             return replace(outcome, idempotency_key=key)
         except BaseException as error:
+            if reserving:
+                # The store may have applied a reservation whose answer was lost.
+                self._unsettled.add((key, owner))
             if not moved:
                 with contextlib.suppress(Exception):  # the original error matters more
                     # An Exception once it ran is the store failing to record the result.
@@ -603,10 +669,11 @@ class IdempotencyInterceptor:
                     await self._after_interruption(
                         key, owner, call, invocation, outcome, store_failed
                     )
+                    self._unsettled.discard((key, owner))
             raise
         finally:
             if held:
-                self._locks.release(key)
+                self._locks.release(slot)
 
     async def _after_interruption(
         self,
@@ -627,12 +694,19 @@ class IdempotencyInterceptor:
         progress = invocation.progress
         if outcome is not None and outcome.ok and not store_failed:
             await self.store.complete(
-                key, owner=owner, result=outcome.response.data, **call.recorded()
+                key, owner=owner, result=outcome.result_text, **call.recorded()
             )
         elif store_failed or progress.returned or progress.interrupted:  # it (may have) acted
             await self.store.mark_unknown(key, owner=owner, **call.recorded())
         else:
             await self.store.release(key, owner=owner)
+
+    async def _settle_lost(self) -> None:
+        """Release the reservations whose answers were lost (each once the store answers)."""
+        for key, owner in list(self._unsettled):
+            with contextlib.suppress(Exception):  # still unreachable: tried again next time
+                await self.store.release(key, owner=owner)
+                self._unsettled.discard((key, owner))
 
     def _record_late(
         self, key: str, owner: str, call: _Call, late: concurrent.futures.Future[str]
@@ -825,3 +899,20 @@ def _busy(invocation: ToolInvocation, key: str) -> ToolCallOutcome:
         "Call it again later to get its result."
     )
     return _answer(invocation, key, text, ToolCallStatus.ERROR)
+
+
+# Every manager without ``idempotency=`` shares it: a declared key runs once per process,
+# whichever client, gateway, bridge or converted tool runs its tool.
+_process = IdempotencyInterceptor(InMemoryIdempotencyStore())
+
+
+def process_idempotency() -> IdempotencyInterceptor:
+    """The idempotency step of every manager configured without a store of its own.
+
+    Its :class:`InMemoryIdempotencyStore` is the process's: it lives as long as the process,
+    shared by every client, gateway, bridge and converted tool, so a declared key never runs
+    twice in one process. Several processes share a Redis or SQLite store instead
+    (``idempotency=``). Tests that need a clean slate use
+    :func:`toolrelay.testing.isolated_idempotency`.
+    """
+    return _process

@@ -22,6 +22,7 @@ from toolrelay.tools._base import check_seconds
 __all__ = ["SqliteIdempotencyStore"]
 
 # lease: seconds a reservation is live (0 marks an unknown outcome); NULL for a result.
+# started: 0 for a reservation whose run has not been confirmed (it never started).
 # fingerprint, summary: the arguments of the call holding the key; ran_at: when it took it.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS idempotency (
@@ -32,13 +33,14 @@ CREATE TABLE IF NOT EXISTS idempotency (
     lease REAL,
     fingerprint TEXT NOT NULL,
     summary TEXT NOT NULL,
-    ran_at REAL NOT NULL
+    ran_at REAL NOT NULL,
+    started INTEGER NOT NULL DEFAULT 1
 )
 """
 _WRITE = (
     "INSERT OR REPLACE INTO idempotency "
-    "(key, owner, result, since, lease, fingerprint, summary, ran_at) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+    "(key, owner, result, since, lease, fingerprint, summary, ran_at, started) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _PURGE_EVERY = 256  # writes between two deletions of expired rows
 
@@ -46,10 +48,11 @@ _PURGE_EVERY = 256  # writes between two deletions of expired rows
 class SqliteIdempotencyStore(SqliteStore):
     """Records idempotent results in one SQLite database.
 
-    A row holds a reservation (``owner`` and its ``lease`` set, no result), an unknown
-    outcome (a reservation with ``lease`` 0) or a recorded result; ``since`` is when the row
-    was last written. Each row also holds the ``fingerprint`` and ``summary`` of the
-    arguments of the call holding the key, and when it took the key (``ran_at``).
+    A row holds a reservation (``owner`` and its ``lease`` set, no result; ``started`` once
+    confirmed), an unknown outcome (a reservation with ``lease`` 0) or a recorded result;
+    ``since`` is when the row was last written. Each row also holds the ``fingerprint`` and
+    ``summary`` of the arguments of the call holding the key, and when it took the key
+    (``ran_at``).
 
     Args:
         path: The database file (missing parent folders are created); ``":memory:"`` for a
@@ -101,30 +104,45 @@ class SqliteIdempotencyStore(SqliteStore):
         def work(db: sqlite3.Connection) -> Reservation:
             now = self._clock()
             row = db.execute(
-                "SELECT result, since, lease, fingerprint, summary, ran_at "
+                "SELECT result, since, lease, fingerprint, summary, ran_at, started "
                 "FROM idempotency WHERE key = ?",
                 (stored_key,),
             ).fetchone()
             if row is not None:
-                result, since, row_lease, held_by, held_summary, ran_at = row
+                result, since, row_lease, held_by, held_summary, ran_at, started = row
                 found = {
                     "fingerprint": from_store(held_by),
                     "summary": from_store(held_summary),
                     "ran_at": ran_at,
                 }
-                live = result is None and now - since < (lease if row_lease is None else row_lease)
+                held_for = lease if row_lease is None else row_lease
+                live = result is None and now - since < held_for
                 if live:
                     return Reservation(status=ReservationStatus.RUNNING, **found)
-                if not self._expired(since, now):
+                # A reservation whose lease ended before its run started is taken over.
+                if (result is not None or started) and not self._expired(since, now):
                     if result is not None:
                         return Reservation(
                             status=ReservationStatus.COMPLETED, result=from_store(result), **found
                         )
                     return Reservation(status=ReservationStatus.UNKNOWN, **found)
             recorded = (to_store(fingerprint), to_store(summary), now)
-            db.execute(_WRITE, (stored_key, to_store(owner), None, now, lease, *recorded))
+            db.execute(_WRITE, (stored_key, to_store(owner), None, now, lease, *recorded, 0))
             self._written(db, now)
             return Reservation(status=ReservationStatus.ACQUIRED)
+
+        return await self._run(work)
+
+    async def confirm(self, key: str, *, owner: str) -> bool:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.confirm`."""
+
+        def work(db: sqlite3.Connection) -> bool:
+            changed = db.execute(
+                "UPDATE idempotency SET started = 1, since = ? "
+                "WHERE key = ? AND owner = ? AND result IS NULL AND lease > 0",
+                (self._clock(), to_store(key), to_store(owner)),
+            )
+            return changed.rowcount == 1
 
         return await self._run(work)
 
@@ -164,7 +182,7 @@ class SqliteIdempotencyStore(SqliteStore):
             if row is not None and row[0] is not None and not self._expired(row[1], now):
                 return  # the first recorded result stays
             kept = self._kept(db, stored_key, owner, fingerprint, summary, now)
-            db.execute(_WRITE, (stored_key, None, to_store(result), now, None, *kept))
+            db.execute(_WRITE, (stored_key, None, to_store(result), now, None, *kept, 1))
             self._written(db, now)
 
         await self._run(work)
@@ -194,7 +212,7 @@ class SqliteIdempotencyStore(SqliteStore):
             if row is not None and (row[1] is not None or row[0] != stored_owner):
                 return  # a result, or another owner's row: nothing of ours to mark
             kept = self._kept(db, stored_key, owner, fingerprint, summary, now)
-            db.execute(_WRITE, (stored_key, stored_owner, None, now, 0, *kept))
+            db.execute(_WRITE, (stored_key, stored_owner, None, now, 0, *kept, 1))
             self._written(db, now)
 
         await self._run(work)

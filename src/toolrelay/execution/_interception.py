@@ -75,14 +75,17 @@ class CallProgress:
             timed out).
         returned: The body returned a result: it did its work, whatever becomes of the
             outcome afterwards (a round cancelled while the result is being recorded).
+        confirm: Asked right before the body starts, when set (the idempotency step
+            confirming its reservation); ``False`` means the call must not start.
     """
 
-    __slots__ = ("ended", "returned", "started")
+    __slots__ = ("confirm", "ended", "returned", "started")
 
     def __init__(self) -> None:
         self.started = False
         self.ended = False
         self.returned = False
+        self.confirm: Callable[[], Awaitable[bool]] | None = None
 
     @property
     def interrupted(self) -> bool:

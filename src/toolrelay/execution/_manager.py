@@ -9,27 +9,37 @@ audit, tracing).
 
 A round, for each call of the first generation that has tool calls:
 
-1. resolve the name among the tools the request offers (then lenient matching); a name longer
-   than ``max_name_length`` is refused without being looked up;
+1. resolve the name among the tools the request offers (then lenient matching); a name that
+   is not text, or longer than ``max_name_length``, is refused without being looked up; a
+   name none of them answers to gets the round's ``unavailable`` text when it has one (tool
+   search: the same for unknown, hidden and forbidden names), else the closest names; a
+   call of a :class:`~toolrelay.execution.ForwardingTool` (``call_tool``) is read as the
+   call of the tool it names, which that tool's ``forward`` resolves for the caller;
 2. count it against the turn's :class:`~toolrelay.execution.CallLimits`;
-3. parse the arguments (blank text and ``None`` are ``{}``; a mapping is taken as the object
-   already decoded; anything else must be the text of a JSON object; a text longer than
-   ``max_arguments_length`` is refused unread) and validate them against the tool, once (see
-   :mod:`~toolrelay.execution._arguments`); a name that is not text is an unknown tool;
-4. pass the call through the interceptors, the round's own first, then the manager's (see
+3. check that the tool context holds what the tool needs (``context_keys``, a required
+   ``ToolContext``, the caller its idempotency keys are kept for), whichever door the call
+   came through: a :class:`~toolrelay.exceptions.ToolContextError` for the developer;
+4. read the arguments with the one reader (an object's JSON text, a JSON string holding one,
+   ``None``, a mapping; anything else, text over ``max_arguments_length`` or values nested too
+   deeply are feedback naming what came, see :mod:`~toolrelay.execution._arguments`) and
+   validate them against the tool, once;
+5. pass the call through the interceptors, the round's own first, then the manager's (see
    :mod:`~toolrelay.execution._interception`), then run the tool with the validated arguments,
    which a :class:`~toolrelay.tools.ValidatingTool` gets as they are, never parsed again
    (bounded by ``max_concurrency``, cancelled
    after its timeout; synchronous functions in a bounded pool of threads of their own, each
    tool within its share of them, see :mod:`~toolrelay.tools._workers`); exceptions go to the
    :class:`~toolrelay.execution.ToolExceptionProcessor`;
-5. bound what the model reads: a result (or a tool's error text) longer than the tool's
-   ``max_result_chars``, else the manager's (:data:`DEFAULT_MAX_RESULT_CHARS`), is cut there,
-   with a note saying how much was shown and how to ask for less; the outcome keeps the whole
-   text (``ToolCallOutcome.full_result``).
+6. bound what the model reads: a result (or a tool's error text, or a replayed result) longer
+   than the tool's ``max_result_chars``, else the manager's
+   (:data:`DEFAULT_MAX_RESULT_CHARS`), is cut there, with a note saying how much was shown and
+   what to do; the outcome keeps the whole text (``ToolCallOutcome.full_result``). The
+   library's own tools (``tool_search``) fit their answers to the bound themselves, whole.
 
-Steps 1-3 run for every call before any tool starts, so a ``"raise"`` policy for unknown names
-or invalid arguments fails before anything has side effects. Responses keep the order of the calls.
+Steps 1-4 run for every call before any tool starts, so a ``"raise"`` policy for unknown names
+or invalid arguments fails before anything has side effects. Responses keep the order of the
+calls, and the history keeps every call well-formed (a name that is text, arguments that are
+text), so an adapter re-sending it never fails.
 Every call is answered, even when two calls share an id or have an empty id: responses echo
 the ids given, and providers decide what they accept. A response carries the tool's canonical
 name when the call resolved, and the name as the model wrote it when it did not. A round
@@ -51,10 +61,11 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from time import perf_counter
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, Unpack
 
 from toolrelay._sync import run_sync
 from toolrelay.exceptions import (
+    ArgumentProblem,
     ConfigurationError,
     ModelResponseError,
     ToolArgumentError,
@@ -65,15 +76,14 @@ from toolrelay.exceptions import (
     ToolResultError,
 )
 from toolrelay.execution import _feedback as feedback
-from toolrelay.execution._approval import ApprovalHandler, ApprovalInterceptor, ResumedRound
+from toolrelay.execution._approval import ResumedRound
 from toolrelay.execution._arguments import (
-    arguments_text,
+    MAX_ARGUMENTS_DEPTH,
+    ParsedArguments,
     parse_arguments,
     validate_call_arguments,
     validates_itself,
 )
-from toolrelay.execution._audit import AuditInterceptor, AuditSink
-from toolrelay.execution._authorization import Authorizer
 from toolrelay.execution._concurrency import run_all
 from toolrelay.execution._exceptions_policy import (
     DefaultToolExceptionProcessor,
@@ -81,10 +91,17 @@ from toolrelay.execution._exceptions_policy import (
     error_text,
     tool_error_text,
 )
-from toolrelay.execution._idempotency import IdempotencyInterceptor, IdempotencyStore
+from toolrelay.execution._forwarding import FORWARDED_NAME, ForwardingTool
 from toolrelay.execution._interception import ToolCallInterceptor, ToolInvocation, run_interceptors
 from toolrelay.execution._limits import CallLimits, LimitBreach, TurnCallCounter
-from toolrelay.execution._pipeline import Guards
+from toolrelay.execution._pipeline import (
+    META_TOOL,
+    GuardOptions,
+    Guards,
+    check_guard_options,
+    check_tool_context,
+    given_guards,
+)
 from toolrelay.execution._resolution import (
     MAX_TOOL_NAME_LENGTH,
     StaticToolResolver,
@@ -98,7 +115,13 @@ from toolrelay.execution._result import (
     ToolCallStatus,
     ToolExecutionResult,
 )
-from toolrelay.messages import ChatResponse, Generation, ToolCall, ToolResponse, ToolResponseMessage
+from toolrelay.messages import (
+    ChatResponse,
+    Generation,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+)
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools._arguments import json_kind
 from toolrelay.tools._base import (
@@ -144,17 +167,44 @@ Chinese (``cl100k_base``).
 """
 
 
+_PARAMETERS = (
+    "resolver",
+    "exception_processor",
+    "max_concurrency",
+    "default_timeout",
+    "limits",
+    "unknown_tool",
+    "invalid_arguments",
+    "allow_unoffered_tools",
+    "max_name_length",
+    "max_arguments_length",
+    "sync_workers",
+    "max_result_chars",
+)  # the manager's own keyword arguments, suggested when a guard option is misspelt
+
+
 class _Default(enum.Enum):
     """Marks an option left out, which differs from one given as ``None``."""
 
     TIMEOUT = enum.auto()
 
 
+Unavailable = Callable[[str], str]
+"""The answer to a called name none of the caller's tools answers to, given that name."""
+
+_FORWARDED_ARGUMENTS = "arguments"  # the parameter of a forwarding call with the named tool's
+
+
 @dataclass(frozen=True, kw_only=True)
 class _Ready:
-    """A call that passed resolution, limits and argument validation."""
+    """A call that passed resolution, limits, the context check and argument validation.
+
+    ``call`` is what the pipeline sees (a forwarded call's: the named tool's call, under the
+    model's id); ``written`` the model's call as the history keeps it, which is answered.
+    """
 
     call: ToolCall
+    written: ToolCall
     tool: Tool
     arguments: ValidatedArguments
     decision: ApprovalDecision | None = None
@@ -162,7 +212,7 @@ class _Ready:
 
 def _decided(ready: _Ready, resumed: ResumedRound) -> _Ready:
     """``ready`` carrying the person's decision about it, if the resumed round has one."""
-    decision = resumed.decision_for(ready.call, ready.tool.definition.name)
+    decision = resumed.decision_for(ready.written, ready.tool.definition.name)
     return ready if decision is None else dataclasses.replace(ready, decision=decision)
 
 
@@ -215,26 +265,15 @@ class ToolCallingManager:
             response; ``"raise"`` raises :class:`~toolrelay.exceptions.ToolNotFoundError`.
         invalid_arguments: ``"feedback"`` answers unusable arguments with an error response;
             ``"raise"`` raises :class:`~toolrelay.exceptions.ToolArgumentError`.
-        approval: Decides about calls of tools that need approval (``requires_approval``):
-            an async handler returning ``Approve()``, ``Deny(reason)`` or ``Defer()``, or an
-            :class:`~toolrelay.execution.ApprovalInterceptor` for its options (no handler: a
-            person decides later; ``destructive=True``: destructive tools too). Without it
-            such a call never runs: it is refused as feedback to the model and logged as an
-            error (a client refuses to build over such tools, see ``check_tools``).
-        idempotency: Where results of tools with an ``idempotency_key`` are recorded: an
-            :class:`~toolrelay.execution.IdempotencyStore` or an
-            :class:`~toolrelay.execution.IdempotencyInterceptor` for its options. Always
-            engaged: without it, an :class:`~toolrelay.execution.InMemoryIdempotencyStore`
-            of this manager (per process; several workers share a Redis or SQLite store).
-        audit: Where a record of every call goes: an :class:`~toolrelay.execution.AuditSink`
-            or an :class:`~toolrelay.execution.AuditInterceptor` for its options.
-        authorize: Asked whether each call may run (``True``, or ``False``/a reason to
-            deny); not asked about the library's own tools (``tool_search``).
-        interceptors: Steps of your own around every call that passed resolution, limits and
-            argument validation, outermost first (see
-            :class:`~toolrelay.execution.ToolCallInterceptor`). The pipeline is, outermost
+        guards: The guard options, as every door takes them
+            (:class:`~toolrelay.execution.GuardOptions`: ``approval=``, ``idempotency=``,
+            ``audit=``, ``authorize=``, ``interceptors=``). The pipeline is, outermost
             first: ``authorize``, ``audit``, ``interceptors``, idempotency, ``approval``,
-            then the tool; the built-in steps are given by their options, never here.
+            then the tool. A tool that requires
+            approval never runs without ``approval=`` (it is refused as feedback, logged as an
+            error; a client refuses to build over it, see ``check_tools``); idempotency keys
+            are honoured with the process's in-memory store unless ``idempotency=`` names
+            another.
         allow_unoffered_tools: Also run tools the request did not offer, when the resolver
             knows the name a call gives. By default a call can only run a tool of the
             request (``ChatOptions.tools`` and ``tool_names``): a model cannot reach a tool
@@ -249,13 +288,13 @@ class ToolCallingManager:
             model reads, for tools whose metadata sets no ``max_result_chars``
             (:data:`DEFAULT_MAX_RESULT_CHARS`, 20,000); ``None`` means no bound. A longer text
             is cut there (never inside a surrogate pair), followed by a note saying how much
-            was shown of how much and how to ask for less; the outcome keeps the whole text
+            was shown of how much and what to do; the outcome keeps the whole text
             (``ToolCallOutcome.full_result``).
 
     Raises:
         ConfigurationError: An option is out of range (a timeout that is not a finite number
-            of seconds above 0, a limit below 1), or a built-in step among
-            ``interceptors`` (it has its own option).
+            of seconds above 0, a limit below 1), a guard option is unknown or of the wrong
+            kind, or a built-in step is among ``interceptors`` (it has its own option).
     """
 
     def __init__(
@@ -268,17 +307,14 @@ class ToolCallingManager:
         limits: CallLimits = CallLimits(),  # noqa: B008 - frozen, so sharing it is safe
         unknown_tool: Policy = "feedback",
         invalid_arguments: Policy = "feedback",
-        approval: ApprovalHandler | ApprovalInterceptor | None = None,
-        idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-        audit: AuditSink | AuditInterceptor | None = None,
-        authorize: Authorizer | None = None,
-        interceptors: Sequence[ToolCallInterceptor] = (),
         allow_unoffered_tools: bool = False,
         max_name_length: int = DEFAULT_MAX_NAME_LENGTH,
         max_arguments_length: int = DEFAULT_MAX_ARGUMENTS_LENGTH,
         sync_workers: WorkerPool | None = None,
         max_result_chars: int | None = DEFAULT_MAX_RESULT_CHARS,
+        **guards: Unpack[GuardOptions],
     ) -> None:
+        check_guard_options(guards, owner="ToolCallingManager", parameters=_PARAMETERS)
         for option, limit in (
             ("max_concurrency", max_concurrency),
             ("max_name_length", max_name_length),
@@ -307,13 +343,7 @@ class ToolCallingManager:
         self.limits = limits
         self.unknown_tool = unknown_tool
         self.invalid_arguments = invalid_arguments
-        self.guards = Guards(
-            approval=approval,
-            idempotency=idempotency,
-            audit=audit,
-            authorize=authorize,
-            interceptors=interceptors,
-        )
+        self.guards = Guards(**guards)
         self.allow_unoffered_tools = allow_unoffered_tools
         self.max_name_length = max_name_length
         self.max_arguments_length = max_arguments_length
@@ -362,6 +392,7 @@ class ToolCallingManager:
         *,
         interceptors: Sequence[ToolCallInterceptor] = (),
         resumed: ResumedRound | None = None,
+        unavailable: Unavailable | None = None,
     ) -> ToolExecutionResult:
         """Run the tool calls of ``chat_response`` and answer each of them.
 
@@ -370,24 +401,28 @@ class ToolCallingManager:
                 and the tool context, its messages start the new history.
             chat_response: The model's answer; the first generation with tool calls is used.
             interceptors: Extra interceptors for this round only. They run outside the
-                manager's pipeline (before it), so a call the round refuses (a tool the model
-                was not shown) never reaches an idempotency store, an approver or an audit
-                sink of the manager.
+                manager's pipeline (before it), so a call the round refuses never reaches
+                an idempotency store, an approver or an audit sink of the manager.
             resumed: The round that stopped for approval, run again: its answered calls keep
                 their answers (none runs twice) and each pending call carries the person's
                 decision (``ToolInvocation.decision``) to the approval interceptor.
+            unavailable: The answer to a name none of the request's tools answers to (tool
+                search's "not available" text), given the name as the model wrote it;
+                calls then resolve among the request's tools only, never through the
+                resolver. ``None``: the manager's unknown-tool feedback.
 
         Returns:
-            The new history (prompt messages, the assistant message, one tool response message
-            answering every call in order), ``return_direct`` and one outcome per call.
+            The new history (prompt messages, the assistant message with every call
+            well-formed, one tool response message answering every call in order),
+            ``return_direct`` and one outcome per call.
 
         Raises:
             ModelResponseError: No generation has tool calls.
             ConfigurationError: ``resumed`` is not a round of these calls.
             ToolNotFoundError: A name is unknown and ``unknown_tool="raise"``.
             ToolArgumentError: Arguments are unusable and ``invalid_arguments="raise"``.
-            ToolContextError: A tool needs a tool context and the request has none (a
-                mistake of the calling code, never the model's).
+            ToolContextError: A tool needs what the request's tool context lacks (a mistake
+                of the calling code, never the model's).
             ToolCallLimitError: A limit was breached and ``limits.on_breach="raise"``; the
                 calls within the limits still ran and ``partial`` holds the round's result.
             ToolExecutionError: The exception processor wraps a tool's exception.
@@ -414,10 +449,14 @@ class ToolCallingManager:
             breaches,
             interceptors,
             resumed,
+            unavailable,
         )
         return_direct = all(o.ok for o in outcomes) and all(
             r.tool.metadata.return_direct for r in ready
         )
+        written = tuple(o.call for o in outcomes)
+        if written != calls:  # a name or arguments that were not text: kept well-formed
+            assistant = dataclasses.replace(assistant, tool_calls=written)
         result = ToolExecutionResult(
             conversation_history=(
                 *prompt.messages,
@@ -440,11 +479,16 @@ class ToolCallingManager:
         *,
         interceptors: Sequence[ToolCallInterceptor] = (),
         resumed: ResumedRound | None = None,
+        unavailable: Unavailable | None = None,
     ) -> ToolExecutionResult:
         """Blocking :meth:`execute_tool_calls` (works inside a running event loop too)."""
         return run_sync(
             self.execute_tool_calls(
-                prompt, chat_response, interceptors=interceptors, resumed=resumed
+                prompt,
+                chat_response,
+                interceptors=interceptors,
+                resumed=resumed,
+                unavailable=unavailable,
             )
         )
 
@@ -455,18 +499,21 @@ class ToolCallingManager:
         context: ToolContext | None = None,
         *,
         interceptors: Sequence[ToolCallInterceptor] = (),
+        unavailable: Unavailable | None = None,
     ) -> ToolCallOutcome:
-        """Run one call outside a conversation: resolve, validate, pipeline, tool.
+        """Run one call outside a conversation: the same path as every call of a round.
 
-        The same steps as a round of :meth:`execute_tool_calls` with this one call, with no
-        history to count limits over, for a caller that has a call but no model response
-        (the MCP gateway).
+        For a caller that has a call but no model response (the MCP gateway and servers,
+        the bridges, converted tools); there is no history to count limits over.
 
         Args:
-            call: The call (its arguments are JSON text, as a model writes them).
-            tools: The tools it may run (the resolver's too, with ``allow_unoffered_tools``).
+            call: The call; its arguments as the model or the protocol gave them (JSON
+                text, a mapping, ``None``).
+            tools: The tools it may run (the resolver's too, with ``allow_unoffered_tools``
+                and no ``unavailable``).
             context: The caller's tool context; empty when ``None``.
             interceptors: Extra interceptors for this call, outside the manager's own.
+            unavailable: As for :meth:`execute_tool_calls`.
 
         Returns:
             The call's outcome.
@@ -484,6 +531,7 @@ class ToolCallingManager:
             [],
             interceptors,
             None,
+            unavailable,
         )
         return outcomes[0]
 
@@ -496,10 +544,15 @@ class ToolCallingManager:
         breaches: list[LimitBreach],
         round_steps: Sequence[ToolCallInterceptor],
         resumed: ResumedRound | None,
+        unavailable: Unavailable | None,
     ) -> tuple[tuple[ToolCallOutcome, ...], list[_Ready]]:
         """Answer ``calls``: one outcome each, in order, and the calls that were run."""
-        lookup = ToolLookup(offered, self.resolver if self.allow_unoffered_tools else None)
-        slots = [self._prepare(call, lookup, counter, breaches) for call in calls]
+        resolver = self.resolver if self.allow_unoffered_tools and unavailable is None else None
+        lookup = ToolLookup(offered, resolver)
+        slots = [
+            await self._prepare(call, lookup, counter, breaches, context, unavailable)
+            for call in calls
+        ]
         if resumed is not None:
             # A resumed round keeps the answers its calls got before it waited for approval,
             # and hands each waiting call the person's decision.
@@ -533,59 +586,109 @@ class ToolCallingManager:
                 tools.append(found)
         return tools
 
-    def _prepare(
+    async def _prepare(
         self,
         call: ToolCall,
         lookup: ToolLookup,
         counter: TurnCallCounter,
         breaches: list[LimitBreach],
+        context: ToolContext,
+        unavailable: Unavailable | None,
     ) -> ToolCallOutcome | _Ready:
-        """Resolve, count, parse and validate one call; an outcome when it cannot run."""
-        if not isinstance(call.name, str):  # a provider's null, a hand-built call's mistake
-            counter.admit("", resolved=False)
-            if self.unknown_tool == "raise":
-                raise ToolNotFoundError(repr(call.name))
-            text = feedback.name_not_text(json_kind(call.name))
-            return _answer(call, None, text, ToolCallStatus.UNKNOWN_TOOL)
-        if len(call.name) > self.max_name_length:
-            counter.admit(call.name, resolved=False)
-            if self.unknown_tool == "raise":
-                raise ToolNotFoundError(call.name)
-            text = feedback.name_too_long(len(call.name), self.max_name_length)
-            return _answer(call, None, text, ToolCallStatus.UNKNOWN_TOOL)
-        tool = lookup.find(call.name)
+        """Resolve, count, check, read and validate one call; an outcome when it cannot run."""
+        written = _well_formed(call)
+        name = call.name
+        if not isinstance(name, str):  # a provider's null, a hand-built call's mistake
+            text = feedback.name_not_text(json_kind(name))
+            return self._unknown(written, repr(name), counter, text)
+        if len(name) > self.max_name_length:
+            text = feedback.name_too_long(len(name), self.max_name_length)
+            return self._unknown(written, name, counter, text)
+        tool = lookup.find(name)
         if tool is None:
-            counter.admit(call.name, resolved=False)
-            suggestions = lookup.suggestions(call.name)
-            if self.unknown_tool == "raise":
-                raise ToolNotFoundError(call.name, suggestions)
-            _log.debug("unknown tool %r in call %r", call.name, call.id)
-            text = feedback.unknown_tool(call.name, suggestions, any_tools=bool(lookup.names()))
-            return _answer(call, None, text, ToolCallStatus.UNKNOWN_TOOL)
+            if unavailable is not None:
+                text = unavailable(name)
+            else:
+                names = lookup.names()
+                text = feedback.unknown_tool(name, lookup.suggestions(name), any_tools=bool(names))
+            _log.debug("unknown tool %r in call %r", name, call.id)
+            return self._unknown(written, name, counter, text, lookup.suggestions)
+        raw: object = call.arguments
+        inner = call
+        if isinstance(tool, ForwardingTool):
+            forwarded = await self._forwarded(tool, call, written, context, counter)
+            if isinstance(forwarded, ToolCallOutcome):
+                return forwarded
+            tool, raw = forwarded
+            inner = ToolCall(id=call.id, name=tool.definition.name)
         name = tool.definition.name
         breach = counter.admit(name)
         if breach is not None:
             breaches.append(breach)
-            return _answer(call, name, breach.message, ToolCallStatus.LIMIT)
+            return _answer(written, name, breach.message, ToolCallStatus.LIMIT)
+        check_tool_context(tool, context)
         try:
-            raw = call.arguments
-            if type(raw) is not str:  # None, a mapping already decoded, or unusable
-                raw = arguments_text(name, raw)
-            if len(raw) > self.max_arguments_length:
-                problem = feedback.arguments_too_long(len(raw), self.max_arguments_length)
-                raise ToolArgumentError(name, [problem])
-            parsed = parse_arguments(name, raw)
+            parsed = parse_arguments(name, raw, max_length=self.max_arguments_length)
             arguments = validate_call_arguments(tool, parsed.values, parsed.text)
         except ToolArgumentError as exc:
             if self.invalid_arguments == "raise":
                 raise
             text = feedback.invalid_arguments(name, exc.problems)
-            return _answer(call, name, text, ToolCallStatus.INVALID_ARGUMENTS, exception=exc)
+            return _answer(written, name, text, ToolCallStatus.INVALID_ARGUMENTS, exception=exc)
         except Exception as exc:  # the tool's own validation is broken: the tool failed
             _log.warning("tool %r failed to validate its arguments", name, exc_info=exc)
             text = tool_error_text(self.exception_processor, name, exc)
-            return _answer(call, name, text, ToolCallStatus.ERROR, exception=exc)
-        return _Ready(call=call, tool=tool, arguments=arguments)
+            return _answer(written, name, text, ToolCallStatus.ERROR, exception=exc)
+        if inner is not call:
+            inner = dataclasses.replace(inner, arguments=parsed.text)
+        return _Ready(call=inner, written=written, tool=tool, arguments=arguments)
+
+    def _unknown(
+        self,
+        written: ToolCall,
+        name: str,
+        counter: TurnCallCounter,
+        text: str,
+        suggest: Callable[[str], list[str]] | None = None,
+    ) -> ToolCallOutcome:
+        """The answer to a call no tool the caller may use answers to."""
+        counter.admit(name, resolved=False)
+        if self.unknown_tool == "raise":
+            raise ToolNotFoundError(name, suggest(name) if suggest is not None else ())
+        return _answer(written, None, text, ToolCallStatus.UNKNOWN_TOOL)
+
+    async def _forwarded(
+        self,
+        tool: ForwardingTool,
+        call: ToolCall,
+        written: ToolCall,
+        context: ToolContext,
+        counter: TurnCallCounter,
+    ) -> tuple[Tool, object] | ToolCallOutcome:
+        """The tool a forwarding call names and its arguments as given, or the answer."""
+        own = tool.definition.name
+        try:
+            named, raw = _forwarding_parts(
+                own,
+                # The wrapper is one level more than the named tool's arguments it carries.
+                parse_arguments(
+                    own,
+                    call.arguments,
+                    max_length=self.max_arguments_length,
+                    max_depth=MAX_ARGUMENTS_DEPTH + 1,
+                ),
+            )
+        except ToolArgumentError as exc:
+            counter.admit(own)
+            if self.invalid_arguments == "raise":
+                raise
+            text = feedback.invalid_arguments(own, exc.problems)
+            return _answer(written, own, text, ToolCallStatus.INVALID_ARGUMENTS, exception=exc)
+        target = await tool.forward(named, context)
+        if isinstance(target, str | ForwardingTool):
+            text = target if isinstance(target, str) else feedback.unknown_tool(named, ())
+            return self._unknown(written, named, counter, text)
+        return target, raw
 
     def _job(
         self,
@@ -594,7 +697,11 @@ class ToolCallingManager:
         context: ToolContext,
         sem: _Bound,
     ) -> Callable[[], Awaitable[ToolCallOutcome]]:
-        """One call's run through the round's steps and the pipeline, then the tool."""
+        """One call's run through the round's steps and the pipeline, then the tool.
+
+        What the pipeline answers (a result, a replay, a refusal) is then bounded and
+        answered under the call as the history keeps it.
+        """
         invocation = ToolInvocation(
             call=ready.call,
             tool=ready.tool,
@@ -605,9 +712,50 @@ class ToolCallingManager:
         run = partial(self._run, semaphore=sem)
         steps = self.guards.steps(ready.tool)
         pipeline = (*round_steps, *steps) if round_steps else steps
-        if not pipeline:  # nothing wraps the call: no frame of the pipeline's under the tool
-            return partial(run, invocation)
-        return partial(run_interceptors, pipeline, invocation, run)
+        if not pipeline and ready.call is ready.written:
+            return partial(run, invocation)  # no frame of the pipeline's under the tool
+        return partial(self._answered, ready, pipeline, invocation, run)
+
+    async def _answered(
+        self,
+        ready: _Ready,
+        pipeline: Sequence[ToolCallInterceptor],
+        invocation: ToolInvocation,
+        run: Callable[[ToolInvocation], Awaitable[ToolCallOutcome]],
+    ) -> ToolCallOutcome:
+        """The pipeline's outcome, bounded and answered under the call the history keeps.
+
+        The tool's own text is bounded where it ran (``_run``); what a step answered without
+        running it (a replayed result) is bounded here, the same way.
+        """
+        if pipeline:
+            outcome = await run_interceptors(pipeline, invocation, run)
+        else:
+            outcome = await run(invocation)
+        if outcome.call is not ready.written:  # a forwarded call: the model's call of it
+            outcome = dataclasses.replace(outcome, call=ready.written)
+        if outcome.full_result is None and outcome.status in _BOUNDED:
+            outcome = self._bounded(outcome, ready.tool)
+        return outcome
+
+    def _bound(self, tool: Tool) -> int | None:
+        """The characters of ``tool``'s text the model reads; ``None``: whole."""
+        metadata = tool.metadata
+        if metadata.extra.get(META_TOOL):
+            return None  # the library's own tools fit their answers to the bound, whole
+        limit = metadata.max_result_chars
+        return self.max_result_chars if limit is None else limit
+
+    def _bounded(self, outcome: ToolCallOutcome, tool: Tool) -> ToolCallOutcome:
+        """``outcome`` with its text cut to ``tool``'s bound, and a note, when longer."""
+        limit = self._bound(tool)
+        text = outcome.response.data
+        if limit is None or len(text) <= limit:
+            return outcome
+        cut = _cut(text, limit, ok=outcome.ok, keyed=tool.metadata.idempotency_key is not None)
+        return dataclasses.replace(
+            outcome, response=dataclasses.replace(outcome.response, data=cut), full_result=text
+        )
 
     async def _run(self, invocation: ToolInvocation, semaphore: _Bound) -> ToolCallOutcome:
         """Run the tool, bounded by the concurrency limit and its timeout."""
@@ -620,6 +768,10 @@ class ToolCallingManager:
         progress = invocation.progress
         error: Exception | None = None
         unknown, late = False, None
+        if progress.confirm is not None and not await progress.confirm():
+            # Another owner took the reservation over while this call waited (an approval):
+            # it runs there, never twice.
+            return _answer(call, name, feedback.taken_over(name), ToolCallStatus.ERROR)
         async with semaphore:
             started = perf_counter()
             try:
@@ -687,13 +839,7 @@ class ToolCallingManager:
             finally:
                 progress.started = workers.body_started()
             elapsed_ms = (perf_counter() - started) * 1000.0
-        limit = tool.metadata.max_result_chars
-        if limit is None:
-            limit = self.max_result_chars
-        full = None
-        if limit is not None and len(text) > limit and status in _BOUNDED:
-            full, text = text, _cut(text, limit, ok=status is ToolCallStatus.OK)
-        return _answer(
+        outcome = _answer(
             call,
             name,
             text,
@@ -702,8 +848,8 @@ class ToolCallingManager:
             exception=error,
             result_unknown=unknown,
             late_result=late,
-            full_result=full,
         )
+        return self._bounded(outcome, tool) if status in _BOUNDED else outcome
 
     def _timed_out(
         self, name: str, seconds: float, workers: _CallWorkers
@@ -725,36 +871,18 @@ class ToolCallingManager:
 
 
 def configured_manager(
-    manager: ToolCallingManager | None,
-    *,
-    owner: str,
-    approval: ApprovalHandler | ApprovalInterceptor | None = None,
-    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-    audit: AuditSink | AuditInterceptor | None = None,
-    authorize: Authorizer | None = None,
-    interceptors: Sequence[ToolCallInterceptor] = (),
+    manager: ToolCallingManager | None, *, owner: str, **guards: Unpack[GuardOptions]
 ) -> ToolCallingManager:
     """``manager``, or one built from the guard options: what a client, gateway or bridge runs.
 
     Raises:
-        ConfigurationError: Both are given, so the options would be ignored.
+        ConfigurationError: Both are given, so the options would be ignored; or a guard
+            option is unknown or of the wrong kind.
     """
-    named = (
-        ("approval", approval),
-        ("idempotency", idempotency),
-        ("audit", audit),
-        ("authorize", authorize),
-    )
-    given = [f"{name}=" for name, value in named if value is not None]
-    given += ["interceptors="] if interceptors else []
+    check_guard_options(guards, owner=owner, parameters=("tool_calling_manager",))
     if manager is None:
-        return ToolCallingManager(
-            approval=approval,
-            idempotency=idempotency,
-            audit=audit,
-            authorize=authorize,
-            interceptors=interceptors,
-        )
+        return ToolCallingManager(**guards)
+    given = given_guards(guards)
     if given:
         raise ConfigurationError(
             f"{', '.join(given)} build the {owner}'s manager, but tool_calling_manager= gives "
@@ -762,6 +890,28 @@ def configured_manager(
             "instead, or drop tool_calling_manager="
         )
     return manager
+
+
+def _forwarding_parts(tool_name: str, parsed: ParsedArguments) -> tuple[str, object]:
+    """The name a forwarding call gives and the arguments it gives for that tool, as given.
+
+    Raises:
+        ToolArgumentError: The name is missing or not text, or another parameter is given.
+    """
+    values = parsed.values
+    named = values.get(FORWARDED_NAME)
+    extra = sorted(set(values) - {FORWARDED_NAME, _FORWARDED_ARGUMENTS})
+    problems = [ArgumentProblem(location=key, message=feedback.EXTRA_ARGUMENT) for key in extra]
+    if not isinstance(named, str):
+        # As pydantic words it: a name left out is required, a null one is not a string.
+        message = (
+            "Field required" if FORWARDED_NAME not in values else "Input should be a valid string"
+        )
+        problems.insert(0, ArgumentProblem(location=FORWARDED_NAME, message=message, input=named))
+    if problems:
+        raise ToolArgumentError(tool_name, problems)
+    assert isinstance(named, str)
+    return named, values.get(_FORWARDED_ARGUMENTS)
 
 
 def _tool_call_generation(response: ChatResponse) -> Generation:
@@ -785,7 +935,7 @@ def _answer(
 ) -> ToolCallOutcome:
     response = ToolResponse(
         id=call.id,
-        name=tool_name if tool_name is not None else _written_name(call),
+        name=tool_name if tool_name is not None else call.name,
         data=text,
         is_error=status is not ToolCallStatus.OK,
     )
@@ -807,19 +957,42 @@ def _answer(
 _BOUNDED: Final = frozenset({ToolCallStatus.OK, ToolCallStatus.ERROR})
 
 
-def _cut(text: str, limit: int, *, ok: bool) -> str:
-    """The first ``limit`` characters of ``text`` (never half a surrogate pair), and the note."""
+def _cut(text: str, limit: int, *, ok: bool, keyed: bool) -> str:
+    """The first ``limit`` characters of ``text`` (never half a surrogate pair), and the note.
+
+    A keyed tool's result is its operation's record: asking again with other arguments would
+    reuse its key, so its note never advises that.
+    """
     end = limit
     if "\ud800" <= text[end - 1] <= "\udbff" and "\udc00" <= text[end] <= "\udfff":
         end -= 1  # a pair of surrogates stands for one character: keep both or neither
-    note = feedback.result_cut if ok else feedback.error_cut
+    if not ok:
+        return text[:end] + feedback.error_cut(end, len(text))
+    note = feedback.keyed_result_cut if keyed else feedback.result_cut
     return text[:end] + note(end, len(text))
 
 
-def _written_name(call: ToolCall) -> str:
-    """The name as the model wrote it, for the response; empty when it is not text."""
-    name: object = call.name
-    return name if isinstance(name, str) else ""
+def _well_formed(call: ToolCall) -> ToolCall:
+    """``call`` as the history keeps it: a name that is text, arguments that are text.
+
+    A provider's ``null`` name is ``""``; arguments that came as ``None`` are blank, a mapping
+    its JSON text (``{}`` when it has none), anything else ``{}``. The answer to the call says
+    what came; what an adapter re-sends can always be sent.
+    """
+    name, arguments = call.name, call.arguments
+    if type(name) is str and type(arguments) is str:
+        return call
+    text: str
+    if isinstance(arguments, str):
+        text = str.__str__(arguments)
+    elif arguments is None:
+        text = ""
+    else:
+        try:
+            text = parse_arguments("", arguments).text
+        except ToolArgumentError:
+            text = "{}"
+    return ToolCall(id=call.id, name=name if isinstance(name, str) else "", arguments=text)
 
 
 def _body(invocation: ToolInvocation, workers: _CallWorkers) -> Awaitable[object]:

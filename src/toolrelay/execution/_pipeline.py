@@ -1,30 +1,30 @@
 """The manager's pipeline: the guards a tool declares, always enforced, in one fixed order.
 
-A tool's declarations (``requires_approval``, ``idempotency_key``) hold wherever it runs,
-because every run goes through a manager and the manager assembles the guard steps itself:
-``authorize``, ``audit``, the user's ``interceptors``, idempotency (engaged by default with
-an in-process store), approval. A tool that requires approval where no approval is
-configured is refused: at build time when the tool is known then (:meth:`Guards.check_tools`),
-else as feedback to the model, logged as an error. Each call gets only the steps that concern
-its tool, so a tool with no key and no approval pays for none of them.
+A tool's declarations (``requires_approval``, ``idempotency_key``, ``context_keys``) hold
+wherever it runs, because every run goes through a manager and the manager assembles the
+guard steps itself: ``authorize``, ``audit``, the user's ``interceptors``, idempotency
+(engaged by default with the process's in-memory store), approval. The guard options are
+declared once, as :class:`GuardOptions`, and every door that runs tools takes them as the
+same keyword arguments. A tool that requires approval where no approval is configured is
+refused: at build time when the tool is known then (:meth:`Guards.check_tools`), else as
+feedback to the model, logged as an error. Each call gets only the steps that concern its
+tool, so a tool with no key and no approval pays for none of them.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, TypedDict, Unpack
 
 from toolrelay.exceptions import ConfigurationError, ToolContextError
 from toolrelay.execution import _feedback as feedback
+from toolrelay.execution import _idempotency as idempotency_
 from toolrelay.execution._approval import ApprovalHandler, ApprovalInterceptor
 from toolrelay.execution._audit import AuditInterceptor, AuditSink
 from toolrelay.execution._authorization import AuthorizationInterceptor, Authorizer
-from toolrelay.execution._idempotency import (
-    IdempotencyInterceptor,
-    IdempotencyStore,
-    InMemoryIdempotencyStore,
-)
+from toolrelay.execution._idempotency import IdempotencyInterceptor, IdempotencyStore
 from toolrelay.execution._interception import (
     Proceed,
     ToolCallInterceptor,
@@ -34,12 +34,94 @@ from toolrelay.execution._interception import (
 from toolrelay.execution._result import ToolCallOutcome
 from toolrelay.tools._base import Tool
 
-__all__ = ["META_TOOL", "ContextNeeds", "Guards", "check_context"]
+__all__ = [
+    "GUARD_OPTIONS",
+    "META_TOOL",
+    "ContextNeeds",
+    "GuardOptions",
+    "Guards",
+    "check_context",
+    "check_guard_options",
+    "check_tool_context",
+    "given_guards",
+]
 
 _log = logging.getLogger("toolrelay.execution")
 
 META_TOOL = "toolrelay.meta_tool"
-"""``ToolMetadata.extra`` key of the library's own tools (``tool_search``), never authorized."""
+"""``ToolMetadata.extra`` key of the library's own tools (``tool_search``, ``call_tool``):
+never authorized themselves, and their answers are never cut (they fit the bound whole)."""
+
+
+class GuardOptions(TypedDict, total=False):
+    """The guards around every tool call: one declaration, the same keywords at every door.
+
+    ``ToolCallingManager(**guards)``, ``ChatClient(model, **guards)``, ``ToolGateway``,
+    ``BridgeSearch``, the bridges' converters and ``tools_server`` all take these keyword
+    arguments, spelt and meaning the same (``None`` is the same as leaving one out). A door
+    given its own ``tool_calling_manager=`` takes none of them: they build that manager.
+
+    Keys:
+        approval: Decides about calls of tools that need approval (``requires_approval``):
+            an async handler ``(invocation) -> Approve() | Deny(reason) | Defer()``, or an
+            :class:`~toolrelay.execution.ApprovalInterceptor` for its options (no handler: a
+            person decides later; ``destructive=True``: destructive tools too). Without it
+            such a tool never runs: a door refuses to build over it, and one that appears
+            later is refused per call.
+        idempotency: Where results of tools with an ``idempotency_key`` are recorded: an
+            :class:`~toolrelay.execution.IdempotencyStore` (several processes: a Redis or
+            SQLite one) or an :class:`~toolrelay.execution.IdempotencyInterceptor` for its
+            options. Without it, the process's in-memory store, shared by every manager of
+            the process, so a declared key never runs twice in one process whichever door
+            runs its tool.
+        audit: Where a record of every call goes: an :class:`~toolrelay.execution.AuditSink`
+            or an :class:`~toolrelay.execution.AuditInterceptor` for its options.
+        authorize: Asked whether each call may run: ``(context, tool, arguments) -> True``,
+            or ``False`` / a reason to deny; never asked about the library's own tools.
+        interceptors: Steps of your own around every call, between audit and idempotency,
+            outermost first (see :class:`~toolrelay.execution.ToolCallInterceptor`).
+    """
+
+    approval: ApprovalHandler | ApprovalInterceptor | None
+    idempotency: IdempotencyStore | IdempotencyInterceptor | None
+    audit: AuditSink | AuditInterceptor | None
+    authorize: Authorizer | None
+    interceptors: Sequence[ToolCallInterceptor]
+
+
+GUARD_OPTIONS = tuple(GuardOptions.__annotations__)
+"""The names of the guard options, in the pipeline's order of documentation."""
+
+
+def given_guards(options: Mapping[str, Any]) -> list[str]:
+    """The guard options ``options`` sets (not left out, not ``None``, not empty)."""
+    return [f"{name}=" for name in GUARD_OPTIONS if options.get(name) not in (None, (), [])]
+
+
+def check_guard_options(
+    options: Mapping[str, Any], *, owner: str, parameters: Collection[str] = ()
+) -> None:
+    """Refuse keywords that are no guard option (a misspelt one would be ignored).
+
+    Args:
+        options: The keyword arguments a door collected as guard options.
+        owner: The door, for the message (``"ChatClient"``...).
+        parameters: The door's other keyword arguments, suggested too.
+
+    Raises:
+        ConfigurationError: Naming the unknown keyword and the closest real one.
+    """
+    for name in options:
+        if name in GUARD_OPTIONS:
+            continue
+        known = [*GUARD_OPTIONS, *parameters]
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f"did you mean {close[0]}=? " if close else ""
+        raise ConfigurationError(
+            f"{owner} got an unknown keyword argument {name}=; {hint}its guard options are "
+            f"{', '.join(f'{g}=' for g in GUARD_OPTIONS)}"
+        )
+
 
 _GUARD_TYPES = {
     AuthorizationInterceptor: "authorize=",
@@ -64,34 +146,22 @@ class Guards:
     """The built-in steps of one manager, and which of them a tool's calls go through.
 
     Args:
-        approval: Decides about calls of tools that need approval: a handler, or an
-            :class:`~toolrelay.execution.ApprovalInterceptor` for its options (no handler:
-            a person decides later). ``None``: such calls are refused.
-        idempotency: Where results of tools with an idempotency key are recorded: a store,
-            or an :class:`~toolrelay.execution.IdempotencyInterceptor` for its options.
-            ``None``: an :class:`~toolrelay.execution.InMemoryIdempotencyStore` of this
-            manager (per process).
-        audit: Where a record of every call goes: a sink, or an
-            :class:`~toolrelay.execution.AuditInterceptor` for its options.
-        authorize: Asked before every call but those of the library's own tools.
-        interceptors: The user's steps, between audit and idempotency.
+        options: The guard options (see :class:`GuardOptions`).
 
     Raises:
-        ConfigurationError: An option of the wrong kind, or a built-in step given among
-            ``interceptors`` (it has its own option).
+        ConfigurationError: An option of the wrong kind, an unknown option, or a built-in
+            step given among ``interceptors`` (it has its own option).
     """
 
-    __slots__ = ("approval", "audit", "authorization", "head", "idempotency", "interceptors")
+    __slots__ = ("_idempotency", "approval", "audit", "authorization", "head", "interceptors")
 
-    def __init__(
-        self,
-        *,
-        approval: ApprovalHandler | ApprovalInterceptor | None = None,
-        idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-        audit: AuditSink | AuditInterceptor | None = None,
-        authorize: Authorizer | None = None,
-        interceptors: Sequence[ToolCallInterceptor] = (),
-    ) -> None:
+    def __init__(self, **options: Unpack[GuardOptions]) -> None:
+        check_guard_options(options, owner="ToolCallingManager")
+        approval = options.get("approval")
+        idempotency = options.get("idempotency")
+        audit = options.get("audit")
+        authorize = options.get("authorize")
+        interceptors = tuple(options.get("interceptors") or ())
         for step in interceptors:
             option = next((o for t, o in _GUARD_TYPES.items() if isinstance(step, t)), None)
             if option is not None:
@@ -108,16 +178,16 @@ class Guards:
                 )
             approval = ApprovalInterceptor(approval)
         self.approval: ApprovalInterceptor | None = approval
-        if not isinstance(idempotency, IdempotencyInterceptor):
-            if idempotency is not None and not isinstance(idempotency, IdempotencyStore):
+        if idempotency is not None and not isinstance(idempotency, IdempotencyInterceptor):
+            if not isinstance(idempotency, IdempotencyStore):
                 raise ConfigurationError(
                     "idempotency= takes an IdempotencyStore (InMemoryIdempotencyStore, "
                     f"SqliteIdempotencyStore, RedisIdempotencyStore) or an "
                     f"IdempotencyInterceptor, not {idempotency!r}"
                 )
-            store = idempotency if idempotency is not None else InMemoryIdempotencyStore()
-            idempotency = IdempotencyInterceptor(store)
-        self.idempotency: IdempotencyInterceptor = idempotency
+            idempotency = IdempotencyInterceptor(idempotency)
+        # None: the process's interceptor, looked up per call (a test may give it a clean store).
+        self._idempotency: IdempotencyInterceptor | None = idempotency
         if audit is not None and not isinstance(audit, AuditInterceptor):
             if not callable(getattr(audit, "write", None)):
                 raise ConfigurationError(
@@ -132,11 +202,15 @@ class Guards:
             )
         self.audit: AuditInterceptor | None = audit
         self.authorization = None if authorize is None else AuthorizationInterceptor(authorize)
-        self.interceptors = tuple(interceptors)
-        head: list[ToolCallInterceptor] = []
-        if self.audit is not None:
-            head.append(self.audit)
-        self.head = (*head, *self.interceptors)
+        self.interceptors = interceptors
+        self.head = (*([self.audit] if self.audit is not None else []), *self.interceptors)
+
+    @property
+    def idempotency(self) -> IdempotencyInterceptor:
+        """The idempotency step: the one configured, else the process's."""
+        if self._idempotency is not None:
+            return self._idempotency
+        return idempotency_.process_idempotency()
 
     def needs_approval(self, tool: Tool) -> bool:
         """Whether calls of ``tool`` need an approval decision before they run."""
@@ -183,21 +257,38 @@ class Guards:
 class ContextNeeds:
     """What a set of tools needs in the tool context: computed once, checked per request.
 
+    A tool needs the keys of its ``context_keys``; a non-empty context when its function
+    requires a ``ToolContext``; and, when it keeps idempotency keys made of argument names,
+    the caller its keys are kept for (see :func:`~toolrelay.execution.idempotency_key`):
+    ``tenant_id`` for ``idempotency_scope="tenant"``, and for the default ``"user"`` scope a
+    ``user_id``, ``tenant_id`` or ``session_id``, so that callers the application tells
+    apart never share results, and a call naming no caller at all is refused rather than
+    answered from a stranger's record.
+
     Args:
         tools: The tools.
     """
 
-    __slots__ = ("any_context", "keys")
+    __slots__ = ("any_context", "caller", "keys")
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self.keys: dict[str, str] = {}  # key -> the first tool that needs it
         self.any_context: str | None = None  # a tool that needs some context
+        self.caller: str | None = None  # a tool whose idempotency keys are kept per caller
         for tool in tools:
             name = tool.definition.name
-            for key in tool.metadata.context_keys:
+            metadata = tool.metadata
+            for key in metadata.context_keys:
                 self.keys.setdefault(key, name)
             if self.any_context is None and getattr(tool, "context_required", False):
                 self.any_context = name
+            key_spec = metadata.idempotency_key
+            if key_spec is None or callable(key_spec):
+                continue  # a key function decides its key, scope included, alone
+            if metadata.idempotency_scope == "tenant":
+                self.keys.setdefault("tenant_id", name)
+            elif metadata.idempotency_scope == "user" and self.caller is None:
+                self.caller = name
 
     def check(self, context: Mapping[str, Any]) -> None:
         """Refuse ``context`` when it lacks what one of the tools needs.
@@ -206,10 +297,37 @@ class ContextNeeds:
             ToolContextError: Naming the tool and the missing key.
         """
         for key, name in self.keys.items():
-            if context.get(key) in (None, ""):
+            if _blank(context.get(key)):
                 raise ToolContextError(name, key)
         if not context and self.any_context is not None:
             raise ToolContextError(self.any_context)
+        if self.caller is not None and all(map(_blank, map(context.get, _CALLER_KEYS))):
+            raise ToolContextError(self.caller, "user_id", caller=True)
+
+
+_CALLER_KEYS = ("user_id", "tenant_id", "session_id")
+
+
+def _blank(value: object) -> bool:
+    return value is None or value == ""
+
+
+def check_tool_context(tool: Tool, context: Mapping[str, Any]) -> None:
+    """Refuse a call of ``tool`` whose tool context lacks what it needs (see ContextNeeds).
+
+    What the manager checks before any call runs, at every door; free for a tool that needs
+    nothing.
+
+    Raises:
+        ToolContextError: Naming the tool and the missing key.
+    """
+    metadata = tool.metadata
+    if (
+        metadata.context_keys
+        or metadata.idempotency_key is not None
+        or getattr(tool, "context_required", False)
+    ):
+        ContextNeeds((tool,)).check(context)
 
 
 def check_context(tools: Iterable[Tool], context: Mapping[str, Any]) -> None:

@@ -3,22 +3,23 @@
 It fronts upstream MCP servers and Python tool modules, named in a TOML file
 (:class:`GatewayConfig`), and offers any MCP client progressive disclosure:
 ``tool_search`` over all their tools and ``call_tool(name, arguments)``, which forwards to the
-tool's owner. The permission hooks are the in-process tool search's (``tool_filter``,
-``authorize``); calls run through a :class:`~toolrelay.execution.ToolCallingManager` with
-approval, idempotency and audit interceptors, driven
-by each tool's metadata and the file's per-tool policies (:class:`ToolPolicy`:
-``[tools."NAME"]`` with ``requires_approval``, ``idempotency_key``...). What clients read
-besides the catalog is in the catalog's language, English or Chinese
-(:class:`GatewayTexts`). Clients are told each tool's side effects as the gateway
-runs it, and ``call_tool``'s as the most any of them may do, as MCP annotations; what they
-may send is checked before a call runs. Needs the ``mcp`` extra.
+tool's owner. It runs on the one tool-search core of every front end (the same
+:class:`~toolrelay.toolsearch.SearchOptions`, ``tool_filter`` among them), and its calls on
+the manager's one path, with the guard options every door takes (``approval=``,
+``idempotency=``, ``audit=``, ``authorize=``, ``interceptors=``), driven by each tool's
+metadata and the file's per-tool policies (:class:`ToolPolicy`: ``[tools."NAME"]`` with
+``requires_approval``, ``idempotency_key``...). What clients read besides the catalog is in
+the catalog's language, English or Chinese (:class:`~toolrelay.toolsearch.SearchTexts`).
+Clients are told each tool's side effects as the gateway runs it, and ``call_tool``'s as the
+most any of them may do, as MCP annotations; what they may send is checked before a call
+runs. Needs the ``mcp`` extra.
 
 Example::
 
     from toolrelay.gateway import serve
     serve("gateway.toml")                       # stdio
     serve("gateway.toml", "http", port=8765)    # streamable HTTP at http://127.0.0.1:8765/mcp
-    serve("gateway.toml", approval=decide)      # decide(request) -> Approve() | Deny(reason)
+    serve("gateway.toml", approval=decide)      # async decide(call) -> Approve() | Deny(reason)
 """
 
 try:
@@ -34,7 +35,7 @@ from toolrelay.gateway._config import (
     load_gateway_config,
     parse_gateway_config,
 )
-from toolrelay.gateway._gateway import CALL_TOOL_NAME, FoundTool, GatewayCallResult, ToolGateway
+from toolrelay.gateway._gateway import FoundTool, GatewayCallResult, ToolGateway
 from toolrelay.gateway._policy import PolicyTool, ToolPolicy
 from toolrelay.gateway._serve import Transport, aserve, gateway_server, open_gateway, serve
 from toolrelay.gateway._side_effects import (
@@ -43,17 +44,14 @@ from toolrelay.gateway._side_effects import (
     AuditSettings,
     IdempotencySettings,
 )
-from toolrelay.gateway._texts import GatewayTexts
 
 __all__ = [
-    "CALL_TOOL_NAME",
     "ApprovalSettings",
     "Approver",
     "AuditSettings",
     "FoundTool",
     "GatewayCallResult",
     "GatewayConfig",
-    "GatewayTexts",
     "IdempotencySettings",
     "PolicyTool",
     "SearchSettings",

@@ -59,7 +59,8 @@ from toolrelay.gateway._policy import PolicyTable, ToolPolicy
 from toolrelay.gateway._side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
 from toolrelay.mcp._config import McpServerConfig
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
-from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.search._usage import SQLiteUsageLog
+from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE, SearchOptions, ToolFilter
 from toolrelay.toolsearch._texts import SearchLanguage
 
 __all__ = [
@@ -86,7 +87,8 @@ class SearchSettings(Settings):
             :class:`~toolrelay.gateway.ToolGateway` for why it is on by default.
         language: The language of what clients read besides the catalog (the two tools'
             texts, the "not available" answer, the default instructions): ``"auto"`` (the
-            catalog's language, see :class:`~toolrelay.gateway.GatewayTexts`), ``"en"`` or ``"zh"``.
+            catalog's language, see :class:`~toolrelay.toolsearch.SearchTexts`), ``"en"``
+            or ``"zh"``.
         usage_log: A SQLite file of past searches that led to successful calls, which
             searches rank with (read from a file, relative to its folder); ``None``: none.
         shared_usage: One usage history for every tenant instead of one per tenant.
@@ -107,6 +109,21 @@ class SearchSettings(Settings):
         if self.shared_usage and self.usage_log is None:
             raise ValueError("shared_usage needs a usage_log file to share")
         return self
+
+    def options(self, *, tool_filter: ToolFilter | None = None) -> SearchOptions:
+        """The gateway's search options: this table's, with ``tool_filter`` (code only).
+
+        The ``usage_log`` file is opened as a :class:`~toolrelay.search.SQLiteUsageLog`.
+        """
+        return SearchOptions(
+            max_results=self.max_results,
+            min_score=self.min_score,
+            min_relative_score=self.min_relative_score,
+            language=self.language,
+            tool_filter=tool_filter,
+            usage_log=None if self.usage_log is None else SQLiteUsageLog(self.usage_log),
+            shared_usage=self.shared_usage,
+        )
 
 
 class GatewayConfig(Settings):

@@ -5,7 +5,7 @@ arrives is looser. Command-line clients decode every ``key=value`` they can (the
 Inspector sends ``query=404`` as the number 404), and models send a JSON text where an object
 is expected. The types here validate the functions behind the two tools: they accept those
 forms, and turn anything else into one problem saying what to send. ``call_tool``'s
-``arguments`` are the proxy channel's (:data:`~toolrelay.toolsearch._proxy.CallArguments`).
+arguments are read by the manager as every call's are.
 """
 
 from __future__ import annotations
@@ -15,10 +15,9 @@ from typing import Annotated
 
 from pydantic import BeforeValidator
 
-from toolrelay.toolsearch._proxy import CallArguments
 from toolrelay.toolsearch._search_tool import SearchQuery
 
-__all__ = ["CallArguments", "SearchText"]
+__all__ = ["SearchText"]
 
 
 def _as_text(value: object) -> object:

@@ -19,33 +19,27 @@ import contextlib
 import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import anyio
 import uvicorn
 from mcp.server import Server
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import AuditSink, IdempotencyStore, ToolCallingManager
+from toolrelay.execution import GuardOptions, ToolCallingManager
+from toolrelay.execution._pipeline import check_guard_options, given_guards
 from toolrelay.gateway._config import GatewayConfig, load_gateway_config
-from toolrelay.gateway._gateway import ToolGateway
+from toolrelay.gateway._gateway import ToolGateway, refuse_search_keywords
 from toolrelay.gateway._modules import ModuleLoader, load_module_tools
-from toolrelay.gateway._side_effects import (
-    ApprovalSettings,
-    Approver,
-    IdempotencySettings,
-    gateway_guards,
-)
-from toolrelay.gateway._texts import ENGLISH
-from toolrelay.mcp._server import run_stdio, tools_server
+from toolrelay.gateway._side_effects import ApprovalSettings, IdempotencySettings, gateway_guards
+from toolrelay.mcp._server import calls_server, run_stdio
 from toolrelay.mcp._toolset import McpToolset
+from toolrelay.messages import ToolCall
 from toolrelay.search._base import ToolIndex
-from toolrelay.search._usage import SQLiteUsageLog
-from toolrelay.tools import ToolCatalog
-from toolrelay.toolsearch._access import Authorizer, ToolFilter
+from toolrelay.tools import Tool, ToolCatalog, ToolContext
+from toolrelay.toolsearch._access import ToolFilter
 
 __all__ = [
-    "DEFAULT_INSTRUCTIONS",
     "Transport",
     "aserve",
     "gateway_server",
@@ -57,40 +51,33 @@ __all__ = [
 Transport = Literal["stdio", "http"]
 """How the gateway talks to its client: standard input/output, or streamable HTTP."""
 
-DEFAULT_INSTRUCTIONS = ENGLISH.instructions
-"""The English instructions; a served gateway's are in its language (see ``gateway.texts``)."""
-
 
 @contextlib.asynccontextmanager
 async def open_gateway(
     config: GatewayConfig,
     *,
     tool_filter: ToolFilter | None = None,
-    authorize: Authorizer | None = None,
     index: ToolIndex | None = None,
-    tool_calling_manager: ToolCallingManager | None = None,
     module_loader: ModuleLoader = load_module_tools,
-    approval: Approver | None = None,
-    idempotency_store: IdempotencyStore | None = None,
-    audit_sink: AuditSink | None = None,
+    tool_calling_manager: ToolCallingManager | None = None,
+    **guards: Unpack[GuardOptions],
 ) -> AsyncIterator[ToolGateway]:
     """A ready gateway over ``config``'s servers and modules; its servers close on exit.
 
     Args:
         config: What to front.
-        tool_filter: Which tools a caller may see and run (as for :class:`ToolGateway`).
-        authorize: Whether a call may run (as for :class:`ToolGateway`).
-        tool_calling_manager: Runs the calls, with interceptors of its own. By default one
-            whose ``default_timeout`` is ``config.timeout`` and ``max_result_chars``
-            ``config.max_result_chars``, with the audit, idempotency and
-            approval interceptors the file's settings ask for (``_side_effects.py``).
+        tool_filter: Which tools a caller may see and run (the one search option a file
+            cannot hold; the others are the file's ``[search]``).
         index: The search index; by default the one ``config.search.index`` names.
         module_loader: Loads a ``[[modules]]`` entry (see ``_modules.py``).
-        approval: Decides about calls that need approval (sync or async); replaces the
-            file's ``[approval] handler``.
-        idempotency_store: Where results of idempotent calls are recorded; replaces the
-            file's ``[idempotency] path``.
-        audit_sink: Where one record per call goes; replaces the file's ``[audit] path``.
+        tool_calling_manager: Runs the calls, with guards of its own; instead of the file's
+            and the ones given here. By default one whose ``default_timeout`` is
+            ``config.timeout`` and ``max_result_chars`` ``config.max_result_chars``, with the
+            guards the file's settings ask for (``_side_effects.py``).
+        guards: Guard options (:class:`~toolrelay.execution.GuardOptions`), as every door
+            takes them; each replaces what the file says of it (``approval=`` the
+            ``[approval] handler``, ``idempotency=`` the ``[idempotency]`` store, ``audit=``
+            the ``[audit]`` file).
 
     Raises:
         McpServerError: An upstream server could not be started, reached or listed.
@@ -98,13 +85,17 @@ async def open_gateway(
         DuplicateToolError: Two sources offer the same tool name.
         ConfigurationError: A tool policy does not fit the tools (see
             :meth:`ToolGateway.check_policies`), or ``tool_calling_manager`` was given
-            together with side-effect settings it would ignore.
+            together with guard settings it would ignore.
     """
-    if tool_calling_manager is not None and _side_effects_set(
-        config, approval, idempotency_store, audit_sink
-    ):
+    refuse_search_keywords(
+        guards,
+        owner="open_gateway",
+        fix="set it in the file's [search] table (GatewayConfig.search: SearchSettings({}=...))",
+    )
+    check_guard_options(guards, owner="open_gateway", parameters=_PARAMETERS)
+    if tool_calling_manager is not None and (given_guards(guards) or _side_effects_set(config)):
         raise ConfigurationError(
-            "give either a tool_calling_manager (with its own interceptors) or the gateway's "
+            "give either a tool_calling_manager (with its own guards) or the gateway's "
             "approval, idempotency and audit settings, not both"
         )
     modules = ToolCatalog()
@@ -113,19 +104,16 @@ async def open_gateway(
             modules.add(tool, source=f"module {spec!r}")
     async with contextlib.AsyncExitStack() as stack:
         if tool_calling_manager is None:
-            guards = gateway_guards(
-                approval_settings=config.approval,
-                idempotency_settings=config.idempotency,
-                audit_settings=config.audit,
-                approval=approval,
-                idempotency_store=idempotency_store,
-                audit_sink=audit_sink,
-                closing=stack.enter_context(contextlib.ExitStack()),
-            )
             tool_calling_manager = ToolCallingManager(
                 default_timeout=config.timeout,
                 max_result_chars=config.max_result_chars,
-                **guards,
+                **gateway_guards(
+                    approval_settings=config.approval,
+                    idempotency_settings=config.idempotency,
+                    audit_settings=config.audit,
+                    closing=stack.enter_context(contextlib.ExitStack()),
+                    **guards,
+                ),
             )
         catalogs = [modules]
         if config.servers:
@@ -133,33 +121,21 @@ async def open_gateway(
             catalogs.insert(0, toolset.catalog)
         gateway = ToolGateway(
             catalogs,
+            options=config.search.options(tool_filter=tool_filter),
             index=index if index is not None else make_index(config.search.index),
-            tool_filter=tool_filter,
-            authorize=authorize,
-            max_results=config.search.max_results,
-            min_score=config.search.min_score,
-            min_relative_score=config.search.min_relative_score,
-            tool_calling_manager=tool_calling_manager,
-            language=config.search.language,
             policies=config.tools,
-            usage_log=None
-            if config.search.usage_log is None
-            else SQLiteUsageLog(config.search.usage_log),
-            shared_usage=config.search.shared_usage,
+            tool_calling_manager=tool_calling_manager,
         )
         await gateway.check_policies()
         yield gateway
 
 
-def _side_effects_set(
-    config: GatewayConfig,
-    approval: Approver | None,
-    store: IdempotencyStore | None,
-    sink: AuditSink | None,
-) -> bool:
-    given = (approval, store, sink, config.audit)
+_PARAMETERS = ("tool_filter", "index", "module_loader", "tool_calling_manager")
+
+
+def _side_effects_set(config: GatewayConfig) -> bool:
     return (
-        any(option is not None for option in given)
+        config.audit is not None
         or config.approval != ApprovalSettings()
         or config.idempotency != IdempotencySettings()
     )
@@ -169,16 +145,22 @@ def gateway_server(gateway: ToolGateway, config: GatewayConfig) -> Server[Any]:
     """The MCP server (the SDK's low-level ``Server``) offering ``gateway``'s two tools.
 
     Their texts and the default instructions are in the gateway's language, decided now.
+    Each call is answered as :meth:`ToolGateway.call` answers one
+    (:meth:`ToolGateway.answer`): on the gateway's manager, ``call_tool`` forwarding to the
+    tool it names (validated, guarded, timed out and bounded once), with the request's
+    ``_meta`` as the tool context and the file's ``[context]`` on top.
     """
-    texts = gateway.texts()
-    return tools_server(
-        gateway.tools(),
+
+    async def run(call: ToolCall, tool: Tool, context: ToolContext) -> tuple[str, bool]:
+        result = await gateway.answer(call, tool, context)
+        return result.text, result.is_error
+
+    return calls_server(
+        ToolCatalog(gateway.tools()),
+        run,
         name=config.name,
-        instructions=config.instructions or texts.instructions,
+        instructions=config.instructions or gateway.texts().instructions,
         context=config.context,
-        # call_tool runs each call through the gateway's own manager, which times it out,
-        # bounds its result and guards it; the server adds no second limit around it.
-        tool_calling_manager=ToolCallingManager(default_timeout=None, max_result_chars=None),
     )
 
 
@@ -202,9 +184,8 @@ async def aserve(
         path: The MCP endpoint's path.
         on_listening: Called with the endpoint's URL once the HTTP server accepts
             connections (not for stdio).
-        **options: Passed to :func:`open_gateway` (``tool_filter``, ``authorize``,
-            ``index``, ``tool_calling_manager``, ``module_loader``,
-            ``approval``, ``idempotency_store``, ``audit_sink``).
+        **options: Passed to :func:`open_gateway` (``tool_filter``, ``index``,
+            ``module_loader``, ``tool_calling_manager`` and the guard options).
 
     Raises:
         ConfigurationError: An unknown transport.

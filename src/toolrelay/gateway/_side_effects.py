@@ -26,7 +26,7 @@ policies applied (``_policy.py``).
 The handler receives the call as a :class:`~toolrelay.execution.ToolInvocation` (tool,
 validated arguments, the caller's context) and answers ``Approve()``, ``Deny(reason)`` or
 ``Defer()``; it may be a plain or an ``async`` function (a deferred call does not run: the
-client is told it is waiting for approval, see :data:`PENDING_APPROVAL_TEXT`). Without one, a
+client is told it is waiting for approval). Without one, a
 gateway over a tool that requires approval refuses to start; such a tool that appears later
 (an MCP server's) is refused at each call, logged as an error.
 """
@@ -36,7 +36,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias, cast
+from typing import TypeAlias, Unpack, cast
 
 from pydantic import Field, ValidationInfo, field_validator
 
@@ -47,7 +47,7 @@ from toolrelay.execution import (
     ApprovalInterceptor,
     ApprovalVerdict,
     AuditInterceptor,
-    AuditSink,
+    GuardOptions,
     IdempotencyInterceptor,
     IdempotencyStore,
     InMemoryIdempotencyStore,
@@ -59,7 +59,6 @@ from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
 from toolrelay.gateway._modules import load_attribute
 
 __all__ = [
-    "PENDING_APPROVAL_TEXT",
     "ApprovalSettings",
     "Approver",
     "AuditSettings",
@@ -70,12 +69,6 @@ __all__ = [
 
 Approver: TypeAlias = Callable[[ToolInvocation], ApprovalVerdict | Awaitable[ApprovalVerdict]]
 """Decides about a call that needs approval: ``Approve()``, ``Deny(reason)`` or ``Defer()``."""
-
-PENDING_APPROVAL_TEXT = (
-    "The call to tool {name!r} needs approval and has not run: nobody has approved it yet. "
-    "Tell the user; the same call can be made again once it is approved."
-)
-"""What a client reads for a call that waits for approval (``{name}`` is the tool)."""
 
 
 class ApprovalSettings(Settings):
@@ -164,50 +157,54 @@ def gateway_guards(
     approval_settings: ApprovalSettings = _NO_APPROVAL_SETTINGS,
     idempotency_settings: IdempotencySettings = _NO_IDEMPOTENCY_SETTINGS,
     audit_settings: AuditSettings | None = None,
-    approval: Approver | None = None,
-    idempotency_store: IdempotencyStore | None = None,
-    audit_sink: AuditSink | None = None,
     closing: contextlib.ExitStack | None = None,
-) -> dict[str, Any]:
-    """The manager's guard options for a gateway: audit, idempotency, approval (see module docs).
+    **given: Unpack[GuardOptions],
+) -> GuardOptions:
+    """The guard options of a gateway's manager: the file's, with those given in code winning.
 
-    Without arguments: results recorded in memory, no approval (a tool that requires it is
-    refused). Pass them as ``ToolCallingManager(**gateway_guards(...))``.
+    Without either: no approval (a tool that requires it is refused), and idempotency keys
+    recorded in the process's store. Pass them as ``ToolCallingManager(**gateway_guards(...))``.
 
     Args:
         approval_settings: The ``[approval]`` table.
         idempotency_settings: The ``[idempotency]`` table.
         audit_settings: The ``[audit]`` table, if any.
-        approval: Decides about calls; replaces the file's ``[approval] handler``.
-        idempotency_store: Where results are recorded; replaces ``[idempotency] path``.
-        audit_sink: Where audit records go; replaces ``[audit] path``.
         closing: Gets the close of a store opened here (a SQLite file).
+        given: Guard options given in code (:class:`~toolrelay.execution.GuardOptions`):
+            each replaces what the file says of it.
 
     Raises:
         LoadError: The file's handler cannot be loaded.
         ConfigurationError: It is not callable.
     """
-    guards: dict[str, Any] = {}
-    if audit_sink is None and audit_settings is not None:
-        audit_sink = JsonLinesAuditSink(audit_settings.path)
-    if audit_sink is not None:
-        include = audit_settings is not None and audit_settings.include_arguments
-        guards["audit"] = AuditInterceptor(audit_sink, include_arguments=include)
-    if idempotency_store is None:
-        idempotency_store = idempotency_settings.store()
-        if closing is not None and isinstance(idempotency_store, SqliteIdempotencyStore):
-            closing.callback(idempotency_store.close)
-    guards["idempotency"] = IdempotencyInterceptor(
-        idempotency_store, lease=idempotency_settings.lease, wait=idempotency_settings.wait
-    )
-    spec = approval_settings.handler
+    guards: GuardOptions = {**given}
+    if given.get("audit") is None and audit_settings is not None:
+        sink = JsonLinesAuditSink(audit_settings.path)
+        include = audit_settings.include_arguments
+        guards["audit"] = AuditInterceptor(sink, include_arguments=include)
+    if given.get("idempotency") is None and idempotency_settings != _NO_IDEMPOTENCY_SETTINGS:
+        store = idempotency_settings.store()
+        if closing is not None and isinstance(store, SqliteIdempotencyStore):
+            closing.callback(store.close)
+        guards["idempotency"] = IdempotencyInterceptor(
+            store, lease=idempotency_settings.lease, wait=idempotency_settings.wait
+        )
+    spec, destructive = approval_settings.handler, approval_settings.destructive
+    approval = given.get("approval")
     if approval is None and spec is not None:
         loaded = load_attribute(spec)
         if not callable(loaded):
             raise ConfigurationError(f"[approval] handler {spec!r} is not a function")
-        approval = cast(Approver, loaded)
+        approval = as_approval_handler(cast(Approver, loaded))
+    if isinstance(approval, ApprovalInterceptor):
+        if destructive and not approval.destructive:
+            raise ConfigurationError(
+                "[approval] destructive = true, but the ApprovalInterceptor given in code asks "
+                "only about tools that require approval: give it destructive=True, or drop "
+                "the file's setting"
+            )
+    elif approval is not None:
+        approval = ApprovalInterceptor(approval, destructive=destructive)
     if approval is not None:
-        guards["approval"] = ApprovalInterceptor(
-            as_approval_handler(approval), destructive=approval_settings.destructive
-        )
+        guards["approval"] = approval
     return guards

@@ -32,3 +32,4 @@ class LiveToolCatalog(ToolCatalog):
         # New dictionaries replace the old ones rather than being mutated, so a reader
         # iterating the catalog in another thread finishes on the old contents.
         self._entries, self._by_safe_name = fresh._entries, fresh._by_safe_name
+        self._version += 1

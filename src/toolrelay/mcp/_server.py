@@ -8,22 +8,25 @@
 
 Each tool is listed with its definition exactly as toolrelay has it (canonical name, the
 description, the input schema) and annotations from its metadata
-(``annotations_from_metadata``). A call runs through a
+(``annotations_from_metadata``; ``idempotentHint`` for a tool with an idempotency key, whose
+results the manager records). A call runs through a
 :class:`~toolrelay.execution.ToolCallingManager` (``run_call``), with the request's ``_meta``
 as the :class:`~toolrelay.tools.ToolContext` (:func:`~toolrelay.mcp.context_from_meta`;
 ``context`` entries override it), so the tools' declared guards hold here as everywhere:
 idempotency keys are honoured, a tool that requires approval runs only with the manager's
 ``approval=`` (without one the server refuses to build), results are bounded, and timeouts,
 invalid arguments and failures become results with ``isError`` set whose text tells the model
-what happened; only an unknown tool name is a protocol error.
+what happened, and so does a call whose ``_meta`` lacks what the tool needs (a caller for its
+idempotency keys, its ``context_keys``): nothing runs; only an unknown tool name is a protocol
+error.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any, Unpack
 
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
@@ -38,16 +41,27 @@ from mcp_types import (
 from mcp_types import Tool as McpToolInfo
 
 from toolrelay._version import __version__
-from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import ToolCallingManager
-from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META, annotations_from_metadata
+from toolrelay.exceptions import ConfigurationError, ToolContextError
+from toolrelay.execution import GuardOptions, ToolCallingManager
+from toolrelay.execution._manager import configured_manager
+from toolrelay.mcp._annotations import (
+    IDEMPOTENT,
+    REQUIRES_APPROVAL_META,
+    annotations_from_metadata,
+)
 from toolrelay.mcp._context import context_from_meta
 from toolrelay.mcp._results import text_result
 from toolrelay.messages import ToolCall
-from toolrelay.tools._base import Tool
+from toolrelay.tools._base import Tool, ToolContext
 from toolrelay.tools._catalog import ToolCatalog, as_tools
 
-__all__ = ["run_stdio", "tool_info", "tools_server"]
+__all__ = ["CallRunner", "calls_server", "run_stdio", "tool_info", "tools_server"]
+
+CallRunner = Callable[[ToolCall, Tool, ToolContext], Awaitable[tuple[str, bool]]]
+"""Answers one call of a served tool: the text the client reads and whether it is an error.
+
+It may raise :class:`~toolrelay.exceptions.ToolContextError` when the call's ``_meta`` lacks
+what the tool needs; the client is then told so in an error result."""
 
 
 def tools_server(
@@ -58,6 +72,7 @@ def tools_server(
     instructions: str | None = None,
     context: Mapping[str, Any] | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
+    **guards: Unpack[GuardOptions],
 ) -> Server[Any]:
     """An MCP server offering ``tools``.
 
@@ -69,24 +84,54 @@ def tools_server(
         instructions: Text clients may show their model about the server.
         context: Tool context entries every call gets, overriding what a request's
             ``_meta`` says (e.g. the one tenant this server serves).
-        tool_calling_manager: Runs each call with its guards (``approval=``,
-            ``idempotency=``, ``audit=``...); a ``ToolCallingManager()`` by default.
+        tool_calling_manager: Runs each call; by default one built from the guard options
+            (giving both is an error).
+        guards: The guard options (:class:`~toolrelay.execution.GuardOptions`), as every door
+            takes them (``approval=``, ``idempotency=``, ``audit=``, ``authorize=``,
+            ``interceptors=``).
 
     Raises:
         DuplicateToolError: Two of the tools share a name.
-        ConfigurationError: A tool requires approval and the manager has no ``approval=``.
+        ConfigurationError: A tool requires approval and no ``approval=`` is configured, a
+            manager is given with guard options, or a guard option is unknown.
     """
     catalog = tools if isinstance(tools, ToolCatalog) else ToolCatalog(as_tools(tools))
-    fixed = dict(context or {})
-    manager = tool_calling_manager or ToolCallingManager()
+    manager = configured_manager(tool_calling_manager, owner="tools_server", **guards)
     try:
-        manager.check_tools(catalog, owner="ToolCallingManager")
+        manager.check_tools(catalog, owner="tools_server")
     except ConfigurationError as exc:
         raise ConfigurationError(
-            f"{exc}; serve them with tools_server(..., tool_calling_manager=manager). A "
-            "server whose MCP client asks a person first (it reads each tool's "
+            f"{exc}. A server whose MCP client asks a person first (it reads each tool's "
             "requires-approval flag) says so with an approval handler that approves"
         ) from None
+
+    async def run(call: ToolCall, tool: Tool, tool_context: ToolContext) -> tuple[str, bool]:
+        outcome = await manager.run_call(call, (tool,), tool_context)
+        return outcome.response.data, outcome.response.is_error
+
+    return calls_server(
+        catalog, run, name=name, version=version, instructions=instructions, context=context
+    )
+
+
+def calls_server(
+    catalog: ToolCatalog,
+    run: CallRunner,
+    *,
+    name: str,
+    version: str = __version__,
+    instructions: str | None = None,
+    context: Mapping[str, Any] | None = None,
+) -> Server[Any]:
+    """An MCP server listing ``catalog``'s tools, each call answered by ``run``.
+
+    What :func:`tools_server` builds with its manager's ``run_call``, and the gateway with
+    its own answer (one manager's path, plus what the gateway adds). The request's ``_meta``
+    is the call's tool context, ``context`` entries on top; a call lacking what its tool
+    needs (:class:`~toolrelay.exceptions.ToolContextError`) is an error result, nothing ran;
+    an unknown tool name is a protocol error.
+    """
+    fixed = dict(context or {})
     call_ids = itertools.count(1)
 
     async def list_tools(
@@ -105,10 +150,15 @@ def tools_server(
         call = ToolCall(
             id=f"mcp_{next(call_ids)}",
             name=tool.definition.name,
-            arguments=json.dumps(dict(params.arguments or {}), ensure_ascii=False),
+            # The manager reads the protocol's object as it reads any call's arguments.
+            arguments=params.arguments,  # type: ignore[arg-type]
         )
-        outcome = await manager.run_call(call, (tool,), tool_context)
-        return text_result(outcome.response.data, is_error=outcome.response.is_error)
+        try:
+            text, is_error = await run(call, tool, tool_context)
+        except ToolContextError as exc:
+            # What the call lacks comes from the client (its _meta): it is told, nothing ran.
+            return text_result(str(exc), is_error=True)
+        return text_result(text, is_error=is_error)
 
     def input_schema(tool_name: str) -> Mapping[str, Any] | None:
         tool = catalog.get(tool_name)
@@ -125,8 +175,16 @@ def tools_server(
 
 
 def tool_info(tool: Tool) -> McpToolInfo:
-    """How a toolrelay tool is listed over MCP."""
+    """How a toolrelay tool is listed over MCP.
+
+    Its annotations are its metadata's (:func:`~toolrelay.mcp._annotations.
+    annotations_from_metadata`), and ``idempotentHint: true`` for a tool with an
+    ``idempotency_key``: a served call runs through a manager, and every manager records
+    such a tool's results, so a repeated call gets the recorded result.
+    """
     definition, metadata = tool.definition, tool.metadata
+    if metadata.idempotency_key is not None:
+        metadata = replace(metadata, extra={**metadata.extra, IDEMPOTENT: True})
     return McpToolInfo(
         name=definition.name,
         description=definition.description,

@@ -1,14 +1,16 @@
 """An idempotency store in Redis: the first worker to reserve a key runs the call, once.
 
 Each key is a Redis hash under ``{prefix}idempotency:{key}`` holding a reservation (``state``
-"running", its ``owner`` and the server time in ms it is live ``until``), an unknown outcome
-(``state`` "unknown": the run timed out or was cancelled while running) or a recorded result
-(``state`` "done"), and always the ``fingerprint`` and ``summary`` of the arguments of the call
-holding the key and the server time in ms it took the key (``ran_at``). A reservation whose
-lease ran out without a result (its owner crashed) reports an unknown outcome; it is never
-taken over, so an operation that may have run is not run again. Results and unknown outcomes
-expire after ``ttl``. Reserving is one Lua script: of two workers reserving the same key at the
-same moment, exactly one acquires it.
+"reserved" until its run is confirmed to start, then "running"; its ``owner`` and the server
+time in ms it is live ``until``), an unknown outcome (``state`` "unknown": the run timed out or
+was cancelled while running) or a recorded result (``state`` "done"), and always the
+``fingerprint`` and ``summary`` of the arguments of the call holding the key and the server
+time in ms it took the key (``ran_at``). A running reservation whose lease ran out without a
+result (its owner crashed) reports an unknown outcome; it is never taken over, so an operation
+that may have run is not run again. A reserved one whose lease ran out never started (the
+reservation's reply was lost, or its owner crashed before the tool): it is taken over. Results
+and unknown outcomes expire after ``ttl``. Reserving is one Lua script: of two workers
+reserving the same key at the same moment, exactly one acquires it.
 
 A record is only as durable as the server: before its first reservation the store reads the
 server's persistence (:class:`~toolrelay.redis.RedisPersistence`) and refuses one that keeps no
@@ -61,12 +63,13 @@ _RESERVE = (
 local held = {entry[5] or '', entry[6] or '', entry[7] or ''}
 if entry[1] == 'done' then return {'completed', held[1], held[2], held[3], entry[3]} end
 if entry[1] == 'unknown' then return {'unknown', held[1], held[2], held[3]} end
-if entry[1] == 'running' and entry[2] ~= ARGV[1] then
+if (entry[1] == 'running' or entry[1] == 'reserved') and entry[2] ~= ARGV[1] then
   if tonumber(entry[4] or 0) > now then return {'running', held[1], held[2], held[3]} end
-  return {'unknown', held[1], held[2], held[3]}
+  if entry[1] == 'running' then return {'unknown', held[1], held[2], held[3]} end
 end
 local lease = tonumber(ARGV[2])
-redis.call('HSET', KEYS[1], 'state', 'running', 'owner', ARGV[1], 'until', now + lease,
+redis.call('HSET', KEYS[1], 'state', 'reserved', 'owner', ARGV[1], 'until', now + lease,
+           'lease', lease,
            'fingerprint', ARGV[4], 'summary', ARGV[5], 'ran_at', now)
 local ttl = tonumber(ARGV[3])
 if ttl > 0 then
@@ -112,6 +115,16 @@ if tonumber(ARGV[2]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return 1
 """
 )
+
+# KEYS[1] the hash; ARGV[1] owner. The owner's reservation starts running: its lease anew.
+_CONFIRM = """
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+local entry = redis.call('HMGET', KEYS[1], 'state', 'owner', 'lease')
+if entry[1] ~= 'reserved' or entry[2] ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 'state', 'running', 'until', now + tonumber(entry[3]))
+return 1
+"""
 
 # KEYS[1] the hash; ARGV[1] owner. Only the owner's reservation or unknown mark is dropped.
 _RELEASE = """
@@ -235,6 +248,11 @@ class RedisIdempotencyStore(RedisStore):
             summary=from_store(reply[2]),
             ran_at=int(ran_at) / 1000 if ran_at else None,
         )
+
+    async def confirm(self, key: str, *, owner: str) -> bool:
+        """See :meth:`~toolrelay.execution.IdempotencyStore.confirm`."""
+        reply = await self.connection.script(_CONFIRM, [self.key_of(key)], [owner])
+        return int(reply) == 1
 
     async def complete(
         self, key: str, *, owner: str, result: str, fingerprint: str = "", summary: str = ""

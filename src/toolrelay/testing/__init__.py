@@ -15,6 +15,7 @@ Example::
 
 from toolrelay.testing._advisors import RecordingAdvisor
 from toolrelay.testing._embedders import HashingEmbedder
+from toolrelay.testing._idempotency import isolated_idempotency
 from toolrelay.testing._messages import every_message_kind
 from toolrelay.testing._models import FunctionModel, ScriptedModel
 from toolrelay.testing._responses import text_response, tool_call_response
@@ -25,6 +26,7 @@ __all__ = [
     "RecordingAdvisor",
     "ScriptedModel",
     "every_message_kind",
+    "isolated_idempotency",
     "text_response",
     "tool_call_response",
 ]

@@ -50,6 +50,7 @@ class ToolCatalog:
         """
         self._entries: dict[str, _Entry] = {}
         self._by_safe_name: dict[str, str] = {}
+        self._version = 0
         for item in tools:
             self.add(item, source=source)
 
@@ -83,6 +84,12 @@ class ToolCatalog:
             raise DuplicateToolError(safe, self._entries[other].source, origin, names=(other, name))
         self._entries[name] = _Entry(tool=tool, source=origin)
         self._by_safe_name[safe] = name
+        self._version += 1
+
+    @property
+    def version(self) -> int:
+        """A number that changes whenever the catalog's tools do (a snapshot's cheap check)."""
+        return self._version
 
     def get(self, name: str) -> Tool | None:
         """The tool with this canonical or provider-safe name, or ``None``."""

@@ -9,35 +9,16 @@ is recorded with the query of the search that found it. Both front ends use what
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ToolCallStatus
-from toolrelay.search._base import ToolIndex
 from toolrelay.search._history import QueryHistory
 from toolrelay.search._usage import UsageEntry, UsageLog
 from toolrelay.tools import ToolContext
 
-__all__ = ["UsageRecorder", "check_usage_options", "read_history", "usage_scope"]
-
-
-def check_usage_options(index: ToolIndex, usage_log: UsageLog | None, shared: bool) -> None:
-    """Refuse usage options that cannot be honoured.
-
-    Raises:
-        ConfigurationError: ``shared`` without a log, or a log with an index that does not
-            rank with history (its ``ranks_history`` is not true: the PostgreSQL index, an
-            index of your own, a ``history_weight`` of 0), whose searches would ignore it.
-    """
-    if shared and usage_log is None:
-        raise ConfigurationError("shared_usage=True needs a usage_log to share")
-    if usage_log is not None and not getattr(index, "ranks_history", False):
-        raise ConfigurationError(
-            f"a usage_log needs an index that ranks with history, and {type(index).__name__} "
-            "does not; use an in-process index (default_index(), BM25ToolIndex, "
-            "HybridToolIndex) or no usage_log"
-        )
+__all__ = ["CallerRecorders", "UsageRecorder", "read_history", "usage_scope"]
 
 
 def usage_scope(context: ToolContext, *, shared: bool) -> str:
@@ -92,3 +73,26 @@ class UsageRecorder:
             await log.record(fresh)
             self.learned.extend(fresh)
         return fresh
+
+
+class CallerRecorders:
+    """The recorders of the callers whose recent searches are remembered (the latest kept).
+
+    Front ends without turns (the gateway, the bridges) record a successful call of a tool
+    that one of the same caller's recent searches found.
+
+    Args:
+        kept: How many callers are remembered at most.
+    """
+
+    def __init__(self, kept: int = 10_000) -> None:
+        self.kept = kept
+        self._recorders: OrderedDict[Hashable, UsageRecorder] = OrderedDict()
+
+    def of(self, caller: Hashable, scope: str) -> UsageRecorder:
+        """The recorder of ``caller`` (made for ``scope`` when it has none yet)."""
+        recorder = self._recorders.pop(caller, None) or UsageRecorder(scope=scope)
+        self._recorders[caller] = recorder
+        if len(self._recorders) > self.kept:
+            self._recorders.popitem(last=False)
+        return recorder

@@ -2,58 +2,27 @@
 
 In the proxy channel the model is shown two tools that never change, ``tool_search`` (its
 answers carry the found tools' definitions: ``definitions_answer``) and
-``call_tool(name, arguments)``; the MCP gateway serves the very same pair. This module
-holds ``call_tool``'s side: its schema as the model reads it (:func:`call_tool_schema`), the
-type its ``arguments`` are validated with (:data:`CallArguments`), the tool built from both
-(:func:`call_tool`), how a call of it names the tool it runs (:func:`unwrapped_call`), and how
-that name resolves among the tools the caller may call (:func:`resolve_called`).
+``call_tool(name, arguments)``; the MCP gateway serves the very same pair. ``call_tool`` is a
+:class:`~toolrelay.execution.ForwardingTool`: the manager reads each call of it as the call of
+the tool it names, on the one path every call takes. This module holds its schema as the
+model reads it (:func:`call_tool_schema`), the tool (:func:`call_tool`), and how a name
+resolves among the tools the caller may call (:func:`resolve_called`).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BeforeValidator
+from toolrelay.execution import ForwardingTool, match_tool_name
+from toolrelay.execution._forwarding import Forward
+from toolrelay.execution._pipeline import META_TOOL
+from toolrelay.tools import Tool, ToolDefinition, ToolMetadata, provider_safe_name
+from toolrelay.toolsearch._texts import CALL_TOOL_NAME, ENGLISH, SearchTexts
 
-from toolrelay.exceptions import InvalidJsonError
-from toolrelay.execution import match_tool_name
-from toolrelay.messages import ToolCall
-from toolrelay.tools import FunctionTool, Tool, ToolDefinition, ToolMetadata, provider_safe_name
-from toolrelay.tools._arguments import decode_arguments, require_object
-from toolrelay.tools._schema import cached_function_schema
-from toolrelay.toolsearch._search_tool import CALL_TOOL_NAME, TOOL_SEARCH_NAME
-from toolrelay.toolsearch._texts import DEFAULT_CALL_PARAMETERS
+__all__ = ["call_tool", "call_tool_schema", "resolve_called"]
 
-__all__ = [
-    "CALL_TOOL_NAME",
-    "CallArguments",
-    "call_tool",
-    "call_tool_schema",
-    "resolve_called",
-    "unwrapped_call",
-]
-
-
-def _as_object(value: object) -> object:
-    """``arguments`` as an object: given as one, as a JSON text of one, or left out (null)."""
-    if value is None:
-        return {}
-    try:
-        if isinstance(value, str):
-            return decode_arguments(CALL_TOOL_NAME, value)
-        return require_object(CALL_TOOL_NAME, value)
-    except InvalidJsonError as exc:
-        problem = exc.problems[0].message
-    raise ValueError(
-        f"{problem} Send arguments as a JSON object of the tool's parameters (its "
-        f"input_schema from {TOOL_SEARCH_NAME}), or leave it out for a tool without any."
-    )
-
-
-CallArguments = Annotated[dict[str, Any], BeforeValidator(_as_object)]
-"""``call_tool``'s ``arguments``: an object, a JSON text of one (blank: none), or null."""
+_OWN = ToolMetadata(extra={META_TOOL: True})
 
 
 def call_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
@@ -61,13 +30,14 @@ def call_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
 
     ``arguments`` is a plain ``object`` with an empty default, not a union with ``null``:
     clients that build the call from a form or the command line (the MCP Inspector among
-    them) turn a value into JSON only for a parameter of type ``object``.
+    them) turn a value into JSON only for a parameter of type ``object``. The manager reads
+    it in every shape a call's arguments come in (an object, the JSON text of one, ``null``).
 
     Args:
         parameters: The description of each parameter (``name``, ``arguments``); a
             parameter left out keeps the English one.
     """
-    described = {**DEFAULT_CALL_PARAMETERS, **parameters}
+    described = {**ENGLISH.call_parameters, **parameters}
     return {
         "type": "object",
         "properties": {
@@ -79,51 +49,23 @@ def call_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
 
 
 def call_tool(
-    function: Callable[..., Any],
-    description: str,
-    parameters: Mapping[str, str],
-    metadata: ToolMetadata | None = None,
-) -> FunctionTool:
-    """``call_tool`` as the model sees it, running ``function``.
+    texts: SearchTexts, forward: Forward, metadata: ToolMetadata = _OWN
+) -> ForwardingTool:
+    """``call_tool`` as the model sees it in ``texts``, running what ``forward`` resolves.
 
-    The model reads :func:`call_tool_schema`; ``function``'s own schema validates the calls
-    (its ``arguments`` should be :data:`CallArguments`, which takes an object or a JSON text
-    of one).
+    Args:
+        texts: Its description and its parameters' (``call_description``,
+            ``call_parameters``).
+        forward: The tool a called name means for the caller, or the text answering it.
+        metadata: Its metadata (the library's own tool by default: never asked
+            ``authorize`` about; the named tool is).
     """
-    return FunctionTool(
-        function=function,
-        definition=ToolDefinition(
-            name=CALL_TOOL_NAME,
-            description=description,
-            input_schema=call_tool_schema(parameters),
-        ),
-        metadata=metadata if metadata is not None else ToolMetadata(),
-        schema=cached_function_schema(function, tool_name=CALL_TOOL_NAME),
+    definition = ToolDefinition(
+        name=CALL_TOOL_NAME,
+        description=texts.call_description,
+        input_schema=call_tool_schema(texts.call_parameters),
     )
-
-
-def unwrapped_call(call: ToolCall) -> ToolCall | None:
-    """The call of the named tool that a ``call_tool`` call stands for (same id), or ``None``.
-
-    ``None`` when ``call`` is not a call of ``call_tool``, or its arguments are unusable
-    (not a JSON object, no string ``name``, ``arguments`` neither an object nor a JSON text
-    of one): such a call is left to be validated as a call of ``call_tool`` itself, whose
-    feedback says what to send.
-    """
-    if call.name != CALL_TOOL_NAME or not isinstance(call.arguments, str):
-        return None
-    try:
-        values = json.loads(call.arguments) if call.arguments.strip() else None
-        if not isinstance(values, dict) or not isinstance(values.get("name"), str):
-            return None
-        arguments = _as_object(values.get("arguments"))
-    except ValueError:  # JSON errors and the problems of _as_object
-        return None
-    return ToolCall(
-        id=call.id,
-        name=values["name"],
-        arguments=json.dumps(arguments, ensure_ascii=False, separators=(",", ":")),
-    )
+    return ForwardingTool(definition, forward, metadata)
 
 
 def resolve_called(

@@ -36,47 +36,34 @@ import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
 from pydantic import AfterValidator
 
 from toolrelay._storable import valid_unicode
-from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution._pipeline import META_TOOL
 from toolrelay.messages import Message, SystemMessage, ToolResponseMessage
 from toolrelay.models._schemas import provider_schema
-from toolrelay.search._base import (
-    MAX_RESULTS_LIMIT,
-    AllowedTools,
-    SearchRequest,
-    SearchResponse,
-    ToolIndex,
-)
+from toolrelay.search._base import AllowedTools, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search._usage import UsageEntry
 from toolrelay.tools import FunctionTool, ToolDefinition, ToolMetadata, provider_safe_name
 from toolrelay.tools._language import replace_texts
 from toolrelay.tools._schema import cached_function_schema
+from toolrelay.toolsearch._options import SearchOptions
+from toolrelay.toolsearch._texts import ENGLISH, TOOL_SEARCH_NAME
 
 if TYPE_CHECKING:
     from toolrelay.search._history import QueryHistory
 
 __all__ = [
-    "CALL_TOOL_NAME",
-    "DEFAULT_MIN_RELATIVE_SCORE",
-    "DEFAULT_PARAMETER_DESCRIPTIONS",
-    "DEFAULT_SEARCH_DESCRIPTION",
-    "DEFAULT_SYSTEM_SUFFIX",
     "INLINE_SEARCH_BELOW",
     "MAX_QUERY_LENGTH",
-    "TOOL_SEARCH_NAME",
     "SearchQuery",
     "SearchRunner",
     "ToolSearchRecord",
     "ToolSearchReport",
     "ToolSearchRound",
     "ToolSearcher",
-    "check_search_options",
     "defined_in",
     "definition_hit",
     "definitions_answer",
@@ -84,26 +71,6 @@ __all__ = [
     "search_tool_schema",
     "with_system_suffix",
 ]
-
-TOOL_SEARCH_NAME = "tool_search"
-"""The name of the search tool (provider-safe as it is)."""
-
-CALL_TOOL_NAME = "call_tool"
-"""The name of the tool that runs a found tool by name, in the proxy channel and the gateway."""
-
-DEFAULT_SEARCH_DESCRIPTION = (
-    "Find hidden tools by what they do; call them from your next step by the exact names returned."
-)
-"""What the model reads about ``tool_search``."""
-
-DEFAULT_PARAMETER_DESCRIPTIONS: Mapping[str, str] = MappingProxyType(
-    {
-        "query": "The action and its object, e.g. 'cancel order'.",
-        "max_results": "How many tools (1-10).",
-        "category": "Only this category, e.g. 'refund' for refund.* tools.",
-    }
-)
-"""What the model reads about each parameter of ``tool_search`` (as its docstring says)."""
 
 MAX_QUERY_LENGTH: Final = 1_000
 """Characters of a ``tool_search`` query beyond which it is refused (a query is a few words;
@@ -120,37 +87,6 @@ def _bounded_query(query: str) -> str:
 
 SearchQuery = Annotated[str, AfterValidator(_bounded_query)]
 """A ``tool_search`` query as its arguments are validated."""
-
-DEFAULT_SYSTEM_SUFFIX = f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}."
-"""Appended to the system message of every round, telling the model how to find tools."""
-
-DEFAULT_MIN_RELATIVE_SCORE = 0.5
-"""Hits scoring below this fraction of the best hit's score are left out of an answer.
-
-In a small catalog one tool often answers a query clearly and the rest only share a word
-with it; every hit returned is shown with every later request, so those cost tokens for
-nothing. Measured with ``max_results=5`` on the dev queries of ``benchmarks/data`` (hits per
-answer, Complete@5 against no cut-off), hybrid index: BFCL 4.64 hits, 85.2 (-0.1);
-StableToolBench 4.72, 56.4 (-0.6); RestBench 4.80, 32.7 (-1.0). BM25: BFCL 4.37, 80.9
-(-0.5); StableToolBench 4.48, 48.1 (-2.3); RestBench 4.50, 28.6 (-2.0). In the 28-tool
-catalog of ``benchmarks/tokens.py`` it cuts 5 hits to 1-2 per search.
-"""
-
-
-def check_search_options(max_results: int, min_relative_score: float | None) -> None:
-    """Refuse search options out of range.
-
-    Raises:
-        ConfigurationError: ``max_results`` is not 1-10 or ``min_relative_score`` not 0-1.
-    """
-    if not 1 <= max_results <= MAX_RESULTS_LIMIT:
-        raise ConfigurationError(
-            f"max_results must be between 1 and {MAX_RESULTS_LIMIT}, not {max_results}"
-        )
-    if min_relative_score is not None and not 0.0 <= min_relative_score <= 1.0:
-        raise ConfigurationError(
-            f"min_relative_score must be between 0 and 1, not {min_relative_score}"
-        )
 
 
 def search_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
@@ -181,27 +117,32 @@ def _search_definition(description: str, parameters: tuple[tuple[str, str], ...]
     definition = ToolDefinition(
         name=TOOL_SEARCH_NAME,
         description=description,
-        input_schema=search_tool_schema(DEFAULT_PARAMETER_DESCRIPTIONS),
+        input_schema=search_tool_schema(ENGLISH.parameters),
     )
     return replace_texts(definition, parameters=dict(parameters)) if parameters else definition
 
 
-def search_answer(response: SearchResponse, shown: frozenset[str] = frozenset()) -> str:
-    """The text the model reads for ``response``: a compact JSON list, best hit first.
+def search_answer(
+    response: SearchResponse, shown: frozenset[str] = frozenset(), max_chars: int | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """The text the model reads for ``response``, and the names it gives, best first.
 
-    Hits named in ``shown`` (tools the model already sees in full) are left out, except the
-    best one: the answer lists the best match and what is new. It stays in the history of
-    every later request, so the JSON has no spaces between items (the wire form escapes each
-    of its quotes as well).
+    A compact JSON list of ``{"name"}`` objects. Hits named in ``shown`` (tools the model
+    already sees in full) are left out, except the best one: the answer lists the best match
+    and what is new. It stays in the history of every later request, so the JSON has no
+    spaces between items (the wire form escapes each of its quotes as well). Names that would
+    take it past ``max_chars`` are left out, and are not found.
     """
-    return json.dumps(
-        [
-            {"name": provider_safe_name(h.name)}
-            for i, h in enumerate(response.hits)
-            if i == 0 or h.name not in shown
-        ],
-        ensure_ascii=False,
-        separators=(",", ":"),
+    entries = [
+        (h.name, {"name": provider_safe_name(h.name)})
+        for i, h in enumerate(response.hits)
+        if i == 0 or h.name not in shown
+    ]
+    kept = _fitting([_compact(entry) for _, entry in entries], max_chars)
+    found = [h.name for h in response.hits if h.name in shown] + [n for n, _ in entries[:kept]]
+    order = {name: i for i, name in enumerate(response.names)}
+    return _listed([_compact(e) for _, e in entries[:kept]]), tuple(
+        sorted(set(found), key=order.__getitem__)
     )
 
 
@@ -264,13 +205,41 @@ def _compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def definitions_answer(hits: Sequence[Mapping[str, Any]]) -> str:
-    """An answer carrying definitions, best first, as compact JSON.
+def definitions_answer(
+    hits: Sequence[Mapping[str, Any]], max_chars: int | None = None, left_out: str = ""
+) -> tuple[str, int]:
+    """An answer carrying definitions, best first, as compact JSON; and how many are whole.
 
-    Each hit is a :func:`definition_hit`, plus what a caller adds; the answer stays in the
-    history of every later request, so it has no spaces between items.
+    Each hit is a :func:`definition_hit` (plus what a caller adds) or a name alone. The answer
+    fits ``max_chars`` by whole hits: as many as fit, best first, are given whole, and the
+    rest by name with ``left_out`` saying why (the model searches for one alone to see it);
+    nothing is ever cut inside a definition, so the answer is always valid JSON. It stays in
+    the history of every later request, so it has no spaces between items.
     """
-    return _compact(list(hits))
+    whole = [_compact(hit) for hit in hits]
+    named = [_compact({"name": hit["name"], "note": left_out}) for hit in hits]
+    for count in range(len(hits), -1, -1):
+        parts = whole[:count] + named[count:]
+        fits = _fitting(parts, max_chars)
+        if fits == len(parts) or count == 0:
+            return _listed(parts[:fits]), min(count, fits)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _listed(parts: Sequence[str]) -> str:
+    return "[" + ",".join(parts) + "]"
+
+
+def _fitting(parts: Sequence[str], max_chars: int | None) -> int:
+    """How many of ``parts``, from the first, fit in a JSON list of at most ``max_chars``."""
+    if max_chars is None:
+        return len(parts)
+    total = 2  # the brackets
+    for count, part in enumerate(parts):
+        total += len(part) + (1 if count else 0)
+        if total > max_chars:
+            return count
+    return len(parts)
 
 
 def with_system_suffix(messages: Sequence[Message], suffix: str | None) -> tuple[Message, ...]:
@@ -332,6 +301,8 @@ class ToolSearchRecord:
         category: The category the search was limited to, if any.
         response: What the index answered: hits with scores, total matches, time in ms.
         answer: The text the model read.
+        names: The canonical names found, best first: the hits the answer gave (whole, or
+            named as already known), never one left out because the answer was full.
     """
 
     query: str
@@ -339,11 +310,7 @@ class ToolSearchRecord:
     category: str | None
     response: SearchResponse
     answer: str
-
-    @property
-    def names(self) -> list[str]:
-        """The canonical names found, best first."""
-        return self.response.names
+    names: tuple[str, ...]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -403,18 +370,17 @@ class ToolSearcher:
     Args:
         index: The catalog's index (shared by every conversation).
         allowed: The tools this turn may find (see ``SearchRequest.allowed``).
-        max_results: Hits returned when the model does not say (1-10).
-        min_score: Hits scoring below this are dropped (on the index's own scale).
-        min_relative_score: Hits scoring below this fraction of the best hit's score are
-            dropped, whatever ``max_results`` the model asked for; ``None`` keeps them (see
-            :data:`DEFAULT_MIN_RELATIVE_SCORE`).
+        options: How it searches (``max_results``, ``min_score``, ``min_relative_score``).
         history: The past queries of this turn's scope, which every search ranks with
             (``SearchRequest.history``); ``None``: none.
         runner: Runs the searches (default: a new :class:`SearchRunner` of ``index``); give
             the one kept with the index so its timings outlive the turn.
-        definitions: The catalog's definitions by canonical name, for answers that carry
-            them (the proxy channel: :func:`definitions_answer`); ``None``: answers name the
-            tools only (:func:`search_answer`).
+        hits: For answers that carry definitions (the proxy channel, the gateway), each
+            tool's hit by canonical name (:func:`definition_hit`, plus what a front end adds);
+            ``None``: answers name the tools only (:func:`search_answer`).
+        max_chars: The characters an answer may take (the result bound of the manager that
+            runs the search); it fits by whole hits (:func:`definitions_answer`).
+        left_out: Said of a hit whose definition did not fit (the texts' ``left_out``).
 
     Attributes:
         shown: Names of the tools the current model call shows; the advisor sets it before
@@ -424,9 +390,6 @@ class ToolSearcher:
             each call. Answers leave those tools out, but name the best hit.
         records: The searches of tools bound to a call (``as_tool(call_id=...)``), by call id,
             until :meth:`take_records` takes them.
-
-    Raises:
-        ConfigurationError: ``max_results`` or ``min_relative_score`` is out of range.
     """
 
     def __init__(
@@ -434,29 +397,28 @@ class ToolSearcher:
         *,
         index: ToolIndex,
         allowed: AllowedTools,
-        max_results: int,
-        min_score: float | None = None,
-        min_relative_score: float | None = DEFAULT_MIN_RELATIVE_SCORE,
+        options: SearchOptions | None = None,
         history: QueryHistory | None = None,
         runner: SearchRunner | None = None,
-        definitions: Mapping[str, ToolDefinition] | None = None,
+        hits: Mapping[str, Mapping[str, Any]] | None = None,
+        max_chars: int | None = None,
+        left_out: str = ENGLISH.left_out,
     ) -> None:
-        check_search_options(max_results, min_relative_score)
-        self.definitions = definitions
+        self.options = options if options is not None else SearchOptions()
         self.index = index
         self.runner = runner if runner is not None else SearchRunner(index)
         self.history = history
         self.allowed = allowed
-        self.max_results = max_results
-        self.min_score = min_score
-        self.min_relative_score = min_relative_score
+        self.hits = hits
+        self.max_chars = max_chars
+        self.left_out = left_out
         self.shown: frozenset[str] = frozenset()
         self.defined: Mapping[str, str] = {}
         self.records: dict[str, ToolSearchRecord] = {}
 
     def as_tool(
         self,
-        description: str = DEFAULT_SEARCH_DESCRIPTION,
+        description: str = ENGLISH.description,
         *,
         parameters: Mapping[str, str] | None = None,
         definition: ToolDefinition | None = None,
@@ -470,8 +432,7 @@ class ToolSearcher:
         Args:
             description: What the model reads about the tool.
             parameters: What it reads about each parameter (``query``, ``max_results``,
-                ``category``), by name; parameters not named keep the English text of
-                :data:`DEFAULT_PARAMETER_DESCRIPTIONS`.
+                ``category``), by name; parameters not named keep the English text.
             definition: The whole definition instead (``description`` and ``parameters``
                 are then not read).
             call_id: Bind the tool to one call: its search is kept in :attr:`records` under
@@ -498,7 +459,8 @@ class ToolSearcher:
         return FunctionTool(
             function=function,
             definition=definition,
-            # The library's own tool: the manager never asks ``authorize`` about it.
+            # The library's own tool: the manager never asks ``authorize`` about it, and
+            # leaves its answer whole (it fits the bound by whole hits).
             metadata=ToolMetadata(read_only=True, extra={META_TOOL: True}),
             schema=cached_function_schema(self.tool_search, tool_name=TOOL_SEARCH_NAME),
             source=TOOL_SEARCH_NAME,
@@ -524,47 +486,53 @@ class ToolSearcher:
         self, query: str, max_results: int | None = None, category: str | None = None
     ) -> ToolSearchRecord:
         """One search within this turn's view, as the tool answers it, with its record."""
+        options = self.options
         request = SearchRequest(
             # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
             query=valid_unicode(query),
-            max_results=max_results if max_results is not None else self.max_results,
-            min_score=self.min_score,
-            min_relative_score=self.min_relative_score,
+            max_results=max_results if max_results is not None else options.max_results,
+            min_score=options.min_score,
+            min_relative_score=options.min_relative_score,
             allowed=self.allowed,
             category=category or None,
             history=self.history,
         )
         response = await self.runner.search(request)
-        definitions = self.definitions
-        if definitions is None:
-            text = search_answer(response, shown=self.shown)
+        if self.hits is None:
+            text, names = search_answer(response, self.shown, self.max_chars)
         else:
-            text = definitions_answer(self._definition_hits(response, definitions))
+            text, names = self._definitions(response, self.hits)
         return ToolSearchRecord(
             query=query,
             max_results=request.max_results,
             category=request.category,
             response=response,
             answer=text,
+            names=names,
         )
 
-    def _definition_hits(
-        self, response: SearchResponse, definitions: Mapping[str, ToolDefinition]
-    ) -> list[dict[str, Any]]:
-        """The hits of an answer carrying definitions: each new one in full.
+    def _definitions(
+        self, response: SearchResponse, hits: Mapping[str, Mapping[str, Any]]
+    ) -> tuple[str, tuple[str, ...]]:
+        """An answer carrying definitions: each new hit whole, as many as fit.
 
         A hit the model already has (a shown tool, or one whose unchanged definition an
         earlier answer in the request's history gave: :attr:`defined`) is left out, but the
-        best, which is named only.
+        best, which is named only; such hits count as found.
         """
-        hits: list[dict[str, Any]] = []
+        entries: list[Mapping[str, Any]] = []
+        known: list[str] = []
         for position, found in enumerate(response.hits):
-            hit = definition_hit(definitions[found.name])
+            hit = hits[found.name]
             if found.name not in self.shown and self.defined.get(found.name) != _compact(hit):
-                hits.append(hit)
-            elif position == 0:
-                hits.append({"name": found.name})
-        return hits
+                entries.append(hit)
+                continue
+            known.append(found.name)
+            if position == 0:
+                entries.append({"name": found.name})
+        text, whole = definitions_answer(entries, self.max_chars, self.left_out)
+        given = {entry["name"] for entry in entries[:whole]}
+        return text, tuple(h.name for h in response.hits if h.name in given or h.name in known)
 
     def take_records(self, call_ids: Sequence[str]) -> tuple[ToolSearchRecord, ...]:
         """Remove and return the records of the calls ``call_ids`` that searched, in that order."""

@@ -1,111 +1,82 @@
-"""The texts tool search shows the model, per language, and how an advisor picks them.
+"""Every text tool search shows the model, per language, and how a front end picks them.
 
-Under tool search the model reads five texts that are not the catalog's own: the description
-of ``tool_search``, the descriptions of its parameters, the suffix of the system message, the
-answer to a call of a tool it was not shown, and the answer to such a call whose name is close
-to the name of a tool it was shown (a misspelling: the answer names those tools). In the proxy
-channel (``channel="proxy"``, and the MCP gateway's two tools) ``tool_search`` answers with
-whole definitions and found tools run through ``call_tool(name, arguments)``: the model reads
-``tool_search``'s and the system suffix's proxy texts instead, and ``call_tool``'s description
-and parameters. :class:`SearchTexts` holds them all in one language: :data:`ENGLISH` and
-:data:`CHINESE`.
+Under tool search the model reads texts that are not the catalog's own: the description of
+``tool_search`` and of its parameters, the suffix of the system message, the answer to a call
+of a tool it was not shown, and the answer to such a call whose name is close to the name of
+a tool it was shown (a misspelling: the answer names those tools). In the proxy channel
+(``channel="proxy"``) and the MCP gateway ``tool_search`` answers with whole definitions and
+found tools run through ``call_tool(name, arguments)``: the model reads ``tool_search``'s and
+the system suffix's proxy texts instead, ``call_tool``'s description and parameters, and an
+MCP client the server's instructions. :class:`SearchTexts` holds them all in one language:
+:data:`ENGLISH` and :data:`CHINESE`.
 
-:class:`~toolrelay.client.ToolSearchAdvisor` takes ``language="auto"`` by default: the texts
-follow the catalog's language (Chinese when more than a fifth of the characters of its
-descriptions are CJK, see ``catalog_language``), decided again
-whenever the catalog changes. ``"en"`` and ``"zh"`` fix the language, and a
-:class:`SearchTexts` of your own gives texts in any other; ``search_description``,
-``system_suffix`` and ``unavailable_message`` given explicitly win over the language's texts::
+``SearchOptions(language="auto")``, the default, makes the texts follow the catalog's language
+(Chinese when more than a fifth of the characters of its descriptions are CJK, see
+``catalog_language``), decided again whenever the catalog changes. ``"en"`` and ``"zh"`` fix
+the language, and a :class:`SearchTexts` of your own gives texts in any other, or changes one::
 
-    ToolSearchAdvisor(catalog, language="zh")  # Chinese texts
-    ToolSearchAdvisor(catalog, system_suffix=None)  # no suffix, in any language
-    terse = dataclasses.replace(CHINESE, system_suffix="只能调用已展示的工具。")
-    ToolSearchAdvisor(catalog, language=terse)  # your own texts
+    SearchOptions(language="zh")  # Chinese texts
+    SearchOptions(language=dataclasses.replace(ENGLISH, system_suffix=None))  # no suffix
 """
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Final, Literal, TypeVar, get_args
+from typing import Final, Literal
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import closest_names
+from toolrelay.execution._resolution import closest_names
 from toolrelay.tools._base import ToolDefinition
 from toolrelay.tools._language import catalog_language
-from toolrelay.toolsearch._access import (
-    DEFAULT_SIMILAR_NAMES_MESSAGE,
-    DEFAULT_UNAVAILABLE_MESSAGE,
-    SIMILAR_NAME_CUTOFF,
-    unavailable_text,
-)
-from toolrelay.toolsearch._search_tool import (
-    CALL_TOOL_NAME,
-    DEFAULT_PARAMETER_DESCRIPTIONS,
-    DEFAULT_SEARCH_DESCRIPTION,
-    DEFAULT_SYSTEM_SUFFIX,
-    TOOL_SEARCH_NAME,
-)
+from toolrelay.tools._names import provider_safe_name
 
 __all__ = [
+    "CALL_TOOL_NAME",
     "CHINESE",
-    "DEFAULT_CALL_DESCRIPTION",
-    "DEFAULT_CALL_PARAMETERS",
-    "DEFAULT_PROXY_DESCRIPTION",
-    "DEFAULT_PROXY_SYSTEM_SUFFIX",
     "ENGLISH",
-    "FROM_LANGUAGE",
-    "SEARCH_TEXTS",
-    "FromLanguage",
+    "SIMILAR_NAME_CUTOFF",
+    "TOOL_SEARCH_NAME",
     "SearchLanguage",
     "SearchTextSelector",
     "SearchTexts",
-    "search_texts",
+    "unavailable_text",
 ]
 
-_T = TypeVar("_T")
+TOOL_SEARCH_NAME: Final = "tool_search"
+"""The name of the search tool (provider-safe as it is)."""
+
+CALL_TOOL_NAME: Final = "call_tool"
+"""The name of the tool that runs a found tool by name, in the proxy channel and the gateway."""
 
 SearchLanguage = Literal["auto", "en", "zh"]
 """The ``language`` option: ``"auto"`` (the catalog's language), ``"en"`` or ``"zh"``."""
 
+SIMILAR_NAME_CUTOFF = 0.7
+"""How close (difflib's ratio on folded names, 0-1) a shown name must be to be suggested.
 
-class FromLanguage(enum.Enum):
-    """The type of :data:`FROM_LANGUAGE`."""
-
-    DEFAULT = "the text of the advisor's language"
-
-
-FROM_LANGUAGE: Final = FromLanguage.DEFAULT
-"""The default of the advisor's text options: the text of its language.
-
-A marker rather than ``None``, because ``system_suffix=None`` means no suffix at all.
+Stricter than the manager's cutoff for unknown names: under tool search the alternative to a
+suggestion is a search, so only a likely misspelling is worth pointing to. ``get_wether`` is
+0.95 from ``get_weather``, ``ticket.create`` 0.75 from ``ticket.create_incident``, while
+``orders.cancel`` (0.58 from ``orders.status``) is left to a search.
 """
 
+_MAX_SHOWN_NAME = 80
 
-DEFAULT_PROXY_DESCRIPTION = (
-    "Find hidden tools by what they do. Answers with their definitions, best first; run "
-    f"them with {CALL_TOOL_NAME}."
-)
-"""What the model reads about ``tool_search`` when its answers carry whole definitions."""
 
-DEFAULT_CALL_DESCRIPTION = f"Run a tool found with {TOOL_SEARCH_NAME}."
-"""What the model reads about ``call_tool``."""
+def unavailable_text(template: str, name: str, similar: Sequence[str] = ()) -> str:
+    """``template`` filled in for a call to ``name`` (quoted, shortened when very long).
 
-DEFAULT_CALL_PARAMETERS: Mapping[str, str] = MappingProxyType(
-    {
-        "name": "Its exact name.",
-        "arguments": "Following its input_schema.",
-    }
-)
-"""What the model reads about each parameter of ``call_tool``."""
-
-DEFAULT_PROXY_SYSTEM_SUFFIX = (
-    f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}, run them with {CALL_TOOL_NAME}."
-)
-"""The system suffix of the proxy channel."""
+    ``similar`` fills ``{similar}``: canonical names, listed in the provider-safe form the
+    model was shown them in.
+    """
+    shown = name if len(name) <= _MAX_SHOWN_NAME else name[:_MAX_SHOWN_NAME] + "..."
+    return template.format(
+        name=repr(shown),
+        search_tool=TOOL_SEARCH_NAME,
+        similar=", ".join(provider_safe_name(n) for n in similar),
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,19 +89,22 @@ class SearchTexts:
         parameters: What it reads about each parameter of ``tool_search`` (``query``,
             ``max_results``, ``category``), by name.
         system_suffix: Appended to the system message of every model call; ``None`` for none.
-        unavailable_message: The answer to a call of a tool the model was not shown;
-            ``{name}`` (the name as called, quoted) and ``{search_tool}`` are filled in.
+        unavailable_message: The answer to a call of a tool the model was not shown (the
+            same for an undiscovered, a forbidden and an unknown name); ``{name}`` (the name
+            as called, quoted) and ``{search_tool}`` are filled in.
         similar_names_message: The answer instead when the name is close to names of tools
-            the model was shown (:func:`~toolrelay.execution.closest_names` at
-            ``SIMILAR_NAME_CUTOFF``); ``{similar}``
-            lists those, and ``{name}`` and ``{search_tool}`` are filled in as above.
-            ``None``: such a call gets ``unavailable_message`` too.
-        proxy_description: What the model reads about ``tool_search`` in the proxy channel,
-            where its answers carry the found tools' definitions.
+            the model was shown (:data:`SIMILAR_NAME_CUTOFF`); ``{similar}`` lists those, and
+            ``{name}`` and ``{search_tool}`` are filled in as above. ``None``: such a call
+            gets ``unavailable_message`` too.
+        proxy_description: What the model reads about ``tool_search`` where its answers carry
+            the found tools' definitions (the proxy channel, the gateway).
         proxy_system_suffix: The system suffix of the proxy channel; ``None`` for none.
         call_description: What the model reads about ``call_tool``.
         call_parameters: What it reads about each parameter of ``call_tool`` (``name``,
             ``arguments``), by name.
+        left_out: In an answer carrying definitions, said of a hit whose definition did not
+            fit the result bound (the hit is named only).
+        instructions: What an MCP gateway tells its clients about itself.
     """
 
     language: str
@@ -142,7 +116,19 @@ class SearchTexts:
     proxy_system_suffix: str | None
     call_description: str
     call_parameters: Mapping[str, str]
+    left_out: str
+    instructions: str
     similar_names_message: str | None = None
+
+    def __post_init__(self) -> None:
+        for option, names, known in (
+            ("parameters", self.parameters, ENGLISH_PARAMETERS),
+            ("call_parameters", self.call_parameters, ENGLISH_CALL_PARAMETERS),
+        ):
+            unknown = sorted(set(names) - set(known))
+            if unknown:
+                tool = TOOL_SEARCH_NAME if option == "parameters" else CALL_TOOL_NAME
+                raise ConfigurationError(f"{tool} has no parameters {unknown} ({option})")
 
     def unavailable_answer(self, name: str, shown: Sequence[str]) -> str:
         """The answer to a call of ``name``, a tool the model was not shown.
@@ -160,19 +146,51 @@ class SearchTexts:
         return unavailable_text(self.unavailable_message, name)
 
 
+ENGLISH_PARAMETERS: Mapping[str, str] = MappingProxyType(
+    {
+        "query": "The action and its object, e.g. 'cancel order'.",
+        "max_results": "How many tools (1-10).",
+        "category": "Only this category, e.g. 'refund' for refund.* tools.",
+    }
+)
+ENGLISH_CALL_PARAMETERS: Mapping[str, str] = MappingProxyType(
+    {"name": "Its exact name.", "arguments": "Following its input_schema."}
+)
+
 ENGLISH = SearchTexts(
     language="en",
-    description=DEFAULT_SEARCH_DESCRIPTION,
-    parameters=DEFAULT_PARAMETER_DESCRIPTIONS,
-    system_suffix=DEFAULT_SYSTEM_SUFFIX,
-    unavailable_message=DEFAULT_UNAVAILABLE_MESSAGE,
-    similar_names_message=DEFAULT_SIMILAR_NAMES_MESSAGE,
-    proxy_description=DEFAULT_PROXY_DESCRIPTION,
-    proxy_system_suffix=DEFAULT_PROXY_SYSTEM_SUFFIX,
-    call_description=DEFAULT_CALL_DESCRIPTION,
-    call_parameters=DEFAULT_CALL_PARAMETERS,
+    description=(
+        "Find hidden tools by what they do; call them from your next step by the exact names "
+        "returned."
+    ),
+    parameters=ENGLISH_PARAMETERS,
+    system_suffix=f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}.",
+    unavailable_message=(
+        "Tool {name} is not available. Search for it with {search_tool} first, then call it by "
+        "the exact name the search returns."
+    ),
+    similar_names_message=(
+        "Tool {name} is not available; similar tools you can call: {similar}. Call one of them "
+        "by its exact name, or search for another tool with {search_tool} first."
+    ),
+    proxy_description=(
+        "Find hidden tools by what they do. Answers with their definitions, best first; run "
+        f"them with {CALL_TOOL_NAME}."
+    ),
+    proxy_system_suffix=(
+        f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}, run them with {CALL_TOOL_NAME}."
+    ),
+    call_description=f"Run a tool found with {TOOL_SEARCH_NAME}.",
+    call_parameters=ENGLISH_CALL_PARAMETERS,
+    left_out="Definition left out: the answer was full. Search for this tool alone.",
+    instructions=(
+        "This server fronts a large tool catalog. Find tools with "
+        f"{TOOL_SEARCH_NAME} (a few words for the action), then run one with "
+        f"{CALL_TOOL_NAME}(name, arguments), its arguments following the input_schema the "
+        "search returned."
+    ),
 )
-"""The English texts (the ``DEFAULT_*`` constants)."""
+"""The English texts."""
 
 CHINESE = SearchTexts(
     language="zh",
@@ -200,71 +218,32 @@ CHINESE = SearchTexts(
     ),
     call_description=f"运行用 {TOOL_SEARCH_NAME} 找到的工具。",
     call_parameters=MappingProxyType(
-        {
-            "name": "工具的准确名称。",
-            "arguments": "须符合其 input_schema。",
-        }
+        {"name": "工具的准确名称。", "arguments": "须符合其 input_schema。"}
+    ),
+    left_out="定义未列出：本次回答已满。请单独搜索此工具。",
+    instructions=(
+        f"此服务器提供一个大型工具目录。先用 {TOOL_SEARCH_NAME} 查找工具（用几个词说明要做的"
+        f"动作），再用 {CALL_TOOL_NAME}(name, arguments) 运行其中一个，参数须符合搜索返回的 "
+        "input_schema。"
     ),
 )
 """The Chinese texts."""
 
-SEARCH_TEXTS: Mapping[str, SearchTexts] = MappingProxyType({"en": ENGLISH, "zh": CHINESE})
-"""The texts of each language ``language`` can name."""
-
-
-def search_texts(language: str) -> SearchTexts:
-    """The texts of ``language`` (``"en"`` or ``"zh"``).
-
-    Raises:
-        ConfigurationError: Texts in that language do not exist.
-    """
-    texts = SEARCH_TEXTS.get(language)
-    if texts is None:
-        known = ", ".join(repr(code) for code in SEARCH_TEXTS)
-        raise ConfigurationError(f"no tool search texts in {language!r}; use one of {known}")
-    return texts
+_BY_LANGUAGE: Mapping[str, SearchTexts] = MappingProxyType({"en": ENGLISH, "zh": CHINESE})
 
 
 class SearchTextSelector:
-    """The texts of one advisor: its language option, with the texts it was given explicitly.
+    """The texts of one front end, from its ``language`` option (see the module docs).
 
     Args:
-        language: ``"auto"``, ``"en"``, ``"zh"`` or texts of your own (see the module docs).
-        search_description, system_suffix, unavailable_message: Explicit texts, which win
-            over the language's; :data:`FROM_LANGUAGE` for the language's.
-
-    Raises:
-        ConfigurationError: ``language`` is none of those, or your texts describe a parameter
-            ``tool_search`` does not have.
+        language: ``"auto"``, ``"en"``, ``"zh"`` or texts of your own (checked by
+            :class:`~toolrelay.toolsearch.SearchOptions`).
     """
 
-    def __init__(
-        self,
-        language: SearchLanguage | SearchTexts = "auto",
-        search_description: str | FromLanguage = FROM_LANGUAGE,
-        system_suffix: str | FromLanguage | None = FROM_LANGUAGE,
-        unavailable_message: str | FromLanguage = FROM_LANGUAGE,
-    ) -> None:
-        if not isinstance(language, SearchTexts) and language not in get_args(SearchLanguage):
-            raise ConfigurationError(
-                f"unknown tool search language {language!r}; use 'auto', 'en', 'zh' or "
-                "SearchTexts of your own"
-            )
+    def __init__(self, language: SearchLanguage | SearchTexts = "auto") -> None:
         self.language = language
-        self.search_description = search_description
-        self.system_suffix = system_suffix
-        self.unavailable_message = unavailable_message
-        self._fixed: SearchTexts | None = None
-        if isinstance(language, SearchTexts):
-            unknown = sorted(set(language.parameters) - set(DEFAULT_PARAMETER_DESCRIPTIONS))
-            if unknown:
-                raise ConfigurationError(f"{TOOL_SEARCH_NAME} has no parameters {unknown}")
-            unknown = sorted(set(language.call_parameters) - set(DEFAULT_CALL_PARAMETERS))
-            if unknown:
-                raise ConfigurationError(f"{CALL_TOOL_NAME} has no parameters {unknown}")
-            self._fixed = self._with_overrides(language)
-        elif language != "auto":
-            self._fixed = self._with_overrides(search_texts(language))
+        fixed = _BY_LANGUAGE.get(language) if isinstance(language, str) else language
+        self._fixed: SearchTexts | None = fixed
         self._seen: tuple[Sequence[ToolDefinition], SearchTexts] | None = None
 
     def for_catalog(self, definitions: Sequence[ToolDefinition]) -> SearchTexts:
@@ -279,26 +258,11 @@ class SearchTextSelector:
         seen = self._seen
         if seen is not None and seen[0] is definitions:
             return seen[1]
-        texts = self._with_overrides(SEARCH_TEXTS[catalog_language(definitions)])
+        texts = _BY_LANGUAGE[catalog_language(definitions)]
         self._seen = (definitions, texts)
         return texts
-
-    def _with_overrides(self, texts: SearchTexts) -> SearchTexts:
-        # An explicit description or suffix is the advisor's, whichever channel it runs.
-        return dataclasses.replace(
-            texts,
-            description=_chosen(self.search_description, texts.description),
-            system_suffix=_chosen(self.system_suffix, texts.system_suffix),
-            unavailable_message=_chosen(self.unavailable_message, texts.unavailable_message),
-            proxy_description=_chosen(self.search_description, texts.proxy_description),
-            proxy_system_suffix=_chosen(self.system_suffix, texts.proxy_system_suffix),
-        )
 
     def __repr__(self) -> str:
         language = self.language
         shown = language.language if isinstance(language, SearchTexts) else language
         return f"SearchTextSelector(language={shown!r})"
-
-
-def _chosen(given: _T | FromLanguage, default: _T) -> _T:
-    return default if isinstance(given, FromLanguage) else given

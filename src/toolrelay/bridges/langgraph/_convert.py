@@ -12,8 +12,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeAlias, Unpack
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -23,14 +23,8 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from toolrelay.bridges._convert import manager_for
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    ApprovalHandler,
-    ApprovalInterceptor,
-    AuditInterceptor,
-    AuditSink,
-    IdempotencyInterceptor,
-    IdempotencyStore,
+    GuardOptions,
     ToolCallingManager,
-    ToolCallInterceptor,
 )
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
@@ -66,10 +60,7 @@ def to_langchain(
     *,
     context: ContextOf | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
-    approval: ApprovalHandler | ApprovalInterceptor | None = None,
-    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-    audit: AuditSink | AuditInterceptor | None = None,
-    interceptors: Sequence[ToolCallInterceptor] = (),
+    **guards: Unpack[GuardOptions],
 ) -> StructuredTool:
     """``tool`` as a LangChain tool: same description and JSON Schema, provider-safe name.
 
@@ -77,17 +68,14 @@ def to_langchain(
         tool: The toolrelay tool.
         context: Its tool context from the call's ``RunnableConfig``; by default the
             ``configurable["tool_context"]`` mapping.
-        tool_calling_manager: Runs each call; by default one built from the options below
-            (giving both is an error), or a plain one when none is given.
-        approval: Decides about calls when ``tool`` requires approval: an async handler, or
-            an :class:`~toolrelay.execution.ApprovalInterceptor`. A LangChain tool cannot pause
-            a run: with ``ApprovalInterceptor()`` (no handler) the call waits for a person
-            and does not run; give a handler, or use :class:`ToolRelayNode`, which interrupts
-            the graph.
-        idempotency: Where results are recorded when ``tool`` has an idempotency key; in
-            memory (per process) by default.
-        audit: Where a record of every call goes.
-        interceptors: Steps of your own around each call.
+        tool_calling_manager: Runs each call; by default one built from the guard options
+            (giving both is an error).
+        guards: The guard options (:class:`~toolrelay.execution.GuardOptions`), as every door takes
+            them; ``approval=`` decides when ``tool`` requires approval (a LangChain tool cannot
+            pause a run: with ``ApprovalInterceptor()`` the call waits for a person and does not
+            run; give a handler, or use :class:`ToolRelayNode`, which interrupts the graph). Without
+            ``idempotency=``, keys are recorded in the process's store, shared by every conversion
+            of the tool.
 
     Raises:
         ConfigurationError: A manager is given with guard options, or ``tool`` requires
@@ -95,20 +83,14 @@ def to_langchain(
     """
     definition = tool.definition
     manager = manager_for(
-        tool,
-        owner="to_langchain",
-        tool_calling_manager=tool_calling_manager,
-        approval=approval,
-        idempotency=idempotency,
-        audit=audit,
-        interceptors=interceptors,
+        tool, owner="to_langchain", tool_calling_manager=tool_calling_manager, **guards
     )
 
     async def run(config: RunnableConfig, **arguments: Any) -> str:
         call = ToolCall(
             id=str((config.get("metadata") or {}).get("tool_call_id", "")),
             name=definition.name,
-            arguments=json.dumps(arguments, ensure_ascii=False),
+            arguments=arguments,  # type: ignore[arg-type]  # the manager reads a mapping too
         )
         outcome = await manager.run_call(call, (tool,), tool_context(config, context))
         return outcome.response.data

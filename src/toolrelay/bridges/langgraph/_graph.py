@@ -25,9 +25,8 @@ context is the config's ``configurable["tool_context"]`` unless ``context=`` say
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any
+from typing import Annotated, Any, Unpack
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, ToolMessage
@@ -42,16 +41,11 @@ from toolrelay.bridges._search import BridgeSearch, conversation_key
 from toolrelay.bridges.langgraph._convert import ContextOf, from_langchain, tool_context
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    ApprovalHandler,
-    ApprovalInterceptor,
-    AuditInterceptor,
-    AuditSink,
-    IdempotencyInterceptor,
-    IdempotencyStore,
-    ToolCallInterceptor,
+    GuardOptions,
 )
+from toolrelay.execution._pipeline import given_guards
 from toolrelay.tools import Tool, ToolContext, provider_safe_name
-from toolrelay.toolsearch import TOOL_SEARCH_NAME
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, SearchOptions
 
 __all__ = [
     "BIGTOOL_SEARCH_NAME",
@@ -183,15 +177,15 @@ class ToolRelayNode:
         answers: list[AnyMessage] = []
         found: list[str] = []
         for call in calls:
-            arguments = json.dumps(call["args"], ensure_ascii=False)
             call_id = str(call["id"])
+            # The decoded arguments as they are: the manager reads (and bounds) them.
             if call["name"] == self.search_name:
-                result = await self.search.search(arguments, key=key, context=context)
+                result = await self.search.search(call["args"], key=key, context=context)
                 found.extend(result.found)
             else:
                 result = await self.search.call(
                     call["name"],
-                    arguments,
+                    call["args"],
                     key=key,
                     context=context,
                     call_id=call_id,
@@ -257,10 +251,7 @@ def create_agent(
     limit: int = 2,
     search: BridgeSearch | None = None,
     context: ContextOf | None = None,
-    approval: ApprovalHandler | ApprovalInterceptor | None = None,
-    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-    audit: AuditSink | AuditInterceptor | None = None,
-    interceptors: Sequence[ToolCallInterceptor] = (),
+    **guards: Unpack[GuardOptions],
 ) -> StateGraph[Any]:
     """langgraph-bigtool's agent with toolrelay's retrieval and guarded tool calls.
 
@@ -276,34 +267,24 @@ def create_agent(
         tool_registry: Tools (or functions) by id, as bigtool takes them.
         limit: Tools per retrieval when the model does not say (bigtool's ``limit``).
         search: The search and execution rules over the registry's tools (built with
-            :func:`~toolrelay.bridges.langgraph.from_langchain`); by default a BM25 one.
+            :func:`~toolrelay.bridges.langgraph.from_langchain`); by default one with the
+            default options but ``max_results=limit``.
         context: A call's tool context from the ``RunnableConfig``.
-        approval: For the default search: decides about calls of tools that need approval
-            (``ApprovalInterceptor()``: the graph is interrupted until a person decides).
-        idempotency: For the default search: where results of tools with an idempotency
-            key are recorded; in memory by default.
-        audit: For the default search: where a record of every call goes.
-        interceptors: For the default search: steps of your own around each call.
+        guards: For the default search: the guard options
+            (:class:`~toolrelay.execution.GuardOptions`; ``approval=ApprovalInterceptor()``:
+            the graph is interrupted until a person decides).
 
     Raises:
         ConfigurationError: ``search`` is given and its catalog lacks a registry tool, or
             with guard options (give them to the search).
     """
     catalog, ids = _registry_tools(tool_registry)
-    guards = {"approval": approval, "idempotency": idempotency, "audit": audit}
     if search is None:
-        search = BridgeSearch(
-            catalog,
-            max_results=limit,
-            approval=approval,
-            idempotency=idempotency,
-            audit=audit,
-            interceptors=interceptors,
-        )
-    elif interceptors or any(value is not None for value in guards.values()):
+        search = BridgeSearch(catalog, options=SearchOptions(max_results=limit), **guards)
+    elif given_guards(guards):
         raise ConfigurationError(
-            "create_agent: approval=, idempotency=, audit= and interceptors= build the default "
-            "search; with search= given, pass them to that BridgeSearch instead"
+            f"create_agent: {', '.join(given_guards(guards))} build the default search; with "
+            "search= given, pass them to that BridgeSearch instead"
         )
     else:
         missing = [name for name in ids if search.catalog.get(name) is None]
@@ -363,7 +344,7 @@ def retrieve_tools_functions(
         tool_context_ = tool_context(config, context)
         has_thread = bool((config.get("configurable") or {}).get("thread_id"))
         result = await search.search(
-            json.dumps({"query": query}, ensure_ascii=False),
+            {"query": query},
             key=thread_key(config, tool_context_) if has_thread else None,
             context=tool_context_,
         )

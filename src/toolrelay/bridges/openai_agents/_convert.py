@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeAlias, Unpack
 
 from agents import FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext as SdkToolContext
@@ -23,15 +23,9 @@ from agents.tool_context import ToolContext as SdkToolContext
 from toolrelay.bridges._convert import decided, manager_for, person_decides
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    ApprovalHandler,
-    ApprovalInterceptor,
     Approve,
-    AuditInterceptor,
-    AuditSink,
-    IdempotencyInterceptor,
-    IdempotencyStore,
+    GuardOptions,
     ToolCallingManager,
-    ToolCallInterceptor,
 )
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
@@ -64,10 +58,7 @@ def to_openai_agents(
     *,
     context: ContextOf | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
-    approval: ApprovalHandler | ApprovalInterceptor | None = None,
-    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-    audit: AuditSink | AuditInterceptor | None = None,
-    interceptors: Sequence[ToolCallInterceptor] = (),
+    **guards: Unpack[GuardOptions],
 ) -> FunctionTool:
     """``tool`` as an SDK ``FunctionTool``: same description and JSON Schema, provider-safe name.
 
@@ -75,15 +66,12 @@ def to_openai_agents(
         tool: The toolrelay tool.
         context: Its tool context from the SDK's run context; by default the run's context
             object when it is a mapping.
-        tool_calling_manager: Runs each call; by default one built from the options below
-            (giving both is an error), or a plain one when none is given.
-        approval: Decides about calls when ``tool`` requires approval: an async handler, or
-            an :class:`~toolrelay.execution.ApprovalInterceptor` (``ApprovalInterceptor()``:
-            the SDK stops the run until a person approves the call).
-        idempotency: Where results are recorded when ``tool`` has an idempotency key; in
-            memory (per process) by default.
-        audit: Where a record of every call goes.
-        interceptors: Steps of your own around each call.
+        tool_calling_manager: Runs each call; by default one built from the guard options
+            (giving both is an error).
+        guards: The guard options (:class:`~toolrelay.execution.GuardOptions`), as every door takes
+            them; ``approval=`` decides when ``tool`` requires approval (``ApprovalInterceptor()``:
+            the SDK stops the run until a person approves the call). Without ``idempotency=``, keys
+            are recorded in the process's store, shared by every conversion of the tool.
 
     Raises:
         ConfigurationError: A manager is given with guard options, or ``tool`` requires
@@ -91,13 +79,7 @@ def to_openai_agents(
     """
     definition = tool.definition
     manager = manager_for(
-        tool,
-        owner="to_openai_agents",
-        tool_calling_manager=tool_calling_manager,
-        approval=approval,
-        idempotency=idempotency,
-        audit=audit,
-        interceptors=interceptors,
+        tool, owner="to_openai_agents", tool_calling_manager=tool_calling_manager, **guards
     )
     # A person decides through the SDK: it runs the call only once they approved it.
     needs_approval = person_decides(manager, tool)

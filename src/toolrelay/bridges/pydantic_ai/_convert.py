@@ -13,8 +13,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, Unpack
 
 from pydantic_ai import FunctionToolset, RunContext
 from pydantic_ai import Tool as PydanticTool
@@ -25,15 +25,9 @@ from toolrelay.bridges._convert import decided, manager_for, person_decides
 from toolrelay.bridges.pydantic_ai._context import ContextOf, DepsOf, tool_context
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    ApprovalHandler,
-    ApprovalInterceptor,
     Approve,
-    AuditInterceptor,
-    AuditSink,
-    IdempotencyInterceptor,
-    IdempotencyStore,
+    GuardOptions,
     ToolCallingManager,
-    ToolCallInterceptor,
 )
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
@@ -46,10 +40,7 @@ def to_pydantic_ai(
     *,
     context: ContextOf | None = None,
     tool_calling_manager: ToolCallingManager | None = None,
-    approval: ApprovalHandler | ApprovalInterceptor | None = None,
-    idempotency: IdempotencyStore | IdempotencyInterceptor | None = None,
-    audit: AuditSink | AuditInterceptor | None = None,
-    interceptors: Sequence[ToolCallInterceptor] = (),
+    **guards: Unpack[GuardOptions],
 ) -> PydanticTool[Any]:
     """``tool`` as a pydantic-ai tool: same description and JSON Schema, provider-safe name.
 
@@ -57,15 +48,12 @@ def to_pydantic_ai(
         tool: The toolrelay tool.
         context: Its :class:`~toolrelay.tools.ToolContext` from the run context; by default
             the run's ``deps`` when they are a mapping.
-        tool_calling_manager: Runs each call; by default one built from the options below
-            (giving both is an error), or a plain one when none is given.
-        approval: Decides about calls when ``tool`` requires approval: an async handler, or
-            an :class:`~toolrelay.execution.ApprovalInterceptor` (``ApprovalInterceptor()``:
-            pydantic-ai defers the call until a person approves it).
-        idempotency: Where results are recorded when ``tool`` has an idempotency key; in
-            memory (per process) by default.
-        audit: Where a record of every call goes.
-        interceptors: Steps of your own around each call.
+        tool_calling_manager: Runs each call; by default one built from the guard options
+            (giving both is an error).
+        guards: The guard options (:class:`~toolrelay.execution.GuardOptions`), as every door takes
+            them; ``approval=`` decides when ``tool`` requires approval (``ApprovalInterceptor()``:
+            pydantic-ai defers the call until a person approves it). Without ``idempotency=``, keys
+            are recorded in the process's store, shared by every conversion of the tool.
 
     Raises:
         ConfigurationError: A manager is given with guard options, or ``tool`` requires
@@ -73,13 +61,7 @@ def to_pydantic_ai(
     """
     definition = tool.definition
     manager = manager_for(
-        tool,
-        owner="to_pydantic_ai",
-        tool_calling_manager=tool_calling_manager,
-        approval=approval,
-        idempotency=idempotency,
-        audit=audit,
-        interceptors=interceptors,
+        tool, owner="to_pydantic_ai", tool_calling_manager=tool_calling_manager, **guards
     )
     # A person decides through pydantic-ai: it runs the call only once they approved it.
     deferred = person_decides(manager, tool)
@@ -88,7 +70,7 @@ def to_pydantic_ai(
         call = ToolCall(
             id=ctx.tool_call_id or "",
             name=definition.name,
-            arguments=json.dumps(arguments, ensure_ascii=False),
+            arguments=arguments,  # type: ignore[arg-type]  # the manager reads a mapping too
         )
         approved = [decided(Approve())] if deferred and ctx.tool_call_approved else []
         outcome = await manager.run_call(

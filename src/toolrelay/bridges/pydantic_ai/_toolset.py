@@ -17,7 +17,6 @@ that resumes it with ``DeferredToolResults(approvals={call_id: True})`` runs the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
@@ -107,12 +106,11 @@ class ToolSearchToolset(AbstractToolset[Any]):
     ) -> Any:
         """Search, or run a shown tool through toolrelay's manager."""
         key, context = self._key(ctx)
-        arguments = json.dumps(tool_args, ensure_ascii=False)
         if name == TOOL_SEARCH_NAME:
-            return (await self.search.search(arguments, key=key, context=context)).text
+            return (await self.search.search(tool_args, key=key, context=context)).text
         result = await self.search.call(
             name,
-            arguments,
+            tool_args,
             key=key,
             context=context,
             call_id=ctx.tool_call_id,
