@@ -15,7 +15,6 @@ import functools
 from typing import Unpack
 
 from toolrelay.execution import (
-    ApprovalDecision,
     GuardOptions,
     Proceed,
     ToolCallingManager,
@@ -25,6 +24,7 @@ from toolrelay.execution import (
 )
 from toolrelay.execution._manager import configured_manager
 from toolrelay.execution._pipeline import check_guard_options, given_guards
+from toolrelay.execution._result import ApprovalDecision
 from toolrelay.tools import Tool
 
 __all__ = ["decided", "manager_for", "person_decides"]

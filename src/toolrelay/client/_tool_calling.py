@@ -79,13 +79,10 @@ from toolrelay.exceptions import (
     ToolCallLimitError,
     ToolNotFoundError,
 )
-from toolrelay.execution import (
-    ResumedRound,
-    ToolCallingManager,
-    ToolExecutionResult,
-    closest_names,
-)
+from toolrelay.execution import ToolCallingManager, ToolExecutionResult
+from toolrelay.execution._approval import ResumedRound
 from toolrelay.execution._pipeline import check_context
+from toolrelay.execution._resolution import closest_names
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -185,8 +182,7 @@ class ToolCallingAdvisor:
     """Runs the tool loop for the advisors after it and the model.
 
     Args:
-        tool_provider: Where each turn's tools come from; the request's own
-            (:class:`~toolrelay.client.RequestTools`) if omitted.
+        tool_provider: Where each turn's tools come from; the request's own if omitted.
         tool_calling_manager: Runs each round. When omitted, the client's (built from its
             ``approval=``, ``idempotency=``, ``audit=``, ``authorize=`` and
             ``interceptors=``): give a manager here only for a loop used without those.

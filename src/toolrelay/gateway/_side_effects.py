@@ -45,7 +45,6 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     ApprovalHandler,
     ApprovalInterceptor,
-    ApprovalVerdict,
     AuditInterceptor,
     GuardOptions,
     IdempotencyInterceptor,
@@ -56,6 +55,7 @@ from toolrelay.execution import (
     ToolInvocation,
 )
 from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
+from toolrelay.execution._result import ApprovalVerdict
 from toolrelay.gateway._modules import load_attribute
 
 __all__ = [
