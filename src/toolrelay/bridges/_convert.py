@@ -1,5 +1,8 @@
 """What the converters of every bridge share: the manager a converted tool runs through.
 
+And the other way, what a framework's tool converted to toolrelay returns, as text
+(:func:`result_text`).
+
 A converted tool runs through a :class:`~toolrelay.execution.ToolCallingManager` (argument
 validation, timeout, failures as feedback, and the guards its tool declares), given or built
 from the same guard options as :class:`~toolrelay.bridges.BridgeSearch` takes. A tool that
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from typing import Unpack
 
 from toolrelay.execution import (
@@ -27,7 +31,7 @@ from toolrelay.execution._manager import configured_manager
 from toolrelay.execution._pipeline import check_guard_options, given_guards
 from toolrelay.tools import Tool
 
-__all__ = ["decided", "manager_for", "person_decides"]
+__all__ = ["decided", "manager_for", "person_decides", "result_text"]
 
 
 @functools.cache
@@ -78,3 +82,8 @@ def decided(decision: ApprovalDecision) -> ToolCallInterceptor:
         return await proceed(dataclasses.replace(invocation, decision=decision))
 
     return decided
+
+
+def result_text(value: object) -> str:
+    """What a framework's tool returned, as a toolrelay tool's answer: text, else JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)

@@ -13,14 +13,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias, Unpack
 
 from agents import FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext as SdkToolContext
 
-from toolrelay.bridges._convert import decided, manager_for, person_decides
+from toolrelay.bridges._convert import decided, manager_for, person_decides, result_text
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     Approve,
@@ -29,6 +28,7 @@ from toolrelay.execution import (
 )
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
+from toolrelay.tools._base import ToolBase
 
 __all__ = ["ContextOf", "RunContextOf", "from_openai_agents", "to_openai_agents", "tool_context"]
 
@@ -126,28 +126,24 @@ def from_openai_agents(
     return converted
 
 
-class AgentsTool:
-    """An SDK function tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract."""
+class AgentsTool(ToolBase):
+    """An SDK function tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract.
+
+    Its definition is the SDK tool's name, description and JSON Schema; its metadata, the
+    tool's approval requirement and timeout.
+    """
 
     def __init__(self, tool: FunctionTool, *, run_context: RunContextOf | None = None) -> None:
         self.tool = tool
         self._run_context = run_context
-        self._definition = ToolDefinition(
-            name=tool.name, description=tool.description, input_schema=tool.params_json_schema
+        super().__init__(
+            ToolDefinition(
+                name=tool.name, description=tool.description, input_schema=tool.params_json_schema
+            ),
+            ToolMetadata(
+                requires_approval=tool.needs_approval is not False, timeout=tool.timeout_seconds
+            ),
         )
-        self._metadata = ToolMetadata(
-            requires_approval=tool.needs_approval is not False, timeout=tool.timeout_seconds
-        )
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """The SDK tool's name, description and JSON Schema."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """Its approval requirement and timeout."""
-        return self._metadata
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """``on_invoke_tool`` with the tool context as the run's context object."""
@@ -160,9 +156,4 @@ class AgentsTool:
             tool_arguments=arguments,
         )
         value = await self.tool.on_invoke_tool(ctx, arguments)
-        if isinstance(value, str):
-            return value
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-    def __repr__(self) -> str:
-        return f"AgentsTool({self.tool.name!r})"
+        return result_text(value)
