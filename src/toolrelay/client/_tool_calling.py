@@ -92,6 +92,7 @@ from toolrelay.messages import (
     Usage,
 )
 from toolrelay.models._call_ids import consistent_call_ids
+from toolrelay.models._chunks import without_text
 from toolrelay.prompt import Prompt
 
 __all__ = [
@@ -264,7 +265,7 @@ class ToolCallingAdvisor:
             complete = response.chat_response
             closing = complete
             if response.tool_loop is not None and response.tool_loop.stop is LoopStop.ANSWER:
-                closing = _without_text(complete)  # its text was streamed already
+                closing = without_text(complete)  # its text was streamed already
             yield dataclasses.replace(
                 response,
                 chat_response=closing,
@@ -558,21 +559,6 @@ def _unique_call_ids(response: ChatResponse, history: Sequence[Message]) -> Chat
     if all(a is b for a, b in zip(generations, response.generations, strict=True)):
         return response
     return dataclasses.replace(response, generations=tuple(generations))
-
-
-def _without_text(response: ChatResponse) -> ChatResponse:
-    """``response`` without its generations' text (the closing chunk of a streamed answer)."""
-    return dataclasses.replace(
-        response,
-        generations=tuple(
-            Generation(
-                message=AssistantMessage(tool_calls=g.message.tool_calls),
-                finish_reason=g.finish_reason,
-                metadata=g.metadata,
-            )
-            for g in response.generations
-        ),
-    )
 
 
 def _with_report(final: ChatClientResponse, state: ToolLoopState) -> ChatClientResponse:

@@ -56,7 +56,7 @@ from toolrelay.execution import (
 )
 from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
 from toolrelay.execution._result import ApprovalVerdict
-from toolrelay.gateway._modules import load_attribute
+from toolrelay.tools._modules import load_attribute
 
 __all__ = [
     "ApprovalSettings",
@@ -192,7 +192,7 @@ def gateway_guards(
     spec, destructive = approval_settings.handler, approval_settings.destructive
     approval = given.get("approval")
     if approval is None and spec is not None:
-        loaded = load_attribute(spec)
+        loaded = load_attribute(spec, isolated=True)
         if not callable(loaded):
             raise ConfigurationError(f"[approval] handler {spec!r} is not a function")
         approval = as_approval_handler(cast(Approver, loaded))
