@@ -50,9 +50,10 @@ Counted as failures:
   caller;
 - ``bad_runs``: a call of ``call_tool`` whose arguments the named tool cannot take (nested too
   deeply, another call's shape) that ran;
-- ``cut_answers``: a search answer over the bound that is not valid JSON of whole
-  definitions and names, or longer than the bound; a tool it only named counted as found
-  (run through ``call_tool``, recorded as found) or one it gave whole not;
+- ``cut_answers``: a search answer that is not valid JSON of whole definitions and names, or
+  longer than the bound but as its best hit alone, whole (a tool must stay reachable); a tool
+  it only named counted as found (run through ``call_tool``, recorded as found) or one it gave
+  whole not;
 - ``unclear``: a call the contract answers refused, or a failure answered without a clear
   error (a call without a caller answered as feedback in process, a ``null`` name answered
   as a success);
@@ -709,8 +710,6 @@ def _judge_cut(
     found: set[str],
     bank: Bank,
 ) -> None:
-    if len(text) > bound:
-        case.fail("cut_answers", f"{len(text)} characters over {bound}")
     try:
         hits = json.loads(text)
     except ValueError:
@@ -727,6 +726,9 @@ def _judge_cut(
             named.add(hit["name"])
         else:
             case.fail("cut_answers", f"neither a whole definition nor a name: {hit!r}")
+    # Over the bound only as the best hit alone, whole: a tool must stay reachable.
+    if len(text) > bound and not (len(hits) == 1 and whole):
+        case.fail("cut_answers", f"{len(text)} characters over {bound}")
     if named:
         case.note("search answers with definitions left out")
     if found & named or whole - found:
