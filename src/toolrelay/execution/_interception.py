@@ -24,8 +24,8 @@ nothing else), :class:`~toolrelay.execution.AuditInterceptor` (sees
 every outcome after it), :class:`~toolrelay.execution.IdempotencyInterceptor` (a recorded
 result answers before anyone is asked for approval),
 :class:`~toolrelay.execution.ApprovalInterceptor`. A round's own interceptors
-(``execute_tool_calls(..., interceptors=...)``: the tool search's visibility check, its
-``authorize``) run outside the manager's, so a call the round refuses never reaches them.
+(``execute_tool_calls(..., interceptors=...)``: tool search binds each search to its call)
+run outside the manager's, so a call the round refuses never reaches them.
 
 The invocation's arguments are validated already (:class:`~toolrelay.tools.ValidatedArguments`:
 coerced values, defaults filled in), so every interceptor decides on the values the tool will
