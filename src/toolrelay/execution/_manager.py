@@ -631,7 +631,7 @@ class ToolCallingManager:
                 text = feedback.unknown_tool(name, lookup.suggestions(name), any_tools=bool(names))
             _log.debug("unknown tool %r in call %r", name, call.id)
             return self._unknown(written, name, counter, text, lookup.suggestions)
-        if type(tool) is ForwardingTool or isinstance(tool, ForwardingTool):
+        if isinstance(tool, ForwardingTool):
             return _Forwarding(call=call, written=written, tool=tool)
         return self._ready(call, written, tool, call.arguments, counter, breaches, context)
 
