@@ -21,9 +21,7 @@ from toolrelay.messages import (
     chat_response_from_dict,
     chat_response_to_dict,
     message_from_dict,
-    message_from_json,
     message_to_dict,
-    message_to_json,
 )
 
 CALL = ToolCall(id="call_1", name="refund.find", arguments='{"since": "2024-01-01"}')
@@ -68,11 +66,7 @@ MESSAGES: list[tuple[Message, dict[str, Any]]] = [
 def test_message_dict_shape_and_round_trip(message: Message, data: dict[str, Any]) -> None:
     assert message_to_dict(message) == data
     assert message_from_dict(data) == message
-    assert message_from_json(message_to_json(message)) == message
-
-
-def test_json_keeps_non_ascii() -> None:
-    assert message_to_json(UserMessage(text="日本語")) == '{"role": "user", "text": "日本語"}'
+    assert message_from_dict(json.loads(json.dumps(data))) == message
 
 
 def test_sequences_become_tuples() -> None:
@@ -175,7 +169,7 @@ usages = st.builds(Usage, prompt_tokens=counts, completion_tokens=counts, total_
 
 @given(messages)
 def test_any_message_round_trips_through_json(message: Message) -> None:
-    assert message_from_json(message_to_json(message)) == message
+    assert message_from_dict(json.loads(json.dumps(message_to_dict(message)))) == message
 
 
 @given(

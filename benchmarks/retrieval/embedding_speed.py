@@ -180,7 +180,7 @@ def work(task: dict[str, Any]) -> dict[str, Any]:
             "threads": _threads(),
         }
     if task["kind"] == "e5_query":
-        from toolrelay.search import catalog_embedder
+        from toolrelay.search._auto_embedder import catalog_embedder
 
         tools, queries = _catalog(("acebench_zh",), None)
         queries = queries[: task.get("queries")]

@@ -41,7 +41,6 @@ import numpy.typing as npt
 from toolrelay.search import (
     BM25ToolIndex,
     HybridToolIndex,
-    QueryHistory,
     SearchRequest,
     UsageEntry,
     default_index,
@@ -53,7 +52,7 @@ from toolrelay.search._evaluation import (
     evaluate_ranking,
     load_dataset,
 )
-from toolrelay.search._history import HistoryEvidence, confidence
+from toolrelay.search._history import HistoryEvidence, QueryHistory, confidence
 from toolrelay.search._masks import Mask
 from toolrelay.search._scoring import ScoringToolIndex
 

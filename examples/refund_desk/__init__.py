@@ -14,12 +14,11 @@ in the seed documents' words.
 Example::
 
     from examples.refund_desk import RefundDeskBackend, build_catalog
-    from toolrelay.tools import call_sync
 
     backend = RefundDeskBackend.seeded()
     catalog = build_catalog(backend)
     finder = catalog.get("refund.find_failed_orders")
-    print(call_sync(finder, "{}"))        # yesterday's failed refunds, as JSON
+    print(finder.call_sync("{}"))         # yesterday's failed refunds, as JSON
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """toolrelay: tool calling for LLM agents with dozens to thousands of tools.
 
 The names a program needs are here: tools and their context, the chat client with its
-advisors, one round of execution with its interceptors, prompts and messages, memory, the
-search indexes and the exceptions. Each lives in its package (``toolrelay.tools``,
-``toolrelay.client``...), which holds the rest of that package's API. They load on first
-use, so ``import toolrelay`` stays cheap and a program using tools alone never imports the
-client or the indexes.
+advisors and tool search's options, one round of execution with its interceptors, prompts and
+messages, memory, the default search index and the exceptions. Each lives in its package
+(``toolrelay.tools``, ``toolrelay.client``...), which holds the rest of that package's API.
+They load on first use, so ``import toolrelay`` stays cheap and a program using tools alone
+never imports the client or the indexes.
 """
 
 from __future__ import annotations
@@ -34,32 +34,19 @@ if TYPE_CHECKING:
     from toolrelay.execution import (
         ApprovalInterceptor,
         Approve,
-        AuditInterceptor,
-        AuthorizationInterceptor,
         Defer,
         Deny,
-        IdempotencyInterceptor,
         InMemoryIdempotencyStore,
         JsonLinesAuditSink,
         ToolCallingManager,
         ToolCallInterceptor,
         ToolInvocation,
     )
-    from toolrelay.memory import (
-        InMemoryChatMemoryRepository,
-        MessageWindowChatMemory,
-        SqliteChatMemoryRepository,
-    )
-    from toolrelay.messages import (
-        AssistantMessage,
-        SystemMessage,
-        ToolCall,
-        ToolResponseMessage,
-        UserMessage,
-    )
+    from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
+    from toolrelay.messages import ToolCall, UserMessage
     from toolrelay.models import ChatModel
     from toolrelay.prompt import ChatOptions, Prompt
-    from toolrelay.search import BM25ToolIndex, HybridToolIndex, SearchRequest, default_index
+    from toolrelay.search import default_index
     from toolrelay.tools import (
         FunctionTool,
         Tool,
@@ -71,7 +58,7 @@ if TYPE_CHECKING:
         tool,
         tools_from,
     )
-    from toolrelay.toolsearch import InMemorySessionStore
+    from toolrelay.toolsearch import SearchOptions
 
 # Where each root name lives; the root re-exports it from there, the same object.
 _HOMES: dict[str, str] = {
@@ -99,7 +86,7 @@ _HOMES: dict[str, str] = {
         ),
         "toolrelay.client",
     ),
-    "InMemorySessionStore": "toolrelay.toolsearch",
+    "SearchOptions": "toolrelay.toolsearch",
     **dict.fromkeys(
         (
             "ToolCallingManager",
@@ -107,10 +94,7 @@ _HOMES: dict[str, str] = {
             "Approve",
             "Deny",
             "Defer",
-            "IdempotencyInterceptor",
             "InMemoryIdempotencyStore",
-            "AuditInterceptor",
-            "AuthorizationInterceptor",
             "ToolCallInterceptor",
             "ToolInvocation",
             "JsonLinesAuditSink",
@@ -118,17 +102,11 @@ _HOMES: dict[str, str] = {
         "toolrelay.execution",
     ),
     **dict.fromkeys(("Prompt", "ChatOptions"), "toolrelay.prompt"),
+    **dict.fromkeys(("UserMessage", "ToolCall"), "toolrelay.messages"),
     **dict.fromkeys(
-        ("UserMessage", "SystemMessage", "AssistantMessage", "ToolCall", "ToolResponseMessage"),
-        "toolrelay.messages",
+        ("MessageWindowChatMemory", "InMemoryChatMemoryRepository"), "toolrelay.memory"
     ),
-    **dict.fromkeys(
-        ("MessageWindowChatMemory", "InMemoryChatMemoryRepository", "SqliteChatMemoryRepository"),
-        "toolrelay.memory",
-    ),
-    **dict.fromkeys(
-        ("BM25ToolIndex", "HybridToolIndex", "default_index", "SearchRequest"), "toolrelay.search"
-    ),
+    "default_index": "toolrelay.search",
     "ChatModel": "toolrelay.models",
     **dict.fromkeys(
         (
@@ -145,10 +123,6 @@ _HOMES: dict[str, str] = {
 __all__ = [
     "ApprovalInterceptor",
     "Approve",
-    "AssistantMessage",
-    "AuditInterceptor",
-    "AuthorizationInterceptor",
-    "BM25ToolIndex",
     "ChatClient",
     "ChatModel",
     "ChatOptions",
@@ -156,19 +130,14 @@ __all__ = [
     "Defer",
     "Deny",
     "FunctionTool",
-    "HybridToolIndex",
-    "IdempotencyInterceptor",
     "InMemoryChatMemoryRepository",
     "InMemoryIdempotencyStore",
-    "InMemorySessionStore",
     "JsonLinesAuditSink",
     "MessageChatMemoryAdvisor",
     "MessageWindowChatMemory",
     "Prompt",
     "RunResult",
-    "SearchRequest",
-    "SqliteChatMemoryRepository",
-    "SystemMessage",
+    "SearchOptions",
     "Tool",
     "ToolArgumentError",
     "ToolCall",
@@ -183,7 +152,6 @@ __all__ = [
     "ToolInvocation",
     "ToolMetadata",
     "ToolRelayError",
-    "ToolResponseMessage",
     "ToolSearchAdvisor",
     "UserMessage",
     "__version__",

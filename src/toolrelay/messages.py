@@ -12,7 +12,6 @@ rely on. Dictionaries carry a ``"role"`` discriminator:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -32,9 +31,7 @@ __all__ = [
     "chat_response_from_dict",
     "chat_response_to_dict",
     "message_from_dict",
-    "message_from_json",
     "message_to_dict",
-    "message_to_json",
 ]
 
 
@@ -235,16 +232,6 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
             )
         )
     raise ValueError(f"unknown message role: {role!r}")
-
-
-def message_to_json(message: Message) -> str:
-    """Serialise a message to JSON text (non-ASCII kept as is)."""
-    return json.dumps(message_to_dict(message), ensure_ascii=False)
-
-
-def message_from_json(text: str) -> Message:
-    """Parse JSON text written by :func:`message_to_json`."""
-    return message_from_dict(json.loads(text))
 
 
 def chat_response_to_dict(response: ChatResponse) -> dict[str, Any]:

@@ -49,7 +49,8 @@ from toolrelay.bridges.pydantic_ai import (
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ApprovalInterceptor, Approve, Deny, ToolInvocation
 from toolrelay.execution import _feedback as feedback
-from toolrelay.tools import FunctionTool, ToolContext, call_sync
+from toolrelay.tools import FunctionTool, ToolContext
+from toolrelay.tools._base import call_sync
 
 
 def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:

@@ -8,13 +8,13 @@ from typing import Any
 import pytest
 
 from toolrelay.client import (
-    APPROVAL_REQUIRED_FINISH_REASON,
     ApprovalState,
     ChatClient,
     LoopStop,
     MessageChatMemoryAdvisor,
     ToolSearchAdvisor,
 )
+from toolrelay.client._tool_loop import APPROVAL_REQUIRED_FINISH_REASON
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution import (
     ApprovalInterceptor,

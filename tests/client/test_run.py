@@ -7,20 +7,16 @@ from dataclasses import FrozenInstanceError
 import pytest
 
 from toolrelay.client import (
-    APPROVAL_REQUIRED_FINISH_REASON,
     ChatClient,
     LoopStop,
     MessageChatMemoryAdvisor,
     RunResult,
     ToolSearchAdvisor,
 )
+from toolrelay.client._tool_loop import APPROVAL_REQUIRED_FINISH_REASON
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.execution import (
-    RETURN_DIRECT_FINISH_REASON,
-    ApprovalInterceptor,
-    Approve,
-    Deny,
-)
+from toolrelay.execution import ApprovalInterceptor, Approve, Deny
+from toolrelay.execution._result import RETURN_DIRECT_FINISH_REASON
 from toolrelay.memory import MessageWindowChatMemory
 from toolrelay.messages import (
     AssistantMessage,

@@ -8,7 +8,6 @@ import pytest
 from toolrelay.client import (
     HIGHEST_PRECEDENCE,
     LOWEST_PRECEDENCE,
-    TOOL_CALL_LIMIT_FINISH_REASON,
     TOOL_CALLING_ADVISOR_ORDER,
     ChatClient,
     ChatClientRequest,
@@ -19,6 +18,7 @@ from toolrelay.client import (
     ToolLoopState,
     ToolSearchAdvisor,
 )
+from toolrelay.client._tool_loop import TOOL_CALL_LIMIT_FINISH_REASON
 from toolrelay.exceptions import (
     ConfigurationError,
     ModelCallLimitError,

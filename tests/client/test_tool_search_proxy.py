@@ -542,3 +542,28 @@ async def test_a_search_answer_past_the_bound_gives_whole_definitions_and_names_
     assert report is not None
     assert report.searches[0].names == tuple(h["name"] for h in whole)
     assert report.discovered == tuple(h["name"] for h in whole)
+
+
+async def test_a_tool_whose_definition_alone_is_past_the_bound_is_still_reachable() -> None:
+    advisor = ToolSearchAdvisor(
+        tools_from(Bulky()),
+        index=BM25ToolIndex(),
+        channel="proxy",
+        options=SearchOptions(min_relative_score=None, max_results=1),
+        tool_calling_manager=ToolCallingManager(max_result_chars=100),
+    )
+    call = ToolCall(
+        id="c2",
+        name="call_tool",
+        arguments=json.dumps({"name": "orders.export_pdf", "arguments": {"order_id": "o1"}}),
+    )
+    model = ScriptedModel(
+        [tool_call_response(search("export an order as a PDF")), tool_call_response(call), "done"]
+    )
+    await ChatClient(model, advisors=[advisor]).prompt("x").conversation("c1").acall()
+    (found,) = answers(model.prompts[1])
+    (hit,) = json.loads(found.data)  # the best hit is whole, though alone it is over the bound
+    assert hit["name"] == "orders.export_pdf"
+    assert "input_schema" in hit
+    (ran,) = answers(model.prompts[2])
+    assert ran.data == "pdf"  # found, so call_tool runs it

@@ -17,7 +17,8 @@ from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._base import SearchHit, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import tool_call_response
-from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool, validate_tool_name
+from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool
+from toolrelay.tools._names import validate_tool_name
 from toolrelay.toolsearch import (
     DEFAULT_MIN_RELATIVE_SCORE,
     ENGLISH,

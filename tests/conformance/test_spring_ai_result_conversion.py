@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import pytest
 from pydantic import BaseModel
 
-from toolrelay.tools import FunctionTool, convert_result
-from toolrelay.tools._results import DONE
+from toolrelay.tools import FunctionTool
+from toolrelay.tools._results import DONE, convert_result
 
 Image = pytest.importorskip("PIL.Image", reason="needs pillow: pip install 'toolrelay[dev]'")
 

@@ -55,8 +55,8 @@ from toolrelay.tools import (
     as_tools,
     tool,
     tools_from,
-    validate_tool_name,
 )
+from toolrelay.tools._names import validate_tool_name
 
 
 class MissionTool:

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import ToolArgumentError, ToolContextError
-from toolrelay.tools import Tool, ToolCatalog, ToolContext, validate_tool_name
+from toolrelay.tools import Tool, ToolCatalog, ToolContext
+from toolrelay.tools._names import validate_tool_name
 
 # examples/ is a directory of scripts, not an installed package: import it from the repo root.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

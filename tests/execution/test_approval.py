@@ -11,22 +11,21 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    DEFAULT_APPROVAL_TIMEOUT,
     ApprovalInterceptor,
     ApprovalStatus,
-    ApprovalVerdict,
     Approve,
     Defer,
     Deny,
     Proceed,
-    ResumedRound,
     ToolCallingManager,
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
     ToolInvocation,
 )
+from toolrelay.execution._approval import DEFAULT_APPROVAL_TIMEOUT, ResumedRound
 from toolrelay.execution._feedback import denied
+from toolrelay.execution._result import ApprovalVerdict
 from toolrelay.messages import ToolCall, ToolResponse, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response

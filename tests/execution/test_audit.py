@@ -14,7 +14,6 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
-    DEFAULT_AUDIT_TIMEOUT,
     ApprovalInterceptor,
     ApprovalStatus,
     Approve,
@@ -31,7 +30,7 @@ from toolrelay.execution import (
     ToolExecutionResult,
     ToolInvocation,
 )
-from toolrelay.execution._audit import arguments_digest
+from toolrelay.execution._audit import DEFAULT_AUDIT_TIMEOUT, arguments_digest
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response

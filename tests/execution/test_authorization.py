@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 
 from toolrelay.execution import (
-    AuthorizationInterceptor,
     IdempotencyInterceptor,
     InMemoryIdempotencyStore,
     ToolCallingManager,
     ToolCallStatus,
 )
+from toolrelay.execution._authorization import AuthorizationInterceptor
 from toolrelay.execution._pipeline import META_TOOL
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt

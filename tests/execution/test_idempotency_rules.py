@@ -29,9 +29,9 @@ from toolrelay.execution import (
     ToolCallOutcome,
     ToolCallStatus,
     ToolInvocation,
-    call_fingerprint,
     idempotency_key,
 )
+from toolrelay.execution._idempotency import call_fingerprint
 from toolrelay.messages import ToolCall, UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response

@@ -9,14 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolrelay.exceptions import ToolArgumentError, ToolCallLimitError, ToolNotFoundError
-from toolrelay.execution import (
-    CallLimits,
-    ToolCallingManager,
-    ToolCallStatus,
-    ToolExecutionResult,
-    closest_names,
-    match_tool_name,
-)
+from toolrelay.execution import CallLimits, ToolCallingManager, ToolCallStatus, ToolExecutionResult
+from toolrelay.execution._resolution import closest_names, match_tool_name
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,

@@ -16,7 +16,6 @@ from toolrelay.execution import (
     Approve,
     AuditInterceptor,
     AuditRecord,
-    AuthorizationInterceptor,
     IdempotencyInterceptor,
     InMemoryIdempotencyStore,
     Proceed,
@@ -27,6 +26,7 @@ from toolrelay.execution import (
     ToolExecutionResult,
     ToolInvocation,
 )
+from toolrelay.execution._authorization import AuthorizationInterceptor
 from toolrelay.execution._feedback import approval_not_configured
 from toolrelay.execution._pipeline import check_context
 from toolrelay.messages import ToolCall, UserMessage

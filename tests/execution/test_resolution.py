@@ -5,14 +5,8 @@ from typing import Any
 import pytest
 
 from toolrelay.exceptions import DuplicateToolError
-from toolrelay.execution import (
-    DelegatingToolResolver,
-    StaticToolResolver,
-    ToolResolver,
-    closest_names,
-    match_tool_name,
-)
-from toolrelay.execution._resolution import ToolLookup
+from toolrelay.execution import DelegatingToolResolver, StaticToolResolver, ToolResolver
+from toolrelay.execution._resolution import ToolLookup, closest_names, match_tool_name
 from toolrelay.tools._base import ToolDefinition, ToolMetadata
 
 

@@ -1,11 +1,7 @@
 from __future__ import annotations
 
-from toolrelay.execution import (
-    RETURN_DIRECT_FINISH_REASON,
-    ToolCallOutcome,
-    ToolCallStatus,
-    ToolExecutionResult,
-)
+from toolrelay.execution import ToolCallOutcome, ToolCallStatus, ToolExecutionResult
+from toolrelay.execution._result import RETURN_DIRECT_FINISH_REASON
 from toolrelay.messages import (
     AssistantMessage,
     Generation,

@@ -33,10 +33,17 @@ FAILURES: dict[str, str] = {
     "search answer that depends on forbidden tools, or another conversation's history seen",
     "unapproved": "a guarded tool that ran without its approval, or with arguments nobody approved",
     "double_runs": "an operation with an idempotency key that ran more than once",
-    "cross_user_replays": "a call answered with another user's or tenant's recorded result",
+    "cross_user_replays": "a call answered with another user's, tenant's or session's "
+    "recorded result",
     "stale_answers": "a key reused with other arguments answered with the earlier result, or run",
+    "refused_repeats": "a repeat of an operation (the same values spelt otherwise, the arguments "
+    "an approver made) refused instead of answered with its recorded result",
+    "callerless_runs": "a tool keyed per caller that ran, or answered with a record, for a call "
+    "naming no caller (no user, tenant or session)",
     "bad_runs": "a tool that ran with arguments its declaration does not accept",
     "unclear": "a failure answered with the wrong status or error, or no clear error",
+    "cut_answers": "a search answer over the result bound that is not valid JSON of whole "
+    "definitions and names, or longer than the bound; or a tool it only named counted as found",
 }
 """Every kind of failure a campaign counts, and what counts as one; all must stay zero."""
 

@@ -14,9 +14,10 @@ from mcp import Client
 from mcp_types import ToolAnnotations
 
 from toolrelay.execution import Defer, ToolCallingManager, ToolInvocation
-from toolrelay.gateway import ApprovalSettings, ToolGateway, ToolPolicy
-from toolrelay.gateway._side_effects import gateway_guards
-from toolrelay.mcp import LiveToolCatalog, tool_info
+from toolrelay.gateway import ToolGateway, ToolPolicy
+from toolrelay.gateway._side_effects import ApprovalSettings, gateway_guards
+from toolrelay.mcp import LiveToolCatalog
+from toolrelay.mcp._server import tool_info
 from toolrelay.tools import FunctionTool, Tool, ToolCatalog, ToolMetadata, as_tools, tool
 from toolrelay.toolsearch import SearchOptions
 

@@ -9,17 +9,9 @@ from pydantic import ValidationError
 
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution import DEFAULT_MAX_RESULT_CHARS
-from toolrelay.gateway import (
-    ApprovalSettings,
-    AuditSettings,
-    GatewayConfig,
-    IdempotencySettings,
-    SearchSettings,
-    ToolPolicy,
-    load_gateway_config,
-    open_gateway,
-    parse_gateway_config,
-)
+from toolrelay.gateway import GatewayConfig, ToolPolicy, load_gateway_config, open_gateway
+from toolrelay.gateway._config import SearchSettings, parse_gateway_config
+from toolrelay.gateway._side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
 from toolrelay.search import SQLiteUsageLog
 from toolrelay.tools import ToolContext, ToolDefinition
 from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE, SearchOptions

@@ -18,7 +18,8 @@ from toolrelay.exceptions import (
     ToolArgumentError,
     ToolExecutionError,
 )
-from toolrelay.gateway import ToolGateway, open_gateway, parse_gateway_config
+from toolrelay.gateway import ToolGateway, open_gateway
+from toolrelay.gateway._config import parse_gateway_config
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
 from toolrelay.toolsearch import CALL_TOOL_NAME, DEFAULT_MIN_RELATIVE_SCORE, SearchOptions

@@ -78,5 +78,5 @@ def test_load_errors(tmp_path: Path, source: str, message: str) -> None:
 def test_missing_modules() -> None:
     with pytest.raises(LoadError, match="no such file"):
         load_module_tools("/nonexistent/tools.py")
-    with pytest.raises(LoadError, match="importing failed"):
+    with pytest.raises(LoadError, match="no such file or module"):
         load_module_tools("no_such_package.tools")

@@ -9,10 +9,9 @@ import pytest
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import idempotency_key
-from toolrelay.gateway import PolicyTool, ToolGateway, ToolPolicy
-from toolrelay.gateway._policy import ValidatingPolicyTool, apply_policies
-from toolrelay.mcp import IDEMPOTENT
-from toolrelay.mcp._annotations import ANNOTATIONS, annotations_from_metadata
+from toolrelay.gateway import ToolGateway, ToolPolicy
+from toolrelay.gateway._policy import PolicyTool, ValidatingPolicyTool, apply_policies
+from toolrelay.mcp._annotations import ANNOTATIONS, IDEMPOTENT, annotations_from_metadata
 from toolrelay.tools import (
     FunctionTool,
     Tool,
@@ -20,8 +19,8 @@ from toolrelay.tools import (
     ToolContext,
     ToolDefinition,
     ToolMetadata,
-    call_sync,
 )
+from toolrelay.tools._base import call_sync
 
 
 def make_tool(name: str, metadata: ToolMetadata | None = None) -> Tool:

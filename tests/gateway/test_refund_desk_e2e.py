@@ -23,7 +23,8 @@ import uvicorn
 from mcp import Client, StdioServerParameters
 from mcp_types import CallToolResult, TextContent
 
-from toolrelay.execution import ApprovalVerdict, Approve, AuditRecord, Deny, ToolInvocation
+from toolrelay.execution import Approve, AuditRecord, Deny, ToolInvocation
+from toolrelay.execution._result import ApprovalVerdict
 from toolrelay.gateway import (
     GatewayConfig,
     ToolGateway,

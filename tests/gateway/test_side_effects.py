@@ -20,13 +20,8 @@ from toolrelay.execution import (
     ToolInvocation,
 )
 from toolrelay.execution import _feedback as feedback
-from toolrelay.gateway import (
-    GatewayConfig,
-    ToolGateway,
-    ToolPolicy,
-    open_gateway,
-    parse_gateway_config,
-)
+from toolrelay.gateway import GatewayConfig, ToolGateway, ToolPolicy, open_gateway
+from toolrelay.gateway._config import parse_gateway_config
 from toolrelay.gateway._gateway import PENDING_APPROVAL_TEXT
 from toolrelay.gateway._side_effects import gateway_guards
 from toolrelay.mcp import LiveToolCatalog

@@ -14,13 +14,8 @@ import pytest
 from mcp import Client
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.gateway import (
-    GatewayConfig,
-    SearchSettings,
-    ToolGateway,
-    gateway_server,
-    open_gateway,
-)
+from toolrelay.gateway import GatewayConfig, ToolGateway, gateway_server, open_gateway
+from toolrelay.gateway._config import SearchSettings
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import (
     Tool,

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, LoadError
-from toolrelay.lint import LintConfig, Severity, Thresholds, find_config, load_config
+from toolrelay.lint import LintConfig, Severity, Thresholds, find_config
+from toolrelay.lint._config import load_config
 
 FULL = """
 [project]

@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from toolrelay.lint import Severity
-from toolrelay.tools import provider_safe_name, validate_tool_name
+from toolrelay.tools import provider_safe_name
+from toolrelay.tools._names import validate_tool_name
 
 from ._catalogs import findings, flagged, run, target
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from toolrelay.lint import metadata_from_annotations
+from toolrelay.lint._targets import metadata_from_annotations
 from toolrelay.tools import ToolMetadata
 
 from ._catalogs import findings, flagged, target

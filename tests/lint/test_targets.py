@@ -1,7 +1,7 @@
 from __future__ import annotations
 
-from toolrelay.lint import LintTarget, as_targets, metadata_from_annotations
-from toolrelay.lint._targets import ANNOTATIONS
+from toolrelay.lint import LintTarget
+from toolrelay.lint._targets import ANNOTATIONS, as_targets, metadata_from_annotations
 from toolrelay.tools import ToolDefinition, ToolMetadata, tool
 
 

@@ -7,7 +7,8 @@ import pytest
 
 from toolrelay._settings import read_table
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.mcp import DEFAULT_CALL_TIMEOUT, McpServerConfig
+from toolrelay.mcp import McpServerConfig
+from toolrelay.mcp._config import DEFAULT_CALL_TIMEOUT
 
 
 def test_stdio_and_http_servers() -> None:

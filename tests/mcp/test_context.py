@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import threading
 
-from toolrelay.mcp import context_from_meta, context_meta
+from toolrelay.mcp._context import context_from_meta, context_meta
 from toolrelay.tools import ToolContext
 
 

@@ -6,8 +6,8 @@ from hypothesis import strategies as st
 
 from toolrelay.exceptions import ConfigurationError, InvalidToolNameError
 from toolrelay.mcp._names import HASH_LENGTH, mcp_tool_name, validate_prefix
-from toolrelay.tools import provider_safe_name, validate_tool_name
-from toolrelay.tools._names import is_provider_safe
+from toolrelay.tools import provider_safe_name
+from toolrelay.tools._names import is_provider_safe, validate_tool_name
 
 
 def test_a_safe_name_is_prefixed_as_a_category() -> None:

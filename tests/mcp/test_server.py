@@ -18,8 +18,9 @@ from mcp_types import ToolAnnotations
 
 from toolrelay.exceptions import ConfigurationError, ToolExecutionError
 from toolrelay.execution import Approve, ToolCallingManager, ToolInvocation
-from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpToolset, tool_info, tools_server
-from toolrelay.mcp._annotations import REQUIRES_APPROVAL_META
+from toolrelay.mcp import McpServerConfig, McpToolset, tools_server
+from toolrelay.mcp._annotations import IDEMPOTENT, REQUIRES_APPROVAL_META
+from toolrelay.mcp._server import tool_info
 from toolrelay.tools import FunctionTool, ToolCatalog, ToolContext, ToolMetadata, as_tools, tool
 
 

@@ -27,12 +27,13 @@ from toolrelay.execution import (
     ToolCallStatus,
     ToolExecutionResult,
 )
-from toolrelay.mcp import IDEMPOTENT, McpServerConfig, McpTool, McpToolset
-from toolrelay.mcp._annotations import MCP_NAME, MCP_SERVER
+from toolrelay.mcp import McpServerConfig, McpTool, McpToolset
+from toolrelay.mcp._annotations import IDEMPOTENT, MCP_NAME, MCP_SERVER
 from toolrelay.messages import UserMessage
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import tool_call_response
-from toolrelay.tools import ToolContext, call_sync, provider_safe_name
+from toolrelay.tools import ToolContext, provider_safe_name
+from toolrelay.tools._base import call_sync
 
 
 def tool(toolset: McpToolset, name: str) -> McpTool:

@@ -10,9 +10,9 @@ from toolrelay.memory import (
     ChatMemoryRepository,
     MessageWindowChatMemory,
     SqliteChatMemoryRepository,
-    default_database_path,
 )
 from toolrelay.memory import _sqlite as sqlite_module
+from toolrelay.memory._sqlite import default_database_path
 from toolrelay.messages import (
     UserMessage,
 )

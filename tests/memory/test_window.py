@@ -8,13 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolrelay.memory import (
-    DEFAULT_MAX_MESSAGES,
-    InMemoryChatMemoryRepository,
-    MessageWindowChatMemory,
-    apply_window,
-)
-from toolrelay.memory._window import STORED_WINDOWS
+from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
+from toolrelay.memory._window import DEFAULT_MAX_MESSAGES, STORED_WINDOWS, apply_window
 from toolrelay.messages import (
     AssistantMessage,
     Message,

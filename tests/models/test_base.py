@@ -4,7 +4,8 @@ import pytest
 
 from toolrelay.exceptions import ToolsNotSupportedError
 from toolrelay.messages import UserMessage
-from toolrelay.models import ChatModel, ensure_tools_supported, model_name
+from toolrelay.models import ChatModel
+from toolrelay.models._base import ensure_tools_supported, model_name
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import FunctionModel, ScriptedModel
 from toolrelay.tools import FunctionTool, tool

@@ -4,7 +4,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall, Usage
-from toolrelay.models import TOOL_CALL_INDEXES, ChunkMerger, merge_chunks
+from toolrelay.models import ChunkMerger
+from toolrelay.models._chunks import TOOL_CALL_INDEXES, merge_chunks
 from toolrelay.testing._responses import split_response
 
 

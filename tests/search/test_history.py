@@ -14,14 +14,13 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.search import (
     BM25ToolIndex,
     HybridToolIndex,
-    QueryHistory,
     RegexToolIndex,
     ScoringToolIndex,
     SearchRequest,
     UsageEntry,
     VectorToolIndex,
 )
-from toolrelay.search._history import DEFAULT_HALF_LIFE, confidence
+from toolrelay.search._history import DEFAULT_HALF_LIFE, QueryHistory, confidence
 from toolrelay.testing import HashingEmbedder
 
 NAMES = [t.name for t in CATALOG]

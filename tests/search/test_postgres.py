@@ -13,15 +13,9 @@ import numpy as np
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
-from toolrelay.search import (
-    BM25ToolIndex,
-    QueryHistory,
-    SearchRequest,
-    ToolIndex,
-    UsageEntry,
-    VectorToolIndex,
-)
+from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, UsageEntry, VectorToolIndex
 from toolrelay.search._evaluation import load_dataset
+from toolrelay.search._history import QueryHistory
 from toolrelay.testing._embedders import HashingEmbedder
 from toolrelay.tools._base import ToolDefinition
 

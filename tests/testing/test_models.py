@@ -4,7 +4,7 @@ import pytest
 
 from toolrelay.exceptions import ModelError, ToolsNotSupportedError
 from toolrelay.messages import UserMessage
-from toolrelay.models import merge_chunks
+from toolrelay.models._chunks import merge_chunks
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.testing import FunctionModel, ScriptedModel, text_response, tool_call_response
 from toolrelay.tools import FunctionTool, tool

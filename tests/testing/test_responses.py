@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from toolrelay.messages import ToolCall, Usage
-from toolrelay.models import TOOL_CALL_INDEXES, merge_chunks
+from toolrelay.models._chunks import TOOL_CALL_INDEXES, merge_chunks
 from toolrelay.testing import text_response, tool_call_response
 from toolrelay.testing._responses import make_usage, split_response
 

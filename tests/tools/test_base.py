@@ -7,15 +7,8 @@ import threading
 import pytest
 
 from toolrelay.exceptions import ConfigurationError, ToolDefinitionError
-from toolrelay.tools import (
-    Tool,
-    ToolContext,
-    ToolDefinition,
-    ToolMetadata,
-    ValidatedArguments,
-    call_sync,
-)
-from toolrelay.tools._base import check_seconds
+from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, ValidatedArguments
+from toolrelay.tools._base import call_sync, check_seconds
 
 
 class Recorder:

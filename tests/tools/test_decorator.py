@@ -7,14 +7,8 @@ import pytest
 from pydantic import BaseModel
 
 from toolrelay.exceptions import ConfigurationError, InvalidToolNameError, ToolDefinitionError
-from toolrelay.tools import (
-    FunctionTool,
-    ToolMetadata,
-    ToolSpec,
-    get_tool_spec,
-    tool,
-    tools_from,
-)
+from toolrelay.tools import FunctionTool, ToolMetadata, tool, tools_from
+from toolrelay.tools._decorator import ToolSpec, get_tool_spec
 
 
 @tool

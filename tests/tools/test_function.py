@@ -28,10 +28,10 @@ from toolrelay.tools import (
     ValidatedArguments,
     ValidatingTool,
     WorkerPool,
-    call_sync,
     tool,
     tools_from,
 )
+from toolrelay.tools._base import call_sync
 
 REQUEST_ID: contextvars.ContextVar[str] = contextvars.ContextVar("REQUEST_ID", default="none")
 

@@ -6,9 +6,15 @@ import hashlib
 import pytest
 
 from toolrelay.exceptions import DuplicateToolError, InvalidToolNameError
-from toolrelay.tools import FunctionTool, ToolCatalog, provider_safe_name, validate_tool_name
+from toolrelay.tools import FunctionTool, ToolCatalog, provider_safe_name
 from toolrelay.tools import _names as names_module
-from toolrelay.tools._names import HASH_LENGTH, fold_name, is_provider_safe, split_name_words
+from toolrelay.tools._names import (
+    HASH_LENGTH,
+    fold_name,
+    is_provider_safe,
+    split_name_words,
+    validate_tool_name,
+)
 
 
 @pytest.mark.parametrize(

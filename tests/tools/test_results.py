@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
-from toolrelay.tools import FunctionTool, convert_result, tool
-from toolrelay.tools._results import DONE, PNG_SIGNATURE
+from toolrelay.tools import FunctionTool, tool
+from toolrelay.tools._results import DONE, PNG_SIGNATURE, convert_result
 
 # A complete 1x1 PNG (red pixel).
 PNG_1X1 = base64.b64decode(

@@ -1,5 +1,9 @@
 """What the converters of every bridge share: the manager a converted tool runs through.
 
+Also what every bridge's adapters do alike: a framework's listing of a tool, made once
+(:class:`Listings`), a framework's tool's result as text (:func:`result_text`), a run object
+as a tool context (:func:`mapping_context`).
+
 A converted tool runs through a :class:`~toolrelay.execution.ToolCallingManager` (argument
 validation, timeout, failures as feedback, and the guards its tool declares), given or built
 from the same guard options as :class:`~toolrelay.bridges.BridgeSearch` takes. A tool that
@@ -12,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Unpack
+import json
+from collections.abc import Callable, Mapping
+from typing import Generic, TypeVar, Unpack
 
 from toolrelay.execution import (
-    ApprovalDecision,
     GuardOptions,
     Proceed,
     ToolCallingManager,
@@ -25,9 +30,14 @@ from toolrelay.execution import (
 )
 from toolrelay.execution._manager import configured_manager
 from toolrelay.execution._pipeline import check_guard_options, given_guards
-from toolrelay.tools import Tool
+from toolrelay.execution._result import ApprovalDecision
+from toolrelay.tools import Tool, ToolContext
 
-__all__ = ["decided", "manager_for", "person_decides"]
+__all__ = ["Listings", "decided", "manager_for", "mapping_context", "person_decides", "result_text"]
+
+_Listing = TypeVar("_Listing")
+
+_MAX_LISTINGS = 100_000  # tools whose framework listing is kept
 
 
 @functools.cache
@@ -78,3 +88,40 @@ def decided(decision: ApprovalDecision) -> ToolCallInterceptor:
         return await proceed(dataclasses.replace(invocation, decision=decision))
 
     return decided
+
+
+def result_text(value: object) -> str:
+    """What a framework's tool returned, as a toolrelay tool's answer: text, else JSON."""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def mapping_context(values: object) -> ToolContext:
+    """A framework's run object as a tool context: itself, a mapping's copy, else empty."""
+    if isinstance(values, ToolContext):
+        return values
+    if isinstance(values, Mapping):
+        return ToolContext(values)
+    return ToolContext()
+
+
+class Listings(Generic[_Listing]):
+    """Each tool's listing for a framework, made once: frameworks ask for the tools every step.
+
+    Args:
+        make: Makes a tool's listing.
+    """
+
+    def __init__(self, make: Callable[[Tool], _Listing]) -> None:
+        self._make = make
+        self._made: dict[int, tuple[Tool, _Listing]] = {}
+
+    def __call__(self, tool: Tool) -> _Listing:
+        """``tool``'s listing."""
+        known = self._made.get(id(tool))
+        if known is not None and known[0] is tool:
+            return known[1]
+        listing = self._make(tool)
+        if len(self._made) >= _MAX_LISTINGS:
+            self._made.clear()  # tools replaced many times over: start again
+        self._made[id(tool)] = (tool, listing)
+        return listing

@@ -39,9 +39,9 @@ from toolrelay.execution import (
     ToolCallInterceptor,
     ToolCallOutcome,
     ToolCallStatus,
-    match_tool_name,
 )
 from toolrelay.execution._manager import configured_manager
+from toolrelay.execution._resolution import match_tool_name
 from toolrelay.messages import ToolCall
 from toolrelay.search._base import ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from toolrelay.cli._catalog_modules import load_module_tools, split_attribute
+from toolrelay.cli._catalog_modules import load_module_tools
 from toolrelay.exceptions import (
     DuplicateToolError,
     InvalidToolNameError,
@@ -35,6 +35,7 @@ from toolrelay.exceptions import (
     ToolDefinitionError,
 )
 from toolrelay.tools._base import ToolDefinition, ToolMetadata
+from toolrelay.tools._modules import split_attribute
 from toolrelay.tools._names import provider_safe_name, validate_tool_name
 
 __all__ = [

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.text import Text
 
 from toolrelay._plural import plural
-from toolrelay.cli._catalog_modules import import_target, load_module_tools, split_attribute
+from toolrelay.cli._catalog_modules import load_module_tools
 from toolrelay.cli._chat_models import (
     BaseUrlOption,
     GgufOption,
@@ -51,6 +51,7 @@ from toolrelay.exceptions import LoadError, ToolRelayError
 from toolrelay.models._base import ChatModel
 from toolrelay.search._base import DEFAULT_MAX_RESULTS
 from toolrelay.tools import ToolCatalog
+from toolrelay.tools._modules import import_target, split_attribute
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
 from toolrelay.toolsearch._texts import SearchLanguage
 

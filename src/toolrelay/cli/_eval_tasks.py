@@ -37,7 +37,8 @@ from toolrelay.cli._task_files import SUITES_FOLDER, load_task_suite
 from toolrelay.evaluation import EvaluationReport, Mode
 from toolrelay.evaluation._results import ResultsFile
 from toolrelay.evaluation._runner import ALL_TOOLS, DEFAULT_MAX_REQUESTS, RunResult, TaskRunner
-from toolrelay.models import ChatModel, model_name
+from toolrelay.models import ChatModel
+from toolrelay.models._base import model_name
 from toolrelay.prompt import ChatOptions
 
 __all__ = ["DEFAULT_MODES", "RESULTS_FOLDER", "parse_mode", "tasks_command"]

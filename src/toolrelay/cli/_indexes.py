@@ -8,7 +8,7 @@ the installed packages.
 
 :func:`build_index` is how every command builds one: the embedding model is loaded first,
 under a spinner and timed on its own, then the catalog is indexed under a progress bar fed
-by the index itself (:data:`~toolrelay.search.IndexProgress`: ``Embedding 1,200/2,574
+by the index itself (:data:`~toolrelay.search._base.IndexProgress`: ``Embedding 1,200/2,574
 tools ... 0:00:31 remaining``), so neither wait is counted as search time.
 """
 

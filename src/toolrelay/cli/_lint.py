@@ -33,19 +33,10 @@ from toolrelay.cli._output import (
     stdout_console,
 )
 from toolrelay.cli._tools import CatalogArgument
-from toolrelay.lint import (
-    RULES,
-    IndexChoice,
-    LintConfig,
-    LintReport,
-    LintTarget,
-    Severity,
-    find_config,
-    lint,
-    load_config,
-    metadata_from_annotations,
-)
+from toolrelay.lint import RULES, LintConfig, LintReport, LintTarget, Severity, find_config, lint
+from toolrelay.lint._config import IndexChoice, load_config
 from toolrelay.lint._findings import listed
+from toolrelay.lint._targets import metadata_from_annotations
 from toolrelay.search._embedders import embeddings_available
 
 __all__ = ["lint_command", "lint_targets"]

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from toolrelay._plural import plural
 from toolrelay.cli._pipeline import RequestTokens, RoundRecord
+from toolrelay.cli._search import hit_json
 from toolrelay.execution import ToolCallOutcome
 from toolrelay.search._base import SearchResponse
 from toolrelay.tools._names import provider_safe_name
@@ -221,18 +222,7 @@ def _search_json(response: SearchResponse | None) -> dict[str, Any] | None:
         "total": response.total,
         "time_ms": round(response.time_ms, 3),
         "hits": [
-            {
-                "rank": rank,
-                "name": hit.name,
-                "provider_name": provider_safe_name(hit.name),
-                "score": hit.score,
-                "summary": hit.summary,
-                **(
-                    {"history_score": hit.history_score, "history_query": hit.history_query}
-                    if hit.history_query is not None
-                    else {}
-                ),
-            }
+            hit_json(rank, hit, provider_name=provider_safe_name(hit.name))
             for rank, hit in enumerate(response.hits, start=1)
         ],
     }

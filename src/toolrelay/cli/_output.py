@@ -117,7 +117,7 @@ class ProgressBar:
     """What :func:`progress` yields: advance it, or tell it how far the work is.
 
     Calling it as ``bar(done, total)`` makes it an
-    :data:`~toolrelay.search.IndexProgress`: ``done / total`` of the bar's own total (an
+    :data:`~toolrelay.search._base.IndexProgress`: ``done / total`` of the bar's own total (an
     index's total may count one embedding per tool and model; the bar counts tools).
     """
 

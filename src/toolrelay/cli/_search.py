@@ -21,7 +21,7 @@ from toolrelay.search._history import QueryHistory
 from toolrelay.search._usage import load_usage
 from toolrelay.tools._base import ToolDefinition
 
-__all__ = ["IndexOption", "UsageLogOption", "read_history", "search_command"]
+__all__ = ["IndexOption", "UsageLogOption", "hit_json", "read_history", "search_command"]
 
 IndexOption = Annotated[
     IndexType,
@@ -172,18 +172,21 @@ def _as_json(
         "time_ms": response.time_ms,
         "index_seconds": built.seconds,
         "load_seconds": built.load_seconds,
-        "hits": [
-            {
-                "rank": rank,
-                "name": hit.name,
-                "score": hit.score,
-                "summary": hit.summary,
-                **(
-                    {"history_score": hit.history_score, "history_query": hit.history_query}
-                    if hit.history_query is not None
-                    else {}
-                ),
-            }
-            for rank, hit in enumerate(response.hits, start=1)
-        ],
+        "hits": [hit_json(rank, hit) for rank, hit in enumerate(response.hits, start=1)],
+    }
+
+
+def hit_json(rank: int, hit: SearchHit, **names: str) -> dict[str, Any]:
+    """A search hit as the command line writes it in JSON (``names``: after its name)."""
+    return {
+        "rank": rank,
+        "name": hit.name,
+        **names,
+        "score": hit.score,
+        "summary": hit.summary,
+        **(
+            {"history_score": hit.history_score, "history_query": hit.history_query}
+            if hit.history_query is not None
+            else {}
+        ),
     }

@@ -20,13 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from toolrelay.cli._bundled import bundled_root
-from toolrelay.cli._catalog_modules import (
-    attribute_of,
-    call_factory,
-    import_target,
-    load_module_tools,
-    split_attribute,
-)
+from toolrelay.cli._catalog_modules import load_module_tools
 from toolrelay.cli._catalogs import load_catalog, read_jsonl
 from toolrelay.evaluation import (
     ExpectedCall,
@@ -40,6 +34,7 @@ from toolrelay.evaluation._bfcl import BfclCall, BfclCalls
 from toolrelay.evaluation._checks import Check
 from toolrelay.evaluation._suite import CannedTool
 from toolrelay.exceptions import LoadError
+from toolrelay.tools._modules import attribute_of, call_factory, import_target, split_attribute
 
 __all__ = ["SUITES_FOLDER", "load_jsonl_suite", "load_task_suite"]
 

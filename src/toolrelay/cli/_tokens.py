@@ -1,6 +1,6 @@
 """The search tool's own definition, whose tokens the command line counts.
 
-The counting itself is :mod:`toolrelay.tools`' (:func:`~toolrelay.tools.tool_tokens`:
+The counting itself is :mod:`toolrelay.tools`' (:func:`~toolrelay.tools._tokens.tool_tokens`:
 cl100k_base on the OpenAI wire shape of a definition). The ``tool_search`` tool is known
 only to the chat client; this module makes its definition in the language the advisor
 would show it.

@@ -9,7 +9,7 @@
 - :class:`ToolCallingAdvisor` — the do-while tool loop (one per client).
 - :class:`MessageChatMemoryAdvisor` — conversation memory, outside or inside the loop.
 - :class:`ToolProvider` — where the loop takes each turn's tools from: the request's own
-  (:class:`RequestTools`, the default) or tool search's (:class:`ToolSearch`).
+  (the default) or tool search's (:class:`ToolSearch`).
 - :class:`ToolSearchAdvisor` — the tool loop with progressive tool disclosure
   (``tool_search``), discovered tools kept per conversation in a :class:`SessionStore`;
   the texts it shows the model come in the catalog's language (:class:`SearchTexts`).
@@ -33,33 +33,21 @@ from toolrelay.client._advisor import (
 )
 from toolrelay.client._chat_client import ChatClient, ChatClientBuilder, ChatClientRequestSpec
 from toolrelay.client._conversations import ConversationScope, tenant_scope, unscoped
-from toolrelay.client._deferred_approval import ApprovalState, PendingApproval, Resumption
+from toolrelay.client._deferred_approval import ApprovalState, PendingApproval
 from toolrelay.client._memory_advisor import MessageChatMemoryAdvisor
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.client._responses import CallResponse, StreamResponse
 from toolrelay.client._run import RunResult
-from toolrelay.client._tool_calling import (
-    DEFAULT_MAX_MODEL_CALLS,
-    ToolCallingAdvisor,
-    ToolLoopState,
-)
-from toolrelay.client._tool_loop import (
-    APPROVAL_REQUIRED_FINISH_REASON,
-    TOOL_CALL_LIMIT_FINISH_REASON,
-    LoopStop,
-    ToolLoopReport,
-)
-from toolrelay.client._tool_provider import RequestTools, RoundTools, ToolProvider, TurnTools
-from toolrelay.client._tool_search import ConversationKey, ToolSearch, ToolSearchAdvisor
+from toolrelay.client._tool_calling import ToolCallingAdvisor, ToolLoopState
+from toolrelay.client._tool_loop import LoopStop, ToolLoopReport
+from toolrelay.client._tool_provider import RoundTools, ToolProvider, TurnTools
+from toolrelay.client._tool_search import ToolSearch, ToolSearchAdvisor
 
 __all__ = [
-    "APPROVAL_REQUIRED_FINISH_REASON",
-    "DEFAULT_MAX_MODEL_CALLS",
     "HIGHEST_PRECEDENCE",
     "LOWEST_PRECEDENCE",
     "MEMORY_ADVISOR_ORDER",
     "TOOL_CALLING_ADVISOR_ORDER",
-    "TOOL_CALL_LIMIT_FINISH_REASON",
     "Advisor",
     "AdvisorChain",
     "ApprovalState",
@@ -71,14 +59,11 @@ __all__ = [
     "ChatClientRequest",
     "ChatClientRequestSpec",
     "ChatClientResponse",
-    "ConversationKey",
     "ConversationScope",
     "HistoryAdvisor",
     "LoopStop",
     "MessageChatMemoryAdvisor",
     "PendingApproval",
-    "RequestTools",
-    "Resumption",
     "RoundTools",
     "RunResult",
     "StreamAdvisor",

@@ -83,7 +83,7 @@ from toolrelay.memory._base import CONVERSATION_ID
 from toolrelay.messages import Message, SystemMessage, UserMessage
 from toolrelay.models._base import ChatModel
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.tools import Tool, as_tools
+from toolrelay.tools import Tool, ToolCatalog, as_tools
 
 __all__ = ["ChatClient", "ChatClientBuilder", "ChatClientRequestSpec"]
 
@@ -579,8 +579,23 @@ def _check(value: object, kind: type, name: str, what: str) -> None:
 
 
 def _tool_sources(tools: Iterable[object] | object) -> tuple[object, ...]:
-    # as_tools flattens lists and keeps a catalog live, so any single value is one source.
-    return tuple(tools) if isinstance(tools, list | tuple) else (tools,)
+    """The tools given, made into tools once, not again per request.
+
+    A catalog stays live: what is added to it later is offered too.
+
+    Raises:
+        ToolDefinitionError: Something given is no tool and makes none.
+    """
+    given = tools if isinstance(tools, list | tuple) else (tools,)
+    made: list[object] = []
+    for source in given:
+        if isinstance(source, ToolCatalog):
+            made.append(source)
+        elif isinstance(source, list | tuple):
+            made.extend(_tool_sources(source))
+        else:
+            made.extend(as_tools(source))
+    return tuple(made)
 
 
 def _advisors(advisors: Iterable[Advisor] | Advisor) -> tuple[Advisor, ...]:

@@ -51,16 +51,11 @@ from typing import Any
 
 from toolrelay._storable import json_text
 from toolrelay.exceptions import ConfigurationError, LoadError, ToolRelayError
-from toolrelay.execution import (
-    ApprovalDecision,
-    ApprovalStatus,
-    ResumedRound,
-    ToolCallOutcome,
-    ToolCallStatus,
-    ToolExecutionResult,
-)
+from toolrelay.execution import ApprovalStatus, ToolCallOutcome, ToolCallStatus, ToolExecutionResult
+from toolrelay.execution._approval import ResumedRound
 from toolrelay.execution._arguments import parse_arguments
 from toolrelay.execution._audit import arguments_digest
+from toolrelay.execution._result import ApprovalDecision
 from toolrelay.messages import (
     AssistantMessage,
     Message,

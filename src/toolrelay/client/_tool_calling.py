@@ -79,13 +79,10 @@ from toolrelay.exceptions import (
     ToolCallLimitError,
     ToolNotFoundError,
 )
-from toolrelay.execution import (
-    ResumedRound,
-    ToolCallingManager,
-    ToolExecutionResult,
-    closest_names,
-)
+from toolrelay.execution import ToolCallingManager, ToolExecutionResult
+from toolrelay.execution._approval import ResumedRound
 from toolrelay.execution._pipeline import check_context
+from toolrelay.execution._resolution import closest_names
 from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
@@ -95,6 +92,7 @@ from toolrelay.messages import (
     Usage,
 )
 from toolrelay.models._call_ids import consistent_call_ids
+from toolrelay.models._chunks import without_text
 from toolrelay.prompt import Prompt
 
 __all__ = [
@@ -185,8 +183,7 @@ class ToolCallingAdvisor:
     """Runs the tool loop for the advisors after it and the model.
 
     Args:
-        tool_provider: Where each turn's tools come from; the request's own
-            (:class:`~toolrelay.client.RequestTools`) if omitted.
+        tool_provider: Where each turn's tools come from; the request's own if omitted.
         tool_calling_manager: Runs each round. When omitted, the client's (built from its
             ``approval=``, ``idempotency=``, ``audit=``, ``authorize=`` and
             ``interceptors=``): give a manager here only for a loop used without those.
@@ -268,7 +265,7 @@ class ToolCallingAdvisor:
             complete = response.chat_response
             closing = complete
             if response.tool_loop is not None and response.tool_loop.stop is LoopStop.ANSWER:
-                closing = _without_text(complete)  # its text was streamed already
+                closing = without_text(complete)  # its text was streamed already
             yield dataclasses.replace(
                 response,
                 chat_response=closing,
@@ -562,21 +559,6 @@ def _unique_call_ids(response: ChatResponse, history: Sequence[Message]) -> Chat
     if all(a is b for a, b in zip(generations, response.generations, strict=True)):
         return response
     return dataclasses.replace(response, generations=tuple(generations))
-
-
-def _without_text(response: ChatResponse) -> ChatResponse:
-    """``response`` without its generations' text (the closing chunk of a streamed answer)."""
-    return dataclasses.replace(
-        response,
-        generations=tuple(
-            Generation(
-                message=AssistantMessage(tool_calls=g.message.tool_calls),
-                finish_reason=g.finish_reason,
-                metadata=g.metadata,
-            )
-            for g in response.generations
-        ),
-    )
 
 
 def _with_report(final: ChatClientResponse, state: ToolLoopState) -> ChatClientResponse:

@@ -41,7 +41,8 @@ from typing import Any
 from toolrelay.evaluation._checks import CheckResult, RunTrace
 from toolrelay.evaluation._suite import CannedTool, Task, TaskEnvironment, TaskSuite
 from toolrelay.exceptions import InvalidToolNameError, LoadError
-from toolrelay.tools import ToolDefinition, provider_safe_name, validate_tool_name
+from toolrelay.tools import ToolDefinition, provider_safe_name
+from toolrelay.tools._names import validate_tool_name
 
 __all__ = ["BfclCall", "BfclCalls", "bfcl_problem", "bfcl_suite"]
 

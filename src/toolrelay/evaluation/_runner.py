@@ -56,11 +56,12 @@ from toolrelay.execution import (
     ToolCallOutcome,
     ToolCallStatus,
     ToolExecutionResult,
-    match_tool_name,
 )
+from toolrelay.execution._resolution import match_tool_name
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse
-from toolrelay.models import ChatModel, model_name
+from toolrelay.models import ChatModel
+from toolrelay.models._base import model_name
 from toolrelay.models._metadata import CACHE_READ_TOKENS, CACHE_WRITE_TOKENS
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import ChatOptions, Prompt

@@ -43,6 +43,7 @@ from toolrelay.execution import (
     ToolCallInterceptor,
 )
 from toolrelay.tools import ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools._base import ToolBase
 
 __all__ = ["CannedTool", "EnvironmentFactory", "Task", "TaskEnvironment", "TaskSuite"]
 
@@ -192,7 +193,7 @@ class TaskSuite:
         )
 
 
-class CannedTool:
+class CannedTool(ToolBase):
     """A tool known only by its definition: it accepts any arguments and gives a fixed answer.
 
     For catalogs given as JSON (a benchmark's function definitions), where what a call
@@ -204,18 +205,8 @@ class CannedTool:
     """
 
     def __init__(self, definition: ToolDefinition, answer: str | None = None) -> None:
-        self._definition = definition
+        super().__init__(definition, ToolMetadata(read_only=True))  # no side effects
         self._answer = answer or json.dumps({"status": "ok", "tool": definition.name})
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """What the model is shown."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """No side effects."""
-        return ToolMetadata(read_only=True)
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """The fixed answer."""

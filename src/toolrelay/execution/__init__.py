@@ -13,7 +13,7 @@ every call: a result, or an error text the model can act on. The result is a
 
 Whether and how a call runs is decided by interceptors around each run
 (:class:`ToolCallInterceptor`), each seeing the call as a :class:`ToolInvocation`:
-:class:`AuthorizationInterceptor` (an :data:`Authorizer` allows or denies each call),
+``authorize=`` (an :data:`Authorizer` allows or denies each call),
 :class:`ApprovalInterceptor` (approve, deny, edit or defer calls of tools that need
 approval), :class:`IdempotencyInterceptor` (a repeated call gets the recorded result, kept in
 an :class:`IdempotencyStore` such as :class:`SqliteIdempotencyStore`) and
@@ -32,35 +32,27 @@ approval decision (with no ``approval=`` it is refused), and idempotency keys ar
 with an in-process store unless ``idempotency=`` names another.
 """
 
-from toolrelay.execution._approval import (
-    DEFAULT_APPROVAL_TIMEOUT,
-    ApprovalHandler,
-    ApprovalInterceptor,
-    ResumedRound,
-)
+from toolrelay.execution._approval import ApprovalHandler, ApprovalInterceptor
 from toolrelay.execution._arguments import validate_call_arguments
 from toolrelay.execution._audit import (
-    DEFAULT_AUDIT_TIMEOUT,
     AuditInterceptor,
     AuditRecord,
     AuditSink,
     JsonLinesAuditSink,
     LoggingAuditSink,
 )
-from toolrelay.execution._authorization import AuthorizationInterceptor, Authorizer
+from toolrelay.execution._authorization import Authorizer
 from toolrelay.execution._exceptions_policy import (
     DefaultToolExceptionProcessor,
     ToolExceptionProcessor,
 )
 from toolrelay.execution._forwarding import ForwardingTool
 from toolrelay.execution._idempotency import (
-    DEFAULT_MAX_ENTRIES,
     IdempotencyInterceptor,
     IdempotencyStore,
     InMemoryIdempotencyStore,
     Reservation,
     ReservationStatus,
-    call_fingerprint,
     idempotency_key,
 )
 from toolrelay.execution._idempotency_sqlite import SqliteIdempotencyStore
@@ -78,18 +70,9 @@ from toolrelay.execution._manager import (
     ToolCallingManager,
 )
 from toolrelay.execution._pipeline import GuardOptions
-from toolrelay.execution._resolution import (
-    DelegatingToolResolver,
-    StaticToolResolver,
-    ToolResolver,
-    closest_names,
-    match_tool_name,
-)
+from toolrelay.execution._resolution import DelegatingToolResolver, StaticToolResolver, ToolResolver
 from toolrelay.execution._result import (
-    RETURN_DIRECT_FINISH_REASON,
-    ApprovalDecision,
     ApprovalStatus,
-    ApprovalVerdict,
     Approve,
     Defer,
     Deny,
@@ -99,22 +82,15 @@ from toolrelay.execution._result import (
 )
 
 __all__ = [
-    "DEFAULT_APPROVAL_TIMEOUT",
-    "DEFAULT_AUDIT_TIMEOUT",
-    "DEFAULT_MAX_ENTRIES",
     "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_TIMEOUT",
-    "RETURN_DIRECT_FINISH_REASON",
-    "ApprovalDecision",
     "ApprovalHandler",
     "ApprovalInterceptor",
     "ApprovalStatus",
-    "ApprovalVerdict",
     "Approve",
     "AuditInterceptor",
     "AuditRecord",
     "AuditSink",
-    "AuthorizationInterceptor",
     "Authorizer",
     "CallLimits",
     "DefaultToolExceptionProcessor",
@@ -131,7 +107,6 @@ __all__ = [
     "Proceed",
     "Reservation",
     "ReservationStatus",
-    "ResumedRound",
     "SqliteIdempotencyStore",
     "StaticToolResolver",
     "ToolCallInterceptor",
@@ -143,10 +118,7 @@ __all__ = [
     "ToolInvocation",
     "ToolResolver",
     "answer",
-    "call_fingerprint",
-    "closest_names",
     "idempotency_key",
-    "match_tool_name",
     "proceed_with_arguments",
     "validate_call_arguments",
 ]

@@ -108,7 +108,8 @@ def parse_arguments(
         if isinstance(inner, dict):
             text, value = value, inner
     values = require_object(tool_name, value)
-    if _deeper_than(values, max_depth):
+    # Every level takes two characters of text at least ("[]"): short text is never too deep.
+    if len(text) > 2 * max_depth and _deeper_than(values, max_depth):
         raise _too_deep(tool_name)
     return ParsedArguments(text=text, values=MappingProxyType(values))
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from toolrelay.exceptions import ToolExecutionError
-from toolrelay.tools._base import Tool, ToolContext, ToolDefinition, ToolMetadata
+from toolrelay.tools._base import Tool, ToolBase, ToolContext, ToolDefinition, ToolMetadata
 
 __all__ = ["FORWARDED_NAME", "Forward", "ForwardingTool"]
 
@@ -31,7 +31,7 @@ Forward = Callable[[str, ToolContext], Awaitable[Tool | str]]
 that the caller cannot use that name (the same for an unknown, hidden or forbidden name)."""
 
 
-class ForwardingTool:
+class ForwardingTool(ToolBase):
     """A tool whose calls stand for calls of the tool they name (see the module docs).
 
     Args:
@@ -44,19 +44,8 @@ class ForwardingTool:
     def __init__(
         self, definition: ToolDefinition, forward: Forward, metadata: ToolMetadata
     ) -> None:
-        self._definition = definition
+        super().__init__(definition, metadata)
         self._forward = forward
-        self._metadata = metadata
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """What the model is shown."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """How the runtime treats it."""
-        return self._metadata
 
     def forward(self, name: str, context: ToolContext) -> Awaitable[Tool | str]:
         """The tool ``name`` means for the caller with ``context``, or the answer saying not."""
@@ -69,10 +58,7 @@ class ForwardingTool:
             ToolExecutionError: Always.
         """
         raise ToolExecutionError(
-            self._definition.name,
+            self.name,
             "this tool runs the tool it names only through a ToolCallingManager, which "
             "applies that tool's guards",
         )
-
-    def __repr__(self) -> str:
-        return f"ForwardingTool({self._definition.name!r})"

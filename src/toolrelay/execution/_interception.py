@@ -1,8 +1,9 @@
 """The pipeline of one tool call: interceptors around each run.
 
 Every decision about a call that passed resolution, limits and argument validation is an
-interceptor: may it run (:class:`~toolrelay.execution.AuthorizationInterceptor`), does a
-person approve it (:class:`~toolrelay.execution.ApprovalInterceptor`), did it run already
+interceptor: may it run (:class:`~toolrelay.execution._authorization.AuthorizationInterceptor`,
+the manager's ``authorize=``), does a person approve it
+(:class:`~toolrelay.execution.ApprovalInterceptor`), did it run already
 (:class:`~toolrelay.execution.IdempotencyInterceptor`), what is recorded of it
 (:class:`~toolrelay.execution.AuditInterceptor`). The manager hands the call to them as a
 :class:`ToolInvocation`, the one view of a call every step sees. Each interceptor receives
@@ -18,13 +19,13 @@ arguments, or look at the outcome on the way back. The first interceptor is the 
 
     manager = ToolCallingManager(interceptors=[timing])
 
-The built-in ones go in this order: :class:`~toolrelay.execution.AuthorizationInterceptor`
-(a forbidden call reaches nothing else), :class:`~toolrelay.execution.AuditInterceptor` (sees
+The built-in ones go in this order: the authorization interceptor (a forbidden call reaches
+nothing else), :class:`~toolrelay.execution.AuditInterceptor` (sees
 every outcome after it), :class:`~toolrelay.execution.IdempotencyInterceptor` (a recorded
 result answers before anyone is asked for approval),
 :class:`~toolrelay.execution.ApprovalInterceptor`. A round's own interceptors
-(``execute_tool_calls(..., interceptors=...)``: the tool search's visibility check, its
-``authorize``) run outside the manager's, so a call the round refuses never reaches them.
+(``execute_tool_calls(..., interceptors=...)``: tool search binds each search to its call)
+run outside the manager's, so a call the round refuses never reaches them.
 
 The invocation's arguments are validated already (:class:`~toolrelay.tools.ValidatedArguments`:
 coerced values, defaults filled in), so every interceptor decides on the values the tool will

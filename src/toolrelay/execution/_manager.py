@@ -128,6 +128,7 @@ from toolrelay.tools._base import (
     Tool,
     ToolContext,
     ToolDefinition,
+    ToolMetadata,
     ValidatedArguments,
     check_result_chars,
     check_seconds,
@@ -208,6 +209,15 @@ class _Ready:
     tool: Tool
     arguments: ValidatedArguments
     decision: ApprovalDecision | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Forwarding:
+    """A call of a forwarding tool, resolved once the tool it names is known."""
+
+    call: ToolCall
+    written: ToolCall
+    tool: ForwardingTool
 
 
 def _decided(ready: _Ready, resumed: ResumedRound) -> _Ready:
@@ -454,9 +464,11 @@ class ToolCallingManager:
         return_direct = all(o.ok for o in outcomes) and all(
             r.tool.metadata.return_direct for r in ready
         )
-        written = tuple(o.call for o in outcomes)
-        if written != calls:  # a name or arguments that were not text: kept well-formed
-            assistant = dataclasses.replace(assistant, tool_calls=written)
+        for outcome, call in zip(outcomes, calls, strict=True):
+            if outcome.call is not call:  # a name or arguments that were not text
+                written = tuple(o.call for o in outcomes)
+                assistant = dataclasses.replace(assistant, tool_calls=written)
+                break
         result = ToolExecutionResult(
             conversation_history=(
                 *prompt.messages,
@@ -549,10 +561,12 @@ class ToolCallingManager:
         """Answer ``calls``: one outcome each, in order, and the calls that were run."""
         resolver = self.resolver if self.allow_unoffered_tools and unavailable is None else None
         lookup = ToolLookup(offered, resolver)
-        slots = [
-            await self._prepare(call, lookup, counter, breaches, context, unavailable)
-            for call in calls
-        ]
+        slots: list[ToolCallOutcome | _Ready] = []
+        for call in calls:
+            slot = self._prepare(call, lookup, counter, breaches, context, unavailable)
+            if type(slot) is _Forwarding:
+                slot = await self._forwarded(slot, counter, breaches, context)
+            slots.append(slot)  # type: ignore[arg-type]
         if resumed is not None:
             # A resumed round keeps the answers its calls got before it waited for approval,
             # and hands each waiting call the person's decision.
@@ -586,7 +600,7 @@ class ToolCallingManager:
                 tools.append(found)
         return tools
 
-    async def _prepare(
+    def _prepare(
         self,
         call: ToolCall,
         lookup: ToolLookup,
@@ -594,10 +608,14 @@ class ToolCallingManager:
         breaches: list[LimitBreach],
         context: ToolContext,
         unavailable: Unavailable | None,
-    ) -> ToolCallOutcome | _Ready:
-        """Resolve, count, check, read and validate one call; an outcome when it cannot run."""
-        written = _well_formed(call)
+    ) -> ToolCallOutcome | _Ready | _Forwarding:
+        """Resolve, count, check, read and validate one call; an outcome when it cannot run.
+
+        A call of a forwarding tool comes back as :class:`_Forwarding`: the tool it names is
+        resolved (``_forwarded``, which may wait) before the call is made ready.
+        """
         name = call.name
+        written = call if type(name) is str and type(call.arguments) is str else _well_formed(call)
         if not isinstance(name, str):  # a provider's null, a hand-built call's mistake
             text = feedback.name_not_text(json_kind(name))
             return self._unknown(written, repr(name), counter, text)
@@ -613,20 +631,36 @@ class ToolCallingManager:
                 text = feedback.unknown_tool(name, lookup.suggestions(name), any_tools=bool(names))
             _log.debug("unknown tool %r in call %r", name, call.id)
             return self._unknown(written, name, counter, text, lookup.suggestions)
-        raw: object = call.arguments
-        inner = call
         if isinstance(tool, ForwardingTool):
-            forwarded = await self._forwarded(tool, call, written, context, counter)
-            if isinstance(forwarded, ToolCallOutcome):
-                return forwarded
-            tool, raw = forwarded
-            inner = ToolCall(id=call.id, name=tool.definition.name)
+            return _Forwarding(call=call, written=written, tool=tool)
+        return self._ready(call, written, tool, call.arguments, counter, breaches, context)
+
+    def _ready(
+        self,
+        call: ToolCall,
+        written: ToolCall,
+        tool: Tool,
+        raw: object,
+        counter: TurnCallCounter,
+        breaches: list[LimitBreach],
+        context: ToolContext,
+        *,
+        forwarded: bool = False,
+    ) -> ToolCallOutcome | _Ready:
+        """Count, check, read and validate a call of ``tool`` with the arguments ``raw``.
+
+        ``call`` is what the pipeline sees: the model's, or for a ``forwarded`` one the call of
+        the tool it names under the model's id.
+        """
         name = tool.definition.name
         breach = counter.admit(name)
         if breach is not None:
             breaches.append(breach)
             return _answer(written, name, breach.message, ToolCallStatus.LIMIT)
-        check_tool_context(tool, context)
+        metadata = tool.metadata
+        # What a function's required ToolContext parameter needs, the function checks itself.
+        if metadata.context_keys or metadata.idempotency_key is not None:
+            check_tool_context(tool, context)
         try:
             parsed = parse_arguments(name, raw, max_length=self.max_arguments_length)
             arguments = validate_call_arguments(tool, parsed.values, parsed.text)
@@ -639,9 +673,9 @@ class ToolCallingManager:
             _log.warning("tool %r failed to validate its arguments", name, exc_info=exc)
             text = tool_error_text(self.exception_processor, name, exc)
             return _answer(written, name, text, ToolCallStatus.ERROR, exception=exc)
-        if inner is not call:
-            inner = dataclasses.replace(inner, arguments=parsed.text)
-        return _Ready(call=inner, written=written, tool=tool, arguments=arguments)
+        if forwarded:
+            call = ToolCall(id=call.id, name=name, arguments=parsed.text)
+        return _Ready(call=call, written=written, tool=tool, arguments=arguments)
 
     def _unknown(
         self,
@@ -659,13 +693,13 @@ class ToolCallingManager:
 
     async def _forwarded(
         self,
-        tool: ForwardingTool,
-        call: ToolCall,
-        written: ToolCall,
-        context: ToolContext,
+        forwarding: _Forwarding,
         counter: TurnCallCounter,
-    ) -> tuple[Tool, object] | ToolCallOutcome:
-        """The tool a forwarding call names and its arguments as given, or the answer."""
+        breaches: list[LimitBreach],
+        context: ToolContext,
+    ) -> ToolCallOutcome | _Ready:
+        """The call of the tool a forwarding call names, made ready; or the answer why not."""
+        tool, written = forwarding.tool, forwarding.written
         own = tool.definition.name
         try:
             named, raw = _forwarding_parts(
@@ -673,7 +707,7 @@ class ToolCallingManager:
                 # The wrapper is one level more than the named tool's arguments it carries.
                 parse_arguments(
                     own,
-                    call.arguments,
+                    forwarding.call.arguments,
                     max_length=self.max_arguments_length,
                     max_depth=MAX_ARGUMENTS_DEPTH + 1,
                 ),
@@ -688,7 +722,9 @@ class ToolCallingManager:
         if isinstance(target, str | ForwardingTool):
             text = target if isinstance(target, str) else feedback.unknown_tool(named, ())
             return self._unknown(written, named, counter, text)
-        return target, raw
+        return self._ready(
+            forwarding.call, written, target, raw, counter, breaches, context, forwarded=True
+        )
 
     def _job(
         self,
@@ -738,9 +774,8 @@ class ToolCallingManager:
             outcome = self._bounded(outcome, ready.tool)
         return outcome
 
-    def _bound(self, tool: Tool) -> int | None:
-        """The characters of ``tool``'s text the model reads; ``None``: whole."""
-        metadata = tool.metadata
+    def _bound(self, metadata: ToolMetadata) -> int | None:
+        """The characters of a tool's text the model reads; ``None``: whole."""
         if metadata.extra.get(META_TOOL):
             return None  # the library's own tools fit their answers to the bound, whole
         limit = metadata.max_result_chars
@@ -748,7 +783,7 @@ class ToolCallingManager:
 
     def _bounded(self, outcome: ToolCallOutcome, tool: Tool) -> ToolCallOutcome:
         """``outcome`` with its text cut to ``tool``'s bound, and a note, when longer."""
-        limit = self._bound(tool)
+        limit = self._bound(tool.metadata)
         text = outcome.response.data
         if limit is None or len(text) <= limit:
             return outcome
@@ -761,10 +796,11 @@ class ToolCallingManager:
         """Run the tool, bounded by the concurrency limit and its timeout."""
         call, tool = invocation.call, invocation.tool
         name = tool.definition.name
-        timeout = tool.metadata.timeout
+        metadata = tool.metadata
+        timeout = metadata.timeout
         if timeout is None:
             timeout = self.default_timeout
-        workers = _CallWorkers(self.sync_workers, name, tool.metadata.thread_share)
+        workers = _CallWorkers(self.sync_workers, name, metadata.thread_share)
         progress = invocation.progress
         error: Exception | None = None
         unknown, late = False, None
@@ -839,7 +875,14 @@ class ToolCallingManager:
             finally:
                 progress.started = workers.body_started()
             elapsed_ms = (perf_counter() - started) * 1000.0
-        outcome = _answer(
+        full = None
+        if status in _BOUNDED:
+            limit = self._bound(metadata)
+            if limit is not None and len(text) > limit:
+                full = text
+                keyed = metadata.idempotency_key is not None
+                text = _cut(text, limit, ok=status is ToolCallStatus.OK, keyed=keyed)
+        return _answer(
             call,
             name,
             text,
@@ -848,8 +891,8 @@ class ToolCallingManager:
             exception=error,
             result_unknown=unknown,
             late_result=late,
+            full_result=full,
         )
-        return self._bounded(outcome, tool) if status in _BOUNDED else outcome
 
     def _timed_out(
         self, name: str, seconds: float, workers: _CallWorkers

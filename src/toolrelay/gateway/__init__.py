@@ -29,39 +29,20 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
         'toolrelay.gateway needs the MCP SDK: pip install "toolrelay[mcp]"', name=exc.name
     ) from exc
 
-from toolrelay.gateway._config import (
-    GatewayConfig,
-    SearchSettings,
-    load_gateway_config,
-    parse_gateway_config,
-)
+from toolrelay.gateway._config import GatewayConfig, load_gateway_config
 from toolrelay.gateway._gateway import FoundTool, GatewayCallResult, ToolGateway
-from toolrelay.gateway._policy import PolicyTool, ToolPolicy
-from toolrelay.gateway._serve import Transport, aserve, gateway_server, open_gateway, serve
-from toolrelay.gateway._side_effects import (
-    ApprovalSettings,
-    Approver,
-    AuditSettings,
-    IdempotencySettings,
-)
+from toolrelay.gateway._policy import ToolPolicy
+from toolrelay.gateway._serve import aserve, gateway_server, open_gateway, serve
 
 __all__ = [
-    "ApprovalSettings",
-    "Approver",
-    "AuditSettings",
     "FoundTool",
     "GatewayCallResult",
     "GatewayConfig",
-    "IdempotencySettings",
-    "PolicyTool",
-    "SearchSettings",
     "ToolGateway",
     "ToolPolicy",
-    "Transport",
     "aserve",
     "gateway_server",
     "load_gateway_config",
     "open_gateway",
-    "parse_gateway_config",
     "serve",
 ]

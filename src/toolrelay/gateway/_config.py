@@ -129,6 +129,10 @@ class SearchSettings(Settings):
 class GatewayConfig(Settings):
     """What a gateway fronts and how it searches.
 
+    :func:`load_gateway_config` reads one from a file. In code, a table is given as a dict of
+    its keys, as the file writes them: ``GatewayConfig(modules=("tools.py",),
+    search={"index": "bm25", "max_results": 3}, audit={"path": "audit.jsonl"})``.
+
     Attributes:
         name: The MCP server name clients see.
         instructions: Text for clients about the server; ``None`` uses the gateway's default.

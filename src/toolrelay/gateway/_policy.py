@@ -58,6 +58,7 @@ from toolrelay.mcp._annotations import (
 from toolrelay.tools._base import (
     IdempotencyKey,
     Tool,
+    ToolBase,
     ToolContext,
     ToolDefinition,
     ToolMetadata,
@@ -260,30 +261,22 @@ def _argument_names(definition: ToolDefinition) -> set[str]:
     return set(properties) if isinstance(properties, Mapping) else set()
 
 
-class PolicyTool:
+class PolicyTool(ToolBase):
     """A tool with the metadata its gateway policies give it; calls go to the tool itself.
+
+    Its definition is the tool's own.
 
     Args:
         tool: The tool.
-        metadata: What the gateway assumes about it.
+        metadata: What the gateway assumes about it: the tool's with the policies applied.
 
     Attributes:
         tool: The tool.
     """
 
     def __init__(self, tool: Tool, metadata: ToolMetadata) -> None:
+        super().__init__(tool.definition, metadata)
         self.tool = tool
-        self._metadata = metadata
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """The tool's own definition."""
-        return self.tool.definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """The tool's metadata with the policies applied."""
-        return self._metadata
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """Run the tool itself."""

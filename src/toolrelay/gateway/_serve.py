@@ -90,7 +90,7 @@ async def open_gateway(
     refuse_search_keywords(
         guards,
         owner="open_gateway",
-        fix="set it in the file's [search] table (GatewayConfig.search: SearchSettings({}=...))",
+        fix="set it in the file's [search] table (in code: GatewayConfig(search={{'{}': ...}}))",
     )
     check_guard_options(guards, owner="open_gateway", parameters=_PARAMETERS)
     if tool_calling_manager is not None and (given_guards(guards) or _side_effects_set(config)):

@@ -45,7 +45,6 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     ApprovalHandler,
     ApprovalInterceptor,
-    ApprovalVerdict,
     AuditInterceptor,
     GuardOptions,
     IdempotencyInterceptor,
@@ -56,7 +55,8 @@ from toolrelay.execution import (
     ToolInvocation,
 )
 from toolrelay.execution._idempotency import DEFAULT_LEASE, DEFAULT_WAIT
-from toolrelay.gateway._modules import load_attribute
+from toolrelay.execution._result import ApprovalVerdict
+from toolrelay.tools._modules import load_attribute
 
 __all__ = [
     "ApprovalSettings",
@@ -192,7 +192,7 @@ def gateway_guards(
     spec, destructive = approval_settings.handler, approval_settings.destructive
     approval = given.get("approval")
     if approval is None and spec is not None:
-        loaded = load_attribute(spec)
+        loaded = load_attribute(spec, isolated=True)
         if not callable(loaded):
             raise ConfigurationError(f"[approval] handler {spec!r} is not a function")
         approval = as_approval_handler(cast(Approver, loaded))

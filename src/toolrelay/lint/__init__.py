@@ -19,18 +19,17 @@ Example::
 The rules and their ids are listed in :data:`RULES` (see ``docs/lint.md``).
 """
 
-from toolrelay.lint._config import IndexChoice, LintConfig, Thresholds, find_config, load_config
+from toolrelay.lint._config import LintConfig, Thresholds, find_config
 from toolrelay.lint._findings import Finding, Rule, Severity
 from toolrelay.lint._linter import lint
 from toolrelay.lint._report import CostSummary, LintReport, RetrievalSummary, ToolRetrieval
 from toolrelay.lint._rules import RULES
-from toolrelay.lint._targets import LintTarget, as_targets, metadata_from_annotations
+from toolrelay.lint._targets import LintTarget
 
 __all__ = [
     "RULES",
     "CostSummary",
     "Finding",
-    "IndexChoice",
     "LintConfig",
     "LintReport",
     "LintTarget",
@@ -39,9 +38,6 @@ __all__ = [
     "Severity",
     "Thresholds",
     "ToolRetrieval",
-    "as_targets",
     "find_config",
     "lint",
-    "load_config",
-    "metadata_from_annotations",
 ]

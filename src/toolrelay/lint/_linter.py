@@ -48,9 +48,8 @@ def lint(
         embedder: The embedder of the hybrid index (the bundled MiniLM by default).
         cache: The embedding cache (``True``: the default file; ``False``: none).
         catalog: A label for the report (a path or module name).
-        progress: Told how far indexing the catalog for the retrieval rules is (see
-            :data:`~toolrelay.search.IndexProgress`); embedding a large catalog the
-            first time takes minutes.
+        progress: Told how far indexing the catalog for the retrieval rules is, as
+            ``progress(done, total)``; embedding a large catalog the first time takes minutes.
 
     Returns:
         The report; ``report.failed(config.fail_on)`` says whether the run should fail.

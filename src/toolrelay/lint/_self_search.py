@@ -105,7 +105,7 @@ def search_self(
         index: An index to (re)build with the catalog.
         margin: Rivals within this fraction of a tool's own score are kept in ``close``.
         prime: Given all queries before searching (to embed them in batches).
-        progress: Told how far indexing is (see :data:`~toolrelay.search.IndexProgress`).
+        progress: Told how far indexing is (see :data:`~toolrelay.search._base.IndexProgress`).
 
     Raises:
         ConfigurationError: The index does not score every tool of the catalog.

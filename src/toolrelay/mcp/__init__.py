@@ -19,40 +19,30 @@ Example::
 
 from typing import TYPE_CHECKING, Any
 
-from toolrelay.mcp._config import DEFAULT_CALL_TIMEOUT, DEFAULT_CONNECT_TIMEOUT, McpServerConfig
-from toolrelay.mcp._context import context_from_meta, context_meta
+from toolrelay.mcp._config import McpServerConfig
 
 if TYPE_CHECKING:
-    from toolrelay.mcp._annotations import IDEMPOTENT
     from toolrelay.mcp._live_catalog import LiveToolCatalog
-    from toolrelay.mcp._server import run_stdio, tool_info, tools_server
+    from toolrelay.mcp._server import run_stdio, tools_server
     from toolrelay.mcp._tool import McpTool
     from toolrelay.mcp._toolset import McpToolset
 
 __all__ = [
-    "DEFAULT_CALL_TIMEOUT",
-    "DEFAULT_CONNECT_TIMEOUT",
-    "IDEMPOTENT",
     "LiveToolCatalog",
     "McpServerConfig",
     "McpTool",
     "McpToolset",
-    "context_from_meta",
-    "context_meta",
     "run_stdio",
-    "tool_info",
     "tools_server",
 ]
 
 # These need the MCP SDK; they load on first access, so a missing SDK only matters to the
 # code that uses them, and then as a ConfigurationError saying what to install.
 _NEEDS_SDK = {
-    "IDEMPOTENT": "toolrelay.mcp._annotations",
     "LiveToolCatalog": "toolrelay.mcp._live_catalog",
     "McpTool": "toolrelay.mcp._tool",
     "McpToolset": "toolrelay.mcp._toolset",
     "run_stdio": "toolrelay.mcp._server",
-    "tool_info": "toolrelay.mcp._server",
     "tools_server": "toolrelay.mcp._server",
 }
 _SDK_PACKAGES = ("mcp", "mcp_types", "jsonschema", "referencing", "httpx2", "anyio")

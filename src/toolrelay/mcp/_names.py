@@ -1,7 +1,7 @@
 """The names MCP tools get in toolrelay: prefixed by server, valid, at most 64 characters sent.
 
 An MCP server names its tools as it likes. :func:`mcp_tool_name` turns the server's name into a
-toolrelay name, valid by :func:`~toolrelay.tools.validate_tool_name`:
+toolrelay name, valid by :func:`~toolrelay.tools._names.validate_tool_name`:
 
 1. the server's prefix goes in front as a category: ``payments.get_transaction`` (sent to
    providers as ``payments__get_transaction``);

@@ -11,7 +11,7 @@ description, the input schema) and annotations from its metadata
 (``annotations_from_metadata``; ``idempotentHint`` for a tool with an idempotency key, whose
 results the manager records). A call runs through a
 :class:`~toolrelay.execution.ToolCallingManager` (``run_call``), with the request's ``_meta``
-as the :class:`~toolrelay.tools.ToolContext` (:func:`~toolrelay.mcp.context_from_meta`;
+as the :class:`~toolrelay.tools.ToolContext` (:func:`~toolrelay.mcp._context.context_from_meta`;
 ``context`` entries override it), so the tools' declared guards hold here as everywhere:
 idempotency keys are honoured, a tool that requires approval runs only with the manager's
 ``approval=`` (without one the server refuses to build), results are bounded, and timeouts,

@@ -32,7 +32,7 @@ from toolrelay.mcp._annotations import metadata_from_tool
 from toolrelay.mcp._context import context_meta
 from toolrelay.mcp._results import result_text
 from toolrelay.tools._arguments import SchemaValidator, decode_arguments
-from toolrelay.tools._base import ToolContext, ToolDefinition, ToolMetadata, ValidatedArguments
+from toolrelay.tools._base import ToolBase, ToolContext, ToolDefinition, ValidatedArguments
 from toolrelay.tools._workers import SyncRunner
 
 __all__ = ["McpTool", "ToolCaller"]
@@ -41,8 +41,11 @@ ToolCaller = Callable[[str, dict[str, Any], dict[str, Any] | None], Awaitable[Ca
 """Sends one call: ``(original name, arguments, _meta) -> result``."""
 
 
-class McpTool:
+class McpTool(ToolBase):
     """A tool of an MCP server (built by :class:`~toolrelay.mcp.McpToolset`).
+
+    Its definition is the server's description and input schema as given, under toolrelay's
+    name; its metadata, the flags of the server's annotations (see ``_annotations.py``).
 
     Args:
         info: The tool as the server listed it.
@@ -73,23 +76,15 @@ class McpTool:
         self.original_name = info.name
         self.source = f"MCP server {server!r}"
         self._caller = caller
-        self._definition = ToolDefinition(
-            name=name,
-            description=(info.description or info.title or "").strip() or _words(info.name),
-            input_schema=info.input_schema,
+        super().__init__(
+            ToolDefinition(
+                name=name,
+                description=(info.description or info.title or "").strip() or _words(info.name),
+                input_schema=info.input_schema,
+            ),
+            metadata_from_tool(info, server=server, timeout=timeout),
         )
-        self._metadata = metadata_from_tool(info, server=server, timeout=timeout)
         self._validator = SchemaValidator(name, info.input_schema)
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """Name (toolrelay's), description and the server's input schema as given."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """Flags from the server's annotations (see ``_annotations.py``)."""
-        return self._metadata
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """Validate the arguments, call the server, and return the result as text.
@@ -102,11 +97,6 @@ class McpTool:
         """
         arguments = self.validate_arguments(decode_arguments(self.name, arguments_json))
         return await self.call_validated(arguments, context)
-
-    @property
-    def name(self) -> str:
-        """The tool's toolrelay name."""
-        return self._definition.name
 
     def validate_arguments(self, arguments: Mapping[str, Any]) -> ValidatedArguments:
         """Check decoded arguments against the server's input schema.
@@ -147,7 +137,7 @@ class McpTool:
         return info == self.info
 
     def __repr__(self) -> str:
-        return f"McpTool({self._definition.name!r}, server={self.server!r})"
+        return f"McpTool({self.name!r}, server={self.server!r})"
 
 
 def _words(name: str) -> str:

@@ -3,17 +3,26 @@
 A conversation is identified by a string id, passed to the client's advisors as the
 :data:`CONVERSATION_ID` parameter (``client.prompt().conversation("c1")``). Repositories
 store every message type, tool calls and tool responses included, and give back exactly
-what was saved.
+what was saved; the SQLite and Redis ones keep each message as its JSON text
+(:func:`message_to_json`).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from toolrelay.messages import Message
+from toolrelay.messages import Message, message_from_dict, message_to_dict
 
-__all__ = ["CONVERSATION_ID", "AppendingRepository", "ChatMemory", "ChatMemoryRepository"]
+__all__ = [
+    "CONVERSATION_ID",
+    "AppendingRepository",
+    "ChatMemory",
+    "ChatMemoryRepository",
+    "message_from_json",
+    "message_to_json",
+]
 
 CONVERSATION_ID = "conversation_id"
 """The advisor parameter (request context key) naming the conversation."""
@@ -74,3 +83,13 @@ class ChatMemory(Protocol):
     async def clear(self, conversation_id: str) -> None:
         """Forget the conversation."""
         ...
+
+
+def message_to_json(message: Message) -> str:
+    """Serialise a message to JSON text (non-ASCII kept as is)."""
+    return json.dumps(message_to_dict(message), ensure_ascii=False)
+
+
+def message_from_json(text: str) -> Message:
+    """Parse JSON text written by :func:`message_to_json`."""
+    return message_from_dict(json.loads(text))

@@ -1,6 +1,6 @@
 """A chat memory repository in a SQLite file (stdlib ``sqlite3``, run in a worker thread).
 
-Each message is one row holding its JSON form (:func:`toolrelay.messages.message_to_json`),
+Each message is one row holding its JSON form (:func:`toolrelay.memory._base.message_to_json`),
 so every message type, tool calls and tool responses included, comes back exactly as saved.
 Text that UTF-8 cannot encode (a lone surrogate from a model) is kept as bytes and comes back
 exactly too (:mod:`toolrelay._storable`).
@@ -16,7 +16,8 @@ import platformdirs
 
 from toolrelay._sqlite import SqliteStore
 from toolrelay._storable import from_store, to_store
-from toolrelay.messages import Message, message_from_json, message_to_json
+from toolrelay.memory._base import message_from_json, message_to_json
+from toolrelay.messages import Message
 
 __all__ = ["SqliteChatMemoryRepository", "default_database_path"]
 

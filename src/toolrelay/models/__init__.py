@@ -14,8 +14,8 @@ Provider adapters (each needs its extra; importing this package imports no provi
 
 from typing import TYPE_CHECKING, Any
 
-from toolrelay.models._base import ChatModel, ensure_tools_supported, model_name
-from toolrelay.models._chunks import TOOL_CALL_INDEXES, ChunkMerger, merge_chunks
+from toolrelay.models._base import ChatModel
+from toolrelay.models._chunks import ChunkMerger
 
 if TYPE_CHECKING:
     from toolrelay.models._anthropic import AnthropicChatModel
@@ -32,16 +32,12 @@ _ADAPTERS = {
 }
 
 __all__ = [
-    "TOOL_CALL_INDEXES",
     "AnthropicChatModel",
     "ChatModel",
     "ChunkMerger",
     "LlamaCppChatModel",
     "OpenAIChatModel",
     "OpenAIEmbedder",
-    "ensure_tools_supported",
-    "merge_chunks",
-    "model_name",
 ]
 
 

@@ -17,11 +17,10 @@ parallel-calls switch with theirs (``_tool_choice.py``). Errors of the SDK becom
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from toolrelay._storable import valid_unicode_data
-from toolrelay.exceptions import ConfigurationError, ModelError
 from toolrelay.messages import ChatResponse
 from toolrelay.models._anthropic_wire import (
     MAX_BREAKPOINTS,
@@ -34,10 +33,7 @@ from toolrelay.models._anthropic_wire import (
     tool_choice_to_anthropic,
     tools_to_anthropic,
 )
-from toolrelay.models._base import ensure_tools_supported, model_name
-from toolrelay.models._provider_errors import translate_sdk_error
-from toolrelay.models._sdk_data import as_dict
-from toolrelay.models._tool_choice import tool_choice_settings
+from toolrelay.models._sdk_model import LOCAL_API_KEY, SdkChatModel, connect, import_sdk
 from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 
@@ -46,24 +42,10 @@ __all__ = ["DEFAULT_MAX_TOKENS", "LOCAL_API_KEY", "AnthropicChatModel"]
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` of a request whose options set none (the API requires a value)."""
 
-LOCAL_API_KEY = "not-needed"
-"""Sent as the API key to a custom ``base_url`` when no key is configured."""
-
-_INSTALL_HINT = 'install the anthropic extra: pip install "toolrelay[anthropic]"'
 _ANTHROPIC_HOST = "api.anthropic.com"
 
 
-def _import_anthropic() -> Any:
-    try:
-        import anthropic
-    except ImportError as exc:
-        raise ConfigurationError(
-            f"the anthropic package is not installed; {_INSTALL_HINT}"
-        ) from exc
-    return anthropic
-
-
-class AnthropicChatModel:
+class AnthropicChatModel(SdkChatModel[ToolNameMap]):
     """A Claude model behind the Anthropic Messages API.
 
     Args:
@@ -98,6 +80,9 @@ class AnthropicChatModel:
             configured for Anthropic's own API.
     """
 
+    provider = "anthropic"
+    sdk_error = "AnthropicError"
+
     def __init__(
         self,
         model: str,
@@ -116,7 +101,7 @@ class AnthropicChatModel:
         supports_tools: bool = True,
         name: str | None = None,
     ) -> None:
-        self._sdk = _import_anthropic()
+        self._sdk = import_sdk("anthropic", extra="anthropic")
         self.model = model
         self.max_tokens = max_tokens
         self.cache_prompt = cache_prompt
@@ -126,39 +111,22 @@ class AnthropicChatModel:
         self.supports_tools = supports_tools
         self.name = name or f"anthropic:{model}"
         if client is None:
-            base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-            api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-            if api_key is None and not os.environ.get("ANTHROPIC_AUTH_TOKEN"):
-                if base_url is None or _ANTHROPIC_HOST in base_url:
-                    raise ConfigurationError(
-                        "no Anthropic API key: pass api_key=... or set ANTHROPIC_API_KEY"
-                    )
-                api_key = LOCAL_API_KEY  # a compatible server or proxy that needs none
-            arguments: dict[str, Any] = {
-                "api_key": api_key,
-                "base_url": base_url,
-                "max_retries": max_retries,
-                "http_client": http_client,
-            }
-            if timeout is not None:
-                arguments["timeout"] = timeout
-            try:
-                client = self._sdk.AsyncAnthropic(**arguments)
-            except self._sdk.AnthropicError as exc:
-                raise ConfigurationError(f"cannot create the Anthropic client: {exc}") from exc
-        self._client: Any = client
+            client = connect(
+                self._sdk.AsyncAnthropic,
+                self._sdk.AnthropicError,
+                label="Anthropic",
+                host=_ANTHROPIC_HOST,
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout,
+                keyless=bool(os.environ.get("ANTHROPIC_AUTH_TOKEN")),
+                max_retries=max_retries,
+                http_client=http_client,
+            )
+        self._client = client
 
     def __repr__(self) -> str:
         return f"AnthropicChatModel(model={self.model!r})"
-
-    @property
-    def client(self) -> Any:
-        """The underlying ``anthropic.AsyncAnthropic`` client."""
-        return self._client
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of the underlying client."""
-        await self._client.close()
 
     def request_body(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
         """The arguments this model passes to the SDK's ``messages.create`` for ``prompt``.
@@ -174,13 +142,7 @@ class AnthropicChatModel:
 
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ToolNameMap]:
         options = prompt.options
-        settings = tool_choice_settings(
-            options.extras,
-            default_choice=self.tool_choice,
-            default_parallel=self.parallel_tool_calls,
-        )
-        names = ToolNameMap.of_tools(options.tools)
-        settings.check(names, model=model_name(self))
+        settings, names = self._tool_settings(options)
         body: dict[str, Any] = {
             "model": options.model or self.model,
             "max_tokens": options.max_tokens or self.max_tokens,
@@ -210,48 +172,11 @@ class AnthropicChatModel:
         wire: dict[str, Any] = valid_unicode_data(body)
         return wire, names
 
-    async def call(self, prompt: Prompt) -> ChatResponse:
-        """Send ``prompt`` and return the complete answer.
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self._client.messages.create(**body)
 
-        Raises:
-            ToolsNotSupportedError: Tools were offered and ``supports_tools`` is false.
-            ModelAPIError: The API answered with an error (``AuthenticationError`` for
-                401/403, ``RateLimitError`` for 429), after the SDK's retries.
-            ModelConnectionError: The API could not be reached or timed out.
-        """
-        ensure_tools_supported(self, prompt)
-        body, names = self._request(prompt, stream=False)
-        try:
-            message = await self._client.messages.create(**body)
-        except self._sdk.AnthropicError as exc:
-            raise self._translate(exc) from exc
-        return message_to_response(as_dict(message), names)
+    def _response(self, data: Mapping[str, Any], wire: ToolNameMap) -> ChatResponse:
+        return message_to_response(data, wire)
 
-    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        """Send ``prompt`` and yield the answer in chunks (usage on the last one).
-
-        Raises:
-            Same as :meth:`call`, while iterating (an ``error`` event becomes a
-            :class:`~toolrelay.exceptions.ModelAPIError`).
-        """
-        ensure_tools_supported(self, prompt)
-        body, names = self._request(prompt, stream=True)
-        parser = AnthropicStreamParser(names)
-        try:
-            sdk_stream = await self._client.messages.create(**body)
-            try:
-                async for event in sdk_stream:
-                    chunk = parser.parse(as_dict(event))
-                    if chunk is not None:
-                        yield chunk
-            finally:
-                await sdk_stream.close()
-        except self._sdk.AnthropicError as exc:
-            raise self._translate(exc) from exc
-        last = parser.finish()
-        if last is not None:
-            yield last
-
-    def _translate(self, exc: Exception) -> ModelError:
-        translated = translate_sdk_error("anthropic", self._sdk, exc)
-        return translated or ModelError(f"{self.name} failed: {exc}")
+    def _parser(self, wire: ToolNameMap) -> AnthropicStreamParser:
+        return AnthropicStreamParser(wire)

@@ -20,13 +20,14 @@ A stream is a sequence of :class:`~toolrelay.messages.ChatResponse` chunks:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall, Usage
 
-__all__ = ["TOOL_CALL_INDEXES", "ChunkMerger", "merge_chunks"]
+__all__ = ["TOOL_CALL_INDEXES", "ChunkMerger", "merge_chunks", "without_text"]
 
 TOOL_CALL_INDEXES = "tool_call_indexes"
 """``Generation.metadata`` key: the call index of each tool-call fragment in the chunk."""
@@ -149,3 +150,18 @@ def merge_chunks(chunks: Iterable[ChatResponse]) -> ChatResponse:
     for chunk in chunks:
         merger.add(chunk)
     return merger.response()
+
+
+def without_text(response: ChatResponse) -> ChatResponse:
+    """``response`` without its generations' text (the closing chunk of a streamed answer)."""
+    return dataclasses.replace(
+        response,
+        generations=tuple(
+            Generation(
+                message=AssistantMessage(tool_calls=g.message.tool_calls),
+                finish_reason=g.finish_reason,
+                metadata=g.metadata,
+            )
+            for g in response.generations
+        ),
+    )

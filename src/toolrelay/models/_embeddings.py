@@ -12,7 +12,6 @@ uses the SDK's synchronous client. Needs the ``openai`` extra.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -21,6 +20,7 @@ import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError, ModelError, ModelResponseError
 from toolrelay.models._provider_errors import translate_sdk_error
+from toolrelay.models._sdk_model import connect, import_sdk
 
 __all__ = ["DEFAULT_OPENAI_EMBEDDING_MODEL", "OpenAIEmbedder"]
 
@@ -73,15 +73,9 @@ class OpenAIEmbedder:
         document_prefix: str = "",
         model_id: str | None = None,
     ) -> None:
-        try:
-            import openai
-        except ImportError as exc:
-            raise ConfigurationError(
-                'the openai package is not installed; pip install "toolrelay[openai]"'
-            ) from exc
+        self._sdk = import_sdk("openai", extra="openai")
         if batch_size < 1:
             raise ConfigurationError(f"batch_size must be >= 1, not {batch_size}")
-        self._sdk: Any = openai
         self.model = model
         self.dimensions = dimensions
         self.batch_size = batch_size
@@ -90,16 +84,15 @@ class OpenAIEmbedder:
         suffix = f":{dimensions}" if dimensions else ""
         self.model_id = model_id or f"openai:{model}{suffix}"
         if client is None:
-            base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-            api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-            if api_key is None:
-                if base_url is None or _OPENAI_HOST in base_url:
-                    raise ConfigurationError(
-                        "no OpenAI API key: pass api_key=... or set OPENAI_API_KEY"
-                    )
-                api_key = "not-needed"
-            client = openai.OpenAI(
-                api_key=api_key, base_url=base_url, max_retries=max_retries, http_client=http_client
+            client = connect(
+                self._sdk.OpenAI,
+                self._sdk.OpenAIError,
+                label="OpenAI",
+                host=_OPENAI_HOST,
+                api_key=api_key,
+                base_url=base_url,
+                max_retries=max_retries,
+                http_client=http_client,
             )
         self._client: Any = client
 

@@ -32,6 +32,7 @@ from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
 from toolrelay.models._base import ensure_tools_supported
 from toolrelay.models._bundled import SMOLLM2_FILE, smollm2_path
+from toolrelay.models._chunks import without_text
 from toolrelay.models._constrained import (
     ARGUMENTS_PREFIX,
     CALL_PREFIX,
@@ -217,7 +218,7 @@ class LlamaCppChatModel:
                 emit(ChatResponse(generations=(Generation(message=AssistantMessage(text=delta)),)))
 
             response, streamed = self._answer(prompt, text, cancelled)
-            emit(_without_text(response) if streamed else response)
+            emit(without_text(response) if streamed else response)
 
         async for chunk in stream_from_thread(produce):
             yield chunk
@@ -360,15 +361,3 @@ def _token_text(llm: Any, token: int) -> str:
         return ""
     text: str = llm._model.token_get_text(token)
     return text
-
-
-def _without_text(response: ChatResponse) -> ChatResponse:
-    generations = tuple(
-        Generation(
-            message=AssistantMessage(tool_calls=g.message.tool_calls),
-            finish_reason=g.finish_reason,
-            metadata=g.metadata,
-        )
-        for g in response.generations
-    )
-    return ChatResponse(generations=generations, usage=response.usage, metadata=response.metadata)

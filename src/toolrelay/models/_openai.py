@@ -18,14 +18,12 @@ parallel-calls switch with theirs (``_tool_choice.py``). Errors of the SDK becom
 
 from __future__ import annotations
 
-import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from toolrelay._storable import valid_unicode_data
-from toolrelay.exceptions import ConfigurationError, ModelError, ModelResponseError
+from toolrelay.exceptions import ModelResponseError
 from toolrelay.messages import ChatResponse
-from toolrelay.models._base import ensure_tools_supported, model_name
 from toolrelay.models._openai_wire import (
     DEFAULT_ERROR_PREFIX,
     OpenAIStreamParser,
@@ -35,32 +33,17 @@ from toolrelay.models._openai_wire import (
     tool_choice_to_openai,
     tools_to_openai,
 )
-from toolrelay.models._provider_errors import translate_sdk_error
-from toolrelay.models._sdk_data import as_dict
-from toolrelay.models._tool_choice import tool_choice_settings
-from toolrelay.models._tool_names import ToolNameMap
+from toolrelay.models._sdk_model import LOCAL_API_KEY, SdkChatModel, connect, import_sdk
 from toolrelay.prompt import Prompt
 
 __all__ = ["LOCAL_API_KEY", "OpenAIChatModel"]
 
-LOCAL_API_KEY = "not-needed"
-"""Sent as the API key to a custom ``base_url`` when no key is configured."""
-
-_INSTALL_HINT = 'install the openai extra: pip install "toolrelay[openai]"'
 _OPENAI_HOST = "api.openai.com"
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 
 
-def _import_openai() -> Any:
-    try:
-        import openai
-    except ImportError as exc:
-        raise ConfigurationError(f"the openai package is not installed; {_INSTALL_HINT}") from exc
-    return openai
-
-
-class OpenAIChatModel:
+class OpenAIChatModel(SdkChatModel[WireTools]):
     """A chat model behind the OpenAI Chat Completions API.
 
     Args:
@@ -95,6 +78,9 @@ class OpenAIChatModel:
             for OpenAI's own API.
     """
 
+    provider = "openai"
+    sdk_error = "OpenAIError"
+
     def __init__(
         self,
         model: str,
@@ -115,7 +101,7 @@ class OpenAIChatModel:
         supports_tools: bool = True,
         name: str | None = None,
     ) -> None:
-        self._sdk = _import_openai()
+        self._sdk = import_sdk("openai", extra="openai")
         self.model = model
         self.strict_tools = strict_tools
         self.tool_choice = tool_choice
@@ -125,15 +111,19 @@ class OpenAIChatModel:
         self.supports_tools = supports_tools
         self.name = name or f"openai:{model}"
         if client is None:
-            client = self._make_client(
+            client = connect(
+                self._sdk.AsyncOpenAI,
+                self._sdk.OpenAIError,
+                label="OpenAI",
+                host=_OPENAI_HOST,
                 api_key=api_key,
                 base_url=base_url,
-                organization=organization,
-                http_client=http_client,
-                max_retries=max_retries,
                 timeout=timeout,
+                organization=organization,
+                max_retries=max_retries,
+                http_client=http_client,
             )
-        self._client: Any = client
+        self._client = client
         if max_tokens_param is None:
             own_api = _OPENAI_HOST in str(getattr(client, "base_url", _OPENAI_HOST))
             max_tokens_param = "max_completion_tokens" if own_api else "max_tokens"
@@ -147,59 +137,11 @@ class OpenAIChatModel:
         """The base URL requests go to."""
         return str(getattr(self._client, "base_url", ""))
 
-    @property
-    def client(self) -> Any:
-        """The underlying ``openai.AsyncOpenAI`` client."""
-        return self._client
-
-    def _make_client(
-        self,
-        *,
-        api_key: str | None,
-        base_url: str | None,
-        organization: str | None,
-        http_client: Any,
-        max_retries: int,
-        timeout: float | None,
-    ) -> Any:
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if api_key is None:
-            if base_url is None or _OPENAI_HOST in base_url:
-                raise ConfigurationError(
-                    "no OpenAI API key: pass api_key=... or set OPENAI_API_KEY (or give the "
-                    "base_url of an OpenAI-compatible server that needs no key)"
-                )
-            api_key = LOCAL_API_KEY
-        arguments: dict[str, Any] = {
-            "api_key": api_key,
-            "base_url": base_url,
-            "organization": organization,
-            "max_retries": max_retries,
-            "http_client": http_client,
-        }
-        if timeout is not None:
-            arguments["timeout"] = timeout
-        try:
-            return self._sdk.AsyncOpenAI(**arguments)
-        except self._sdk.OpenAIError as exc:
-            raise ConfigurationError(f"cannot create the OpenAI client: {exc}") from exc
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections of the underlying client."""
-        await self._client.close()
-
     # --- requests -------------------------------------------------------------------------
 
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireTools]:
         options = prompt.options
-        settings = tool_choice_settings(
-            options.extras,
-            default_choice=self.tool_choice,
-            default_parallel=self.parallel_tool_calls,
-        )
-        names = ToolNameMap.of_tools(options.tools)
-        settings.check(names, model=model_name(self))
+        settings, names = self._tool_settings(options)
         tools = WireTools(names=names, strict=self.strict_tools and bool(names.definitions))
         body: dict[str, Any] = {
             "model": options.model or self.model,
@@ -227,49 +169,14 @@ class OpenAIChatModel:
         wire: dict[str, Any] = valid_unicode_data(body)
         return wire, tools
 
-    async def call(self, prompt: Prompt) -> ChatResponse:
-        """Send ``prompt`` and return the complete answer.
+    async def _send(self, body: dict[str, Any]) -> Any:
+        return await self._client.chat.completions.create(**body)
 
-        Raises:
-            ToolsNotSupportedError: Tools were offered and ``supports_tools`` is false.
-            ModelAPIError: The server answered with an error (``AuthenticationError`` for
-                401/403, ``RateLimitError`` for 429), after the SDK's retries.
-            ModelConnectionError: The server could not be reached or timed out.
-            ModelResponseError: The answer has no choices.
-        """
-        ensure_tools_supported(self, prompt)
-        body, tools = self._request(prompt, stream=False)
-        try:
-            completion = await self._client.chat.completions.create(**body)
-        except self._sdk.OpenAIError as exc:
-            raise self._translate(exc) from exc
-        response = completion_to_response(as_dict(completion), tools)
+    def _response(self, data: Mapping[str, Any], wire: WireTools) -> ChatResponse:
+        response = completion_to_response(data, wire)
         if not response.generations:
             raise ModelResponseError(f"{self.name} answered without any choice")
         return response
 
-    async def stream(self, prompt: Prompt) -> AsyncIterator[ChatResponse]:
-        """Send ``prompt`` and yield the answer in chunks (usage on the last one).
-
-        Raises:
-            Same as :meth:`call`, while iterating.
-        """
-        ensure_tools_supported(self, prompt)
-        body, tools = self._request(prompt, stream=True)
-        parser = OpenAIStreamParser(tools)
-        try:
-            sdk_stream = await self._client.chat.completions.create(**body)
-            try:
-                async for chunk in sdk_stream:
-                    yield parser.parse(as_dict(chunk))
-            finally:
-                await sdk_stream.close()
-        except self._sdk.OpenAIError as exc:
-            raise self._translate(exc) from exc
-        held = parser.finish()
-        if held is not None:
-            yield held
-
-    def _translate(self, exc: Exception) -> ModelError:
-        translated = translate_sdk_error("openai", self._sdk, exc)
-        return translated or ModelError(f"{self.name} failed: {exc}")
+    def _parser(self, wire: WireTools) -> OpenAIStreamParser:
+        return OpenAIStreamParser(wire)

@@ -1,7 +1,7 @@
 """A chat memory repository in Redis, shared by every worker.
 
 Each conversation is one Redis list of messages in their JSON form
-(:func:`toolrelay.messages.message_to_json`), oldest first, under
+(:func:`toolrelay.memory._base.message_to_json`), oldest first, under
 ``{prefix}memory:{conversation_id}``. Every operation is one Lua script, so a reader never
 sees a half-saved conversation.
 
@@ -26,7 +26,8 @@ from collections.abc import Sequence
 
 from toolrelay._storable import from_store
 from toolrelay.exceptions import ConfigurationError, StorageError
-from toolrelay.messages import Message, message_from_json, message_to_json
+from toolrelay.memory._base import message_from_json, message_to_json
+from toolrelay.messages import Message
 from toolrelay.redis._connection import RedisStore
 
 __all__ = ["PRUNE_BATCH", "RedisChatMemoryRepository"]

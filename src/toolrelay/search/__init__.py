@@ -17,12 +17,12 @@ Indexes: :class:`RegexToolIndex` (patterns or keywords over names and descriptio
 
 Building an index that embeds takes a while on a large catalog: ``index.load_models(catalog)``
 loads its model ahead, and ``index.index(catalog, progress=report)`` calls
-``report(done, total)`` as it goes (:data:`IndexProgress`).
+``report(done, total)`` as it goes.
 
 Indexes learn from use: a :class:`UsageLog` (:class:`InMemoryUsageLog`,
 :class:`SQLiteUsageLog`, ``toolrelay.redis.RedisUsageLog``) keeps which past queries led to
-which successful calls (:class:`UsageEntry`), and a search given a scope's
-:class:`QueryHistory` (``SearchRequest(history=QueryHistory.of(entries))``) also ranks each
+which successful calls (:class:`UsageEntry`), and a search given a scope's history
+(``SearchRequest.history``, which tool search reads from its ``usage_log``) also ranks each
 tool by its past queries. :func:`dump_usage` and :func:`load_usage` move a log through JSONL.
 """
 
@@ -31,31 +31,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from toolrelay.search._auto_embedder import catalog_embedder
-from toolrelay.search._base import (
-    DEFAULT_MAX_RESULTS,
-    MAX_RESULTS_LIMIT,
-    AllowedTools,
-    IndexProgress,
-    SearchHit,
-    SearchRequest,
-    SearchResponse,
-    ToolIndex,
-)
+from toolrelay.search._base import SearchHit, SearchRequest, SearchResponse, ToolIndex
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.search._cache import EmbeddingCache
-from toolrelay.search._documents import tool_text
 from toolrelay.search._embedders import (
     Embedder,
     SentenceTransformerEmbedder,
     embeddings_available,
-    load_embedder,
     minilm_embedder,
 )
 from toolrelay.search._factory import default_index
-from toolrelay.search._history import QueryHistory
 from toolrelay.search._hybrid import HybridToolIndex
-from toolrelay.search._regex import RegexToolIndex, query_pattern
+from toolrelay.search._regex import RegexToolIndex
 from toolrelay.search._scoring import ScoringToolIndex
 from toolrelay.search._text import Tokenizer
 from toolrelay.search._usage import (
@@ -72,17 +59,12 @@ if TYPE_CHECKING:
     from toolrelay.search._postgres import PostgresToolIndex
 
 __all__ = [
-    "DEFAULT_MAX_RESULTS",
-    "MAX_RESULTS_LIMIT",
-    "AllowedTools",
     "BM25ToolIndex",
     "Embedder",
     "EmbeddingCache",
     "HybridToolIndex",
     "InMemoryUsageLog",
-    "IndexProgress",
     "PostgresToolIndex",
-    "QueryHistory",
     "RegexToolIndex",
     "SQLiteUsageLog",
     "ScoringToolIndex",
@@ -95,15 +77,11 @@ __all__ = [
     "UsageEntry",
     "UsageLog",
     "VectorToolIndex",
-    "catalog_embedder",
     "default_index",
     "dump_usage",
     "embeddings_available",
-    "load_embedder",
     "load_usage",
     "minilm_embedder",
-    "query_pattern",
-    "tool_text",
 ]
 
 # Loaded on first use: it needs the postgres extra.

@@ -85,7 +85,7 @@ class SearchRequest:
         category: Only tools in this category: tools whose dotted name starts with
             ``category + "."`` or that were indexed with this category.
         history: The past queries of the caller's scope
-            (:class:`~toolrelay.search.QueryHistory`): tools they led to score higher, by
+            (:class:`~toolrelay.search._history.QueryHistory`): tools they led to score higher, by
             at most the index's ``history_weight``. ``None`` (or an empty history): the
             ranking is the index's alone.
     """

@@ -2,7 +2,7 @@
 
 :func:`default_index` returns the hybrid index (BM25 + embeddings) when the ``embeddings``
 extra is installed, and the BM25 index otherwise. The embedding model is chosen per catalog
-by its language (:func:`~toolrelay.search.catalog_embedder`). Both need no
+by its language (:func:`~toolrelay.search._auto_embedder.catalog_embedder`). Both need no
 network and no API key.
 """
 

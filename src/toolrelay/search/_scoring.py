@@ -132,9 +132,8 @@ class ScoringToolIndex(ABC):
             definitions: The catalog. Names must be unique.
             categories: Extra categories per tool name (a name or several), searchable with
                 ``SearchRequest.category`` besides the prefixes of dotted names.
-            progress: Told how far the build is, as ``progress(done, total)`` (see
-                :data:`~toolrelay.search.IndexProgress`); not called when nothing is
-                rebuilt.
+            progress: Told how far the build is, as ``progress(done, total)``; not called
+                when nothing is rebuilt.
 
         Returns:
             ``True`` when the index was rebuilt, ``False`` when the catalog was unchanged.

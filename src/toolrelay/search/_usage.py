@@ -2,7 +2,7 @@
 
 Tool search records ``(scope, query, tool)`` for every tool a ``tool_search`` of the turn
 found and the model then called successfully (see :mod:`toolrelay.toolsearch`). An index
-given the log's entries for a scope (:class:`~toolrelay.search.QueryHistory`) ranks a tool
+given the log's entries for a scope (:class:`~toolrelay.search._history.QueryHistory`) ranks a tool
 by its description *and* by the past queries that led to it, so requests worded in the
 users' language find the tools authors described in theirs.
 

@@ -65,8 +65,7 @@ class VectorToolIndex(ScoringToolIndex):
 
     Args:
         embedder: Any :class:`~toolrelay.search.Embedder`. By default each catalog
-            gets the installed model that suits its language
-            (:func:`~toolrelay.search.catalog_embedder`: all-MiniLM-L6-v2 for
+            gets the installed model that suits its language (all-MiniLM-L6-v2 for
             English, multilingual-e5-small for Chinese, both for a mixed catalog, each query
             scored by the model of its language; needs the ``embeddings`` extra).
         model_id: Names the model in the disk cache; defaults to the embedder's

@@ -20,22 +20,14 @@ from toolrelay.tools._base import (
     ToolMetadata,
     ValidatedArguments,
     ValidatingTool,
-    call_sync,
 )
 from toolrelay.tools._catalog import ToolCatalog, as_tools
-from toolrelay.tools._decorator import ToolSpec, get_tool_spec, tool
+from toolrelay.tools._decorator import tool
 from toolrelay.tools._discovery import tools_from
 from toolrelay.tools._function import FunctionTool
-from toolrelay.tools._names import provider_safe_name, validate_tool_name
-from toolrelay.tools._results import ResultConverter, convert_result
-from toolrelay.tools._tokens import summarize_tokens, tool_tokens
-from toolrelay.tools._workers import (
-    ToolThreadsStatus,
-    WorkerPool,
-    WorkerPoolBusy,
-    WorkerPoolStatus,
-    sync_tool_workers,
-)
+from toolrelay.tools._names import provider_safe_name
+from toolrelay.tools._results import ResultConverter
+from toolrelay.tools._workers import WorkerPool, WorkerPoolBusy, sync_tool_workers
 
 __all__ = [
     "FunctionTool",
@@ -45,22 +37,13 @@ __all__ = [
     "ToolContext",
     "ToolDefinition",
     "ToolMetadata",
-    "ToolSpec",
-    "ToolThreadsStatus",
     "ValidatedArguments",
     "ValidatingTool",
     "WorkerPool",
     "WorkerPoolBusy",
-    "WorkerPoolStatus",
     "as_tools",
-    "call_sync",
-    "convert_result",
-    "get_tool_spec",
     "provider_safe_name",
-    "summarize_tokens",
     "sync_tool_workers",
     "tool",
-    "tool_tokens",
     "tools_from",
-    "validate_tool_name",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "IdempotencyKey",
     "IdempotencyScope",
     "Tool",
+    "ToolBase",
     "ToolContext",
     "ToolDefinition",
     "ToolMetadata",
@@ -274,6 +275,39 @@ class Tool(Protocol):
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """Run the tool with the model's arguments and return the text for the model."""
         ...
+
+
+class ToolBase:
+    """What a tool class shares: the definition and metadata it was made with.
+
+    A subclass adds ``call`` (and, for a :class:`ValidatingTool`, the validation).
+
+    Args:
+        definition: What the model is shown.
+        metadata: How the runtime treats the tool.
+    """
+
+    def __init__(self, definition: ToolDefinition, metadata: ToolMetadata) -> None:
+        self._definition = definition
+        self._metadata = metadata
+
+    @property
+    def definition(self) -> ToolDefinition:
+        """What the model is shown."""
+        return self._definition
+
+    @property
+    def metadata(self) -> ToolMetadata:
+        """How the runtime treats the tool."""
+        return self._metadata
+
+    @property
+    def name(self) -> str:
+        """The tool's canonical name."""
+        return self._definition.name
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
 
 
 @dataclass(frozen=True, kw_only=True)

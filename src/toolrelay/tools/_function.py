@@ -29,7 +29,13 @@ from pydantic_core import PydanticSerializationError
 from toolrelay.exceptions import ToolContextError, ToolDefinitionError, ToolResultError
 from toolrelay.tools import _base as base
 from toolrelay.tools._arguments import decode_arguments, validate_arguments
-from toolrelay.tools._base import ToolContext, ToolDefinition, ToolMetadata, ValidatedArguments
+from toolrelay.tools._base import (
+    ToolBase,
+    ToolContext,
+    ToolDefinition,
+    ToolMetadata,
+    ValidatedArguments,
+)
 from toolrelay.tools._decorator import ToolSpec, get_tool_spec
 from toolrelay.tools._names import split_name_words, validate_tool_name
 from toolrelay.tools._parameters import is_receiver_parameter
@@ -44,7 +50,7 @@ from toolrelay.tools._workers import SyncRunner, sync_tool_workers
 __all__ = ["FunctionTool"]
 
 
-class FunctionTool:
+class FunctionTool(ToolBase):
     """A tool that validates the model's arguments and calls a Python function with them.
 
     Build one with :meth:`from_function` (parameters become properties) or
@@ -67,9 +73,8 @@ class FunctionTool:
         result_converter: ResultConverter | None = None,
         source: str | None = None,
     ) -> None:
+        super().__init__(definition, metadata)
         self._function = function
-        self._definition = definition
-        self._metadata = metadata
         self._schema = schema
         self._convert: ResultConverter = result_converter or convert_result
         self._source = source or _source_of(function)
@@ -165,21 +170,6 @@ class FunctionTool:
             schema=schema,
             result_converter=result_converter or spec.result_converter,
         )
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """What the model is shown."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """How the runtime treats the tool."""
-        return self._metadata
-
-    @property
-    def name(self) -> str:
-        """The tool's canonical name."""
-        return self._definition.name
 
     @property
     def context_required(self) -> bool:

@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from toolrelay.execution import ForwardingTool, match_tool_name
+from toolrelay.execution import ForwardingTool
 from toolrelay.execution._forwarding import Forward
 from toolrelay.execution._pipeline import META_TOOL
+from toolrelay.execution._resolution import match_tool_name
 from toolrelay.tools import Tool, ToolDefinition, ToolMetadata, provider_safe_name
 from toolrelay.toolsearch._texts import CALL_TOOL_NAME, ENGLISH, SearchTexts
 
@@ -75,7 +76,7 @@ def resolve_called(
 
     An exact name (canonical or provider-safe) resolves to that tool or, when the caller may
     not call it, to nothing; any other name to the one tool it matches leniently
-    (:func:`~toolrelay.execution.match_tool_name`) among those the caller may call, so a
+    (:func:`~toolrelay.execution._resolution.match_tool_name`) among those the caller may call, so a
     forbidden look-alike neither wins nor makes the match ambiguous.
     """
     exact: str | None = name if name in tools else None

@@ -211,19 +211,22 @@ def definitions_answer(
     """An answer carrying definitions, best first, as compact JSON; and how many are whole.
 
     Each hit is a :func:`definition_hit` (plus what a caller adds) or a name alone. The answer
-    fits ``max_chars`` by whole hits: as many as fit, best first, are given whole, and the
-    rest by name with ``left_out`` saying why (the model searches for one alone to see it);
-    nothing is ever cut inside a definition, so the answer is always valid JSON. It stays in
+    fits ``max_chars`` by whole hits: as many as fit, best first, are given whole (the best
+    one always), and the rest by name with ``left_out`` saying why (the model searches for
+    one alone to see it); nothing is ever cut inside a definition, so the answer is always
+    valid JSON. It stays in
     the history of every later request, so it has no spaces between items.
     """
     whole = [_compact(hit) for hit in hits]
     named = [_compact({"name": hit["name"], "note": left_out}) for hit in hits]
-    for count in range(len(hits), -1, -1):
+    # The best hit is always whole, even alone past the bound: a tool searched for by itself
+    # must be reachable, whatever the length of its definition.
+    for count in range(len(hits), 0, -1):
         parts = whole[:count] + named[count:]
         fits = _fitting(parts, max_chars)
-        if fits == len(parts) or count == 0:
-            return _listed(parts[:fits]), min(count, fits)
-    raise AssertionError("unreachable")  # pragma: no cover
+        if fits == len(parts) or count == 1:
+            return _listed(parts[: max(fits, 1)]), max(min(count, fits), 1)
+    return "[]", 0
 
 
 def _listed(parts: Sequence[str]) -> str:

@@ -20,7 +20,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 
-from toolrelay.bridges._convert import manager_for
+from toolrelay.bridges._convert import manager_for, result_text
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     GuardOptions,
@@ -28,6 +28,7 @@ from toolrelay.execution import (
 )
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
+from toolrelay.tools._base import ToolBase
 
 __all__ = ["TOOL_CONTEXT_KEY", "ContextOf", "from_langchain", "to_langchain", "tool_context"]
 
@@ -128,39 +129,28 @@ def from_langchain(tools: BaseTool | Iterable[BaseTool | Callable[..., Any]]) ->
     return converted
 
 
-class LangChainTool:
-    """A LangChain tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract."""
+class LangChainTool(ToolBase):
+    """A LangChain tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract.
+
+    Its definition is the LangChain tool's name, description and JSON Schema; its metadata,
+    ``return_direct`` as the LangChain tool says.
+    """
 
     def __init__(self, tool: BaseTool) -> None:
         self.tool = tool
         function = convert_to_openai_tool(tool)["function"]
-        self._definition = ToolDefinition(
-            name=tool.name,
-            description=tool.description or function.get("description", ""),
-            input_schema=function.get("parameters") or {"type": "object", "properties": {}},
+        super().__init__(
+            ToolDefinition(
+                name=tool.name,
+                description=tool.description or function.get("description", ""),
+                input_schema=function.get("parameters") or {"type": "object", "properties": {}},
+            ),
+            ToolMetadata(return_direct=bool(tool.return_direct)),
         )
-        self._metadata = ToolMetadata(return_direct=bool(tool.return_direct))
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """The LangChain tool's name, description and JSON Schema."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """``return_direct`` as the LangChain tool says."""
-        return self._metadata
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """``ainvoke`` the tool, the tool context as ``configurable["tool_context"]``."""
         arguments = json.loads(arguments_json or "{}")
         config: RunnableConfig = {"configurable": {TOOL_CONTEXT_KEY: dict(context or {})}}
         value = await self.tool.ainvoke(arguments, config)
-        if isinstance(value, ToolMessage):
-            value = value.content
-        if isinstance(value, str):
-            return value
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-    def __repr__(self) -> str:
-        return f"LangChainTool({self.tool.name!r})"
+        return result_text(value.content if isinstance(value, ToolMessage) else value)

@@ -13,14 +13,19 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, TypeAlias, Unpack
 
 from agents import FunctionTool, RunContextWrapper
 from agents.tool_context import ToolContext as SdkToolContext
 
-from toolrelay.bridges._convert import decided, manager_for, person_decides
+from toolrelay.bridges._convert import (
+    decided,
+    manager_for,
+    mapping_context,
+    person_decides,
+    result_text,
+)
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
     Approve,
@@ -29,8 +34,16 @@ from toolrelay.execution import (
 )
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
+from toolrelay.tools._base import ToolBase
 
-__all__ = ["ContextOf", "RunContextOf", "from_openai_agents", "to_openai_agents", "tool_context"]
+__all__ = [
+    "ContextOf",
+    "RunContextOf",
+    "from_openai_agents",
+    "sdk_tool",
+    "to_openai_agents",
+    "tool_context",
+]
 
 ContextOf: TypeAlias = Callable[[RunContextWrapper[Any]], Mapping[str, Any]]
 """A call's :class:`~toolrelay.tools.ToolContext`, from the SDK's run context."""
@@ -45,12 +58,31 @@ def tool_context(wrapper: RunContextWrapper[Any], context: ContextOf | None) -> 
     ``context(wrapper)``, else the run's context object when it is a mapping (a
     :class:`~toolrelay.tools.ToolContext`, a ``dict``), else an empty one.
     """
-    values = context(wrapper) if context is not None else wrapper.context
-    if isinstance(values, ToolContext):
-        return values
-    if isinstance(values, Mapping):
-        return ToolContext(values)
-    return ToolContext()
+    return mapping_context(context(wrapper) if context is not None else wrapper.context)
+
+
+def sdk_tool(
+    tool: Tool,
+    invoke: Callable[[SdkToolContext[Any], str], Awaitable[str]],
+    *,
+    name: str | None = None,
+    **options: Any,
+) -> FunctionTool:
+    """An SDK ``FunctionTool`` showing ``tool``'s definition, its calls going to ``invoke``.
+
+    Its JSON Schema as it is (not rewritten for strict mode), its name provider-safe unless
+    ``name`` is given, its timeout the tool's; ``options`` are the ``FunctionTool``'s others.
+    """
+    definition = tool.definition
+    return FunctionTool(
+        name=name or provider_safe_name(definition.name),
+        description=definition.description,
+        params_json_schema=dict(definition.input_schema),
+        on_invoke_tool=invoke,
+        strict_json_schema=False,
+        timeout_seconds=tool.metadata.timeout,
+        **options,
+    )
 
 
 def to_openai_agents(
@@ -92,15 +124,7 @@ def to_openai_agents(
         )
         return outcome.response.data
 
-    return FunctionTool(
-        name=provider_safe_name(definition.name),
-        description=definition.description,
-        params_json_schema=dict(definition.input_schema),
-        on_invoke_tool=invoke,
-        strict_json_schema=False,
-        needs_approval=needs_approval,
-        timeout_seconds=tool.metadata.timeout,
-    )
+    return sdk_tool(tool, invoke, needs_approval=needs_approval)
 
 
 def from_openai_agents(
@@ -126,28 +150,24 @@ def from_openai_agents(
     return converted
 
 
-class AgentsTool:
-    """An SDK function tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract."""
+class AgentsTool(ToolBase):
+    """An SDK function tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract.
+
+    Its definition is the SDK tool's name, description and JSON Schema; its metadata, the
+    tool's approval requirement and timeout.
+    """
 
     def __init__(self, tool: FunctionTool, *, run_context: RunContextOf | None = None) -> None:
         self.tool = tool
         self._run_context = run_context
-        self._definition = ToolDefinition(
-            name=tool.name, description=tool.description, input_schema=tool.params_json_schema
+        super().__init__(
+            ToolDefinition(
+                name=tool.name, description=tool.description, input_schema=tool.params_json_schema
+            ),
+            ToolMetadata(
+                requires_approval=tool.needs_approval is not False, timeout=tool.timeout_seconds
+            ),
         )
-        self._metadata = ToolMetadata(
-            requires_approval=tool.needs_approval is not False, timeout=tool.timeout_seconds
-        )
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """The SDK tool's name, description and JSON Schema."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """Its approval requirement and timeout."""
-        return self._metadata
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """``on_invoke_tool`` with the tool context as the run's context object."""
@@ -160,9 +180,4 @@ class AgentsTool:
             tool_arguments=arguments,
         )
         value = await self.tool.on_invoke_tool(ctx, arguments)
-        if isinstance(value, str):
-            return value
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-    def __repr__(self) -> str:
-        return f"AgentsTool({self.tool.name!r})"
+        return result_text(value)

@@ -29,6 +29,7 @@ the call approved.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import weakref
 from collections import OrderedDict
@@ -41,8 +42,9 @@ from agents import Tool as SdkTool
 from agents.run_config import ToolErrorFormatter, ToolErrorFormatterArgs
 from agents.tool_context import ToolContext as SdkToolContext
 
+from toolrelay.bridges._convert import Listings
 from toolrelay.bridges._search import BridgeSearch, conversation_key
-from toolrelay.bridges.openai_agents._convert import ContextOf, tool_context
+from toolrelay.bridges.openai_agents._convert import ContextOf, sdk_tool, tool_context
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.tools import Tool, ToolContext, provider_safe_name
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
@@ -58,9 +60,6 @@ _TURNS_KEPT = 256  # runs whose enabled tools are remembered
 def _session_id(wrapper: RunContextWrapper[Any], context: ToolContext) -> str | None:
     session = context.session_id
     return None if session is None else str(session)
-
-
-_MAX_LISTINGS = 100_000  # tools whose framework listing is kept
 
 
 class ToolSearchTools:
@@ -84,7 +83,7 @@ class ToolSearchTools:
         self.search = search
         self.context = context
         self.conversation = conversation
-        self._listings: dict[int, tuple[Tool, FunctionTool]] = {}
+        self._listings = Listings(functools.partial(self._catalog_tool, gated=False))
         # The names enabled for a run, by (run context, searches so far): the is_enabled of
         # every tool shares one read of the session store until a search may have changed it.
         self._searches = 0
@@ -113,16 +112,7 @@ class ToolSearchTools:
     async def discovered(self, wrapper: RunContextWrapper[Any]) -> list[FunctionTool]:
         """The run's discovered tools the caller may see, as SDK tools, in discovery order."""
         key, context = self._key(wrapper)
-        listed = []
-        for tool in await self.search.shown(key, context):
-            known = self._listings.get(id(tool))
-            if known is None or known[0] is not tool:
-                known = (tool, self._catalog_tool(tool, gated=False))
-                if len(self._listings) >= _MAX_LISTINGS:
-                    self._listings.clear()  # tools replaced many times over: start again
-                self._listings[id(tool)] = known
-            listed.append(known[1])
-        return listed
+        return [self._listings(tool) for tool in await self.search.shown(key, context)]
 
     def run_config(self, **options: Any) -> RunConfig:
         """A ``RunConfig`` under which a call of a tool not listed is answered, not raised.
@@ -187,8 +177,6 @@ class ToolSearchTools:
         return conversation_key(conversation, context), context
 
     def _search_tool(self) -> FunctionTool:
-        definition = self.search.search_tool().definition
-
         async def invoke(ctx: SdkToolContext[Any], arguments_json: str) -> str:
             key, context = self._key(ctx)
             try:
@@ -197,17 +185,10 @@ class ToolSearchTools:
                 self._searches += 1
             return result.text
 
-        return FunctionTool(
-            name=TOOL_SEARCH_NAME,
-            description=definition.description,
-            params_json_schema=dict(definition.input_schema),
-            on_invoke_tool=invoke,
-            strict_json_schema=False,
-        )
+        return sdk_tool(self.search.search_tool(), invoke, name=TOOL_SEARCH_NAME)
 
     def _catalog_tool(self, tool: Tool, *, gated: bool = True) -> FunctionTool:
         definition = tool.definition
-        name = provider_safe_name(definition.name)
         needs_approval = self.search.needs_approval(tool)
 
         async def invoke(ctx: SdkToolContext[Any], arguments_json: str) -> str:
@@ -226,15 +207,8 @@ class ToolSearchTools:
         async def enabled(wrapper: RunContextWrapper[Any], agent: AgentBase[Any]) -> bool:
             return definition.name in await self._enabled(wrapper)
 
-        return FunctionTool(
-            name=name,
-            description=definition.description,
-            params_json_schema=dict(definition.input_schema),
-            on_invoke_tool=invoke,
-            strict_json_schema=False,
-            is_enabled=enabled if gated else True,
-            needs_approval=needs_approval,
-            timeout_seconds=tool.metadata.timeout,
+        return sdk_tool(
+            tool, invoke, is_enabled=enabled if gated else True, needs_approval=needs_approval
         )
 
     async def _enabled(self, wrapper: RunContextWrapper[Any]) -> frozenset[str]:

@@ -7,6 +7,7 @@ from typing import Any, TypeAlias
 
 from pydantic_ai import RunContext
 
+from toolrelay.bridges._convert import mapping_context
 from toolrelay.tools import ToolContext
 
 __all__ = ["ContextOf", "DepsOf", "tool_context"]
@@ -27,9 +28,4 @@ def tool_context(ctx: RunContext[Any], context: ContextOf | None) -> ToolContext
     if context is not None:
         values = context(ctx)
         return values if isinstance(values, ToolContext) else ToolContext(values)
-    deps = ctx.deps
-    if isinstance(deps, ToolContext):
-        return deps
-    if isinstance(deps, Mapping):
-        return ToolContext(deps)
-    return ToolContext()
+    return mapping_context(ctx.deps)

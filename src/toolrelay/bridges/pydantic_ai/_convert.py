@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any, Unpack
 
@@ -21,7 +20,7 @@ from pydantic_ai import Tool as PydanticTool
 from pydantic_ai.models.test import TestModel
 from pydantic_ai.usage import RunUsage
 
-from toolrelay.bridges._convert import decided, manager_for, person_decides
+from toolrelay.bridges._convert import decided, manager_for, person_decides, result_text
 from toolrelay.bridges.pydantic_ai._context import ContextOf, DepsOf, tool_context
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import (
@@ -31,6 +30,7 @@ from toolrelay.execution import (
 )
 from toolrelay.messages import ToolCall
 from toolrelay.tools import Tool, ToolContext, ToolDefinition, ToolMetadata, provider_safe_name
+from toolrelay.tools._base import ToolBase
 
 __all__ = ["from_pydantic_ai", "to_pydantic_ai"]
 
@@ -124,31 +124,25 @@ def from_pydantic_ai(
     return converted
 
 
-class PydanticAiTool:
-    """A pydantic-ai tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract."""
+class PydanticAiTool(ToolBase):
+    """A pydantic-ai tool behind the toolrelay :class:`~toolrelay.tools.Tool` contract.
+
+    Its definition is the pydantic-ai tool's name, description and JSON Schema; its metadata,
+    the tool's approval requirement and timeout.
+    """
 
     def __init__(self, tool: PydanticTool[Any], *, deps: DepsOf | None = None) -> None:
         self.tool = tool
         self._deps = deps
         tool_def = tool.tool_def
-        self._definition = ToolDefinition(
-            name=tool_def.name,
-            description=tool_def.description or "",
-            input_schema=tool_def.parameters_json_schema,
+        super().__init__(
+            ToolDefinition(
+                name=tool_def.name,
+                description=tool_def.description or "",
+                input_schema=tool_def.parameters_json_schema,
+            ),
+            ToolMetadata(requires_approval=tool.requires_approval, timeout=tool.timeout),
         )
-        self._metadata = ToolMetadata(
-            requires_approval=tool.requires_approval, timeout=tool.timeout
-        )
-
-    @property
-    def definition(self) -> ToolDefinition:
-        """The pydantic-ai tool's name, description and JSON Schema."""
-        return self._definition
-
-    @property
-    def metadata(self) -> ToolMetadata:
-        """Its approval requirement and timeout."""
-        return self._metadata
 
     async def call(self, arguments_json: str, context: ToolContext | None = None) -> str:
         """Validate the arguments with the tool's own validator and run it."""
@@ -163,9 +157,4 @@ class PydanticAiTool:
             tool_name=self.tool.name,
         )
         value = await schema.call(arguments, ctx)
-        if isinstance(value, str):
-            return value
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-    def __repr__(self) -> str:
-        return f"PydanticAiTool({self.tool.name!r})"
+        return result_text(value)

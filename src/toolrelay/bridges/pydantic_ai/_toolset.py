@@ -25,6 +25,7 @@ from pydantic_ai.exceptions import ApprovalRequired
 from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from pydantic_core import SchemaValidator, core_schema
 
+from toolrelay.bridges._convert import Listings
 from toolrelay.bridges._search import BridgeSearch, conversation_key
 from toolrelay.bridges.pydantic_ai._context import ContextOf, tool_context
 from toolrelay.exceptions import ConfigurationError
@@ -45,9 +46,6 @@ _ANY_ARGUMENTS = SchemaValidator(
 
 def _conversation_id(ctx: RunContext[Any]) -> str | None:
     return ctx.conversation_id
-
-
-_MAX_LISTINGS = 100_000  # tools whose framework listing is kept
 
 
 class ToolSearchToolset(AbstractToolset[Any]):
@@ -78,8 +76,7 @@ class ToolSearchToolset(AbstractToolset[Any]):
         self.conversation = conversation
         self._id = id
         self.max_retries = max_retries
-        # Each tool's listing, made once: pydantic-ai asks for the tools at every step.
-        self._listings: dict[int, tuple[Tool, ToolsetTool[Any]]] = {}
+        self._listed = Listings(self._listing)
 
     @property
     def id(self) -> str | None:
@@ -129,16 +126,6 @@ class ToolSearchToolset(AbstractToolset[Any]):
                 "Agent.run or give the toolset conversation="
             )
         return conversation_key(conversation, context), context
-
-    def _listed(self, tool: Tool) -> ToolsetTool[Any]:
-        known = self._listings.get(id(tool))
-        if known is not None and known[0] is tool:
-            return known[1]
-        listing = self._listing(tool)
-        if len(self._listings) >= _MAX_LISTINGS:
-            self._listings.clear()  # tools replaced many times over: start again
-        self._listings[id(tool)] = (tool, listing)
-        return listing
 
     def _listing(self, tool: Tool) -> ToolsetTool[Any]:
         definition = tool.definition

@@ -1,4 +1,4 @@
-"""What the tool definitions cost in tokens (cl100k_base, see :func:`~toolrelay.tools.tool_tokens`).
+"""What the tool definitions cost in tokens (cl100k_base, as ``toolrelay.tools._tokens`` counts).
 
 - ``schema-too-large`` (*warning*): one definition (name, description and JSON Schema on the
   wire) over ``max-tool-tokens`` (1,000). It is paid with every request that carries it.
