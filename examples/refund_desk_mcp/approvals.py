@@ -1,7 +1,8 @@
 """The refund desk's approval policy, the gateway's ``[approval] handler``.
 
 A support agent may retry failed refunds: the call is approved when the request names the
-agent (``user_id`` in the MCP request's ``_meta``, which reaches the tool context). Every
+agent (the tool context's ``user_id``: the MCP request's ``_meta`` where the client is trusted,
+over stdio or on loopback; the verified bearer token's with an ``[auth]`` table). Every
 other call that needs approval (forcing a refund to succeeded, topping up a merchant
 balance, pausing a payment channel, cancelling a refund) is for finance administrators and
 is refused with a reason the model passes on.

@@ -1,4 +1,5 @@
-"""``toolrelay serve -t http``: says where it listens, and a client reaches it there."""
+"""``toolrelay serve -t http``: says where it listens and who may call, and a client reaches
+it there."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def server_time() -> str:
     return "2026-11-30T12:00:00Z"
 '''
 
-_LISTENS = re.compile(r"listens at (http://\S+/mcp);")
+_LISTENS = re.compile(r"listens at (http://\S+/mcp) \((.*)\); Ctrl\+C stops it")
 
 
 def _gateway_file(folder: Path) -> Path:
@@ -65,7 +66,9 @@ async def test_http_prints_the_url_it_listens_on(tmp_path: Path) -> None:
     reader.start()
     try:
         assert announced.wait(timeout=60), "".join(lines)
-        url = next(m[1] for line in lines if (m := _LISTENS.search(line)))
+        url, callers = next(m.groups() for line in lines if (m := _LISTENS.search(line)))
+        # No [auth] on loopback: the local caller says who it is, and the line says so.
+        assert callers == "_meta identity trusted: loopback, no authenticator"
         assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
         assert not url.endswith(":0/mcp")  # the port it bound, not the one asked for
         async with Client(url, read_timeout_seconds=30) as client:

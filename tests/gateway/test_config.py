@@ -102,7 +102,20 @@ SERVER = demo_server_table()
         (
             "[extra]\na = 1\n",
             "[extra]: unknown table; expected one of gateway, search, context, servers, "
-            "modules, tools, approval, idempotency, audit",
+            "modules, tools, approval, idempotency, audit, auth, http, scopes",
+        ),
+        (
+            '[scopes]\n"refunds:read" = []\n' + SERVER,
+            'scopes."refunds:read": must name the tools the scope reaches, as ["refund.*"] '
+            "(got [])",
+        ),
+        (
+            '[scopes]\n"refunds:read" = "refund.*"\n' + SERVER,
+            'scopes."refunds:read": must be an array (got "refund.*")',
+        ),
+        (
+            "[http]\nbehind_proxy = 1\n" + SERVER,
+            "[http] behind_proxy: must be true or false (got 1)",
         ),
         (
             '[gateway]\ncolour = "red"\n',

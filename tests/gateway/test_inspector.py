@@ -4,7 +4,9 @@
 line (``mcp-inspector --cli``): it lists the two tools, searches, calls a read-only tool and
 the guarded refund retry, with arguments given the way its users give them (``--tool-arg
 key=value``, whose values it converts by the published schema; ``--tool-args-json``, passed
-as they are). The assertions are on the JSON the Inspector prints.
+as they are). The assertions are on the JSON the Inspector prints. The same gateway with an
+``[auth]`` table of API tokens lets the Inspector in with its bearer token (``--header``)
+only, and runs its calls as the token's user, whatever its ``--tool-metadata`` claims.
 
 Needs the Inspector: ``TOOLRELAY_TEST_MCP_INSPECTOR`` names its ``mcp-inspector`` binary
 (``bash .ci/services.sh inspector`` installs the pinned version and prints the export).
@@ -12,6 +14,7 @@ Needs the Inspector: ``TOOLRELAY_TEST_MCP_INSPECTOR`` names its ``mcp-inspector`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -23,7 +26,9 @@ from typing import Any
 
 import pytest
 
-from ._helpers import PYTHON, ROOT
+from toolrelay.mcp._auth import ApiToken
+
+from ._helpers import PYTHON, ROOT, toml_string
 
 INSPECTOR = os.environ.get("TOOLRELAY_TEST_MCP_INSPECTOR", "")
 if not INSPECTOR:
@@ -108,18 +113,24 @@ def http(
     environment: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[list[str]]:
     """``toolrelay serve ... -t http --port 0``, and the Inspector's target for it."""
-    log = tmp_path_factory.mktemp("gateway") / "stderr.txt"
+    with _serving(EXAMPLE, environment, tmp_path_factory.mktemp("gateway")) as (url, _):
+        yield [url]
+
+
+@contextlib.contextmanager
+def _serving(config: Path, env: Mapping[str, str], folder: Path) -> Iterator[tuple[str, str]]:
+    """``toolrelay serve CONFIG -t http --port 0``: its URL and who may call, as announced."""
+    log = folder / "stderr.txt"
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            [PYTHON, "-m", "toolrelay", "serve", str(EXAMPLE), "-t", "http", "--port", "0"],
-            env=environment,
+            [PYTHON, "-m", "toolrelay", "serve", str(config), "-t", "http", "--port", "0"],
+            env=dict(env),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=stderr,
         )
     try:
-        url = _announced_url(log, process)
-        yield [url]
+        yield _announced(log, process)
     finally:
         process.terminate()
         try:
@@ -129,13 +140,13 @@ def http(
             process.wait()
 
 
-def _announced_url(log: Path, process: subprocess.Popen[Any]) -> str:
-    """The URL ``toolrelay serve`` prints once it listens."""
+def _announced(log: Path, process: subprocess.Popen[Any]) -> tuple[str, str]:
+    """The URL ``toolrelay serve`` prints once it listens, and who may call it."""
     deadline = time.monotonic() + STARTUP
     while time.monotonic() < deadline:
-        found = re.search(r"listens at (http://\S+/mcp)", log.read_text())
+        found = re.search(r"listens at (http://\S+/mcp) \((.*)\);", log.read_text())
         if found:
-            return found.group(1)
+            return found.group(1), found.group(2)
         if process.poll() is not None:
             raise RuntimeError(f"the gateway exited with {process.returncode}: {log.read_text()}")
         time.sleep(0.2)
@@ -252,3 +263,104 @@ def test_arguments_that_are_no_json_object_are_an_error_naming_the_fix(
         "Invalid arguments for tool 'refund.list_attempts':\n- Arguments are not valid JSON: "
     )
     assert text.endswith("\nFix the arguments and call the tool again.")
+
+
+TOKEN = "trl_inspector-test-token"  # the agent's API token; the file keeps its digest only
+
+
+@pytest.fixture(scope="module")
+def authenticated(
+    environment: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[list[str]]:
+    """The example's gateway with an ``[auth]`` table: one API token, the agent U-ZHANG's."""
+    folder = tmp_path_factory.mktemp("authenticated")
+    text = EXAMPLE.read_text(encoding="utf-8")
+    # The same file elsewhere: its relative paths made absolute.
+    for relative, absolute in (
+        ('cwd = "../.."', f"cwd = {toml_string(str(ROOT))}"),
+        ('handler = "approvals.py:decide"',
+         f"handler = {toml_string(str(EXAMPLE.parent / 'approvals.py') + ':decide')}"),
+    ):  # fmt: skip
+        assert relative in text
+        text = text.replace(relative, absolute)
+    text += f"""
+[auth]
+[[auth.tokens]]
+sha256 = "{ApiToken.digest(TOKEN)}"
+user_id = "U-ZHANG"
+"""
+    config = folder / "gateway.toml"
+    config.write_text(text, encoding="utf-8")
+    with _serving(config, environment, folder) as (url, callers):
+        assert callers == "bearer token required: 1 API token"
+        yield [url]
+
+
+def test_without_its_bearer_token_the_inspector_is_refused(
+    environment: dict[str, str], authenticated: list[str]
+) -> None:
+    done = subprocess.run(
+        [
+            INSPECTOR,
+            "--cli",
+            "--format",
+            "json",
+            "--quiet",
+            *authenticated,
+            "--method",
+            "tools/list",
+        ],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=STARTUP,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert json.loads(done.stderr)["error"]["code"] == "auth_required"
+    assert not done.stdout
+
+
+def test_with_its_bearer_token_the_inspector_calls_as_the_tokens_user(
+    environment: dict[str, str], authenticated: list[str]
+) -> None:
+    target = [*authenticated, "--header", f"Authorization: Bearer {TOKEN}"]
+    status, printed = inspect(environment, target, "--method", "tools/list")
+    assert status == 0, printed
+    assert [tool["name"] for tool in printed["result"]["tools"]] == ["tool_search", "call_tool"]
+
+    failed, found = call(
+        environment,
+        target,
+        "--tool-name",
+        "call_tool",
+        "--tool-args-json",
+        json.dumps({"name": "refund.find_failed_orders", "arguments": {"retryable_only": True}}),
+    )
+    assert not failed, found
+    refund = json.loads(found)[-1]["refund_id"]
+
+    def retry(user: str) -> tuple[bool, str]:
+        return call(
+            environment,
+            target,
+            "--tool-name",
+            "call_tool",
+            "--tool-arg",
+            f"name={RETRY}",
+            f'arguments={{"refund_id": "{refund}"}}',
+            "--tool-metadata",
+            f"user_id={user}",
+            "tenant_id=victim-corp",
+        )
+
+    # No agent named in _meta would be refused (see the unauthenticated test): the token's
+    # user is the caller, approved as an agent, whatever the metadata says.
+    first_failed, first = retry("U-FORGED")
+    assert not first_failed, first
+    assert json.loads(first)["succeeded"] is True
+    # Another user claimed: still the token's, so the recorded result answers.
+    again_failed, again = retry("U-SOMEONE-ELSE")
+    assert not again_failed
+    assert again.startswith("[not run again: this exact call already ran at ")
+    assert again.endswith("\n" + first)

@@ -34,3 +34,15 @@ def test_fixed_entries_override_the_request() -> None:
     context = context_from_meta({"tenant_id": "forged", "user_id": "u1"}, fixed={"tenant_id": "t1"})
     assert context.tenant_id == "t1"
     assert context.user_id == "u1"
+
+
+def test_a_verified_caller_replaces_every_identity_meta_claims() -> None:
+    meta = {"tenant_id": "victim", "user_id": "ceo", "session_id": "s", "scopes": ["admin"]}
+    meta |= {"org": "victim", "locale": "fr"}
+    verified = {"user_id": "u-7", "scopes": ("read",), "org": "acme"}
+    context = context_from_meta(meta, verified=verified, fixed={"region": "eu"})
+    # No tenant in the token: _meta's is dropped all the same, and so is its session.
+    assert dict(context) == {"locale": "fr", "user_id": "u-7", "scopes": ("read",), "org": "acme",
+                             "region": "eu"}  # fmt: skip
+    trusted = context_from_meta(meta)  # no verified caller (stdio, loopback): _meta says
+    assert (trusted.tenant_id, trusted.user_id) == ("victim", "ceo")

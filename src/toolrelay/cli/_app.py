@@ -21,6 +21,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from toolrelay.cli import _api_token as api_token
 from toolrelay.cli import _chat as chat
 from toolrelay.cli import _demo as demo
 from toolrelay.cli import _eval_retrieval as eval_retrieval
@@ -184,6 +185,7 @@ app.command("demo")(demo.demo_command)
 app.command("chat")(chat.chat_command)
 app.command("lint")(lint.lint_command)
 app.command("serve")(serve.serve_command)
+app.command("api-token")(api_token.api_token_command)
 eval_app.command("retrieval")(eval_retrieval.retrieval_command)
 eval_app.command("tokens")(eval_tokens.tokens_command)
 eval_app.command("tasks")(eval_tasks.tasks_command)

@@ -40,18 +40,58 @@ def serve_command(
     host: Annotated[str, typer.Option(help="Address of the HTTP server.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port of the HTTP server (0: any free one).")] = 8000,
     path: Annotated[str, typer.Option(help="Path of the MCP endpoint.")] = "/mcp",
+    tls_cert: Annotated[
+        Path | None,
+        typer.Option(help="PEM certificate to serve HTTPS with (the file's [http] tls_cert)."),
+    ] = None,
+    tls_key: Annotated[
+        Path | None, typer.Option(help="Its private key's PEM file ([http] tls_key).")
+    ] = None,
+    behind_proxy: Annotated[
+        bool | None,
+        typer.Option(
+            "--behind-proxy/--no-behind-proxy",
+            help="A proxy in front terminates TLS ([http] behind_proxy).",
+            show_default=False,
+        ),
+    ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A Host name clients reach the server by; repeat for more ([http] allowed_hosts)."
+        ),
+    ] = None,
+    allowed_origin: Annotated[
+        list[str] | None,
+        typer.Option(help="An Origin browsers may send; repeat for more ([http] allowed_origins)."),
+    ] = None,
 ) -> None:
     """Serve tool_search and call_tool over the upstream servers and modules in CONFIG.
 
     Any MCP client then discovers tools progressively: it searches the index over every
     upstream tool and calls the ones it found, through the gateway's permission hooks.
-    Over HTTP the URL it listens on is printed on stderr. Needs the mcp extra.
+    Over HTTP the URL it listens on, and who may call, are printed on stderr: on a loopback
+    address without an [auth] table, callers are trusted to say who they are (_meta); on any
+    other address the gateway needs [auth], TLS (or --behind-proxy) and --allowed-host.
+    The options given replace the file's [http] settings. Needs the mcp extra.
     """
     try:
         from toolrelay.gateway import load_gateway_config, serve
+        from toolrelay.gateway._config import HttpSettings
     except ImportError as exc:  # the SDK is an optional extra
         raise missing_extra("toolrelay serve", "mcp") from exc
     settings = load_gateway_config(config)
+    given = {
+        "tls_cert": None if tls_cert is None else str(tls_cert),
+        "tls_key": None if tls_key is None else str(tls_key),
+        "behind_proxy": behind_proxy,
+        "allowed_hosts": None if allowed_host is None else tuple(allowed_host),
+        "allowed_origins": None if allowed_origin is None else tuple(allowed_origin),
+    }
+    flags = {name: value for name, value in given.items() if value is not None}
+    if flags:
+        http = HttpSettings(**{**settings.http.model_dump(), **flags})
+        settings = settings.model_copy(update={"http": http})
     kind = parse_index_type(settings.search.index)
     index = _ShownIndex(make_index(kind, named_as=f"index = {kind.value!r} in {config}"))
     serve(
@@ -66,8 +106,11 @@ def serve_command(
     )
 
 
-def _announce(url: str) -> None:
-    typer.echo(f"toolrelay serve: the MCP gateway listens at {url}; Ctrl+C stops it", err=True)
+def _announce(url: str, callers: str) -> None:
+    typer.echo(
+        f"toolrelay serve: the MCP gateway listens at {url} ({callers}); Ctrl+C stops it",
+        err=True,
+    )
 
 
 class _ShownIndex(IndexWrapper):

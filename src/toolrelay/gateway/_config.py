@@ -36,12 +36,27 @@
     [idempotency]             # path (SQLite; in memory without), ttl, lease, wait
     [audit]                   # path (JSON lines), include_arguments
 
+    [auth]                    # over HTTP: who may call (see toolrelay.mcp.Authenticator)
+    issuer = "https://auth.example.com"
+    audience = "https://tools.example.com/mcp"
+    jwks = "keys/jwks.json"   # or key = "keys/public.pem"; or [[auth.tokens]] entries
+
+    [http]                    # over HTTP off loopback: TLS (or a proxy) and the host names
+    tls_cert = "tls/cert.pem"
+    tls_key = "tls/key.pem"   # or behind_proxy = true
+    allowed_hosts = ["tools.example.com"]
+
+    [scopes]                  # the tools each scope reaches (fnmatch patterns)
+    "refunds:read" = ["refund.find_*", "refund.list_*"]
+    "refunds:write" = ["refund.*"]
+
 Relative paths (a server's ``cwd``, a module's ``path``, the approval handler's file, the
-usage log, the idempotency and audit files) are relative to the file's folder, and stdio
-servers run there. A server's ``command = "python"`` is the interpreter running the gateway
-(:attr:`~toolrelay.mcp.McpServerConfig.program`). Each table is read into its model: an
-unknown table or key, a value of the wrong type or out of range is an error naming it as the
-file does (``[search] max_results: must be between 1 and 10 (got 50)``).
+usage log, the idempotency and audit files, key and certificate files) are relative to the
+file's folder, and stdio servers run there. A server's ``command = "python"`` is the
+interpreter running the gateway (:attr:`~toolrelay.mcp.McpServerConfig.program`). Each
+table is read into its model: an unknown table or key, a value of the wrong type or out of
+range is an error naming it as the file does (``[search] max_results: must be between 1 and
+10 (got 50)``).
 """
 
 from __future__ import annotations
@@ -50,13 +65,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, Self
 
-from pydantic import BeforeValidator, Field, model_validator
+from pydantic import AfterValidator, BeforeValidator, Field, Strict, model_validator
 
 from toolrelay._settings import FrozenMapping, RelativePath, Settings, read_table, read_toml
 from toolrelay.exceptions import ConfigurationError, LoadError
 from toolrelay.execution._manager import DEFAULT_MAX_RESULT_CHARS
 from toolrelay.gateway._policy import PolicyTable, ToolPolicy
 from toolrelay.gateway._side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
+from toolrelay.mcp._auth import Authenticator
 from toolrelay.mcp._config import McpServerConfig
 from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
 from toolrelay.search._usage import SQLiteUsageLog
@@ -65,6 +81,7 @@ from toolrelay.toolsearch._texts import SearchLanguage
 
 __all__ = [
     "GatewayConfig",
+    "HttpSettings",
     "IndexKind",
     "SearchSettings",
     "load_gateway_config",
@@ -126,6 +143,36 @@ class SearchSettings(Settings):
         )
 
 
+class HttpSettings(Settings):
+    """The ``[http]`` table: how clients reach the gateway over HTTP (see ``run_http``).
+
+    Attributes:
+        tls_cert: A PEM certificate (chain) to serve HTTPS with, with ``tls_key``.
+        tls_key: Its private key's PEM file.
+        behind_proxy: A TLS-terminating proxy is in front; the gateway serves it plain HTTP.
+        allowed_hosts: The ``Host`` names clients reach the gateway by (``name:*`` for any
+            port); required off loopback, against DNS rebinding.
+        allowed_origins: The ``Origin`` values browsers may send; by default ``https://``
+            and each allowed host.
+    """
+
+    tls_cert: RelativePath | None = None
+    tls_key: RelativePath | None = None
+    behind_proxy: bool = False
+    allowed_hosts: tuple[str, ...] = Field((), strict=False)
+    allowed_origins: tuple[str, ...] = Field((), strict=False)
+
+
+def _patterns(patterns: tuple[str, ...]) -> tuple[str, ...]:
+    if not patterns or not all(patterns):
+        raise ValueError('must name the tools the scope reaches, as ["refund.*"]')
+    return patterns
+
+
+Scopes = FrozenMapping[Annotated[tuple[str, ...], Strict(False), AfterValidator(_patterns)]]
+"""The ``[scopes]`` table: scope -> the ``fnmatch`` patterns of the tools it reaches."""
+
+
 class GatewayConfig(Settings):
     """What a gateway fronts and how it searches.
 
@@ -149,6 +196,14 @@ class GatewayConfig(Settings):
         max_result_chars: Characters of a tool's result (or error text) a client reads, for
             tools whose metadata sets none; a longer one is cut, with a note. ``None`` (``0``
             in the file, as TOML has no null): no bound.
+        auth: Who may call over HTTP (:class:`~toolrelay.mcp.Authenticator`); the caller's
+            identity is then its verified token's. ``None``: callers on loopback are trusted
+            (their ``_meta`` says who they are), and the gateway serves no other address.
+        http: TLS (or a proxy) and the host names, for HTTP.
+        scopes: Which tools each scope reaches (``fnmatch`` patterns of their names). When
+            given, a caller sees and runs only the tools its ``scopes`` (a context entry:
+            the verified token's, or ``_meta``'s where trusted) reach, as with a
+            ``tool_filter`` (and together with one given in code).
 
     Raises:
         ConfigurationError: No servers and no modules, or an invalid or unknown field.
@@ -166,6 +221,9 @@ class GatewayConfig(Settings):
     idempotency: IdempotencySettings = IdempotencySettings()
     audit: AuditSettings | None = None
     max_result_chars: int | None = Field(DEFAULT_MAX_RESULT_CHARS, ge=1)
+    auth: Authenticator | None = None
+    http: HttpSettings = HttpSettings()
+    scopes: Scopes = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _has_tools(self) -> Self:
@@ -211,6 +269,9 @@ def parse_gateway_config(data: Mapping[str, Any], *, base_dir: str | Path) -> Ga
         approval=file.approval,
         idempotency=file.idempotency,
         audit=file.audit,
+        auth=file.auth,
+        http=file.http,
+        scopes=file.scopes,
     )
 
 
@@ -260,3 +321,6 @@ class _GatewayFile(Settings):
     approval: ApprovalSettings = ApprovalSettings()
     idempotency: IdempotencySettings = IdempotencySettings()
     audit: AuditSettings | None = None
+    auth: Authenticator | None = None
+    http: HttpSettings = HttpSettings()
+    scopes: Scopes = Field(default_factory=dict)

@@ -4,34 +4,40 @@
 
     serve("gateway.toml")                                  # stdio, until the client leaves
     serve("gateway.toml", "http", host="127.0.0.1", port=8765)
+    serve("gateway.toml", "http", host="0.0.0.0", auth=Authenticator(...))  # + [http] TLS
 
     async with open_gateway(load_gateway_config("gateway.toml")) as gateway:
         hits = await gateway.search("refund a failed order")   # or build an MCP server:
         server = gateway_server(gateway, config)
 
 Upstream MCP servers are started (or reached) first and their tools listed; module tools
-are loaded; the catalog is indexed once before the first client arrives.
+are loaded; the catalog is indexed once before the first client arrives. Over HTTP the rules
+of :func:`~toolrelay.mcp.run_http` hold, checked before anything starts: off loopback, only
+with an authenticator (``[auth]``), TLS or a declared proxy and the host names (``[http]``).
+Over stdio the client that started the gateway is its user, trusted by construction: who is
+calling comes from ``_meta``, and ``[auth]`` or ``[http]`` there is an error.
 """
 
 from __future__ import annotations
 
 import contextlib
-import socket
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, Literal, Unpack
 
 import anyio
-import uvicorn
 from mcp.server import Server
 
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import GuardOptions, ToolCallingManager
 from toolrelay.execution._pipeline import check_guard_options, given_guards
-from toolrelay.gateway._config import GatewayConfig, load_gateway_config
+from toolrelay.gateway._config import GatewayConfig, HttpSettings, load_gateway_config
 from toolrelay.gateway._gateway import ToolGateway, refuse_search_keywords
 from toolrelay.gateway._modules import ModuleLoader, load_module_tools
+from toolrelay.gateway._scopes import scoped_filter
 from toolrelay.gateway._side_effects import ApprovalSettings, IdempotencySettings, gateway_guards
+from toolrelay.mcp._auth import Authenticator
+from toolrelay.mcp._http import check_http, run_http
 from toolrelay.mcp._server import calls_server, run_stdio
 from toolrelay.mcp._toolset import McpToolset
 from toolrelay.messages import ToolCall
@@ -67,7 +73,8 @@ async def open_gateway(
     Args:
         config: What to front.
         tool_filter: Which tools a caller may see and run (the one search option a file
-            cannot hold; the others are the file's ``[search]``).
+            cannot hold; the others are the file's ``[search]``); with the file's
+            ``[scopes]``, both must allow a tool.
         index: The search index; by default the one ``config.search.index`` names.
         module_loader: Loads a ``[[modules]]`` entry (see ``_modules.py``).
         tool_calling_manager: Runs the calls, with guards of its own; instead of the file's
@@ -121,7 +128,7 @@ async def open_gateway(
             catalogs.insert(0, toolset.catalog)
         gateway = ToolGateway(
             catalogs,
-            options=config.search.options(tool_filter=tool_filter),
+            options=config.search.options(tool_filter=scoped_filter(config.scopes, tool_filter)),
             index=index if index is not None else make_index(config.search.index),
             policies=config.tools,
             tool_calling_manager=tool_calling_manager,
@@ -148,7 +155,8 @@ def gateway_server(gateway: ToolGateway, config: GatewayConfig) -> Server[Any]:
     Each call is answered as :meth:`ToolGateway.call` answers one
     (:meth:`ToolGateway.answer`): on the gateway's manager, ``call_tool`` forwarding to the
     tool it names (validated, guarded, timed out and bounded once), with the request's
-    ``_meta`` as the tool context and the file's ``[context]`` on top.
+    ``_meta`` as the tool context (its identity keys replaced by the verified caller's when
+    served with an authenticator) and the file's ``[context]`` on top.
     """
 
     async def run(call: ToolCall, tool: Tool, context: ToolContext) -> tuple[str, bool]:
@@ -171,63 +179,69 @@ async def aserve(
     host: str = "127.0.0.1",
     port: int = 8000,
     path: str = "/mcp",
-    on_listening: Callable[[str], None] | None = None,
+    auth: Authenticator | None = None,
+    on_listening: Callable[[str, str], None] | None = None,
     **options: Any,
 ) -> None:
     """Serve a gateway until the client leaves (stdio) or the task is cancelled (HTTP).
 
     Args:
         config: A gateway file, or a config.
-        transport: ``"stdio"`` or ``"http"`` (streamable HTTP at ``http://host:port/path``).
-        host: The HTTP server's address.
+        transport: ``"stdio"`` or ``"http"`` (streamable HTTP at ``http://host:port/path``,
+            ``https://`` with the file's ``[http]`` certificate).
+        host: The HTTP server's address; any but a loopback one needs an authenticator and
+            the file's ``[http]`` settings (see :func:`~toolrelay.mcp.run_http`).
         port: Its port (``0``: any free port; ``on_listening`` is told which).
         path: The MCP endpoint's path.
-        on_listening: Called with the endpoint's URL once the HTTP server accepts
-            connections (not for stdio).
+        auth: Who may call over HTTP; replaces the file's ``[auth]``.
+        on_listening: Called with the endpoint's URL and who may call (the start-up line's
+            words) once the HTTP server accepts connections (not for stdio).
         **options: Passed to :func:`open_gateway` (``tool_filter``, ``index``,
             ``module_loader``, ``tool_calling_manager`` and the guard options).
 
     Raises:
-        ConfigurationError: An unknown transport.
+        ConfigurationError: An unknown transport; HTTP where its rules forbid (no
+            authenticator off loopback, no TLS nor proxy, no allowed hosts); ``[auth]`` or
+            ``[http]`` over stdio.
         LoadError: The file cannot be read or is invalid.
     """
     if transport not in ("stdio", "http"):
         raise ConfigurationError(f"unknown transport {transport!r}; use 'stdio' or 'http'")
     settings = config if isinstance(config, GatewayConfig) else load_gateway_config(config)
+    auth = auth if auth is not None else settings.auth
+    http = settings.http
+    if transport == "stdio" and (auth is not None or http != HttpSettings()):
+        raise ConfigurationError(
+            "[auth] and [http] apply to HTTP, and over stdio nothing would enforce them (the "
+            "client that starts the gateway is its user, and its _meta says who calls): serve "
+            "with transport 'http' (-t http), or leave them out"
+        )
+    if transport == "http":
+        check_http(
+            host,
+            auth=auth,
+            tls=(http.tls_cert, http.tls_key),
+            behind_proxy=http.behind_proxy,
+            allowed_hosts=http.allowed_hosts,
+        )
     async with open_gateway(settings, **options) as gateway:
         server = gateway_server(gateway, settings)
         if transport == "stdio":
             await run_stdio(server)
             return
-        app = server.streamable_http_app(streamable_http_path=path, host=host)
-        http = uvicorn.Config(app, host=host, port=port, log_level="warning")
-        await _Server(http, path=path, on_listening=on_listening).serve()
-
-
-class _Server(uvicorn.Server):
-    """uvicorn's server, telling ``on_listening`` its URL once its sockets listen."""
-
-    def __init__(
-        self, config: uvicorn.Config, *, path: str, on_listening: Callable[[str], None] | None
-    ) -> None:
-        super().__init__(config)
-        self.path = path
-        self.on_listening = on_listening
-
-    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
-        await super().startup(sockets=sockets)
-        if self.started and self.on_listening is not None:
-            self.on_listening(_endpoint(self, self.config.host, self.config.port, self.path))
-
-
-def _endpoint(http: Any, host: str, port: int, path: str) -> str:
-    """The URL clients reach the server at, with the port it bound (``port`` may be 0)."""
-    for listening in getattr(http, "servers", ()):
-        for sock in getattr(listening, "sockets", ()):
-            port = int(sock.getsockname()[1])
-            break
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{path}"
+        await run_http(
+            server,
+            host=host,
+            port=port,
+            path=path,
+            auth=auth,
+            tls_cert=http.tls_cert,
+            tls_key=http.tls_key,
+            behind_proxy=http.behind_proxy,
+            allowed_hosts=http.allowed_hosts,
+            allowed_origins=http.allowed_origins,
+            on_listening=on_listening,
+        )
 
 
 def serve(

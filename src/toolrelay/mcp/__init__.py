@@ -7,7 +7,10 @@ Needs the ``mcp`` extra (``pip install "toolrelay[mcp]"``, the official MCP SDK)
   validated against the server's schema, the tool context sent as ``_meta``, and a live
   :attr:`~McpToolset.catalog` that follows the servers' list-changed notifications.
 - :class:`McpServerConfig`: how to reach one server.
-- :func:`tools_server`: an MCP server offering toolrelay tools (:func:`run_stdio` runs one).
+- :func:`tools_server`: an MCP server offering toolrelay tools (:func:`run_stdio` runs one
+  for a local client, :func:`run_http` over streamable HTTP).
+- :class:`Authenticator`: who may call a server over HTTP (JWTs checked against a key or a
+  JWKS, or API tokens); the caller's identity is then the verified token's, never ``_meta``'s.
 
 Example::
 
@@ -22,16 +25,20 @@ from typing import TYPE_CHECKING, Any
 from toolrelay.mcp._config import McpServerConfig
 
 if TYPE_CHECKING:
+    from toolrelay.mcp._auth import Authenticator
+    from toolrelay.mcp._http import run_http
     from toolrelay.mcp._live_catalog import LiveToolCatalog
     from toolrelay.mcp._server import run_stdio, tools_server
     from toolrelay.mcp._tool import McpTool
     from toolrelay.mcp._toolset import McpToolset
 
 __all__ = [
+    "Authenticator",
     "LiveToolCatalog",
     "McpServerConfig",
     "McpTool",
     "McpToolset",
+    "run_http",
     "run_stdio",
     "tools_server",
 ]
@@ -39,13 +46,26 @@ __all__ = [
 # These need the MCP SDK; they load on first access, so a missing SDK only matters to the
 # code that uses them, and then as a ConfigurationError saying what to install.
 _NEEDS_SDK = {
+    "Authenticator": "toolrelay.mcp._auth",
     "LiveToolCatalog": "toolrelay.mcp._live_catalog",
     "McpTool": "toolrelay.mcp._tool",
     "McpToolset": "toolrelay.mcp._toolset",
+    "run_http": "toolrelay.mcp._http",
     "run_stdio": "toolrelay.mcp._server",
     "tools_server": "toolrelay.mcp._server",
 }
-_SDK_PACKAGES = ("mcp", "mcp_types", "jsonschema", "referencing", "httpx2", "anyio")
+_SDK_PACKAGES = (
+    "mcp",
+    "mcp_types",
+    "jsonschema",
+    "referencing",
+    "httpx2",
+    "anyio",
+    "jwt",
+    "cryptography",
+    "starlette",
+    "uvicorn",
+)
 
 
 def __getattr__(name: str) -> Any:

@@ -4,7 +4,7 @@
 
     server = tools_server(ToolCatalog(tools_from(PaymentService(backend))), name="payments")
     anyio.run(run_stdio, server)                  # a stdio server
-    app = server.streamable_http_app()            # or an ASGI app for streamable HTTP
+    anyio.run(partial(run_http, server, auth=Authenticator(...)))  # or streamable HTTP
 
 Each tool is listed with its definition exactly as toolrelay has it (canonical name, the
 description, the input schema) and annotations from its metadata
@@ -12,7 +12,9 @@ description, the input schema) and annotations from its metadata
 results the manager records). A call runs through a
 :class:`~toolrelay.execution.ToolCallingManager` (``run_call``), with the request's ``_meta``
 as the :class:`~toolrelay.tools.ToolContext` (:func:`~toolrelay.mcp._context.context_from_meta`;
-``context`` entries override it), so the tools' declared guards hold here as everywhere:
+``context`` entries override it); over HTTP with an authenticator
+(:func:`~toolrelay.mcp.run_http`), who is calling comes from the verified bearer token
+instead, never from ``_meta``. So the tools' declared guards hold here as everywhere:
 idempotency keys are honoured, a tool that requires approval runs only with the manager's
 ``approval=`` (without one the server refuses to build), results are bounded, and timeouts,
 invalid arguments and failures become results with ``isError`` set whose text tells the model
@@ -29,6 +31,7 @@ from dataclasses import replace
 from typing import Any, Unpack
 
 from mcp.server import Server, ServerRequestContext
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
@@ -49,6 +52,7 @@ from toolrelay.mcp._annotations import (
     REQUIRES_APPROVAL_META,
     annotations_from_metadata,
 )
+from toolrelay.mcp._auth import verified_context
 from toolrelay.mcp._context import context_from_meta
 from toolrelay.mcp._results import text_result
 from toolrelay.messages import ToolCall
@@ -83,7 +87,8 @@ def tools_server(
         version: The server's version.
         instructions: Text clients may show their model about the server.
         context: Tool context entries every call gets, overriding what a request's
-            ``_meta`` says (e.g. the one tenant this server serves).
+            ``_meta`` says (e.g. the one tenant this server serves; a verified caller of
+            another tenant is refused).
         tool_calling_manager: Runs each call; by default one built from the guard options
             (giving both is an error).
         guards: The guard options (:class:`~toolrelay.execution.GuardOptions`), as every door
@@ -127,9 +132,12 @@ def calls_server(
 
     What :func:`tools_server` builds with its manager's ``run_call``, and the gateway with
     its own answer (one manager's path, plus what the gateway adds). The request's ``_meta``
-    is the call's tool context, ``context`` entries on top; a call lacking what its tool
-    needs (:class:`~toolrelay.exceptions.ToolContextError`) is an error result, nothing ran;
-    an unknown tool name is a protocol error.
+    is the call's tool context, ``context`` entries on top. Served over HTTP with an
+    authenticator, the verified caller's entries (:func:`~toolrelay.mcp._auth.verified_context`)
+    replace ``_meta``'s identity keys, and a caller ``context`` names another identity for
+    (another tenant) is refused. A call lacking what its tool needs
+    (:class:`~toolrelay.exceptions.ToolContextError`) is an error result, nothing ran; an
+    unknown tool name is a protocol error.
     """
     fixed = dict(context or {})
     call_ids = itertools.count(1)
@@ -146,7 +154,11 @@ def calls_server(
         if tool is None:
             raise MCPError(INVALID_PARAMS, f"Unknown tool: {params.name}")
         meta: Mapping[str, Any] = params.meta or ctx.meta or {}
-        tool_context = context_from_meta(meta, fixed=fixed)
+        caller = _verified_caller(ctx.request)
+        clash = _clash(caller, fixed)
+        if clash is not None:
+            return text_result(clash, is_error=True)
+        tool_context = context_from_meta(meta, verified=caller, fixed=fixed)
         call = ToolCall(
             id=f"mcp_{next(call_ids)}",
             name=tool.definition.name,
@@ -172,6 +184,24 @@ def calls_server(
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+def _verified_caller(request: object) -> dict[str, Any] | None:
+    """The context entries of the caller the request's bearer token proved, if it has one."""
+    scope = getattr(request, "scope", None)  # the HTTP request; None over stdio
+    user = scope.get("user") if isinstance(scope, Mapping) else None
+    return verified_context(user.access_token) if isinstance(user, AuthenticatedUser) else None
+
+
+def _clash(caller: Mapping[str, Any] | None, fixed: Mapping[str, Any]) -> str | None:
+    """Why a verified caller may not use a server whose context names another identity."""
+    for key, value in (caller or {}).items():
+        if key in fixed and fixed[key] != value:
+            return (
+                f"This server serves {key} {fixed[key]!r} only; the caller's token is for "
+                f"{value!r}. Nothing ran."
+            )
+    return None
 
 
 def tool_info(tool: Tool) -> McpToolInfo:
