@@ -92,3 +92,8 @@ def anthropic_sse(*events: dict[str, Any]) -> httpx.Response:
     """An Anthropic-style event stream: ``event: <type>`` and ``data: <json>`` per event."""
     text = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
     return httpx.Response(200, headers={"content-type": "text/event-stream"}, content=text.encode())
+
+
+def responses_sse(*events: dict[str, Any]) -> httpx.Response:
+    """An OpenAI Responses event stream, framed as Anthropic's (``event:`` and ``data:``)."""
+    return anthropic_sse(*events)

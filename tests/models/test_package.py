@@ -15,7 +15,7 @@ SDKS = ("openai", "anthropic", "llama_cpp", "numpy")
 def test_importing_the_package_imports_no_provider_sdk() -> None:
     code = (
         "import sys, toolrelay.models, toolrelay.models._openai_wire, "
-        "toolrelay.models._anthropic_wire;"
+        "toolrelay.models._responses_wire, toolrelay.models._anthropic_wire;"
         f"print([m for m in {SDKS!r} if m in sys.modules])"
     )
     done = subprocess.run(
@@ -26,11 +26,13 @@ def test_importing_the_package_imports_no_provider_sdk() -> None:
 
 def test_adapters_are_exported_lazily() -> None:
     pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
-    from toolrelay.models import OpenAIChatModel
+    from toolrelay.models import OpenAIChatModel, OpenAIResponsesModel
     from toolrelay.models._openai import OpenAIChatModel as direct
+    from toolrelay.models._openai_responses import OpenAIResponsesModel as direct_responses
 
     assert OpenAIChatModel is direct
-    assert "OpenAIChatModel" in toolrelay.models.__all__
+    assert OpenAIResponsesModel is direct_responses
+    assert {"OpenAIChatModel", "OpenAIResponsesModel"} <= set(toolrelay.models.__all__)
 
 
 def test_unknown_attributes_still_raise() -> None:

@@ -6,6 +6,7 @@ travel in a stream and merge back.
 Provider adapters (each needs its extra; importing this package imports no provider SDK):
 
 - :class:`OpenAIChatModel` (``openai``): OpenAI Chat Completions and compatible servers.
+- :class:`OpenAIResponsesModel` (``openai``): the OpenAI Responses API.
 - :class:`AnthropicChatModel` (``anthropic``): the Anthropic Messages API.
 - :class:`LlamaCppChatModel` (``local``): a GGUF model in process, tool calls constrained to
   the tools' schemas.
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from toolrelay.models._embeddings import OpenAIEmbedder
     from toolrelay.models._llama_cpp import LlamaCppChatModel
     from toolrelay.models._openai import OpenAIChatModel
+    from toolrelay.models._openai_responses import OpenAIResponsesModel
 
 # The adapters load on first access, so a missing SDK only matters to the code that uses it.
 _ADAPTERS = {
@@ -29,6 +31,7 @@ _ADAPTERS = {
     "LlamaCppChatModel": "toolrelay.models._llama_cpp",
     "OpenAIChatModel": "toolrelay.models._openai",
     "OpenAIEmbedder": "toolrelay.models._embeddings",
+    "OpenAIResponsesModel": "toolrelay.models._openai_responses",
 }
 
 __all__ = [
@@ -38,6 +41,7 @@ __all__ = [
     "LlamaCppChatModel",
     "OpenAIChatModel",
     "OpenAIEmbedder",
+    "OpenAIResponsesModel",
 ]
 
 

@@ -128,18 +128,6 @@ class AnthropicChatModel(SdkChatModel[ToolNameMap]):
     def __repr__(self) -> str:
         return f"AnthropicChatModel(model={self.model!r})"
 
-    def request_body(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
-        """The arguments this model passes to the SDK's ``messages.create`` for ``prompt``.
-
-        Built without contacting anything: the fields of the request's JSON body, its
-        ``ChatOptions.extras`` (and ``temperature``) under ``extra_body``, which the SDK merges
-        into the body.
-
-        Raises:
-            ConfigurationError: The tool choice names a tool the prompt does not offer.
-        """
-        return self._request(prompt, stream=stream)[0]
-
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ToolNameMap]:
         options = prompt.options
         settings, names = self._tool_settings(options)

@@ -36,9 +36,35 @@ from toolrelay.models._openai_wire import (
 from toolrelay.models._sdk_model import LOCAL_API_KEY, SdkChatModel, connect, import_sdk
 from toolrelay.prompt import Prompt
 
-__all__ = ["LOCAL_API_KEY", "OpenAIChatModel"]
+__all__ = ["LOCAL_API_KEY", "OpenAIChatModel", "openai_client"]
 
 _OPENAI_HOST = "api.openai.com"
+
+
+def openai_client(
+    sdk: Any,
+    *,
+    api_key: str | None,
+    base_url: str | None,
+    organization: str | None,
+    http_client: Any,
+    max_retries: int,
+    timeout: float | None,
+) -> Any:
+    """An ``openai.AsyncOpenAI`` for OpenAI's API or a compatible server (see ``connect``)."""
+    return connect(
+        sdk.AsyncOpenAI,
+        sdk.OpenAIError,
+        label="OpenAI",
+        host=_OPENAI_HOST,
+        api_key=api_key,
+        base_url=base_url,
+        timeout=timeout,
+        organization=organization,
+        max_retries=max_retries,
+        http_client=http_client,
+    )
+
 
 MaxTokensParam = Literal["max_tokens", "max_completion_tokens"]
 
@@ -111,17 +137,14 @@ class OpenAIChatModel(SdkChatModel[WireTools]):
         self.supports_tools = supports_tools
         self.name = name or f"openai:{model}"
         if client is None:
-            client = connect(
-                self._sdk.AsyncOpenAI,
-                self._sdk.OpenAIError,
-                label="OpenAI",
-                host=_OPENAI_HOST,
+            client = openai_client(
+                self._sdk,
                 api_key=api_key,
                 base_url=base_url,
-                timeout=timeout,
                 organization=organization,
-                max_retries=max_retries,
                 http_client=http_client,
+                max_retries=max_retries,
+                timeout=timeout,
             )
         self._client = client
         if max_tokens_param is None:

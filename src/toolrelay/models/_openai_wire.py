@@ -50,8 +50,12 @@ __all__ = [
     "DEFAULT_ERROR_PREFIX",
     "OpenAIStreamParser",
     "WireTools",
+    "arguments_text",
     "completion_to_response",
+    "function_definition",
     "messages_to_openai",
+    "response_metadata",
+    "sent_arguments",
     "tool_choice_to_openai",
     "tools_to_openai",
     "usage_from_openai",
@@ -105,8 +109,7 @@ def messages_to_openai(
                             "type": "function",
                             "function": {
                                 "name": ToolNameMap.to_provider(call.name),
-                                # Servers parse the arguments again: never send blank text.
-                                "arguments": call.arguments if call.arguments.strip() else "{}",
+                                "arguments": sent_arguments(call),
                             },
                         }
                         for call in calls
@@ -124,32 +127,40 @@ def messages_to_openai(
     return wire
 
 
+def sent_arguments(call: ToolCall) -> str:
+    """A call's arguments as the history sends them (servers parse them again: never blank)."""
+    return call.arguments if call.arguments.strip() else "{}"
+
+
+def function_definition(definition: ToolDefinition, *, strict: bool) -> dict[str, Any]:
+    """A tool's ``name``, ``description`` and ``parameters`` as both OpenAI APIs take them.
+
+    Raises:
+        ConfigurationError: ``strict`` and a schema strict mode cannot express (see
+            ``to_strict_schema``); the tool is named.
+    """
+    schema = provider_schema(definition.input_schema)
+    if strict:
+        try:
+            schema = to_strict_schema(schema)
+        except ConfigurationError as exc:
+            raise ConfigurationError(f"tool {definition.name!r}: {exc}") from exc
+    return {
+        "name": ToolNameMap.to_provider(definition.name),
+        "description": definition.description,
+        "parameters": schema,
+    }
+
+
 def tools_to_openai(
     definitions: Sequence[ToolDefinition], *, strict: bool = False
 ) -> list[dict[str, Any]]:
-    """The ``tools`` of a request body.
-
-    Raises:
-        ConfigurationError: ``strict`` and a tool's schema strict mode cannot express (see
-            ``to_strict_schema``); the tool is named.
-    """
-    tools = []
-    for definition in definitions:
-        schema = provider_schema(definition.input_schema)
-        if strict:
-            try:
-                schema = to_strict_schema(schema)
-            except ConfigurationError as exc:
-                raise ConfigurationError(f"tool {definition.name!r}: {exc}") from exc
-        function: dict[str, Any] = {
-            "name": ToolNameMap.to_provider(definition.name),
-            "description": definition.description,
-            "parameters": schema,
-        }
-        if strict:
-            function["strict"] = True
-        tools.append({"type": "function", "function": function})
-    return tools
+    """The ``tools`` of a request body (see :func:`function_definition` for what it raises)."""
+    strict_flag = {"strict": True} if strict else {}
+    return [
+        {"type": "function", "function": {**function_definition(d, strict=strict), **strict_flag}}
+        for d in definitions
+    ]
 
 
 def tool_choice_to_openai(settings: ToolChoiceSettings) -> str | dict[str, Any] | None:
@@ -161,16 +172,26 @@ def tool_choice_to_openai(settings: ToolChoiceSettings) -> str | dict[str, Any] 
     return settings.mode
 
 
-def usage_from_openai(data: Mapping[str, Any] | None) -> tuple[Usage, dict[str, Any]]:
-    """The usage of a reply, and the metadata entries of its token details."""
+def usage_from_openai(
+    data: Mapping[str, Any] | None,
+    *,
+    fields: tuple[str, str] = ("prompt_tokens", "completion_tokens"),
+) -> tuple[Usage, dict[str, Any]]:
+    """The usage of a reply, and the metadata entries of its token details.
+
+    ``fields`` names the input and output counts: Chat Completions' by default, the Responses
+    API's ``("input_tokens", "output_tokens")``; each count's details are under
+    ``<field>_details`` in both.
+    """
     if not data:
         return Usage(), {}
-    prompt = int(data.get("prompt_tokens") or 0)
-    completion = int(data.get("completion_tokens") or 0)
+    prompt_field, completion_field = fields
+    prompt = int(data.get(prompt_field) or 0)
+    completion = int(data.get(completion_field) or 0)
     total = int(data.get("total_tokens") or prompt + completion)
     details: dict[str, Any] = {}
-    prompt_details = data.get("prompt_tokens_details") or {}
-    completion_details = data.get("completion_tokens_details") or {}
+    prompt_details = data.get(f"{prompt_field}_details") or {}
+    completion_details = data.get(f"{completion_field}_details") or {}
     for key, source, field in (
         (keys.CACHE_READ_TOKENS, prompt_details, "cached_tokens"),
         (keys.CACHE_WRITE_TOKENS, prompt_details, "cache_write_tokens"),
@@ -182,7 +203,8 @@ def usage_from_openai(data: Mapping[str, Any] | None) -> tuple[Usage, dict[str, 
     return usage, details
 
 
-def _response_metadata(data: Mapping[str, Any]) -> dict[str, Any]:
+def response_metadata(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The response's ``id`` and ``model``, under the metadata keys."""
     return {key: data[key] for key in (keys.ID, keys.MODEL) if data.get(key) is not None}
 
 
@@ -195,7 +217,7 @@ def completion_to_response(data: Mapping[str, Any], tools: WireTools) -> ChatRes
             tools.call(
                 call.get("id") or f"call_{position}",
                 (call.get("function") or {}).get("name") or "",
-                _arguments_text((call.get("function") or {}).get("arguments")),
+                arguments_text((call.get("function") or {}).get("arguments")),
             )
             for position, call in enumerate(message.get("tool_calls") or ())
         )
@@ -211,7 +233,7 @@ def completion_to_response(data: Mapping[str, Any], tools: WireTools) -> ChatRes
     return ChatResponse(
         generations=tuple(generations),
         usage=usage,
-        metadata={**_response_metadata(data), **details},
+        metadata={**response_metadata(data), **details},
     )
 
 
@@ -258,8 +280,8 @@ class OpenAIStreamParser:
             self._held.add(ChatResponse(generations=_dense(held)))
         usage, details = usage_from_openai(data.get("usage"))
         metadata = details
-        if not self._metadata_sent and _response_metadata(data):
-            metadata = {**_response_metadata(data), **details}
+        if not self._metadata_sent and response_metadata(data):
+            metadata = {**response_metadata(data), **details}
             self._metadata_sent = True
         return ChatResponse(generations=_dense(generations), usage=usage, metadata=metadata)
 
@@ -305,14 +327,14 @@ class OpenAIStreamParser:
                 ToolCall(
                     id=call_id,
                     name=self._tools.names.to_canonical(name) if name else "",
-                    arguments=_arguments_text(function.get("arguments")),
+                    arguments=arguments_text(function.get("arguments")),
                 )
             )
             indexes.append(known[1])
         return tuple(fragments), indexes
 
 
-def _arguments_text(value: Any) -> str:
+def arguments_text(value: Any) -> str:
     """Arguments as JSON text; some servers send an object where the API has a string."""
     if value is None:
         return ""

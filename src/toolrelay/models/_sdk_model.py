@@ -172,6 +172,18 @@ class SdkChatModel(Generic[_Wire]):
         if last is not None:
             yield last
 
+    def request_body(self, prompt: Prompt, *, stream: bool = False) -> dict[str, Any]:
+        """The arguments this model passes to the SDK's ``create`` for ``prompt``.
+
+        Built without contacting anything: the fields of the request's JSON body, and its
+        ``ChatOptions.extras`` under ``extra_body``, which the SDK merges into the body.
+
+        Raises:
+            ConfigurationError: The tool choice names a tool the prompt does not offer, or
+                asks for a call in a prompt without tools.
+        """
+        return self._request(prompt, stream=stream)[0]
+
     def _tool_settings(self, options: ChatOptions) -> tuple[ToolChoiceSettings, ToolNameMap]:
         """The request's tool choice (checked against its tools) and tools."""
         settings = tool_choice_settings(
