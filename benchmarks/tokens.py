@@ -74,6 +74,7 @@ from toolrelay.models._billing import (
     CLAUDE_SONNET_4_5,
     CLAUDE_TOOL_ADDITION,
     GPT_5,
+    HEADLINE_MODELS,
     PREFIX_SERVER,
     PRICED_MODELS,
     Bill,
@@ -591,8 +592,7 @@ def request_tokens(prompt: Prompt) -> dict[str, int]:
 
 ANTHROPIC_MODEL = CLAUDE_SONNET_4_5.name
 OPENAI_MODEL = GPT_5.name
-HEADLINE = (CLAUDE_SONNET_4_5, GPT_5)
-"""The models the headline bills a task on."""
+HEADLINE = HEADLINE_MODELS
 
 
 @cache

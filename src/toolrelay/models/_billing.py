@@ -47,6 +47,7 @@ from toolrelay.models._anthropic_wire import (
 )
 from toolrelay.models._openai_wire import messages_to_openai, tools_to_openai
 from toolrelay.prompt import Prompt
+from toolrelay.tools._base import ToolDefinition
 from toolrelay.tools._tokens import encode_tokens
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "CLAUDE_SONNET_4_5",
     "CLAUDE_TOOL_ADDITION",
     "GPT_5",
+    "HEADLINE_MODELS",
     "PREFIX_SERVER",
     "PRICED_MODELS",
     "AnthropicCache",
@@ -209,6 +211,17 @@ class PricedModel:
             return AnthropicCache(minimum=self.cache_minimum)
         return PrefixCache(minimum=self.cache_minimum, step=self.cache_step, keep_last=self.server)
 
+    def body(
+        self, prompt: Prompt, *, tools: Sequence[ToolDefinition] | None = None
+    ) -> dict[str, Any]:
+        """The priced fields of the body its adapter sends with every setting at its default.
+
+        ``tools``: sent in place of the prompt's.
+        """
+        if self.layout == "anthropic":
+            return anthropic_body(prompt, tools=tools)
+        return openai_body(prompt, tools=tools)
+
     def blocks(self, body: Mapping[str, Any]) -> list[Block]:
         """``body`` in the order the provider caches it, the tool-use prompt first."""
         blocks = anthropic_blocks(body) if self.layout == "anthropic" else openai_blocks(body)
@@ -279,6 +292,8 @@ PREFIX_SERVER = PricedModel(
 )
 PRICED_MODELS = (CLAUDE_SONNET_4_5, CLAUDE_TOOL_ADDITION, GPT_5, PREFIX_SERVER)
 """The models every billed figure is given for, in table order."""
+HEADLINE_MODELS = (CLAUDE_SONNET_4_5, GPT_5)
+"""The models a task's headline cost is billed on."""
 
 ANTHROPIC_CACHE_MINIMUMS: tuple[tuple[str, int], ...] = (
     ("Claude Opus 5, Fable 5, Mythos 5", 512),
@@ -316,7 +331,11 @@ class Bill:
 
 
 def anthropic_body(
-    prompt: Prompt, *, cache_prompt: bool = False, cache_history: bool = True
+    prompt: Prompt,
+    *,
+    tools: Sequence[ToolDefinition] | None = None,
+    cache_prompt: bool = False,
+    cache_history: bool = True,
 ) -> dict[str, Any]:
     """The priced fields (tools, system, messages) of ``AnthropicChatModel``'s body.
 
@@ -326,7 +345,7 @@ def anthropic_body(
     system = system_to_anthropic(prompt.messages, cache=cache_prompt)
     if system is not None:
         body["system"] = system
-    definitions = [t.definition for t in prompt.options.tools]
+    definitions = _definitions(prompt, tools)
     if definitions:
         body["tools"] = tools_to_anthropic(definitions, cache=cache_prompt)
     if cache_history:
@@ -335,13 +354,19 @@ def anthropic_body(
     return body
 
 
-def openai_body(prompt: Prompt) -> dict[str, Any]:
+def openai_body(prompt: Prompt, *, tools: Sequence[ToolDefinition] | None = None) -> dict[str, Any]:
     """The priced fields (tools, messages) of the body ``OpenAIChatModel`` sends."""
     body: dict[str, Any] = {"messages": messages_to_openai(prompt.messages)}
-    tools = tools_to_openai([t.definition for t in prompt.options.tools])
-    if tools:
-        body["tools"] = tools
+    wire = tools_to_openai(_definitions(prompt, tools))
+    if wire:
+        body["tools"] = wire
     return body
+
+
+def _definitions(
+    prompt: Prompt, tools: Sequence[ToolDefinition] | None
+) -> Sequence[ToolDefinition]:
+    return [t.definition for t in prompt.options.tools] if tools is None else tools
 
 
 def output_tokens(response: ChatResponse, layout: Layout) -> int:
