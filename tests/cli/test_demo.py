@@ -142,6 +142,20 @@ def test_token_table_compares_each_request_with_every_tool(demo_json: dict[str, 
     assert totals["saved_percent"] > 50
 
 
+def test_the_turn_is_billed_with_output_on_the_headline_models(demo_json: dict[str, Any]) -> None:
+    billed = demo_json["billed"]
+    assert set(billed) == {"claude-sonnet-4-5", "gpt-5"}
+    for bill in billed.values():
+        assert bill["requests"] == demo_json["tokens"]["requests"]
+        assert bill["output_tokens"] > 0  # every answer, search calls included
+        assert 0 < bill["cost_usd"] < bill["with_all_tools_usd"]
+        assert bill["saved_percent"] == pytest.approx(
+            100 * (1 - bill["cost_usd"] / bill["with_all_tools_usd"]), abs=0.01
+        )
+    # The same requests, fewer raw tokens saved once caching and output are billed.
+    assert billed["gpt-5"]["saved_percent"] < demo_json["tokens"]["saved_percent"]
+
+
 class HidingIndex(BM25ToolIndex):
     """BM25 that never returns one tool: a retrieval miss on demand."""
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from toolrelay.cli._eval_tokens import cost_rows
 from toolrelay.cli._tokens import search_tool_definition
 from toolrelay.tools._tokens import TokenSummary, tool_tokens
@@ -78,3 +80,29 @@ def test_one_of_anything_is_counted_in_the_singular(cli: Invoke, tmp_path: Path)
         "search tool + 1 tool of mean size",  # k = 2 is cut to the one tool there is
         "search tool + the largest tool",
     ]
+
+
+def test_each_way_is_billed_with_output_on_the_headline_models(cli: Invoke) -> None:
+    def billed(output: int) -> list[dict[str, dict[str, float | None]]]:
+        result = cli(
+            "eval", "tokens", "-c", str(REFUND_DESK), "-r", "4", "-o", str(output), "--json"
+        )
+        data = json.loads(result.stdout)
+        assert data["output_tokens_per_request"] == output
+        return [row["billed"] for row in data["rows"]]
+
+    quiet, talkative = billed(0), billed(1000)
+    for row in quiet:
+        assert set(row) == {"claude-sonnet-4-5", "gpt-5"}
+    everything, search_only = quiet[0], quiet[1]
+    assert everything["gpt-5"]["saved_percent"] is None
+    assert search_only["gpt-5"]["cost_usd"] < everything["gpt-5"]["cost_usd"]
+    # 4 × 1,000 output tokens at gpt-5's $10 and claude-sonnet-4-5's $15 per million.
+    more = {
+        name: talkative[0][name]["cost_usd"] - everything[name]["cost_usd"] for name in everything
+    }
+    assert more["gpt-5"] == pytest.approx(0.04, abs=1e-5)
+    assert more["claude-sonnet-4-5"] == pytest.approx(0.06, abs=1e-5)
+    table = cli("eval", "tokens", "-c", str(REFUND_DESK), "-r", "4").stdout
+    assert "Billed for 4 requests, 50 output tokens each" in table
+    assert "claude-sonnet-4-5" in table

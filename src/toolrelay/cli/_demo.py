@@ -4,7 +4,9 @@ The task ("find yesterday's failed refunds, retry the recoverable ones, open tic
 ones still failing, and notify the owner") runs through the chat client with tool search
 (``ToolSearchAdvisor`` over the chosen index), the execution layer and chat memory, against
 the refund desk's deterministic fake back end. Each round is shown as it happens, then a
-token table compares every request with the same request carrying every tool, and a check
+token table compares every request with the same request carrying every tool, the turn is
+billed on claude-sonnet-4-5 and gpt-5 both ways (``_billed.py``: prompt cache and output at
+the published prices), and a check
 says whether the four required tools were found and called in order (exit status 1 if not).
 
 By default the model is a replay of the task's decisions (no key, no server; see
@@ -28,6 +30,7 @@ from rich.text import Text
 
 from toolrelay._plural import plural
 from toolrelay._sync import run_sync
+from toolrelay.cli._billed import BilledTurn, bill_rounds, billed_json, billed_line
 from toolrelay.cli._chat_models import (
     BaseUrlOption,
     GgufOption,
@@ -180,7 +183,8 @@ def demo_command(
 
     Shows each round (the search query, the tools the index returned with scores, the tool
     calls and their results, the answer), then the tokens of every request against the same
-    request carrying every tool. Exits with status 1 when the four required tools were not
+    request carrying every tool, and what the turn costs as billed on claude-sonnet-4-5 and
+    gpt-5 both ways. Exits with status 1 when the four required tools were not
     all found and called in order.
     """
     if gguf is not None and model.provider is Provider.REPLAY:
@@ -219,8 +223,12 @@ def demo_command(
     rounds = pipeline.recorder.rounds
     checks = check_required(rounds, demo.required_tools)
     completed = _completed(checks)
+    billed = bill_rounds(rounds, definitions)
     if as_json:
-        result = _as_json(demo, model, built, rounds, answer, checks) | {"completed": completed}
+        result = _as_json(demo, model, built, rounds, answer, checks) | {
+            "billed": billed_json(billed),
+            "completed": completed,
+        }
         if usage_log is not None and report is not None:
             result["usage"] = {
                 "file": str(usage_log),
@@ -229,7 +237,7 @@ def demo_command(
             }
         emit_json(result)
     else:
-        _footer(console, answer, rounds, checks, len(definitions), replay=replay)
+        _footer(console, answer, rounds, checks, billed, len(definitions), replay=replay)
         if usage_log is not None and report is not None:
             _usage_lines(console, usage_log, report.history_entries, len(learned))
     if not completed:
@@ -284,6 +292,7 @@ def _footer(
     answer: str,
     rounds: list[RoundRecord],
     checks: list[RequiredTool],
+    billed: list[BilledTurn],
     catalog_size: int,
     *,
     replay: bool,
@@ -293,6 +302,8 @@ def _footer(
     console.print()
     console.print(token_table(rounds, catalog_size))
     console.print(Text(token_line(rounds), style="bold"))
+    for bill in billed:
+        console.print(Text(billed_line(bill, catalog_size), style="bold"))
     console.print()
     table = Table(title="Required tools", title_justify="left")
     table.add_column("Tool", style="bold")

@@ -3,11 +3,17 @@
 Without tool search every request carries the whole catalog. With progressive disclosure a
 request carries the search tool and the few tools the model asked for. Both are counted with
 cl100k_base (see ``tools/_tokens.py``); a conversation of ``--rounds`` model requests
-pays the per-request cost each time.
+pays the per-request cost each time. Each way is also billed on claude-sonnet-4-5 and gpt-5
+(``_billed.py``): ``--rounds`` requests carrying those tools and one user turn, each
+answered with ``--output`` tokens, under the provider's prompt cache. A row of tools "of
+mean size" is billed with the tools whose sizes are nearest the mean. The search calls a
+model makes before it can act are not counted here; ``toolrelay demo`` and the token
+benchmark count them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -15,13 +21,18 @@ import typer
 from rich.table import Table
 
 from toolrelay._plural import plural
+from toolrelay.cli._billed import bill_conversation
 from toolrelay.cli._catalogs import load_catalog
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
 from toolrelay.cli._tokens import search_tool_definition
 from toolrelay.search._base import MAX_RESULTS_LIMIT
+from toolrelay.tools._base import ToolDefinition
 from toolrelay.tools._tokens import TokenSummary, summarize_tokens, tool_tokens
 
-__all__ = ["CostRow", "cost_rows", "tokens_command"]
+__all__ = ["DEFAULT_OUTPUT", "CostRow", "cost_rows", "tokens_command"]
+
+DEFAULT_OUTPUT = 50
+"""Output tokens per request when ``--output`` is not given: about one tool call."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -33,25 +44,47 @@ class CostRow:
         kind: ``"all"``, ``"search"``, ``"search+mean"`` or ``"search+largest"``.
         tools_sent: How many tool definitions each request carries.
         per_request: Tokens of tool definitions in one request.
+        definitions: The definitions sent (for billing).
     """
 
     label: str
     kind: str
     tools_sent: int
     per_request: int
+    definitions: tuple[ToolDefinition, ...] = ()
 
 
-def cost_rows(sizes: TokenSummary, search_tokens: int, retrieved: list[int]) -> list[CostRow]:
-    """The whole catalog, the search tool alone, and the search tool with ``k`` tools."""
+def cost_rows(
+    sizes: TokenSummary,
+    search_tokens: int,
+    retrieved: list[int],
+    definitions: Sequence[ToolDefinition] = (),
+    search_tool: ToolDefinition | None = None,
+) -> list[CostRow]:
+    """The whole catalog, the search tool alone, and the search tool with ``k`` tools.
+
+    ``definitions`` (the catalog, in the order of ``sizes``) and ``search_tool`` give each
+    row the definitions it sends, for billing.
+    """
     count = len(sizes.sizes)
+    search = (search_tool,) if search_tool is not None else ()
+    by_size = sorted(range(len(definitions)), key=lambda i: -sizes.sizes[i])
+    by_mean = sorted(range(len(definitions)), key=lambda i: abs(sizes.sizes[i] - sizes.mean))
     rows = [
         CostRow(
             label=f"all {plural(count, 'tool')}",
             kind="all",
             tools_sent=count,
             per_request=sizes.total,
+            definitions=tuple(definitions),
         ),
-        CostRow(label="search tool only", kind="search", tools_sent=1, per_request=search_tokens),
+        CostRow(
+            label="search tool only",
+            kind="search",
+            tools_sent=1,
+            per_request=search_tokens,
+            definitions=search,
+        ),
     ]
     for wanted in retrieved:
         k = min(wanted, count)
@@ -61,6 +94,7 @@ def cost_rows(sizes: TokenSummary, search_tokens: int, retrieved: list[int]) -> 
                 kind="search+mean",
                 tools_sent=1 + k,
                 per_request=search_tokens + round(k * sizes.mean),
+                definitions=search + tuple(definitions[i] for i in by_mean[:k]),
             )
         )
         rows.append(
@@ -71,6 +105,7 @@ def cost_rows(sizes: TokenSummary, search_tokens: int, retrieved: list[int]) -> 
                 kind="search+largest",
                 tools_sent=1 + k,
                 per_request=search_tokens + sizes.largest_k(k),
+                definitions=search + tuple(definitions[i] for i in by_size[:k]),
             )
         )
     return rows
@@ -99,17 +134,42 @@ def tokens_command(
             help="Tools a search adds to a request; repeatable. Default: 3 and 5.",
         ),
     ] = None,
+    output: Annotated[
+        int,
+        typer.Option(
+            "--output",
+            "-o",
+            min=0,
+            help="Output tokens each request gets back (billed at the output price; "
+            "about one tool call by default).",
+        ),
+    ] = DEFAULT_OUTPUT,
     as_json: JsonOption = False,
 ) -> None:
-    """Compare the tokens of sending the whole catalog with sending the search tool."""
+    """Compare the tokens and billed cost of the whole catalog with the search tool's."""
     definitions = load_catalog(catalog).unique_definitions()
     sizes = summarize_tokens(definitions)
     search_tool = search_tool_definition(definitions)
     search_tokens = tool_tokens(search_tool)
-    rows = cost_rows(sizes, search_tokens, sorted(set(retrieved or [3, 5])))
+    rows = cost_rows(
+        sizes, search_tokens, sorted(set(retrieved or [3, 5])), definitions, search_tool
+    )
+    billed = [bill_conversation(row.definitions, rounds=rounds, output=output) for row in rows]
     everything = rows[0].per_request
     if as_json:
-        emit_json(_as_json(catalog, sizes, search_tool.name, search_tokens, rows, rounds))
+        data = _as_json(catalog, sizes, search_tool.name, search_tokens, rows, rounds)
+        data["output_tokens_per_request"] = output
+        for row, costs in zip(data["rows"], billed, strict=True):
+            row["billed"] = {
+                name: {
+                    "cost_usd": round(cost, 6),
+                    "saved_percent": None
+                    if row["kind"] == "all"
+                    else round(_saved(cost, billed[0][name]), 2),
+                }
+                for name, cost in costs.items()
+            }
+        emit_json(data)
         return
     console = stdout_console()
     table = Table(title=f"Tool-definition tokens for {catalog} (cl100k_base)", title_justify="left")
@@ -133,9 +193,31 @@ def tokens_command(
         markup=False,
         style="dim",
     )
+    console.print(_billed_table(rows, billed, rounds, output))
 
 
-def _saved(tokens: int, everything: int) -> float:
+def _billed_table(
+    rows: list[CostRow], billed: list[dict[str, float]], rounds: int, output: int
+) -> Table:
+    table = Table(
+        title=f"Billed for {plural(rounds, 'request')}, {output:,} output tokens each "
+        "(prompt cache, adapters' defaults)",
+        title_justify="left",
+    )
+    table.add_column("Sent with each request")
+    for name in billed[0]:
+        table.add_column(name, justify="right")
+        table.add_column("Saved", justify="right")
+    for row, costs in zip(rows, billed, strict=True):
+        cells = []
+        for name, cost in costs.items():
+            saved = "-" if row.kind == "all" else f"{_saved(cost, billed[0][name]):.1f}%"
+            cells += [f"${cost:.4f}", saved]
+        table.add_row(row.label, *cells)
+    return table
+
+
+def _saved(tokens: float, everything: float) -> float:
     return 100.0 * (1.0 - tokens / everything) if everything else 0.0
 
 

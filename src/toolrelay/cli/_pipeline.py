@@ -140,6 +140,8 @@ class RoundRecord:
         usage: The usage the model reported (zero for models that report none).
         outcomes: The outcome of each call, in call order (after the round ran).
         searches: The response of each ``tool_search`` call, in call order.
+        prompt: The request as the model got it (to bill it).
+        response: The model's answer (to bill its output).
     """
 
     model_call: int
@@ -150,6 +152,8 @@ class RoundRecord:
     usage: Usage = dataclasses.field(default_factory=Usage)
     outcomes: tuple[ToolCallOutcome, ...] = ()
     searches: tuple[SearchResponse | None, ...] = ()
+    prompt: Prompt | None = None
+    response: ChatResponse | None = None
 
 
 class RoundListener(Protocol):
@@ -192,7 +196,9 @@ class TurnRecorder:
             every_tool=self._every_tool,
         )
         shown = tuple(d.name for d in definitions)
-        self.rounds.append(RoundRecord(model_call=len(self.rounds) + 1, shown=shown, tokens=tokens))
+        self.rounds.append(
+            RoundRecord(model_call=len(self.rounds) + 1, shown=shown, tokens=tokens, prompt=prompt)
+        )
 
     def response(self, response: ChatResponse) -> None:
         """The model answered the latest request."""
@@ -202,6 +208,7 @@ class TurnRecorder:
             text=message.text if message is not None else None,
             calls=message.tool_calls if message is not None else (),
             usage=response.usage,
+            response=response,
         )
         if self.listener is not None:
             self.listener.on_response(record)

@@ -29,6 +29,7 @@ __all__ = [
     "ENCODING_NAME",
     "TokenSummary",
     "count_tokens",
+    "encode_tokens",
     "summarize_tokens",
     "tool_payload",
     "tool_tokens",
@@ -55,6 +56,15 @@ def count_tokens(text: str) -> int:
         ConfigurationError: The offline encoding is not installed.
     """
     return len(_encoding().encode(text, disallowed_special=()))
+
+
+def encode_tokens(text: str) -> tuple[int, ...]:
+    """The cl100k_base token ids of ``text``, for comparing prompts token by token.
+
+    Raises:
+        ConfigurationError: The offline encoding is not installed.
+    """
+    return tuple(_encoding().encode(text, disallowed_special=()))
 
 
 def tool_payload(definition: ToolDefinition) -> dict[str, Any]:

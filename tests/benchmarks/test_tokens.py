@@ -1,0 +1,96 @@
+"""The token benchmark's billing, its ``default`` entry and what its results hold."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from toolrelay.client import ToolSearchAdvisor
+from toolrelay.models._billing import PRICED_MODELS
+from toolrelay.search import default_index
+from toolrelay.tools import ToolCatalog
+
+from ._scripts import BENCHMARKS, load_script
+
+pytest.importorskip(
+    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
+)
+pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+
+tokens = load_script(BENCHMARKS / "tokens.py", "tokens")
+RESULTS = json.loads((BENCHMARKS / "results" / "tokens.json").read_text(encoding="utf-8"))
+
+
+def _saved(cost: float, baseline: float) -> float:
+    return round(100 * (1 - cost / baseline), 2)
+
+
+def test_modes_are_all_tools_then_two_per_channel() -> None:
+    labels = [mode.label for mode in tokens.MODES]
+    assert labels[0] == "all tools"
+    assert len(labels) == 1 + 2 * len(tokens.CHANNELS) == len(set(labels))
+    assert {mode.channel for mode in tokens.MODES[1:]} == set(tokens.CHANNELS)
+    assert tokens.DEFAULT_MODE.channel is None  # the advisor's own default
+
+
+@pytest.mark.parametrize("scenario", RESULTS["scenarios"], ids=lambda s: s["key"])
+def test_the_default_entry_is_every_default_billed_against_all_tools(
+    scenario: dict[str, Any],
+) -> None:
+    default, run, every = scenario["default"], scenario["default_run"], scenario["modes"][0]
+    assert set(default["billed"]) >= {"anthropic", "openai"}
+    advisor = ToolSearchAdvisor(ToolCatalog([]))
+    assert default["channel"] == advisor.search.channel
+    assert default["index"] == default_index().search_type
+    assert default["requests"] == run["request_count"] == len(run["requests"])
+    for model in PRICED_MODELS:
+        billed = default["billed"][model.key]
+        assert set(billed) == {"cost", "saved_percent", "requests"}
+        assert billed["cost"] == run["billed"][model.key]["cost"]
+        assert billed["requests"] == default["requests"]
+        assert billed["saved_percent"] == _saved(billed["cost"], every["billed"][model.key]["cost"])
+    searches = run["searches"]
+    assert default["rank1_share"] == round(sum(s["rank"] == 1 for s in searches) / len(searches), 4)
+    # The scripted model keeps making the all-tools run's calls.
+    assert run["executed"] == every["executed"]
+
+
+@pytest.mark.parametrize("scenario", RESULTS["scenarios"], ids=lambda s: s["key"])
+def test_every_run_is_billed_request_by_request(scenario: dict[str, Any]) -> None:
+    for run in [*scenario["modes"], scenario["default_run"]]:
+        for model in PRICED_MODELS:
+            total = run["billed"][model.key]
+            parts = [r["billed"][model.key] for r in run["requests"]]
+            for key in ("input", "uncached", "cache_write", "cache_read", "output"):
+                assert total[key] == sum(p[key] for p in parts)
+            assert all(p["output"] > 0 for p in parts)  # every answer is billed as output
+            assert total["requests"] == run["request_count"]
+
+
+def test_a_run_is_billed_at_the_published_prices() -> None:
+    scenario = tokens.weather_scenario()
+    every = asyncio.run(tokens.run_mode(scenario, tokens.MODES[0]))
+    default = asyncio.run(tokens.run_mode(scenario, tokens.DEFAULT_MODE, index=None))
+    tokens._compare(every, every)
+    tokens._compare(default, every)
+    entry = tokens.default_entry(default)
+    assert entry["requests"] == default["request_count"] > every["request_count"]
+    assert entry["billed"]["anthropic"]["saved_percent"] == _saved(
+        default["billed"]["anthropic"]["cost"], every["billed"]["anthropic"]["cost"]
+    )
+    costs = {m.key: m for m in PRICED_MODELS}
+    sonnet = costs["anthropic"].prices
+    billed = every["billed"]["anthropic"]
+    assert billed["cost"] == pytest.approx(
+        (
+            billed["uncached"] * sonnet.input
+            + billed["cache_write"] * sonnet.cache_write
+            + billed["cache_read"] * sonnet.cache_read
+            + billed["output"] * sonnet.output
+        )
+        / 1e6,
+        abs=1e-6,
+    )
