@@ -37,6 +37,7 @@ WRITERS = (
     "retrieval/speed.py",
     "retrieval/embedding_speed.py",
     "retrieval/history.py",
+    "reveal.py",
     "reliability.py",
     "shape.py",
     "bridges.py",
