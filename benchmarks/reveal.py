@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import tiktoken
 
+from toolrelay.models._billing import CLAUDE_SONNET_4_5, GPT_5, PricedModel
 from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, default_index
 from toolrelay.search._base import DEFAULT_MAX_RESULTS
 from toolrelay.search._evaluation import EvalDataset, EvalQuery, _outcome, load_dataset
@@ -59,7 +60,6 @@ RESULTS = HERE / "results"
 DATA = HERE / "data"
 sys.path.insert(0, str(HERE))
 
-from _caching import ANTHROPIC_RATES, OPENAI_RATES, Rates  # noqa: E402
 from docs_section import DOCS, Section, write_sections  # noqa: E402
 
 DATASETS = ("bfcl", "stabletoolbench", "restbench", "acebench_zh", "hammerbench_zh")
@@ -201,28 +201,26 @@ class Price:
     model: str
     input_per_mtok: float  # USD per million uncached input tokens
     output: float  # the output price, as a multiple of the input price
-    rates: Rates  # cache writes and reads, as multiples of the input price
+    write: float  # a cache write, as a multiple of the input price
+    read: float  # a cache read, as a multiple of the input price
     source: str
 
+    @classmethod
+    def of(cls, model: PricedModel) -> Price:
+        """The published prices of ``model`` (``toolrelay.models._billing``), as multiples."""
+        prices = model.prices
+        return cls(
+            key=model.key,
+            model=model.name,
+            input_per_mtok=prices.input,
+            output=prices.output / prices.input,
+            write=prices.cache_write / prices.input,
+            read=prices.cache_read / prices.input,
+            source=model.sources[0],
+        )
 
-PRICES = (
-    Price(
-        key="anthropic",
-        model="claude-sonnet-4-5",
-        input_per_mtok=3.0,
-        output=5.0,  # $15 / $3
-        rates=ANTHROPIC_RATES,
-        source="https://docs.anthropic.com/en/docs/about-claude/pricing",
-    ),
-    Price(
-        key="openai",
-        model="gpt-5",
-        input_per_mtok=1.25,
-        output=8.0,  # $10 / $1.25
-        rates=OPENAI_RATES,
-        source="https://platform.openai.com/docs/pricing",
-    ),
-)
+
+PRICES = (Price.of(CLAUDE_SONNET_4_5), Price.of(GPT_5))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -276,7 +274,7 @@ def cost(stats: Stats, shape: Shape, price: Price) -> float:
     the output of its ``tool_search`` call, and that call and its answer in every later
     request. Otherwise the search round still happens, and the reveal is read once more.
     """
-    write, read = price.rates.write, price.rates.read
+    write, read = price.write, price.read
     later = shape.later_requests
     call = shape.search_call_tokens
     kept = write + read * later  # a block written by the first request, read by the later ones
@@ -505,8 +503,8 @@ def run(quick: bool) -> dict[str, Any]:
                     "model": p.model,
                     "input_per_mtok": p.input_per_mtok,
                     "output": p.output,
-                    "cache_write": p.rates.write,
-                    "cache_read": p.rates.read,
+                    "cache_write": p.write,
+                    "cache_read": p.read,
                     "source": p.source,
                 }
                 for p in PRICES

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from toolrelay.models._billing import AnthropicCache, Block, PrefixCache, Prices
 from toolrelay.search import SearchRequest
 from toolrelay.search._evaluation import load_dataset
 
 from ._scripts import BENCHMARKS, load_script
 
 reveal = load_script(BENCHMARKS / "reveal.py", "benchmark_reveal")
-_caching = load_script(BENCHMARKS / "_caching.py", "_caching")
-Block = _caching.Block
+
 
 PRICES = {p.key: p for p in reveal.PRICES}
 
@@ -120,14 +120,14 @@ def block(size: int) -> Block:
 
 
 def billed(requests: list[list[Block]], key: str) -> float:
-    """The input cost of a run of requests under the provider's cache rules (``_caching``)."""
+    """The input cost of a run of requests under the provider's cache rules."""
     price = PRICES[key]
     cache = (
-        _caching.AnthropicCache(minimum=1024)
-        if key == "anthropic"
-        else _caching.PrefixCache(minimum=1024, step=1)
+        AnthropicCache(minimum=1024) if key == "anthropic" else PrefixCache(minimum=1024, step=1)
     )
-    return sum(cache.send(r).cost(price.rates) for r in requests)
+    # In uncached input tokens, as the cost model counts: the prices as multiples of input.
+    units = Prices(input=1.0, cache_write=price.write, cache_read=price.read, output=price.output)
+    return sum(cache.send(r).cost(units) for r in requests) * 1_000_000
 
 
 def requests(head: list[Block], later: list[Block]) -> list[list[Block]]:
