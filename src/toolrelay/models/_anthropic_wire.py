@@ -205,13 +205,12 @@ def _placed(turns: _Turns) -> _Turns:
     for position, (role, blocks) in enumerate(turns):
         if role == "system":
             waiting.extend(blocks)
-            continue
-        if placed and placed[-1][0] == role:
+        elif placed and placed[-1][0] == role:
             placed[-1][1].extend(blocks)
         else:
             placed.append((role, blocks))
         following = next((r for r, _ in turns[position + 1 :] if r != "system"), None)
-        if waiting and role == "user" and following in (None, "assistant"):
+        if waiting and placed and placed[-1][0] == "user" and following in (None, "assistant"):
             placed.append(("system", waiting))
             waiting = []
     return placed
