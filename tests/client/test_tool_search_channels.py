@@ -127,6 +127,17 @@ async def test_a_declared_channel_given_by_name_is_taken() -> None:
     assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME, CALL_TOOL_NAME]
 
 
+async def test_a_traced_model_declares_the_channels_of_the_model_it_wraps() -> None:
+    from toolrelay.otel import TracedChatModel
+
+    model = native(["hi"])
+    advisor = ToolSearchAdvisor(Desk(), index=BM25ToolIndex())
+    client = ChatClient(TracedChatModel(model), advisors=[advisor])
+    response = await client.prompt("hi").conversation("c1").acall()
+    assert response.tool_search is not None
+    assert response.tool_search.channel == "native"
+
+
 # --- the native channel ------------------------------------------------------------------------
 
 

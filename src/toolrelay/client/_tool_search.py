@@ -19,8 +19,11 @@ it, and any loop (a subclass of your own, say) gets tool search with
    bridges; the index itself rebuilds only on a new fingerprint; one index serves every
    conversation, each searching its own permitted view) and drops stored names of tools that
    left the catalog;
-3. shows each model call, in a stable order (so provider prompt caches keep hitting):
-   ``tool_search``, request tools, always-on tools, then discovered tools in discovery order;
+3. takes the channel (:data:`Channel`; by default the best the client's model declares) and
+   shows each model call, in a stable order (so provider prompt caches keep hitting):
+   ``tool_search``, request tools, always-on tools, then discovered tools in discovery order
+   (in the rewrite channel, in the tool list; in the native channel, through tool changes in
+   the history, the tool list holding the rest; the proxy channel's list is fixed);
 4. answers each search with its best hits (none below ``min_relative_score`` times the best
    one's score), leaving out tools the model already sees in full unless one is the best (in
    the proxy channel: tools whose unchanged definition an earlier answer in the request's
