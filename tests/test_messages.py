@@ -14,6 +14,7 @@ from toolrelay.messages import (
     Message,
     SystemMessage,
     ToolCall,
+    ToolChangeMessage,
     ToolResponse,
     ToolResponseMessage,
     Usage,
@@ -59,7 +60,28 @@ MESSAGES: list[tuple[Message, dict[str, Any]]] = [
             ],
         },
     ),
+    (
+        ToolChangeMessage(
+            added=({"name": "refund.find", "input_schema": {"type": "object"}},),
+            removed=("ping",),
+        ),
+        {
+            "role": "tool_changes",
+            "added": [{"name": "refund.find", "input_schema": {"type": "object"}}],
+            "removed": ["ping"],
+        },
+    ),
 ]
+
+
+def test_a_tool_change_names_each_tool_and_changes_something() -> None:
+    with pytest.raises(ValueError, match="name"):
+        ToolChangeMessage(added=({"description": "no name"},))
+    with pytest.raises(ValueError, match="at least one tool"):
+        ToolChangeMessage()
+    change = ToolChangeMessage(added=[{"name": "a"}, {"name": "b"}], removed=["c"])  # type: ignore[arg-type]
+    assert change.added_names == ("a", "b")
+    assert change.removed == ("c",)
 
 
 @pytest.mark.parametrize(("message", "data"), MESSAGES)
@@ -162,6 +184,18 @@ messages: st.SearchStrategy[Message] = st.one_of(
         tool_calls=st.lists(tool_calls, max_size=3).map(tuple),
     ),
     st.builds(ToolResponseMessage, responses=st.lists(tool_responses, max_size=3).map(tuple)),
+    st.builds(
+        ToolChangeMessage,
+        added=st.lists(
+            st.fixed_dictionaries(
+                {"name": texts.filter(bool), "input_schema": st.dictionaries(texts, texts)},
+                optional={"description": texts},
+            ),
+            min_size=1,
+            max_size=3,
+        ).map(tuple),
+        removed=st.lists(texts, max_size=3).map(tuple),
+    ),
 )
 counts = st.integers(min_value=0, max_value=10**9)
 usages = st.builds(Usage, prompt_tokens=counts, completion_tokens=counts, total_tokens=counts)

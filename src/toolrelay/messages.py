@@ -8,6 +8,8 @@ rely on. Dictionaries carry a ``"role"`` discriminator:
 - ``user`` → :class:`UserMessage`
 - ``assistant`` → :class:`AssistantMessage` (text and/or tool calls)
 - ``tool`` → :class:`ToolResponseMessage` (one :class:`ToolResponse` per call)
+- ``tool_changes`` → :class:`ToolChangeMessage` (tools that became available, or were retired,
+  at that point of the conversation)
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ __all__ = [
     "Message",
     "SystemMessage",
     "ToolCall",
+    "ToolChangeMessage",
     "ToolResponse",
     "ToolResponseMessage",
     "Usage",
@@ -111,7 +114,48 @@ class ToolResponseMessage:
         object.__setattr__(self, "responses", tuple(self.responses))
 
 
-Message: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolResponseMessage
+@dataclass(frozen=True, kw_only=True)
+class ToolChangeMessage:
+    """Tools that became available here, and tools retired here, in the conversation.
+
+    A part of the history like any message: memory stores and replays it, and from this
+    point on the model may call the tools ``added`` defines and no longer those ``removed``
+    names. It belongs to no tool call: tool search writes one when a search found tools (on
+    a channel whose model renders it), and anything else that reveals tools may write one.
+    Adapters render it through the provider's own channel (Anthropic: a system message of
+    ``tool_addition`` and ``tool_removal`` blocks) and leave it out where the model has none;
+    it is never sent as text.
+
+    Attributes:
+        added: The definitions of the tools made available, as JSON-ready mappings: ``name``
+            (canonical), ``description`` (left out when empty) and ``input_schema``.
+        removed: The canonical names of the tools retired.
+
+    Raises:
+        ValueError: A definition has no ``name`` text, or the message changes nothing.
+    """
+
+    added: tuple[Mapping[str, Any], ...] = ()
+    removed: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        added = tuple(_frozen_mapping(d) for d in self.added)
+        if any(not isinstance(d.get("name"), str) or not d["name"] for d in added):
+            raise ValueError("each added tool needs its definition's name")
+        if not added and not self.removed:
+            raise ValueError("a tool change message adds or removes at least one tool")
+        object.__setattr__(self, "added", added)
+        object.__setattr__(self, "removed", tuple(self.removed))
+
+    @property
+    def added_names(self) -> tuple[str, ...]:
+        """The names of the tools made available, in order."""
+        return tuple(d["name"] for d in self.added)
+
+
+Message: TypeAlias = (
+    SystemMessage | UserMessage | AssistantMessage | ToolResponseMessage | ToolChangeMessage
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -200,6 +244,12 @@ def message_to_dict(message: Message) -> dict[str, Any]:
                     for r in responses
                 ],
             }
+        case ToolChangeMessage(added=added, removed=removed):
+            return {
+                "role": "tool_changes",
+                "added": [dict(d) for d in added],
+                "removed": list(removed),
+            }
     raise TypeError(f"not a message: {message!r}")
 
 
@@ -230,6 +280,10 @@ def message_from_dict(data: Mapping[str, Any]) -> Message:
                 )
                 for r in data["responses"]
             )
+        )
+    if role == "tool_changes":
+        return ToolChangeMessage(
+            added=tuple(data.get("added", ())), removed=tuple(data.get("removed", ()))
         )
     raise ValueError(f"unknown message role: {role!r}")
 

@@ -130,7 +130,7 @@ def searching_model(prompt: Prompt) -> object:
 
 
 def test_discovered_tools_are_kept_per_tenant() -> None:
-    advisor = ToolSearchAdvisor([refund, open_ticket], index=BM25ToolIndex())
+    advisor = ToolSearchAdvisor([refund, open_ticket], index=BM25ToolIndex(), channel="rewrite")
     client = ChatClient.builder(FunctionModel(searching_model)).default_advisors(advisor).build()
 
     def turn(tenant: str) -> str:

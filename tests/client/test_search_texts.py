@@ -49,7 +49,7 @@ CHINESE_TOOLS = [
 
 def advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
     options.setdefault("index", BM25ToolIndex())
-    return ToolSearchAdvisor(catalog, **options)
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
 
 
 async def first_prompt(search_advisor: ToolSearchAdvisor, *script: Any) -> ScriptedModel:

@@ -123,7 +123,7 @@ def call_found(**arguments: Any) -> Any:
 def bm25_advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
     """An advisor over a BM25 index: deterministic rankings, no embedding model."""
     options.setdefault("index", BM25ToolIndex())
-    return ToolSearchAdvisor(catalog, **options)
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
 
 
 def shown(model: ScriptedModel) -> list[list[str]]:
@@ -567,7 +567,7 @@ async def test_one_index_serves_every_conversation(desk: Desk) -> None:
 
 
 async def test_the_catalog_may_be_given_as_tools_functions_or_objects(desk: Desk) -> None:
-    advisor = ToolSearchAdvisor([desk, ping])
+    advisor = ToolSearchAdvisor([desk, ping], channel="rewrite")
     assert set(advisor.catalog.names()) == {REFUND, INVOICE, EMAIL, FORECAST, "ping"}
     assert isinstance(advisor.search.index, ToolIndex)  # the search package's default index
 

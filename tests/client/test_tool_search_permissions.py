@@ -72,7 +72,7 @@ def hybrid_index() -> HybridToolIndex:
 def bm25_advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
     """An advisor over a BM25 index: deterministic rankings, no embedding model."""
     options.setdefault("index", BM25ToolIndex())
-    return ToolSearchAdvisor(catalog, **options)
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
 
 
 def search(query: str, **arguments: Any) -> Any:

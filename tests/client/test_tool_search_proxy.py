@@ -297,18 +297,21 @@ async def test_chinese_texts_in_the_proxy_channel(shop: Shop) -> None:
 
 
 def test_an_unknown_channel_is_refused(shop: Shop) -> None:
-    with pytest.raises(ConfigurationError, match=r"'rewrite' or 'proxy', not 'bogus'"):
+    with pytest.raises(ConfigurationError, match=r"'native', 'proxy' or 'rewrite', not 'bogus'"):
         ToolSearchAdvisor(tools_from(shop), index=BM25ToolIndex(), channel="bogus")  # type: ignore[arg-type]
 
 
-async def test_the_rewrite_channel_is_the_default_and_says_so(shop: Shop) -> None:
+async def test_auto_the_default_takes_the_proxy_for_a_model_declaring_no_channel(
+    shop: Shop,
+) -> None:
     model = ScriptedModel(["hi"])
     advisor = ToolSearchAdvisor(tools_from(shop), index=BM25ToolIndex())
+    assert advisor.search.channel == "auto"
     client = ChatClient(model, advisors=[advisor], approval=Approvals(), context=CLERK)
     response = await client.prompt("hi").conversation("c1").acall()
     assert response.tool_search is not None
-    assert response.tool_search.channel == "rewrite"
-    assert CALL_TOOL_NAME not in model.tool_names_shown(0)
+    assert response.tool_search.channel == "proxy"
+    assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME, CALL_TOOL_NAME]
 
 
 def hits_of(prompt: Prompt) -> list[dict[str, Any]]:

@@ -72,6 +72,11 @@ def search(query: str, **arguments: Any) -> Any:
     return tool_call_response((TOOL_SEARCH_NAME, {"query": query, **arguments}))
 
 
+def rewriting(catalog: Any, **options: Any) -> ToolSearchAdvisor:
+    """Spring AI's advisor adds found tools to the request's tool list: the rewrite channel."""
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
+
+
 def client_for(model: ScriptedModel, advisor: ToolSearchAdvisor) -> ChatClient:
     return ChatClient.builder(model).default_advisors(advisor).build()
 
@@ -92,10 +97,10 @@ async def turn(
 def test_default_values() -> None:
     # ports testBuilderMethodChaining and testDefaultValues (whenToolIndexIsNullThenThrow:
     # toolrelay picks default_index() when none is given)
-    advisor = ToolSearchAdvisor([weather_tool], index=CountingIndex())
+    advisor = rewriting([weather_tool], index=CountingIndex())
     assert advisor.order == TOOL_CALLING_ADVISOR_ORDER
     assert advisor.name == "tool_search"
-    custom = ToolSearchAdvisor(
+    custom = rewriting(
         [weather_tool],
         index=CountingIndex(),
         order=TOOL_CALLING_ADVISOR_ORDER + 200,
@@ -118,7 +123,7 @@ def test_default_values() -> None:
 async def test_initialize_loop_indexes_tools(stream: bool) -> None:
     # ports testInitializeLoopIndexesTools and streamInitializeLoopIndexesTools
     index = CountingIndex()
-    advisor = ToolSearchAdvisor([weather_tool, calculator_tool], index=index)
+    advisor = rewriting([weather_tool, calculator_tool], index=index)
     await turn(advisor, ["done"], stream=stream)
     assert index.indexed == [["weatherTool", "calculatorTool"]]
 
@@ -128,7 +133,7 @@ async def test_initialize_loop_augments_system_message(stream: bool) -> None:
     # ports testInitializeLoopAugmentsSystemMessage and streamInitializeLoopAugmentsSystemMessage
     suffix = "\n\nCUSTOM SUFFIX FOR TESTING"
     texts = dataclasses.replace(ENGLISH, system_suffix=suffix)
-    advisor = ToolSearchAdvisor(
+    advisor = rewriting(
         [weather_tool], index=CountingIndex(), options=SearchOptions(language=texts)
     )
     model = ScriptedModel(["done"])
@@ -150,7 +155,7 @@ async def test_first_and_second_request_index_once(stream: bool) -> None:
     # ports testFirstRequest_indexesToolsOnce, streamFirstRequest_indexesOnce,
     # testSecondRequest_sameTools_skipsReindexing and testFinalizeLoop_doesNotClearIndex
     index = CountingIndex()
-    advisor = ToolSearchAdvisor([weather_tool], index=index)
+    advisor = rewriting([weather_tool], index=index)
     _, first = await turn(advisor, ["done"], stream=stream)
     _, second = await turn(advisor, ["done"], stream=stream)
     _, other = await turn(advisor, ["done"], conversation="conv-2", stream=stream)
@@ -163,7 +168,7 @@ async def test_second_request_different_tools_reindexes() -> None:
     # ports testSecondRequest_differentTools_reindexes
     index = CountingIndex()
     catalog = ToolCatalog(as_tools(weather_tool))
-    advisor = ToolSearchAdvisor(catalog, index=index)
+    advisor = rewriting(catalog, index=index)
     await turn(advisor, ["done"])
     catalog.add(as_tools(calculator_tool)[0])
     _, response = await turn(advisor, ["done"])
@@ -177,7 +182,7 @@ async def test_lru_eviction_evicts_lru_session_when_capacity_exceeded() -> None:
     # ports testLruEviction_evictsLruSessionWhenCapacityExceeded: the session store keeps the
     # most recently used conversations
     store = InMemorySessionStore(max_entries=1)
-    advisor = ToolSearchAdvisor([weather_tool, calculator_tool], index=CountingIndex(),
+    advisor = rewriting([weather_tool, calculator_tool], index=CountingIndex(),
                                 session_store=store)  # fmt: skip
     _, a = await turn(advisor, [search("weather"), "done"], conversation="session-A")
     _, b = await turn(advisor, [search("math arithmetic"), "done"], conversation="session-B")
@@ -191,7 +196,7 @@ async def test_lru_eviction_evicts_lru_session_when_capacity_exceeded() -> None:
 async def test_evict_session_forgets_its_discoveries() -> None:
     # ports testEvictSession_forcesReindexOnNextRequest
     store = InMemorySessionStore()
-    advisor = ToolSearchAdvisor([weather_tool], index=CountingIndex(), session_store=store)
+    advisor = rewriting([weather_tool], index=CountingIndex(), session_store=store)
     _, response = await turn(advisor, [search("weather"), "done"])
     report = response.tool_search
     assert report is not None
@@ -207,7 +212,7 @@ async def test_before_call_does_not_read_tools_from_the_history(stream: bool) ->
     # a tool_search answer already in the history shows nothing by itself (only what the
     # conversation's searches found is shown), so a history sent by a client cannot unlock
     # tools (a documented difference)
-    advisor = ToolSearchAdvisor([weather_tool], index=CountingIndex())
+    advisor = rewriting([weather_tool], index=CountingIndex())
     earlier = ToolResponseMessage(
         responses=(ToolResponse(id="id1", name=TOOL_SEARCH_NAME, data='[{"name": "weatherTool"}]'),)
     )
@@ -226,7 +231,7 @@ async def test_before_call_does_not_read_tools_from_the_history(stream: bool) ->
 @pytest.mark.parametrize("stream", [False, True])
 async def test_conversation_id_from_context(stream: bool) -> None:
     # ports testConversationIdFromContext and streamUsesConversationIdFromContext
-    advisor = ToolSearchAdvisor([weather_tool], index=CountingIndex())
+    advisor = rewriting([weather_tool], index=CountingIndex())
     _, first = await turn(
         advisor, [search("weather"), "done"], "test-conversation-123", stream=stream
     )
@@ -241,14 +246,14 @@ async def test_conversation_id_from_context(stream: bool) -> None:
 
 async def test_tool_search_tool_is_registered() -> None:
     # ports testToolSearchToolCallbackIsRegistered
-    advisor = ToolSearchAdvisor([weather_tool], index=CountingIndex())
+    advisor = rewriting([weather_tool], index=CountingIndex())
     model, _ = await turn(advisor, ["done"])
     assert TOOL_SEARCH_NAME in model.tool_names_shown(0)
 
 
 async def test_cached_tool_callbacks_are_used() -> None:
     # ports testCachedToolCallbacksAreUsed
-    advisor = ToolSearchAdvisor([weather_tool, calculator_tool], index=CountingIndex())
+    advisor = rewriting([weather_tool, calculator_tool], index=CountingIndex())
     model, _ = await turn(
         advisor,
         [
@@ -268,14 +273,14 @@ async def test_tool_search_tool_uses_llm_max_results_over_advisor_default() -> N
     # ports toolSearchToolUsesLlmMaxResultsOverAdvisorDefault and
     # toolSearchToolFallsBackToAdvisorMaxResultsWhenLlmOmits
     index = CountingIndex()
-    advisor = ToolSearchAdvisor([weather_tool], index=index, options=SearchOptions(max_results=3))
+    advisor = rewriting([weather_tool], index=index, options=SearchOptions(max_results=3))
     await turn(advisor, [search("weather", max_results=7), search("weather"), "done"])
     assert [r.max_results for r in index.requests] == [7, 3]
 
 
 async def test_non_accumulation_keeps_all_parallel_tool_search_responses_in_same_turn() -> None:
     # ports testNonAccumulation_keepsAllParallelToolSearchResponsesInSameTurn
-    advisor = ToolSearchAdvisor(
+    advisor = rewriting(
         [weather_tool, calculator_tool, clothing_tool],
         index=CountingIndex(),
         retention="last_search",
@@ -293,7 +298,7 @@ async def test_non_accumulation_keeps_all_parallel_tool_search_responses_in_same
 
 async def test_non_accumulation_keeps_only_last_turn_across_turns() -> None:
     # ports testNonAccumulation_keepsOnlyLastTurnAcrossTurns
-    advisor = ToolSearchAdvisor(
+    advisor = rewriting(
         [weather_tool, clothing_tool], index=CountingIndex(), retention="last_search"
     )
     await turn(advisor, [search("weather", max_results=1), "done"])
@@ -304,7 +309,7 @@ async def test_non_accumulation_keeps_only_last_turn_across_turns() -> None:
 
 async def test_accumulation_keeps_references_across_turns() -> None:
     # ports testAccumulation_keepsReferencesAcrossTurns
-    advisor = ToolSearchAdvisor([weather_tool, clothing_tool], index=CountingIndex())
+    advisor = rewriting([weather_tool, clothing_tool], index=CountingIndex())
     await turn(advisor, [search("weather", max_results=1), "done"])
     await turn(advisor, [search("clothing to wear", max_results=1), "done"])
     model, _ = await turn(advisor, ["done"])

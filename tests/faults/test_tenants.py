@@ -416,6 +416,7 @@ async def run_index(kind: str, seed: int, ledger: Ledger, dsn: str, schema: str)
         index=index,
         session_store=InMemorySessionStore(),
         options=SearchOptions(tool_filter=permitted),
+        channel="rewrite",  # the model reads the tools it was shown from the tool list
     )
     memory = MessageChatMemoryAdvisor(
         MessageWindowChatMemory(InMemoryChatMemoryRepository(), max_messages=200)

@@ -28,7 +28,7 @@ def report_of(response: object) -> ToolSearchReport:
 
 async def test_the_next_turn_finds_a_tool_the_server_added() -> None:
     async with McpToolset(demo_stdio("calc")) as toolset:
-        advisor = ToolSearchAdvisor(toolset.catalog, index=BM25ToolIndex())
+        advisor = ToolSearchAdvisor(toolset.catalog, index=BM25ToolIndex(), channel="rewrite")
         model = ScriptedModel(
             [
                 tool_call_response((TOOL_SEARCH_NAME, QUERY)),

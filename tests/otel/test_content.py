@@ -10,6 +10,7 @@ from toolrelay.messages import (
     Generation,
     SystemMessage,
     ToolCall,
+    ToolChangeMessage,
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
@@ -30,6 +31,7 @@ def test_every_message_kind_becomes_a_role_with_parts() -> None:
             ),
         ),
         ToolResponseMessage(responses=(ToolResponse(id="c1", name="weather", data="sunny"),)),
+        ToolChangeMessage(added=({"name": "forecast", "input_schema": {}},), removed=("time",)),
     )
 
     assert json.loads(input_messages(messages)) == [
@@ -52,6 +54,10 @@ def test_every_message_kind_becomes_a_role_with_parts() -> None:
         {
             "role": "tool",
             "parts": [{"type": "tool_call_response", "id": "c1", "response": "sunny"}],
+        },
+        {
+            "role": "system",
+            "parts": [{"type": "tool_changes", "added": ["forecast"], "removed": ["time"]}],
         },
     ]
 

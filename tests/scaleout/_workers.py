@@ -168,7 +168,11 @@ def build_stack(
     else:
         index = BM25ToolIndex()
     search = ToolSearchAdvisor(
-        catalog(), index=index, session_store=sessions, options=SearchOptions(tool_filter=permitted)
+        catalog(),
+        index=index,
+        session_store=sessions,
+        options=SearchOptions(tool_filter=permitted),
+        channel="rewrite",  # the model reads the tools it was shown from the tool list
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(repository, max_messages=200))
     client = (

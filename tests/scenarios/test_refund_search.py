@@ -152,7 +152,7 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
     backend: RefundDeskBackend,
 ) -> None:
     catalog = build_catalog(backend)
-    advisor = ToolSearchAdvisor(catalog, index=BM25ToolIndex())
+    advisor = ToolSearchAdvisor(catalog, index=BM25ToolIndex(), channel="rewrite")
     triage = Triage()
     model = ScriptedModel(triage.script())
     # The desk has tools that need approval (the triage calls none): a person decides later.
@@ -195,7 +195,7 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
 async def test_a_later_turn_of_the_triage_starts_with_the_tools_it_found(
     backend: RefundDeskBackend,
 ) -> None:
-    advisor = ToolSearchAdvisor(build_catalog(backend), index=BM25ToolIndex())
+    advisor = ToolSearchAdvisor(build_catalog(backend), index=BM25ToolIndex(), channel="rewrite")
     triage = Triage()
     model = ScriptedModel([*triage.script(), tool_call_response((FIND, {})), "Nothing left."])
     # The desk has tools that need approval (the triage calls none): a person decides later.

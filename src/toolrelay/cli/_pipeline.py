@@ -50,7 +50,7 @@ from toolrelay.execution import (
 )
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse, ToolCall, Usage
-from toolrelay.models._base import ChatModel, model_name
+from toolrelay.models._base import ChatModel, ToolChannel, model_name, tool_channels
 from toolrelay.models._chunks import ChunkMerger
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import Prompt
@@ -248,6 +248,10 @@ class MeteredModel:
         self.supports_tools = model.supports_tools
         self.name = model_name(model).strip("'")
 
+    def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
+        """The wrapped model's tool search channels."""
+        return tool_channels(self.model, model)
+
     async def call(self, prompt: Prompt) -> ChatResponse:
         self.recorder.request(prompt)
         with progress(f"Waiting for {self.name}"):
@@ -350,6 +354,9 @@ def build_pipeline(
         index=RecordingIndex(index),
         recorder=recorder,
         options=SearchOptions(max_results=max_results, language=language, usage_log=usage_log),
+        # What the commands print of each turn (the tools shown per request) is the rewrite
+        # channel's; the commands choose no other channel yet.
+        channel="rewrite",
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
     client = (

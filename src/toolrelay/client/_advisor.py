@@ -114,6 +114,11 @@ class AdvisorChain:
         advisors: The advisors; they are sorted by ``order`` (ties keep their given order).
         call_model: The last link for calls.
         stream_model: The last link for streams.
+        model: The chat model the last links call, when there is one: what an advisor asks
+            about the model of its requests (the tool loop's provider, its tool channels).
+
+    Attributes:
+        model: As given.
     """
 
     def __init__(
@@ -122,11 +127,13 @@ class AdvisorChain:
         *,
         call_model: ModelCall,
         stream_model: ModelStream,
+        model: ChatModel | None = None,
     ) -> None:
         self._all = tuple(sorted(advisors, key=lambda a: a.order))
         self._start = 0
         self._call_model = call_model
         self._stream_model = stream_model
+        self.model = model
 
     @classmethod
     def for_model(cls, model: ChatModel, advisors: Sequence[Advisor]) -> AdvisorChain:
@@ -142,7 +149,7 @@ class AdvisorChain:
             async for chunk in model.stream(request.prompt):
                 yield ChatClientResponse(chat_response=chunk, context=request.context)
 
-        return cls(advisors, call_model=call_model, stream_model=stream_model)
+        return cls(advisors, call_model=call_model, stream_model=stream_model, model=model)
 
     @property
     def advisors(self) -> tuple[Advisor, ...]:
@@ -155,6 +162,7 @@ class AdvisorChain:
         chain._start = start
         chain._call_model = self._call_model
         chain._stream_model = self._stream_model
+        chain.model = self.model
         return chain
 
     def copy(self, *, excluding: Advisor) -> AdvisorChain:

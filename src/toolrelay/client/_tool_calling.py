@@ -419,7 +419,9 @@ class ToolCallingAdvisor:
         # (a tool that needs approval was checked when the client was built, and one that
         # arrived since, in a live catalog, is refused as feedback when called).
         check_context(options.tools, options.tool_context)
-        state.tools = await self.tool_provider.open(request, owner=self.name, manager=state.manager)
+        state.tools = await self.tool_provider.open(
+            request, owner=self.name, manager=state.manager, model=state.chain.model
+        )
         state.history = list(request.prompt.messages)
         instructions: Sequence[Message] = request.prompt.messages
         resumed = request.resume

@@ -26,6 +26,7 @@ from typing import Protocol, runtime_checkable
 from toolrelay.client._requests import ChatClientRequest, ChatClientResponse
 from toolrelay.execution import ToolCallingManager, ToolCallInterceptor, ToolExecutionResult
 from toolrelay.messages import ChatResponse
+from toolrelay.models import ChatModel
 from toolrelay.tools import Tool
 
 __all__ = ["RequestTools", "RoundTools", "ToolProvider", "TurnTools"]
@@ -75,12 +76,19 @@ class ToolProvider(Protocol):
     """Offers the tool loop its tools, one turn at a time."""
 
     async def open(
-        self, request: ChatClientRequest, *, owner: str, manager: ToolCallingManager
+        self,
+        request: ChatClientRequest,
+        *,
+        owner: str,
+        manager: ToolCallingManager,
+        model: ChatModel | None,
     ) -> TurnTools:
         """Open a turn for ``request`` (its ``tool_names`` resolved).
 
         ``owner`` names the loop, for errors; ``manager`` runs the turn's rounds (its result
-        bound is what a tool of the provider's own fits its answers to).
+        bound is what a tool of the provider's own fits its answers to); ``model`` is the
+        chat model the turn's requests go to (the client's), ``None`` when the loop runs on
+        a chain without one.
         """
         ...
 
@@ -89,7 +97,12 @@ class RequestTools:
     """The default provider: every model call is shown the request's own tools."""
 
     async def open(
-        self, request: ChatClientRequest, *, owner: str, manager: ToolCallingManager
+        self,
+        request: ChatClientRequest,
+        *,
+        owner: str,
+        manager: ToolCallingManager,
+        model: ChatModel | None,
     ) -> TurnTools:
         """The request's tools, for the whole turn."""
         return _REQUEST_TURN

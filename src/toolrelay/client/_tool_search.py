@@ -19,8 +19,11 @@ it, and any loop (a subclass of your own, say) gets tool search with
    bridges; the index itself rebuilds only on a new fingerprint; one index serves every
    conversation, each searching its own permitted view) and drops stored names of tools that
    left the catalog;
-3. shows each model call, in a stable order (so provider prompt caches keep hitting):
-   ``tool_search``, request tools, always-on tools, then discovered tools in discovery order;
+3. takes the channel (:data:`Channel`; by default the best the client's model declares) and
+   shows each model call, in a stable order (so provider prompt caches keep hitting):
+   ``tool_search``, request tools, always-on tools, then discovered tools in discovery order
+   (in the rewrite channel, in the tool list; in the native channel, through tool changes in
+   the history, the tool list holding the rest; the proxy channel's list is fixed);
 4. answers each search with its best hits (none below ``min_relative_score`` times the best
    one's score), leaving out tools the model already sees in full unless one is the best (in
    the proxy channel: tools whose unchanged definition an earlier answer in the request's
@@ -57,6 +60,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -82,7 +86,9 @@ from toolrelay.execution import (
 )
 from toolrelay.execution._pipeline import ContextNeeds
 from toolrelay.memory import CONVERSATION_ID
-from toolrelay.messages import ChatResponse, Message
+from toolrelay.messages import ChatResponse, Message, ToolChangeMessage
+from toolrelay.models import ChatModel, ToolChannel
+from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, model_name, tool_channels
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search._base import ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
@@ -112,17 +118,30 @@ __all__ = ["Channel", "ConversationKey", "ToolSearch", "ToolSearchAdvisor"]
 ConversationKey = str | Callable[[ChatClientRequest], object]
 """An advisor parameter's name, or a function of the request returning the key."""
 
-Channel = Literal["rewrite", "proxy"]
+Channel = Literal["auto", "native", "proxy", "rewrite"]
 """How found tools reach the model (the ``channel`` option).
 
-- ``"rewrite"``: each model call's tool list shows the tools found so far, in full (the
-  provider enforces their schemas; the list, which starts a request's cached prefix, changes
-  with each discovery).
+- ``"auto"`` (the default): the best channel the model declares (its adapter's
+  ``tool_channels``), never ``"rewrite"`` unless it declares nothing else: ``"native"`` for
+  an Anthropic model that accepts mid-conversation tool changes, ``"proxy"`` for every other
+  model (OpenAI Chat Completions and compatible servers, llama.cpp, your own).
+- ``"native"``: the tool list never changes (``tool_search``, the request's own and always-on
+  tools); ``tool_search`` answers with the names of the tools it found, and a
+  :class:`~toolrelay.messages.ToolChangeMessage` in the history before the next model call
+  makes them available there (and retires those retention drops), which the adapter renders
+  through the provider's own channel (Anthropic: a system message of ``tool_addition`` and
+  ``tool_removal`` blocks). The model calls found tools by name. The prompt cache's prefix
+  survives every discovery.
 - ``"proxy"``: the tool list never changes: the request's own and always-on tools, then
   ``tool_search``, whose answers carry the found tools' definitions, and ``call_tool(name,
   arguments)``, which runs a found tool through the same round as any call (its arguments
   validated against that tool's schema, the guards, limits and permissions seeing that tool).
   The prompt cache's prefix survives every discovery.
+- ``"rewrite"``: each model call's tool list shows the tools found so far, in full (the
+  provider enforces their schemas; the list, which starts a request's cached prefix, changes
+  with each discovery). Only when asked for.
+
+A channel given by name must be one the model declares, or the turn is refused.
 """
 
 
@@ -150,15 +169,16 @@ class ToolSearch:
             list only grows, so a provider's prompt cache covers every earlier tool);
             ``"last_search"`` shows only what the last round of searches found. What each
             costs in tokens on three tasks: ``docs/benchmarks.md``.
-        channel: How found tools reach the model: ``"rewrite"`` (default) or ``"proxy"``
-            (see :data:`Channel`).
+        channel: How found tools reach the model: ``"auto"`` (default: the best the model
+            declares), ``"native"``, ``"proxy"`` or ``"rewrite"`` (see :data:`Channel`).
 
     Raises:
         ConfigurationError: An option is out of range (``channel``, ``retention`` among
             them), or the options cannot be honoured with the index (a usage log with an
             index that does not rank with history, such as the PostgreSQL one). Per turn: the
-            conversation key is missing, an always-on name is not in the catalog, or another
-            tool is called ``tool_search`` (or, in the proxy channel, ``call_tool``).
+            conversation key is missing, an always-on name is not in the catalog, another
+            tool is called ``tool_search`` (or, in the proxy channel, ``call_tool``), or the
+            channel given is not one the model renders.
     """
 
     def __init__(
@@ -171,10 +191,12 @@ class ToolSearch:
         always_on: Sequence[str] = (),
         conversation_key: ConversationKey = CONVERSATION_ID,
         retention: Retention = "used",
-        channel: Channel = "rewrite",
+        channel: Channel = "auto",
     ) -> None:
         if channel not in get_args(Channel):
-            raise ConfigurationError(f"channel must be 'rewrite' or 'proxy', not {channel!r}")
+            raise ConfigurationError(
+                "channel must be 'auto', 'native', 'proxy' or 'rewrite', not " + repr(channel)
+            )
         if retention not in ("used", "all", "last_search"):
             raise ConfigurationError(
                 f"retention must be 'used', 'all' or 'last_search', not {retention!r}"
@@ -212,10 +234,40 @@ class ToolSearch:
         """The catalog tools every request shows."""
         return self.core.always_on
 
+    def channel_for(
+        self, model: ChatModel | None, requested: str | None = None, *, owner: str = "tool_search"
+    ) -> ToolChannel:
+        """The channel a turn takes with ``model`` (its requests to model ``requested``).
+
+        ``"auto"``: the first channel the model declares other than ``"rewrite"``; a channel
+        given by name: that one, which the model must declare. A loop without a model (a
+        chain of your own) renders what any model taking tools does.
+
+        Raises:
+            ConfigurationError: The channel given is not one the model declares.
+        """
+        declared = tool_channels(model, requested) if model is not None else DEFAULT_TOOL_CHANNELS
+        if self.channel == "auto":
+            return next((c for c in declared if c != "rewrite"), "rewrite")
+        if self.channel in declared:
+            return self.channel
+        shown = model_name(model) if model is not None else "of this loop (none is known)"
+        raise ConfigurationError(
+            f"{owner}: channel={self.channel!r}, but the model {shown} renders only "
+            f"{', '.join(repr(c) for c in declared)}: choose one of those, or channel='auto' "
+            "for the best of them"
+        )
+
     async def open(
-        self, request: ChatClientRequest, *, owner: str, manager: ToolCallingManager
+        self,
+        request: ChatClientRequest,
+        *,
+        owner: str,
+        manager: ToolCallingManager,
+        model: ChatModel | None = None,
     ) -> TurnTools:
         """Read the conversation's discovered tools and fix the tools every call shows."""
+        channel = self.channel_for(model, request.prompt.options.model, owner=owner)
         key = self.conversation_key_of(request, owner=owner)
         before = self.core.last_snapshot
         snapshot = await self.core.snapshot()
@@ -227,7 +279,7 @@ class ToolSearch:
             self._needs = (snapshot, ContextNeeds(snapshot.members))
         self._needs[1].check(context)
         view = self.core.view(snapshot, context)
-        proxy = self.channel == "proxy"
+        proxy = channel == "proxy"
         searcher = await self.core.searcher(
             view,
             hits=self._definition_hits(snapshot) if proxy else None,
@@ -239,6 +291,7 @@ class ToolSearch:
         fixed = view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner)
         turn = _SearchTurn(
             provider=self,
+            channel=channel,
             key=key,
             snapshot=snapshot,
             reindexed=snapshot is not before and snapshot.rebuilt,
@@ -294,6 +347,22 @@ class ToolSearch:
         return Discoveries(names=kept, used=used, fresh=frozenset(kept))
 
 
+def _available_in(messages: Sequence[Message]) -> dict[str, str]:
+    """What the tool changes among ``messages`` make available: definitions by name, in order."""
+    available: dict[str, str] = {}
+    for message in messages:
+        if isinstance(message, ToolChangeMessage):
+            for name in message.removed:
+                available.pop(name, None)
+            for definition in message.added:
+                available[definition["name"]] = _compact(dict(definition))
+    return available
+
+
+def _compact(value: Mapping[str, Any]) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
 def _proxy_tools(fixed: tuple[Tool, ...], call: Tool, *, owner: str) -> tuple[Tool, ...]:
     """The proxy channel's fixed list: the request's and always-on tools, then the pair.
 
@@ -314,6 +383,7 @@ class _SearchTurn:
     """One turn of :class:`ToolSearch`: what it shows, what it found, what it reports."""
 
     provider: ToolSearch
+    channel: ToolChannel
     key: str
     snapshot: CatalogSnapshot
     reindexed: bool
@@ -331,10 +401,18 @@ class _SearchTurn:
     _shown: tuple[tuple[str, ...], tuple[Tool, ...], tuple[str, ...]] | None = None
     _options: tuple[ChatOptions, tuple[Tool, ...], ChatOptions] | None = None
     _scanned: tuple[int, Message, Mapping[str, str]] | None = None
+    # The native channel: the tool changes this turn wrote, each after the message it
+    # followed; what the history makes available (name -> definition as compact JSON); and
+    # the found tools that makes callable.
+    _changes: list[tuple[Message, ToolChangeMessage]] = field(default_factory=list)
+    _available: dict[str, str] | None = None
+    _found: tuple[Tool, ...] = ()
 
     def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
         """Show the fixed tools plus the discovered ones, and add the system suffix."""
-        proxy = self.provider.channel == "proxy"
+        if self.channel == "native":
+            return self._prepare_native(request, model_call=model_call)
+        proxy = self.channel == "proxy"
         discovered = self.discoveries.names
         if self._shown is None or self._shown[0] is not discovered:
             # Most rounds find nothing new: the list is worked out again only when it changed.
@@ -359,6 +437,50 @@ class _SearchTurn:
         suffix = self.texts.proxy_system_suffix if proxy else self.texts.system_suffix
         prompt = Prompt(
             messages=with_system_suffix(request.prompt.messages, suffix),
+            options=self._options[2],
+        )
+        return request.with_prompt(prompt)
+
+    def _prepare_native(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
+        """The native channel: fixed tools, and the history's tool changes brought up to date.
+
+        This turn's earlier changes go back after the messages they followed (a history
+        advisor inside the loop keeps them itself); a new change follows the last message
+        when the discovered tools differ from what the history makes available.
+        """
+        messages = list(request.prompt.messages)
+        for anchor, change in self._changes:
+            position = next((i for i, m in enumerate(messages) if m is anchor), None)
+            if position is not None:
+                messages.insert(position + 1, change)
+        if self._available is None:
+            self._available = _available_in(messages)
+        hits = self.provider._definition_hits(self.snapshot)
+        fixed = {t.definition.name for t in self.fixed}
+        wanted = [
+            n
+            for n in self.discoveries.names
+            if n not in fixed and n in self.snapshot.tools and self.view.permits(n)
+        ]
+        compact = {name: _compact(hits[name]) for name in wanted}
+        added = [hits[n] for n in wanted if self._available.get(n) != compact[n]]
+        removed = [n for n in self._available if n not in compact and n in self.snapshot.tools]
+        if (added or removed) and messages:
+            change = ToolChangeMessage(added=tuple(added), removed=tuple(removed))
+            self._changes.append((messages[-1], change))
+            messages.append(change)
+            for name in removed:
+                del self._available[name]
+            self._available.update((n, compact[n]) for n in wanted)
+        self._found = tuple(self.snapshot.tools[n] for n in wanted if n in self._available)
+        names = tuple(t.definition.name for t in (*self.fixed, *self._found))
+        self.searcher.shown = frozenset(names)
+        self.rounds.append(ToolSearchRound(model_call=model_call, exposed=names))
+        options = request.prompt.options
+        if self._options is None or self._options[0] is not options:
+            self._options = (options, self.fixed, options.replace(tools=self.fixed))
+        prompt = Prompt(
+            messages=with_system_suffix(messages, self.texts.system_suffix),
             options=self._options[2],
         )
         return request.with_prompt(prompt)
@@ -395,9 +517,12 @@ class _SearchTurn:
         """
         exposed = request.prompt.options.tools
         tools: tuple[Tool, ...] = exposed
-        if self.provider.channel == "proxy":
+        if self.channel == "proxy":
             self.callable = self._callable(exposed)
             tools = (*exposed, *(t for t in self.callable.values() if t not in exposed))
+        elif self.channel == "native":
+            # Found tools are called by name, as the tool changes made them available.
+            tools = (*exposed, *(t for t in self._found if t not in exposed))
         names = [t.definition.name for t in tools]
         self.refused = []
         return RoundTools(
@@ -505,7 +630,7 @@ class _SearchTurn:
             reindexed=self.reindexed,
             rounds=tuple(self.rounds),
             discovered=self.discoveries.names,
-            channel=self.provider.channel,
+            channel=self.channel,
             learned=tuple(self.usage.learned),
             history_entries=len(self.searcher.history or ()),
         )
@@ -539,7 +664,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         always_on: Sequence[str] = (),
         conversation_key: ConversationKey = CONVERSATION_ID,
         retention: Retention = "used",
-        channel: Channel = "rewrite",
+        channel: Channel = "auto",
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
         eligibility_checker: EligibilityChecker = has_tool_calls,

@@ -60,8 +60,8 @@ from toolrelay.execution import (
 from toolrelay.execution._resolution import match_tool_name
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse
-from toolrelay.models import ChatModel
-from toolrelay.models._base import model_name
+from toolrelay.models import ChatModel, ToolChannel
+from toolrelay.models._base import model_name, tool_channels
 from toolrelay.models._metadata import CACHE_READ_TOKENS, CACHE_WRITE_TOKENS
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import ChatOptions, Prompt
@@ -520,6 +520,9 @@ class TaskRunner:
                 tools,
                 index=self._indexes[(mode.name, task.environment)],
                 max_model_calls=self.max_requests,
+                # What a run reports as shown is each request's tool list, which only the
+                # rewrite channel fills with the found tools.
+                channel="rewrite",
             )
         loop.recorder = recorder
         # The loop runs its rounds with the client's manager, built from the environment's
@@ -602,6 +605,10 @@ class _Meter:
         self.name = model_name(model)
         self.prompts: list[Prompt] = []
         self.responses: list[ChatResponse] = []
+
+    def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
+        """The wrapped model's tool search channels."""
+        return tool_channels(self.model, model)
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         """Ask the model, keeping the request and the answer."""

@@ -1,7 +1,8 @@
 """Chat models: the contract every provider adapter satisfies, and the streamed-chunk format.
 
-See :class:`ChatModel` for the contract and :class:`ChunkMerger` for how partial tool calls
-travel in a stream and merge back.
+See :class:`ChatModel` for the contract, :class:`ChunkMerger` for how partial tool calls
+travel in a stream and merge back, and :data:`ToolChannel` for the tool search channels an
+adapter declares (``tool_channels(model)``).
 
 Provider adapters (each needs its extra; importing this package imports no provider SDK):
 
@@ -15,7 +16,7 @@ Provider adapters (each needs its extra; importing this package imports no provi
 
 from typing import TYPE_CHECKING, Any
 
-from toolrelay.models._base import ChatModel
+from toolrelay.models._base import ChatModel, ToolChannel
 from toolrelay.models._chunks import ChunkMerger
 
 if TYPE_CHECKING:
@@ -42,6 +43,7 @@ __all__ = [
     "OpenAIChatModel",
     "OpenAIEmbedder",
     "OpenAIResponsesModel",
+    "ToolChannel",
 ]
 
 

@@ -8,8 +8,14 @@ Example::
     client = ChatClient.builder(model).default_tools(RefundTools()).build()
 
 The wire format (``tool_use`` / ``tool_result`` blocks, ``is_error``, prompt caching, cache
-token metadata) is documented with its translation (``_anthropic_wire.py``); tool choice and the
-parallel-calls switch with theirs (``_tool_choice.py``). Errors of the SDK become
+token metadata, tool changes) is documented with its translation (``_anthropic_wire.py``); tool
+choice and the parallel-calls switch with theirs (``_tool_choice.py``).
+
+Tool search's channels: the models of :data:`TOOL_CHANGE_MODELS` accept mid-conversation tool
+changes, so they render ``"native"`` (a :class:`~toolrelay.messages.ToolChangeMessage` as a
+system message of ``tool_addition`` / ``tool_removal`` blocks, the request's ``tools`` never
+changing) besides ``"proxy"`` and ``"rewrite"``; the others render ``"proxy"`` and
+``"rewrite"`` and leave tool changes out. Errors of the SDK become
 :class:`~toolrelay.exceptions.ModelAPIError` (and subclasses) or
 :class:`~toolrelay.exceptions.ModelConnectionError` after the SDK's own retries.
 """
@@ -17,12 +23,14 @@ parallel-calls switch with theirs (``_tool_choice.py``). Errors of the SDK becom
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from toolrelay._storable import valid_unicode_data
 from toolrelay.messages import ChatResponse
 from toolrelay.models._anthropic_wire import (
+    INLINE_TOOLS_BETA,
     MAX_BREAKPOINTS,
     AnthropicStreamParser,
     count_breakpoints,
@@ -33,16 +41,46 @@ from toolrelay.models._anthropic_wire import (
     tool_choice_to_anthropic,
     tools_to_anthropic,
 )
+from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, ToolChannel
 from toolrelay.models._sdk_model import LOCAL_API_KEY, SdkChatModel, connect, import_sdk
 from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 
-__all__ = ["DEFAULT_MAX_TOKENS", "LOCAL_API_KEY", "AnthropicChatModel"]
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "LOCAL_API_KEY",
+    "TOOL_CHANGE_MODELS",
+    "AnthropicChatModel",
+    "accepts_tool_changes",
+]
+
+TOOL_CHANGE_MODELS: Final = frozenset(
+    {
+        "claude-opus-4-8",
+        "claude-opus-5",
+        "claude-opus-5-5",
+        "claude-fable-5",
+        "claude-fable-5-1",
+        "claude-mythos-5",
+        "claude-mythos-5-1",
+    }
+)
+"""The models Anthropic lists as accepting mid-conversation tool changes (``tool_addition``
+and ``tool_removal`` blocks; "Mid-conversation system messages and tool changes", Claude API
+docs). Claude Sonnet 5 refuses them, and Haiku 5.5 is not listed; a model not named here gets
+the proxy channel."""
+
+_SNAPSHOT = re.compile(r"-\d{8}$")
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` of a request whose options set none (the API requires a value)."""
 
 _ANTHROPIC_HOST = "api.anthropic.com"
+
+
+def accepts_tool_changes(model: str) -> bool:
+    """Whether ``model`` (an alias, or a dated snapshot of one) is in :data:`TOOL_CHANGE_MODELS`."""
+    return _SNAPSHOT.sub("", model) in TOOL_CHANGE_MODELS
 
 
 class AnthropicChatModel(SdkChatModel[ToolNameMap]):
@@ -128,14 +166,28 @@ class AnthropicChatModel(SdkChatModel[ToolNameMap]):
     def __repr__(self) -> str:
         return f"AnthropicChatModel(model={self.model!r})"
 
+    def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
+        """The tool search channels requests to ``model`` render, best first.
+
+        ``"native"`` first for the models of :data:`TOOL_CHANGE_MODELS`, then ``"proxy"``
+        and ``"rewrite"``. ``model`` is the request's model name; ``None``, this adapter's.
+        """
+        if accepts_tool_changes(model or self.model):
+            return ("native", *DEFAULT_TOOL_CHANNELS)
+        return DEFAULT_TOOL_CHANNELS
+
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ToolNameMap]:
         options = prompt.options
         settings, names = self._tool_settings(options)
+        model = options.model or self.model
+        messages = messages_to_anthropic(prompt.messages, tool_changes=accepts_tool_changes(model))
         body: dict[str, Any] = {
-            "model": options.model or self.model,
+            "model": model,
             "max_tokens": options.max_tokens or self.max_tokens,
-            "messages": messages_to_anthropic(prompt.messages),
+            "messages": messages,
         }
+        if any(m["role"] == "system" for m in messages):
+            body["betas"] = [INLINE_TOOLS_BETA]
         system = system_to_anthropic(prompt.messages, cache=self.cache_prompt)
         if system is not None:
             body["system"] = system
@@ -161,6 +213,8 @@ class AnthropicChatModel(SdkChatModel[ToolNameMap]):
         return wire, names
 
     async def _send(self, body: dict[str, Any]) -> Any:
+        if "betas" in body:  # tool changes: only the beta endpoint takes system messages
+            return await self._client.beta.messages.create(**body)
         return await self._client.messages.create(**body)
 
     def _response(self, data: Mapping[str, Any], wire: ToolNameMap) -> ChatResponse:

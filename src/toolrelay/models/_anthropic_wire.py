@@ -21,6 +21,14 @@ Mapping:
   ``CACHE_READ_TOKENS`` and
   ``CACHE_WRITE_TOKENS``.
 - ``thinking`` blocks are not kept.
+- A :class:`~toolrelay.messages.ToolChangeMessage`, for a model that accepts mid-conversation
+  tool changes (``tool_changes=True``), becomes a ``role: "system"`` message of
+  ``tool_addition`` blocks (each tool by value: ``tool_definition``, the
+  :data:`INLINE_TOOLS_BETA` beta) and ``tool_removal`` blocks (by ``tool_reference``). The
+  API takes such a message only right after a user turn (tool results included) and followed
+  by an assistant turn or at the end, never first; consecutive ones are one section. One
+  found elsewhere (a history replayed from another model, a turn that failed) moves to the
+  next place the API takes. For any other model it is left out.
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from toolrelay.messages import (
     Message,
     SystemMessage,
     ToolCall,
+    ToolChangeMessage,
     ToolResponseMessage,
     Usage,
     UserMessage,
@@ -53,6 +62,7 @@ from toolrelay.tools._base import ToolDefinition
 
 __all__ = [
     "EPHEMERAL",
+    "INLINE_TOOLS_BETA",
     "MAX_BREAKPOINTS",
     "UNCACHEABLE_BLOCKS",
     "AnthropicStreamParser",
@@ -65,6 +75,9 @@ __all__ = [
     "tools_to_anthropic",
     "usage_from_anthropic",
 ]
+
+INLINE_TOOLS_BETA = "inline-tools-2026-09-15"
+"""The beta under which a ``tool_addition`` block carries a tool's definition by value."""
 
 EPHEMERAL: Mapping[str, str] = {"type": "ephemeral"}
 """The ``cache_control`` marking the end of a cached prefix."""
@@ -103,8 +116,32 @@ def _input_object(arguments: str) -> dict[str, Any]:
         return {}
 
 
-def messages_to_anthropic(messages: Sequence[Message]) -> list[dict[str, Any]]:
-    """The ``messages`` of a request body (system messages left out)."""
+def tool_change_blocks(message: ToolChangeMessage) -> list[dict[str, Any]]:
+    """The ``tool_removal`` and ``tool_addition`` blocks of a tool change, removals first."""
+    blocks: list[dict[str, Any]] = [
+        {"type": "tool_removal", "tool": {"type": "tool_reference", "name": _safe(name)}}
+        for name in message.removed
+    ]
+    for added in message.added:
+        definition = {**added, "name": _safe(added["name"])}
+        blocks.append(
+            {"type": "tool_addition", "tool": {"type": "tool_definition", "definition": definition}}
+        )
+    return blocks
+
+
+def _safe(name: str) -> str:
+    return ToolNameMap.to_provider(name)
+
+
+def messages_to_anthropic(
+    messages: Sequence[Message], *, tool_changes: bool = False
+) -> list[dict[str, Any]]:
+    """The ``messages`` of a request body (system messages left out).
+
+    With ``tool_changes``, each :class:`~toolrelay.messages.ToolChangeMessage` becomes a
+    system message where the API takes one (module docs); without, it is left out.
+    """
     turns: list[tuple[str, list[dict[str, Any]]]] = []
     for message in consistent_call_ids(messages, allowed=_ID_CHARACTER):
         role: str
@@ -136,6 +173,8 @@ def messages_to_anthropic(messages: Sequence[Message]) -> list[dict[str, Any]]:
                     if response.is_error:
                         block["is_error"] = True
                     blocks.append(block)
+            case ToolChangeMessage() if tool_changes:
+                role, blocks = "system", tool_change_blocks(message)
             case _:
                 continue
         if not blocks:
@@ -145,11 +184,36 @@ def messages_to_anthropic(messages: Sequence[Message]) -> list[dict[str, Any]]:
         else:
             turns.append((role, blocks))
     wire = []
-    for role, blocks in turns:
+    for role, blocks in _placed(turns):
         # Tool results must open a user turn; keep every other block's order.
         blocks.sort(key=lambda b: b["type"] != "tool_result")
         wire.append({"role": role, "content": blocks})
     return wire
+
+
+_Turns = list[tuple[str, list[dict[str, Any]]]]
+
+
+def _placed(turns: _Turns) -> _Turns:
+    """``turns`` with each system section where the API takes it (module docs).
+
+    A section after anything but a user turn, or before a user turn, waits for the next user
+    turn that ends the messages or precedes an assistant turn; with none, it is left out.
+    """
+    placed: _Turns = []
+    waiting: list[dict[str, Any]] = []
+    for position, (role, blocks) in enumerate(turns):
+        if role == "system":
+            waiting.extend(blocks)
+        elif placed and placed[-1][0] == role:
+            placed[-1][1].extend(blocks)
+        else:
+            placed.append((role, blocks))
+        following = next((r for r, _ in turns[position + 1 :] if r != "system"), None)
+        if waiting and placed and placed[-1][0] == "user" and following in (None, "assistant"):
+            placed.append(("system", waiting))
+            waiting = []
+    return placed
 
 
 def count_breakpoints(body: Mapping[str, Any]) -> int:

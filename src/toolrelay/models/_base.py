@@ -12,18 +12,47 @@ any model.
 
 Streaming yields :class:`~toolrelay.messages.ChatResponse` chunks in the representation
 that :class:`~toolrelay.models.ChunkMerger` documents and merges.
+
+Tool search reaches the model through a channel (:data:`ToolChannel`); an adapter declares
+the ones it renders, best first, with a ``tool_channels(model)`` method (the request's model
+name, ``None`` for the adapter's own), and one that declares nothing renders
+:data:`DEFAULT_TOOL_CHANNELS`. ``"native"`` means the adapter renders a
+:class:`~toolrelay.messages.ToolChangeMessage` through the provider's own channel; every
+adapter leaves one it cannot render out of the request.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Protocol, runtime_checkable
+from typing import Final, Literal, Protocol, runtime_checkable
 
 from toolrelay.exceptions import ToolsNotSupportedError
 from toolrelay.messages import ChatResponse
 from toolrelay.prompt import Prompt
 
-__all__ = ["ChatModel", "ensure_tools_supported", "model_name"]
+__all__ = [
+    "DEFAULT_TOOL_CHANNELS",
+    "ChatModel",
+    "ToolChannel",
+    "ensure_tools_supported",
+    "model_name",
+    "tool_channels",
+]
+
+ToolChannel = Literal["native", "proxy", "rewrite"]
+"""How tools that tool search found reach the model.
+
+- ``"native"``: a :class:`~toolrelay.messages.ToolChangeMessage` in the history, rendered
+  through the provider's own channel (Anthropic's ``tool_addition`` blocks); the request's
+  tool list never changes.
+- ``"proxy"``: ``tool_search``'s answers carry the definitions and ``call_tool`` runs them;
+  the tool list never changes. Any model that takes tools renders it.
+- ``"rewrite"``: each request's tool list shows the tools found so far. Any model that takes
+  tools renders it.
+"""
+
+DEFAULT_TOOL_CHANNELS: Final[tuple[ToolChannel, ...]] = ("proxy", "rewrite")
+"""The channels of an adapter that declares none: those any model taking tools renders."""
 
 
 @runtime_checkable
@@ -93,3 +122,15 @@ def model_name(model: object) -> str:
     """A readable name for ``model`` in error messages (its ``name`` attribute or class)."""
     name = getattr(model, "name", None)
     return repr(name) if isinstance(name, str) and name else type(model).__name__
+
+
+def tool_channels(model: object, model_name: str | None = None) -> tuple[ToolChannel, ...]:
+    """The channels ``model`` renders for requests to ``model_name``, best first.
+
+    ``model.tool_channels(model_name)`` when the adapter declares it, else
+    :data:`DEFAULT_TOOL_CHANNELS`.
+    """
+    declared = getattr(model, "tool_channels", None)
+    if declared is None:
+        return DEFAULT_TOOL_CHANNELS
+    return tuple(declared(model_name))

@@ -176,7 +176,9 @@ class SdkChatModel(Generic[_Wire]):
         """The arguments this model passes to the SDK's ``create`` for ``prompt``.
 
         Built without contacting anything: the fields of the request's JSON body, and its
-        ``ChatOptions.extras`` under ``extra_body``, which the SDK merges into the body.
+        ``ChatOptions.extras`` under ``extra_body``, which the SDK merges into the body. An
+        Anthropic body holding tool changes names their beta in ``betas`` and goes to the
+        SDK's ``beta.messages.create``.
 
         Raises:
             ConfigurationError: The tool choice names a tool the prompt does not offer, or

@@ -19,6 +19,7 @@ from toolrelay.messages import (
     Message,
     SystemMessage,
     ToolCall,
+    ToolChangeMessage,
     ToolResponseMessage,
     UserMessage,
 )
@@ -61,6 +62,10 @@ def _message(message: Message) -> dict[str, Any]:
                     for r in responses
                 ],
             }
+        case ToolChangeMessage():
+            # The convention has no part for it: a part of its own naming the tools.
+            change = {"type": "tool_changes", "added": list(message.added_names)}
+            return {"role": "system", "parts": [{**change, "removed": list(message.removed)}]}
     raise AssertionError(f"unknown message type {type(message).__name__}")  # pragma: no cover
 
 

@@ -7,6 +7,7 @@ from toolrelay.messages import (
     Message,
     SystemMessage,
     ToolCall,
+    ToolChangeMessage,
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
@@ -22,7 +23,8 @@ def every_message_kind() -> list[Message]:
     arguments), tool responses (one an error), an assistant message without text, another
     whose tool call has empty arguments, a tool exchange whose every text holds lone
     surrogates (half an emoji, as a model's JSON can escape it; UTF-8 cannot encode them),
-    and a final answer.
+    a tool change (a definition with nested schema and non-ASCII text; then a retirement
+    with a new addition), and a final answer.
     """
     half = "\ud83d"  # a lone high surrogate
     pair = "\ud83d\ude00"  # a high and a low surrogate as two code points
@@ -53,6 +55,23 @@ def every_message_kind() -> list[Message]:
         ),
         ToolResponseMessage(
             responses=(ToolResponse(id=f"c4{half}", name=f"x{half}", data=f"got {pair}"),)
+        ),
+        ToolChangeMessage(
+            added=(
+                {
+                    "name": "refund.status",
+                    "description": "Status of a refund — 退款状态",
+                    "input_schema": {
+                        "type": "object",
+                        "properties": {"refund_id": {"type": "string", "description": pair}},
+                        "required": ["refund_id"],
+                    },
+                },
+            )
+        ),
+        ToolChangeMessage(
+            added=({"name": "noargs", "input_schema": {"type": "object", "properties": {}}},),
+            removed=("refund.retry",),
         ),
         AssistantMessage(text="Done: paid 12.50 €."),
     ]

@@ -2,7 +2,9 @@
 
 Both record every prompt they receive (and the tool definitions each prompt showed), fill in
 missing tool-call ids (``call_1``, ``call_2``, ... across the model's life), refuse tools when
-built with ``supports_tools=False``, and can stream: text is cut into small chunks and tool
+built with ``supports_tools=False``, declare the tool search channels they are given
+(``tool_channels=("native", "proxy", "rewrite")`` to test the native channel; by default
+those any model renders), and can stream: text is cut into small chunks and tool
 calls are sent as fragments, so the chunk merging runs for real.
 
 Example:
@@ -15,12 +17,12 @@ Example:
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from typing import TypeAlias
 
 from toolrelay.exceptions import ModelError
 from toolrelay.messages import AssistantMessage, ChatResponse, Generation, ToolCall
-from toolrelay.models._base import ensure_tools_supported
+from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, ToolChannel, ensure_tools_supported
 from toolrelay.prompt import Prompt
 from toolrelay.testing._responses import split_response, text_response
 from toolrelay.tools._base import ToolDefinition
@@ -40,8 +42,16 @@ ScriptStep: TypeAlias = ModelReply | ResponseFunction
 class _RecordingModel:
     """Shared recording, id filling and streaming of the test models."""
 
-    def __init__(self, *, supports_tools: bool, chunk_size: int, name: str) -> None:
+    def __init__(
+        self,
+        *,
+        supports_tools: bool,
+        chunk_size: int,
+        name: str,
+        tool_channels: Sequence[ToolChannel] = DEFAULT_TOOL_CHANNELS,
+    ) -> None:
         self.supports_tools = supports_tools
+        self.channels = tuple(tool_channels)
         self.chunk_size = chunk_size
         self.name = name
         self.prompts: list[Prompt] = []
@@ -63,6 +73,10 @@ class _RecordingModel:
         if not self.prompts:
             raise ModelError(f"{self.name} has not been called")
         return self.prompts[-1]
+
+    def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
+        """The tool search channels it was given, whatever the model name."""
+        return self.channels
 
     def tool_names_shown(self, request: int = -1) -> list[str]:
         """The names of the tools shown in request ``request`` (default: the latest)."""
@@ -126,6 +140,7 @@ class ScriptedModel(_RecordingModel):
             :class:`~toolrelay.exceptions.ToolsNotSupportedError`.
         chunk_size: Characters per chunk when streaming.
         name: Shown in error messages.
+        tool_channels: The tool search channels it declares, best first.
 
     Attributes:
         prompts: Every prompt received, in order.
@@ -142,8 +157,14 @@ class ScriptedModel(_RecordingModel):
         supports_tools: bool = True,
         chunk_size: int = 4,
         name: str = "ScriptedModel",
+        tool_channels: Sequence[ToolChannel] = DEFAULT_TOOL_CHANNELS,
     ) -> None:
-        super().__init__(supports_tools=supports_tools, chunk_size=chunk_size, name=name)
+        super().__init__(
+            supports_tools=supports_tools,
+            chunk_size=chunk_size,
+            name=name,
+            tool_channels=tool_channels,
+        )
         self._script = list(script)
         self._position = 0
 
@@ -174,6 +195,7 @@ class FunctionModel(_RecordingModel):
             :class:`~toolrelay.exceptions.ToolsNotSupportedError`.
         chunk_size: Characters per chunk when streaming.
         name: Shown in error messages.
+        tool_channels: The tool search channels it declares, best first.
     """
 
     def __init__(
@@ -183,8 +205,14 @@ class FunctionModel(_RecordingModel):
         supports_tools: bool = True,
         chunk_size: int = 4,
         name: str = "FunctionModel",
+        tool_channels: Sequence[ToolChannel] = DEFAULT_TOOL_CHANNELS,
     ) -> None:
-        super().__init__(supports_tools=supports_tools, chunk_size=chunk_size, name=name)
+        super().__init__(
+            supports_tools=supports_tools,
+            chunk_size=chunk_size,
+            name=name,
+            tool_channels=tool_channels,
+        )
         self._function = function
 
     def _reply(self, prompt: Prompt) -> ModelReply | Awaitable[ModelReply]:

@@ -7,10 +7,11 @@ answers with a JSON list of ``{"name"}`` objects, best match first, e.g.::
 
 The name is the provider-safe form the model calls the tool by. The answer names the tools
 and nothing more: from the next model call on each one is shown in full (description and
-schema) among the tools, so a description in the answer would be read twice, and would stay
-in the history of every later request. By default hits scoring below half the best one's
-score are left out (:data:`DEFAULT_MIN_RELATIVE_SCORE`), and so are hits the model is
-already shown, but the best.
+schema) among the tools (the rewrite channel) or in the tool change that follows the answer
+in the history (the native channel), so a description in the answer would be read twice,
+and would stay in the history of every later request. By default hits scoring below half
+the best one's score are left out (:data:`DEFAULT_MIN_RELATIVE_SCORE`), and so are hits the
+model is already shown, but the best.
 
 Everything here travels with many requests (the tool's definition and the suffix with every
 one, each answer in the history of every later one), so it is kept short: the schema the
@@ -340,9 +341,10 @@ class ToolSearchReport:
 
     Attributes:
         conversation_key: The key the discovered tools are stored under.
-        channel: How found tools reached the model: ``"rewrite"`` (the request's tool list
-            showed them) or ``"proxy"`` (``tool_search`` answered with their definitions and
-            they ran through ``call_tool``).
+        channel: How found tools reached the model (the channel the turn took, never
+            ``"auto"``): ``"native"`` (a tool change in the history made them available),
+            ``"proxy"`` (``tool_search`` answered with their definitions and they ran through
+            ``call_tool``) or ``"rewrite"`` (the request's tool list showed them).
         catalog_fingerprint: The fingerprint of the indexed catalog.
         reindexed: Whether this turn found the catalog changed and rebuilt the index.
         rounds: One entry per model call, in order.
