@@ -31,13 +31,13 @@ from toolrelay.models._openai import openai_client
 from toolrelay.models._openai_wire import DEFAULT_ERROR_PREFIX, WireTools
 from toolrelay.models._responses_wire import (
     ResponsesStreamParser,
-    added_definitions,
     messages_to_input,
     response_to_chat,
     tool_choice_to_responses,
     tools_to_responses,
 )
 from toolrelay.models._sdk_model import SdkChatModel, import_sdk
+from toolrelay.models._tool_changes import available_definitions
 from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 
@@ -145,7 +145,7 @@ class OpenAIResponsesModel(SdkChatModel[WireTools]):
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireTools]:
         options = prompt.options
         settings, names = self._tool_settings(options)
-        added = added_definitions(prompt.messages)
+        added = available_definitions(prompt.messages)
         strict = self.strict_tools and bool(names.definitions or added)
         # Calls of tools a tool change added are read back like calls of the request's own.
         everything = ToolNameMap((*names.definitions, *added)) if added else names

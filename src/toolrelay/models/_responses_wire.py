@@ -64,13 +64,13 @@ from toolrelay.models._openai_wire import (
     usage_from_openai,
 )
 from toolrelay.models._provider_errors import status_error
+from toolrelay.models._tool_changes import change_definition
 from toolrelay.models._tool_choice import ToolChoiceSettings
 from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.tools._base import ToolDefinition
 
 __all__ = [
     "ResponsesStreamParser",
-    "added_definitions",
     "messages_to_input",
     "response_to_chat",
     "tool_choice_to_responses",
@@ -119,30 +119,9 @@ def messages_to_input(
                     for r in responses
                 )
             case ToolChangeMessage(added=added) if added:
-                tools = tools_to_responses([_definition(d) for d in added], strict=strict)
+                tools = tools_to_responses([change_definition(d) for d in added], strict=strict)
                 items.append({"type": "additional_tools", "role": "developer", "tools": tools})
     return items
-
-
-def added_definitions(messages: Sequence[Message]) -> list[ToolDefinition]:
-    """The definitions the tool changes among ``messages`` leave available, in order.
-
-    The reply parser maps their names back, as it does the request's own tools'.
-    """
-    available: dict[str, Mapping[str, Any]] = {}
-    for message in messages:
-        if isinstance(message, ToolChangeMessage):
-            for name in message.removed:
-                available.pop(name, None)
-            available.update((d["name"], d) for d in message.added)
-    return [_definition(d) for d in available.values()]
-
-
-def _definition(added: Mapping[str, Any]) -> ToolDefinition:
-    schema = added.get("input_schema") or {"type": "object", "properties": {}}
-    return ToolDefinition(
-        name=added["name"], description=added.get("description") or "", input_schema=schema
-    )
 
 
 def tools_to_responses(
