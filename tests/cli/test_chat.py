@@ -13,7 +13,7 @@ from toolrelay.cli import app
 from toolrelay.cli._chat import parse_context
 from toolrelay.cli._chat_models import ModelSpec
 from toolrelay.exceptions import ModelAPIError
-from toolrelay.messages import ToolResponseMessage
+from toolrelay.messages import ToolChangeMessage, ToolResponseMessage
 from toolrelay.models._base import ChatModel
 from toolrelay.prompt import Prompt
 from toolrelay.testing import FunctionModel, ScriptedModel, tool_call_response
@@ -106,10 +106,77 @@ def test_a_turn_shows_the_search_the_call_and_the_answer(
     assert '→ {"city": "Paris", "sky": "sunny", "celsius": 21}' in out
     assert "It is sunny in Paris, 21 °C." in out
     assert "1 turn, 3 requests:" in out
-    # Progressive disclosure: first only tool_search, then the tool the search found.
-    assert model.tool_names_shown(0) == ["tool_search"]
-    assert "get_weather" in model.tool_names_shown(1)
+    # A model that declares no channel takes the proxy channel: the tool list stays the
+    # search pair, the search answer carries the definition, and the live view counts it.
+    assert model.tool_names_shown(0) == model.tool_names_shown(1) == ["tool_search", "call_tool"]
+    assert '"name":"get_weather"' in model.prompts[1].messages[-1].responses[0].data
+    assert "Round 1 · 2 tools shown" in out
+    assert "Round 2 · 3 tools shown" in out
     assert model.call_count == 3
+
+
+def weather_turn(monkeypatch: pytest.MonkeyPatch, module: Path, *options: str, **model: Any):
+    scripted = ScriptedModel(
+        [
+            tool_call_response(("tool_search", {"query": "weather in a city"})),
+            tool_call_response(("get_weather", {"city": "Paris"})),
+            "Sunny.",
+        ],
+        **model,
+    )
+    use_model(monkeypatch, scripted)
+    result = chat_cli(
+        "--model",
+        "openai:gpt-test",
+        "--tools",
+        str(module),
+        "-i",
+        "bm25",
+        *options,
+        stdin="Weather in Paris?\n",
+    )
+    return scripted, result
+
+
+def test_the_rewrite_channel_shows_found_tools_in_the_tool_list(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    model, result = weather_turn(monkeypatch, weather_module, "--channel", "rewrite")
+    assert result.exit_code == 0, result.output
+    assert model.tool_names_shown(0) == ["tool_search"]
+    assert model.tool_names_shown(1) == ["tool_search", "get_weather"]
+    assert "Round 2 · 2 tools shown" in result.stdout
+
+
+def test_the_native_channel_counts_the_tools_a_change_added(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    channels = ("native", "proxy", "rewrite")
+    model, result = weather_turn(monkeypatch, weather_module, tool_channels=channels)
+    assert result.exit_code == 0, result.output
+    # auto takes the model's native channel: the tool list never changes, a tool change
+    # in the history makes the found tool available, and the live view counts it.
+    assert model.tool_names_shown(0) == model.tool_names_shown(1) == ["tool_search"]
+    assert any(isinstance(m, ToolChangeMessage) for m in model.prompts[1].messages)
+    assert "Round 2 · 2 tools shown" in result.stdout
+
+
+def test_a_channel_the_model_does_not_render_is_refused_naming_the_fix(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    model, result = weather_turn(monkeypatch, weather_module, "--channel", "native")
+    assert result.exit_code != 0
+    assert "--channel: channel='native'" in result.output
+    assert "'proxy', 'rewrite'" in result.output
+    assert model.call_count == 0
+
+
+def test_an_unknown_channel_is_a_usage_error(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    _, result = weather_turn(monkeypatch, weather_module, "--channel", "sideways")
+    assert result.exit_code == 2
+    assert "unknown channel 'sideways'; use auto, native, proxy or rewrite" in result.output
 
 
 def test_turns_share_memory_and_context_and_end_at_end_of_input(
@@ -136,6 +203,8 @@ def test_turns_share_memory_and_context_and_end_at_end_of_input(
         "user_id=ada",
         "--context",
         "tenant_id=lab",
+        "--channel",
+        "rewrite",
         stdin="who am I?\n\n  \nand again?\n",
     )
     assert result.exit_code == 0, result.output

@@ -52,10 +52,11 @@ def first_request_texts(
 
 
 def assert_texts(texts: tuple[str, str], expected: SearchTexts) -> None:
+    # A model that declares no channel: the proxy channel's texts, by default.
     description, system = texts
-    assert description == expected.description
-    assert expected.system_suffix is not None
-    assert system.endswith(expected.system_suffix)
+    assert description == expected.proxy_description
+    assert expected.proxy_system_suffix is not None
+    assert system.endswith(expected.proxy_system_suffix)
 
 
 @pytest.mark.parametrize(

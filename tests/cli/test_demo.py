@@ -75,8 +75,8 @@ def test_json_lists_rounds_searches_calls_and_tokens(demo_json: dict[str, Any]) 
     assert data["completed"] is True
     rounds = data["rounds"]
     assert [r["model_call"] for r in rounds] == list(range(1, len(rounds) + 1))
-    # The model starts with tool_search alone and never sees the whole catalog.
-    assert rounds[0]["shown"] == ["tool_search"]
+    # The model starts with the proxy channel's pair alone and never sees the whole catalog.
+    assert rounds[0]["shown"] == ["tool_search", "call_tool"]
     assert all(len(r["shown"]) < 78 for r in rounds)
     searches = [x["search"] for r in rounds for x in r["results"] if x["tool"] == "tool_search"]
     assert [s["query"] for s in searches] == [
@@ -243,7 +243,13 @@ def one_line(stderr: str) -> str:
 
 def test_unknown_model_forms_are_usage_errors(cli: Invoke) -> None:
     for value, expected in [
-        ("gpt-4", "unknown model 'gpt-4'; use replay, local, openai:NAME or anthropic:NAME"),
+        (
+            "gpt-4",
+            (
+                "unknown model 'gpt-4'; use replay, local, openai:NAME, "
+                "openai-responses:NAME or anthropic:NAME"
+            ),
+        ),
         ("openai:", "name the model after the colon, e.g. openai:MODEL_NAME"),
     ]:
         result = cli("demo", "--index", "bm25", "--model", value)
@@ -330,13 +336,19 @@ def test_the_catalog_is_found_from_the_working_directory(
             ModelSpec(provider=Provider.ANTHROPIC, name="claude-3-5-haiku"),
         ),
         ("openai:org/model:tag", ModelSpec(provider=Provider.OPENAI, name="org/model:tag")),
+        (
+            "OpenAI-Responses:gpt-5",
+            ModelSpec(provider=Provider.OPENAI_RESPONSES, name="gpt-5"),
+        ),
     ],
 )
 def test_model_specs(text: str, spec: ModelSpec) -> None:
     assert parse_model_spec(text) == spec
 
 
-@pytest.mark.parametrize("text", ["", "gpt-4", "local:x", "replay:x", "ollama:llama3"])
+@pytest.mark.parametrize(
+    "text", ["", "gpt-4", "local:x", "replay:x", "ollama:llama3", "openai-responses:"]
+)
 def test_bad_model_specs(text: str) -> None:
     with pytest.raises(typer.BadParameter):
         parse_model_spec(text)
@@ -349,6 +361,20 @@ def test_a_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> No
     model = make_chat_model(spec, base_url="http://127.0.0.1:9/v1")
     assert model.supports_tools
     assert type(model).__name__ == "OpenAIChatModel"
+
+
+def test_openai_responses_names_the_responses_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    from toolrelay.models._base import tool_channels
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    model = make_chat_model(parse_model_spec("openai-responses:gpt-5"))
+    assert type(model).__name__ == "OpenAIResponsesModel"
+    assert tool_channels(model)[0] == "native"
+    served = make_chat_model(
+        ModelSpec(provider=Provider.OPENAI_RESPONSES, name="qwen"), base_url="http://127.0.0.1:9/v1"
+    )
+    assert "127.0.0.1:9" in served.base_url  # type: ignore[attr-defined]
 
 
 def test_an_unreachable_server_is_named_by_its_url(cli: Invoke) -> None:

@@ -72,16 +72,17 @@ def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
     assert "replay: 先搜索工具：查找昨天退款失败的订单。" in out
     assert 'tool_search({"query": "昨天退款失败的订单"})' in out  # unescaped, as models write
     assert "Tokens per model request (cl100k_base" in out
-    # What the model was sent: the Chinese system text with the Chinese suffix, and the search
-    # tool with the Chinese description and parameter descriptions.
+    # What the model was sent (the proxy channel, auto's for a model declaring none): the
+    # Chinese system text with the Chinese suffix, and the search tool with the Chinese
+    # description and parameter descriptions.
     [model] = recorded
     first = model.prompts[0]
     assert first.messages[0] == SystemMessage(
-        text=f"{CHINESE_DEMO.system}\n\n{CHINESE.system_suffix}"
+        text=f"{CHINESE_DEMO.system}\n\n{CHINESE.proxy_system_suffix}"
     )
     assert first.messages[-1] == UserMessage(text=TASK_ZH)
-    [search_tool] = first.options.tools
-    assert search_tool.definition.description == CHINESE.description
+    search_tool, _ = first.options.tools
+    assert search_tool.definition.description == CHINESE.proxy_description
     properties = search_tool.definition.input_schema["properties"]
     assert {n: p["description"] for n, p in properties.items()} == dict(CHINESE.parameters)
     assert result.exit_code == 0, result.output
@@ -165,9 +166,9 @@ def test_english_is_the_default_and_sends_english_search_texts(
     [model] = recorded
     first = model.prompts[0]
     assert first.messages[0] == SystemMessage(
-        text=f"{ENGLISH_DEMO.system}\n\n{ENGLISH.system_suffix}"
+        text=f"{ENGLISH_DEMO.system}\n\n{ENGLISH.proxy_system_suffix}"
     )
-    assert first.options.tools[0].definition.description == ENGLISH.description
+    assert first.options.tools[0].definition.description == ENGLISH.proxy_description
 
 
 def test_a_catalog_without_the_language_is_named(cli: Invoke, tmp_path: Path) -> None:

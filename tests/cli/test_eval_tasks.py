@@ -82,9 +82,11 @@ def test_the_report_compares_all_tools_with_search(
     assert lines[0] == "weather: 2 tasks; model weather-bot; 1 run per task and mode"
     assert lines[1] == f"results: {out} (4 new runs, 0 from earlier)"
     assert " Success                      │ 0.50 (1/2) │  0.50 (1/2) " in lines
+    # The proxy channel (auto's for a model declaring none): on three tools, the search
+    # answers' definitions cost more than the tool list they spare.
     assert (
-        "search:bm25 vs all-tools: +71% tokens, +50% requests, success 0.50 vs 0.50, difference "
-        "not significant, p=1.00 (McNemar's exact test over 2 tasks)"
+        "search:bm25 vs all-tools: +109% tokens, +50% requests, success 0.50 vs 0.50, "
+        "difference not significant, p=1.00 (McNemar's exact test over 2 tasks)"
     ) in result.stdout.replace("\n", " ")
     assert "all-tools: bfcl: no call matches refund.create: called get_weather" in result.stdout
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -94,6 +96,45 @@ def test_the_report_compares_all_tools_with_search(
         ("refund", "all-tools", False),
         ("refund", "search:bm25", False),
     ]
+
+
+def test_a_channel_names_the_search_modes_and_changes_what_they_send(
+    cli: Invoke, tasks_file: Path, tmp_path: Path, model: list[Any]
+) -> None:
+    out = tmp_path / "results.jsonl"
+    result = run(
+        cli,
+        "--tasks",
+        str(tasks_file),
+        "--mode",
+        "all-tools",
+        "--mode",
+        "search:bm25",
+        "--channel",
+        "rewrite",
+        "-o",
+        str(out),
+    )
+    assert result.exit_code == 0, result.output
+    assert (
+        "search:bm25/rewrite vs all-tools: +71% tokens, +50% requests"
+    ) in result.stdout.replace("\n", " ")
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {r["mode"] for r in rows} == {"all-tools", "search:bm25/rewrite"}
+    # Each mode's found tool was shown, whatever the channel: no retrieval misses.
+    assert all(r["never_shown"] == [] for r in rows if r["task"] == "paris")
+
+
+def test_a_channel_nothing_can_honour_is_refused_naming_the_fix(
+    cli: Invoke, tasks_file: Path, model: list[Any]
+) -> None:
+    native = run(cli, "--tasks", str(tasks_file), "--mode", "search", "--channel", "native")
+    assert native.exit_code == 1
+    assert "channel 'native', but the model" in native.stderr
+    assert "'proxy', 'rewrite'" in native.stderr
+    unused = run(cli, "--tasks", str(tasks_file), "--mode", "all-tools", "--channel", "proxy")
+    assert unused.exit_code == 1
+    assert "no --mode searches; add --mode search" in unused.stderr
 
 
 def test_a_second_run_resumes_and_makes_only_the_missing_runs(

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from toolrelay.cli._eval_tokens import cost_rows
-from toolrelay.cli._tokens import search_tool_definition
-from toolrelay.tools._tokens import TokenSummary, tool_tokens
+from toolrelay.cli._eval_tokens import cost_rows, search_answer_text
+from toolrelay.cli._tokens import call_tool_definition, search_tool_definition
+from toolrelay.tools._base import ToolDefinition
+from toolrelay.tools._tokens import TokenSummary, count_tokens, tool_tokens
 
 from ._helpers import REFUND_DESK, write_jsonl
 from .conftest import Invoke
@@ -28,13 +29,36 @@ def test_cost_rows_compare_every_way_of_sending_tools() -> None:
     assert cost_rows(sizes, 50, [10])[-1].per_request == 650
 
 
+def test_proxy_rows_carry_the_pair_and_the_found_tools_in_a_search_answer() -> None:
+    definitions = [ToolDefinition(name=name, description=f"Do {name} with care.") for name in "abc"]
+    sizes = TokenSummary(sizes=(100, 300, 200), total=600, mean=200.0, largest=300)
+    search, call = search_tool_definition(proxy=True), call_tool_definition()
+    rows = cost_rows(sizes, 50, [1], definitions, search, call)
+    assert [(r.kind, r.tools_sent) for r in rows] == [
+        ("all", 3),
+        ("search", 2),
+        ("search+mean", 3),
+        ("search+largest", 3),
+    ]
+    pair = 50 + tool_tokens(call)
+    assert rows[1].per_request == pair
+    assert rows[1].definitions == (search, call)
+    # Nearest the mean (200) is "c", the largest "b": each row's answer carries it.
+    assert [r.answered for r in rows[2:]] == [(definitions[2],), (definitions[1],)]
+    answer = search_answer_text([definitions[1]])
+    assert rows[3].per_request == pair + count_tokens(answer)
+    assert '"name":"b"' in answer
+
+
 def test_json_report(cli: Invoke, catalog_file: Path) -> None:
     result = cli(
         "eval", "tokens", "--catalog", str(catalog_file), "--rounds", "3", "--json", "-k", "1"
     )
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    search_tokens = tool_tokens(search_tool_definition())
+    # The billed models render the proxy channel at best: auto takes it.
+    assert data["channel"] == "proxy"
+    search_tokens = tool_tokens(search_tool_definition(proxy=True))
     assert data["tools"] == 3
     assert data["rounds"] == 3
     assert data["search_tool"] == {"name": "tool_search", "tokens": search_tokens}
@@ -42,8 +66,35 @@ def test_json_report(cli: Invoke, catalog_file: Path) -> None:
     assert everything["per_request"] == data["catalog_tokens"]["total"]
     assert everything["total"] == 3 * everything["per_request"]
     assert everything["saved_percent"] is None
-    assert search_only["per_request"] == search_tokens
+    assert search_only["per_request"] == search_tokens + tool_tokens(call_tool_definition())
     assert [r["kind"] for r in data["rows"]] == ["all", "search", "search+mean", "search+largest"]
+
+
+def test_the_rewrite_channel_sends_the_found_tools_in_the_tool_list(
+    cli: Invoke, catalog_file: Path
+) -> None:
+    args = ("eval", "tokens", "--catalog", str(catalog_file), "--json", "-k", "1")
+    rewrite = json.loads(cli(*args, "--channel", "rewrite").stdout)
+    proxy = json.loads(cli(*args, "--channel", "proxy").stdout)
+    assert rewrite["channel"] == "rewrite"
+    assert rewrite["search_tool"]["tokens"] == tool_tokens(search_tool_definition())
+    assert rewrite["rows"][1]["tools_sent"] == 1
+    assert proxy["rows"][1]["tools_sent"] == 2
+    # The same tools, billed as each channel carries them.
+    costs = {
+        name: [row["billed"]["gpt-5"]["cost_usd"] for row in data["rows"]]
+        for name, data in (("rewrite", rewrite), ("proxy", proxy))
+    }
+    assert costs["rewrite"][0] == costs["proxy"][0]
+    assert costs["rewrite"][2:] != costs["proxy"][2:]
+
+
+def test_the_native_channel_is_refused_naming_the_fix(cli: Invoke, catalog_file: Path) -> None:
+    result = cli("eval", "tokens", "--catalog", str(catalog_file), "--channel", "native")
+    assert result.exit_code == 1
+    assert "neither renders the native channel; use --channel auto, proxy or rewrite" in (
+        result.stderr.replace("\n", " ")
+    )
 
 
 def test_table_for_refund_desk_shows_the_saving(cli: Invoke) -> None:
@@ -71,15 +122,17 @@ def test_one_of_anything_is_counted_in_the_singular(cli: Invoke, tmp_path: Path)
     result = cli("eval", "tokens", "-c", str(one), "-r", "1", "-k", "1")
     assert result.exit_code == 0, result.output
     assert "all 1 tool " in result.stdout
-    assert "search tool + 1 tool of mean size" in result.stdout
-    assert "search tool + the largest tool " in result.stdout
+    assert "search pair + 1 tool of mean size" in result.stdout
+    assert "search pair + the largest tool " in result.stdout
     assert "1 request" in result.stdout
     assert "1 requests" not in result.stdout
     data = json.loads(cli("eval", "tokens", "-c", str(one), "--json", "-k", "2").stdout)
     assert [row["label"] for row in data["rows"]][2:] == [
-        "search tool + 1 tool of mean size",  # k = 2 is cut to the one tool there is
-        "search tool + the largest tool",
+        "search pair + 1 tool of mean size",  # k = 2 is cut to the one tool there is
+        "search pair + the largest tool",
     ]
+    rewrite = cli("eval", "tokens", "-c", str(one), "-k", "1", "--channel", "rewrite").stdout
+    assert "search tool + 1 tool of mean size" in rewrite
 
 
 def test_each_way_is_billed_with_output_on_the_headline_models(cli: Invoke) -> None:

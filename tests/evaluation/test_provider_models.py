@@ -105,7 +105,8 @@ async def test_an_evaluation_over_the_anthropic_adapter_reports_its_usage() -> N
     model = AnthropicChatModel(
         "claude-test", api_key="sk-ant-test", http_client=server.http_client(), max_retries=0
     )
-    modes = [Mode.all_tools(), Mode.search(BM25ToolIndex)]
+    # The fake API reads the found tool from the tool list: the rewrite channel.
+    modes = [Mode.all_tools(), Mode.search(BM25ToolIndex, name="search:bm25", channel="rewrite")]
     runner = TaskRunner(SUITE, model, modes=modes)
     results, unrecorded = await runner.run()
     assert unrecorded == []
@@ -128,7 +129,8 @@ async def test_cache_reads_and_writes_the_anthropic_api_reports_are_summed_per_r
     model = AnthropicChatModel(
         "claude-test", api_key="sk-ant-test", http_client=server.http_client(), max_retries=0
     )
-    modes = [Mode.all_tools(), Mode.search(BM25ToolIndex)]
+    # The fake API reads the found tool from the tool list: the rewrite channel.
+    modes = [Mode.all_tools(), Mode.search(BM25ToolIndex, name="search:bm25", channel="rewrite")]
     results, _ = await TaskRunner(SUITE, model, modes=modes).run()
     by_mode = {r.mode: r for r in results}
     # Two requests (one after the first), then three (two after the first).

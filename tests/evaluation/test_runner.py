@@ -29,9 +29,10 @@ from toolrelay.exceptions import (
     ModelResponseError,
 )
 from toolrelay.execution import Deny, ToolInvocation
+from toolrelay.messages import ToolChangeMessage, ToolResponseMessage
 from toolrelay.prompt import Prompt
 from toolrelay.search import BM25ToolIndex
-from toolrelay.testing import FunctionModel
+from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.tools import Tool, ToolContext
 
 from ._agents import endless_model, plan_model, silent_model
@@ -298,3 +299,41 @@ async def test_runs_of_unknown_tasks_or_modes_are_refused() -> None:
         await runner.run([RunKey(task="nope", mode="all-tools", repeat=0)])
     with pytest.raises(ConfigurationError, match="no mode 'search:hybrid'"):
         await runner.run([RunKey(task="retry", mode="search:hybrid", repeat=0)])
+
+
+@pytest.mark.parametrize("channel", ["native", "proxy", "rewrite"])
+async def test_what_a_run_was_shown_and_called_holds_on_every_channel(channel: str) -> None:
+    model = plan_model([RETRY])
+    model.channels = ("native", "proxy", "rewrite")
+    mode = Mode.search(BM25ToolIndex, channel=channel)  # type: ignore[arg-type]
+    assert mode.name == f"search:bm25/{channel}"
+    result = (await run(model, modes=[mode]))[(mode.name, 0)]
+    assert result.success
+    assert result.never_shown == ()
+    assert [(c.name, c.status) for c in result.calls] == [
+        ("refund.retry_failed_order", CallStatus.OK)
+    ]
+    # Each channel showed the found tool its own way.
+    changes = [m for p in model.prompts for m in p.messages if isinstance(m, ToolChangeMessage)]
+    assert bool(changes) == (channel == "native")
+    listed = {t.definition.name for t in model.prompts[1].options.tools}
+    assert ("refund.retry_failed_order" in listed) == (channel == "rewrite")
+    assert ("call_tool" in listed) == (channel == "proxy")
+
+
+async def test_a_call_tool_call_of_a_tool_never_found_is_recorded_by_that_tool() -> None:
+    def reply(prompt: Prompt) -> Any:
+        if any(isinstance(m, ToolResponseMessage) for m in prompt.messages):
+            return text_response("Could not.")
+        call = {"name": RETRY[0], "arguments": RETRY[1]}
+        return tool_call_response(("call_tool", call))
+
+    results = await run(FunctionModel(reply), modes=[Mode.search(BM25ToolIndex)])
+    (call,) = results[("search:bm25", 0)].calls
+    assert (call.name, call.status) == ("refund.retry_failed_order", CallStatus.NOT_SHOWN)
+
+
+async def test_a_channel_the_model_does_not_render_is_refused_before_any_run() -> None:
+    native = Mode.search(BM25ToolIndex, channel="native")
+    with pytest.raises(ConfigurationError, match="renders only 'proxy', 'rewrite'"):
+        TaskRunner(SUITE, plan_model([RETRY]), modes=[native])

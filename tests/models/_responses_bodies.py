@@ -1,7 +1,8 @@
 """Fixed prompts and the Responses request bodies ``OpenAIResponsesModel`` builds for them.
 
 The cases cover what the adapter sends: a plain call, a tool round with its results (a
-failed one too), each tool choice, options, strict tools and a stream. The prompts are fixed,
+failed one too), each tool choice, options, strict tools and a stream; then the six bodies of
+tool search's two turns on the native channel (``_responses_channels.py``). The prompts are fixed,
 so the bodies are too (no network: :meth:`~toolrelay.models.OpenAIResponsesModel.request_body`
 builds them).
 """
@@ -22,6 +23,8 @@ from toolrelay.messages import (
 from toolrelay.models._openai_responses import OpenAIResponsesModel
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, tool
+
+from . import _responses_channels
 
 
 @tool(name="weather.current")
@@ -114,8 +117,9 @@ def model(**kwargs: Any) -> OpenAIResponsesModel:
 
 
 def bodies() -> dict[str, dict[str, Any]]:
-    """The request body of each case, by name."""
-    return {
+    """The request body of each case, by name, then the native channel's two turns."""
+    cases = {
         name: model(**kwargs).request_body(prompt, stream=stream)
         for name, (kwargs, prompt, stream) in CASES.items()
     }
+    return cases | _responses_channels.native_bodies()

@@ -21,11 +21,13 @@ from toolrelay.messages import (
     AssistantMessage,
     ChatResponse,
     ToolCall,
+    ToolChangeMessage,
     ToolResponse,
     ToolResponseMessage,
     UserMessage,
 )
 from toolrelay.models import ChunkMerger
+from toolrelay.models._base import tool_channels
 from toolrelay.models._metadata import CACHE_READ_TOKENS, REASONING_TOKENS, REFUSAL
 from toolrelay.models._openai_responses import OpenAIResponsesModel
 from toolrelay.prompt import ChatOptions, Prompt
@@ -246,6 +248,72 @@ async def test_strict_mode_requires_every_property_and_drops_the_nulls_it_added(
     assert weather["parameters"]["required"] == ["city", "unit"]
     (call,) = answer.generations[0].message.tool_calls
     assert json.loads(call.arguments) == {"city": "Oslo"}
+
+
+_STATUS = {
+    "name": "refund.status",
+    "description": "Status of a refund.",
+    "input_schema": {
+        "type": "object",
+        "properties": {"refund_id": {"type": "string"}, "note": {"type": "string"}},
+        "required": ["refund_id"],
+    },
+}
+
+
+def test_every_responses_model_renders_the_native_channel_first() -> None:
+    model = OpenAIResponsesModel("gpt-test", api_key="sk-test")
+    assert tool_channels(model) == ("native", "proxy", "rewrite")
+    assert tool_channels(model, "gpt-5-mini") == ("native", "proxy", "rewrite")
+
+
+async def test_a_tool_change_is_an_additional_tools_item_where_it_stands() -> None:
+    reply = response(function_call("call_1", "refund__status", '{"refund_id": "RF-1"}'))
+    server = MockServer(json_reply(reply))
+    change = ToolChangeMessage(added=(_STATUS,))
+    retired = ToolChangeMessage(removed=("weather.current",))
+    answer = await make_model(server).call(
+        prompt(UserMessage(text="why?"), change, retired, tools=(TIME,))
+    )
+
+    user, added = server.body["input"]  # a change that only removes sends nothing
+    assert user == {"role": "user", "content": "why?"}
+    assert added["type"] == "additional_tools"
+    assert added["role"] == "developer"
+    (status,) = added["tools"]
+    assert status["type"] == "function"
+    assert status["name"] == "refund__status"
+    assert status["strict"] is False
+    assert [t["name"] for t in server.body["tools"]] == ["local_time"]
+    (call,) = answer.generations[0].message.tool_calls
+    assert call.name == "refund.status"  # read back like the request's own tools
+
+
+async def test_tools_a_change_added_are_strict_and_cleaned_in_strict_mode() -> None:
+    reply = response(function_call("call_1", "refund__status", '{"refund_id": "R", "note": null}'))
+    server = MockServer(json_reply(reply))
+    model = make_model(server, strict_tools=True)
+    change = ToolChangeMessage(added=(_STATUS,))
+    answer = await model.call(prompt(UserMessage(text="why?"), change, tools=(TIME,)))
+
+    added = server.body["input"][1]["tools"][0]
+    assert added["strict"] is True
+    assert set(added["parameters"]["required"]) == {"refund_id", "note"}
+    (call,) = answer.generations[0].message.tool_calls
+    assert json.loads(call.arguments) == {"refund_id": "R"}
+
+
+async def test_a_tool_removed_then_added_again_is_sent_again() -> None:
+    server = MockServer(json_reply(response(message("ok"))))
+    changes = (
+        ToolChangeMessage(added=(_STATUS,)),
+        ToolChangeMessage(removed=("refund.status",)),
+        ToolChangeMessage(added=(_STATUS,)),
+    )
+    await make_model(server).call(prompt(UserMessage(text="why?"), *changes, tools=(TIME,)))
+
+    kinds = [item.get("type") for item in server.body["input"]]
+    assert kinds == [None, "additional_tools", "additional_tools"]
 
 
 async def test_a_model_without_tool_support_refuses_tools_before_sending() -> None:

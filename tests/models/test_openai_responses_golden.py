@@ -3,8 +3,9 @@
 ``tests/models/golden/openai_responses.json`` holds the body
 :meth:`OpenAIResponsesModel.request_body` builds for each case of
 ``tests/models/_responses_bodies.py`` (a plain call, a tool round with results, each tool
-choice, options, strict tools, a stream). A change to what the adapter sends shows as a diff
-of that file. After a deliberate change, write it again and review the diff::
+choice, options, strict tools, a stream), and the six bodies of tool search's two turns on the
+native channel (``tests/models/_responses_channels.py``). A change to what the adapter sends
+shows as a diff of that file. After a deliberate change, write it again and review the diff::
 
     python -m tests.models.test_openai_responses_golden --write
 
@@ -62,14 +63,45 @@ def test_request_bodies_match_the_golden_file() -> None:
     )
 
 
-@pytest.mark.parametrize("case", list(_responses_bodies.CASES))
+NATIVE = [f"native channel, request {n}" for n in range(1, 7)]
+
+
+@pytest.mark.parametrize("case", [*_responses_bodies.CASES, *NATIVE])
 def test_golden_bodies_fit_the_sdk_request_types(case: str) -> None:
     assert sdk_errors(golden()[case]) == []
 
 
+def test_the_native_channel_adds_tools_in_the_input_and_never_changes_the_tool_list() -> None:
+    bodies = [golden()[case] for case in NATIVE]
+    assert all(body["tools"] == bodies[0]["tools"] for body in bodies)
+    assert [t["name"] for t in bodies[0]["tools"]] == ["tool_search"]
+    added = [
+        [
+            [t["name"] for t in item["tools"]]
+            for item in body["input"]
+            if item.get("type") == "additional_tools"
+        ]
+        for body in bodies
+    ]
+    assert added == [
+        [],
+        [["refund__retry", "refund__status"]],
+        [["refund__retry", "refund__status"]],
+        # Memory replays turn one without its tool changes: the tool the model used comes
+        # back (the other hit was retired, and the API has no item that removes a tool).
+        [["refund__status"]],
+        [["refund__status"], ["refund__retry"]],
+        [["refund__status"], ["refund__retry"]],
+    ]
+    # Each request extends the one before it within a turn: the cached prefix holds.
+    for before, after in ((0, 1), (1, 2), (3, 4), (4, 5)):
+        previous = bodies[before]["input"]
+        assert bodies[after]["input"][: len(previous)] == previous
+
+
 def test_the_golden_file_holds_what_each_case_is_about() -> None:
     bodies = golden()
-    assert set(bodies) == set(_responses_bodies.CASES)
+    assert set(bodies) == {*_responses_bodies.CASES, *NATIVE}
     assert "tools" not in bodies["plain"]
     assert bodies["plain"]["store"] is False
     items = bodies["tool round with results"]["input"]

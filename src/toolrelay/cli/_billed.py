@@ -13,10 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from toolrelay.messages import UserMessage
+from toolrelay.messages import (
+    AssistantMessage,
+    Message,
+    ToolCall,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
 from toolrelay.models._billing import HEADLINE_MODELS, Bill, PricedModel, output_tokens
 from toolrelay.prompt import Prompt
 from toolrelay.tools._base import ToolDefinition
+from toolrelay.toolsearch._texts import TOOL_SEARCH_NAME
 
 if TYPE_CHECKING:
     from toolrelay.cli._pipeline import RoundRecord
@@ -107,14 +115,28 @@ def billed_json(billed: Sequence[BilledTurn]) -> dict[str, Any]:
 
 
 def bill_conversation(
-    definitions: Sequence[ToolDefinition], *, rounds: int, output: int
+    definitions: Sequence[ToolDefinition],
+    *,
+    rounds: int,
+    output: int,
+    answer: str | None = None,
 ) -> dict[str, float]:
     """US dollars per headline model (by name) for a conversation of ``rounds`` requests.
 
-    Each request carries ``definitions`` and one user turn, and is answered with ``output``
-    tokens.
+    Each request carries ``definitions`` and one user turn (and, with ``answer``, a search
+    call answered with that text: the proxy channel's found tools), and is answered with
+    ``output`` tokens.
     """
-    prompt = Prompt(messages=(UserMessage(text=CONVERSATION_MESSAGE),))
+    messages: tuple[Message, ...] = (UserMessage(text=CONVERSATION_MESSAGE),)
+    if answer is not None:
+        call = ToolCall(id="call_1", name=TOOL_SEARCH_NAME, arguments='{"query": "refund"}')
+        messages += (
+            AssistantMessage(tool_calls=(call,)),
+            ToolResponseMessage(
+                responses=(ToolResponse(id="call_1", name=TOOL_SEARCH_NAME, data=answer),)
+            ),
+        )
+    prompt = Prompt(messages=messages)
     costs = {}
     for model in HEADLINE_MODELS:
         bill = Bill(model)

@@ -22,11 +22,13 @@ from toolrelay._plural import plural
 from toolrelay.cli._catalog_modules import load_module_tools
 from toolrelay.cli._chat_models import (
     BaseUrlOption,
+    ChannelOption,
     GgufOption,
     ModelOption,
     ModelSpec,
     Provider,
     make_chat_model,
+    parse_channel,
 )
 from toolrelay.cli._demo import DEMO_TOOL_CONTEXT, MaxResultsOption
 from toolrelay.cli._demo_catalog import (
@@ -141,6 +143,7 @@ def chat_command(
             "catalog's language), en or zh.",
         ),
     ] = "auto",
+    channel: ChannelOption = "auto",
 ) -> None:
     """Chat with a model that finds its tools through tool search; shows every tool round.
 
@@ -164,6 +167,7 @@ def chat_command(
         tool_context={**tool_context, **extra_context},
         listener=view,
         language=parse_search_language(lang),
+        channel=parse_channel(channel),
     )
     console.print(
         Text(

@@ -7,6 +7,7 @@ Forms:
   package, or the file given with ``--gguf PATH`` (the ``local`` extra);
 - ``openai:NAME``: OpenAI Chat Completions, or any compatible server with ``--base-url``
   (the ``openai`` extra; the key comes from ``OPENAI_API_KEY``);
+- ``openai-responses:NAME``: the OpenAI Responses API (the same extra, key and ``--base-url``);
 - ``anthropic:NAME``: the Anthropic Messages API (the ``anthropic`` extra; the key comes
   from ``ANTHROPIC_API_KEY``).
 
@@ -21,31 +22,34 @@ import os
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast, get_args
 
 import typer
 
 from toolrelay.cli._output import missing_extra
+from toolrelay.client._tool_search import Channel
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.models._base import ChatModel
 
 __all__ = [
     "MODEL_HELP",
     "BaseUrlOption",
+    "ChannelOption",
     "GgufOption",
     "ModelOption",
     "ModelSpec",
     "Provider",
     "make_chat_model",
+    "parse_channel",
     "parse_model_spec",
 ]
 
-_FORMS = "replay, local, openai:NAME or anthropic:NAME"
+_FORMS = "replay, local, openai:NAME, openai-responses:NAME or anthropic:NAME"
 
 MODEL_HELP = (
     "The model: replay (the refund triage's decisions replayed; no key or server needed), "
     "local (a GGUF model in process with llama.cpp), openai:NAME (or any compatible server "
-    "with --base-url) or anthropic:NAME."
+    "with --base-url), openai-responses:NAME (the Responses API) or anthropic:NAME."
 )
 """The help of ``--model``: every form it accepts."""
 
@@ -59,7 +63,11 @@ class Provider(StrEnum):
     REPLAY = "replay"
     LOCAL = "local"
     OPENAI = "openai"
+    OPENAI_RESPONSES = "openai-responses"
     ANTHROPIC = "anthropic"
+
+
+_APIS = (Provider.OPENAI, Provider.OPENAI_RESPONSES, Provider.ANTHROPIC)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,9 +94,9 @@ def parse_model_spec(value: str | ModelSpec) -> ModelSpec:
     provider = head.strip().lower()
     if not colon and provider in (Provider.REPLAY, Provider.LOCAL):
         return ModelSpec(provider=Provider(provider))
-    if colon and tail.strip() and provider in (Provider.OPENAI, Provider.ANTHROPIC):
+    if colon and tail.strip() and provider in _APIS:
         return ModelSpec(provider=Provider(provider), name=tail.strip())
-    if colon and not tail.strip() and provider in (Provider.OPENAI, Provider.ANTHROPIC):
+    if colon and not tail.strip() and provider in _APIS:
         raise typer.BadParameter(f"name the model after the colon, e.g. {provider}:MODEL_NAME")
     raise typer.BadParameter(f"unknown model {value!r}; use {_FORMS}")
 
@@ -111,11 +119,38 @@ BaseUrlOption = Annotated[
     str | None,
     typer.Option(
         "--base-url",
-        help="The API's URL for openai:NAME or anthropic:NAME, e.g. an OpenAI-compatible "
-        "server at http://127.0.0.1:8000/v1.",
+        help="The API's URL for openai:NAME, openai-responses:NAME or anthropic:NAME, e.g. "
+        "an OpenAI-compatible server at http://127.0.0.1:8000/v1.",
         show_default=False,
     ),
 ]
+
+
+def parse_channel(value: str) -> Channel:
+    """The ``--channel`` value ``value`` names (any case, surrounding spaces ignored).
+
+    Raises:
+        typer.BadParameter: Not auto, native, proxy or rewrite.
+    """
+    channel = str(value).strip().lower()
+    if channel not in get_args(Channel):
+        raise typer.BadParameter(f"unknown channel {value!r}; use auto, native, proxy or rewrite")
+    return cast(Channel, channel)
+
+
+ChannelOption = Annotated[
+    str,
+    typer.Option(
+        "--channel",
+        parser=parse_channel,
+        metavar="auto|native|proxy|rewrite",
+        help="How tools that tool search found reach the model: auto (the best the model "
+        "renders: native for the Responses API and Anthropic models that take tool changes, "
+        "else proxy), native (the provider's own channel), proxy (search answers carry the "
+        "definitions, call_tool runs them) or rewrite (each request's tool list shows them).",
+    ),
+]
+"""``--channel``: tool search's channel (:data:`~toolrelay.client.Channel`)."""
 
 
 def make_chat_model(
@@ -129,9 +164,10 @@ def make_chat_model(
     """
     if gguf is not None and spec.provider is not Provider.LOCAL:
         raise ConfigurationError(f"--gguf is for --model local, not --model {spec}")
-    if base_url is not None and spec.provider not in (Provider.OPENAI, Provider.ANTHROPIC):
+    if base_url is not None and spec.provider not in _APIS:
         raise ConfigurationError(
-            f"--base-url is for --model openai:NAME or anthropic:NAME, not --model {spec}"
+            "--base-url is for --model openai:NAME, openai-responses:NAME or anthropic:NAME, "
+            f"not --model {spec}"
         )
     if spec.provider is Provider.LOCAL:
         _require("llama_cpp", "local", spec)
@@ -147,6 +183,11 @@ def make_chat_model(
         from toolrelay.models import OpenAIChatModel
 
         return OpenAIChatModel(spec.name or "", **_api(spec, base_url, "OPENAI_API_KEY"))
+    if spec.provider is Provider.OPENAI_RESPONSES:
+        _require("openai", "openai", spec)
+        from toolrelay.models import OpenAIResponsesModel
+
+        return OpenAIResponsesModel(spec.name or "", **_api(spec, base_url, "OPENAI_API_KEY"))
     if spec.provider is Provider.ANTHROPIC:
         _require("anthropic", "anthropic", spec)
         from toolrelay.models import AnthropicChatModel

@@ -270,7 +270,8 @@ def _header(
     console.print(
         f"Catalog: {plural(len(demo.catalog), 'tool')} from {shown_path(demo.path)}"
         f"{'' if demo.language == 'en' else f' (texts in {demo.language})'}; the model first "
-        f"sees only {TOOL_SEARCH_NAME}. Index: {built.index.search_type} ({built.timings()}).",
+        f"sees only tool search ({TOOL_SEARCH_NAME}). "
+        f"Index: {built.index.search_type} ({built.timings()}).",
         markup=False,
     )
     if replay:

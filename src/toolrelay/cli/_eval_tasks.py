@@ -24,19 +24,23 @@ from toolrelay._sync import run_sync
 from toolrelay.cli._chat_models import (
     MODEL_HELP,
     BaseUrlOption,
+    ChannelOption,
     GgufOption,
     ModelSpec,
     Provider,
     make_chat_model,
+    parse_channel,
     parse_model_spec,
 )
 from toolrelay.cli._indexes import IndexType, index_catalog, make_index, parse_index_type
 from toolrelay.cli._output import JsonOption, emit_json, progress, stdout_console
 from toolrelay.cli._pipeline import quiet_library_logs
 from toolrelay.cli._task_files import SUITES_FOLDER, load_task_suite
+from toolrelay.client._tool_search import Channel
 from toolrelay.evaluation import EvaluationReport, Mode
 from toolrelay.evaluation._results import ResultsFile
 from toolrelay.evaluation._runner import ALL_TOOLS, DEFAULT_MAX_REQUESTS, RunResult, TaskRunner
+from toolrelay.exceptions import ConfigurationError
 from toolrelay.models import ChatModel
 from toolrelay.models._base import model_name
 from toolrelay.prompt import ChatOptions
@@ -52,8 +56,10 @@ RESULTS_FOLDER = Path("eval-results")
 _PER_TASK_ROWS = 30  # a longer suite lists only the tasks whose modes disagree
 
 
-def parse_mode(value: str) -> Mode:
+def parse_mode(value: str, channel: Channel = "auto") -> Mode:
     """The mode ``value`` names: ``all-tools``, ``search`` or ``search:INDEX``.
+
+    A search mode takes ``channel`` (named in the mode's name unless ``auto``).
 
     Raises:
         typer.BadParameter: Not one of those, or an unknown index.
@@ -68,7 +74,7 @@ def parse_mode(value: str) -> Mode:
     kind = parse_index_type(tail or IndexType.AUTO)
     named = f"--mode {text}"
     make_index(kind, named_as=named)  # fails now, naming the extra, when it is missing
-    return Mode.search(lambda: make_index(kind, named_as=named))
+    return Mode.search(lambda: make_index(kind, named_as=named), channel=channel)
 
 
 def tasks_command(
@@ -156,6 +162,7 @@ def tasks_command(
     ] = None,
     gguf: GgufOption = None,
     base_url: BaseUrlOption = None,
+    channel: ChannelOption = "auto",
     as_json: JsonOption = False,
 ) -> None:
     """Run a task suite with all tools and with tool search, and compare success and cost.
@@ -173,7 +180,13 @@ def tasks_command(
             param_hint="'--model'",
         )
     suite = load_task_suite(tasks).select(prefixes=subsets or (), limit=limit)
-    chosen = [parse_mode(m) for m in (modes or DEFAULT_MODES)]
+    taken = parse_channel(channel)
+    chosen = [parse_mode(m, taken) for m in (modes or DEFAULT_MODES)]
+    if taken != "auto" and not any(m.searches for m in chosen):
+        raise ConfigurationError(
+            f"--channel {taken} is how tool search shows found tools, and no --mode searches; "
+            "add --mode search (or search:INDEX), or leave --channel out"
+        )
     chat_model = make_chat_model(model, gguf=gguf, base_url=base_url)
     label = model_name(chat_model).strip("'")
     runner = TaskRunner(

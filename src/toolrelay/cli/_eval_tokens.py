@@ -9,6 +9,12 @@ answered with ``--output`` tokens, under the provider's prompt cache. A row of t
 mean size" is billed with the tools whose sizes are nearest the mean. The search calls a
 model makes before it can act are not counted here; ``toolrelay demo`` and the token
 benchmark count them.
+
+``--channel`` is how the found tools travel (``docs/tool-search.md``): on ``proxy`` (what
+``auto`` takes for the billed models) each request carries ``tool_search`` and ``call_tool``,
+and the found tools' definitions in a search answer of its history; on ``rewrite``, the search
+tool and the found tools in its tool list. The billed models, ``claude-sonnet-4-5`` and
+``gpt-5`` on Chat Completions, render no native channel, so ``native`` is refused.
 """
 
 from __future__ import annotations
@@ -23,13 +29,17 @@ from rich.table import Table
 from toolrelay._plural import plural
 from toolrelay.cli._billed import bill_conversation
 from toolrelay.cli._catalogs import load_catalog
+from toolrelay.cli._chat_models import ChannelOption, parse_channel
 from toolrelay.cli._output import JsonOption, emit_json, stdout_console
-from toolrelay.cli._tokens import search_tool_definition
+from toolrelay.cli._tokens import call_tool_definition, search_tool_definition
+from toolrelay.exceptions import ConfigurationError
+from toolrelay.models._billing import HEADLINE_MODELS
 from toolrelay.search._base import MAX_RESULTS_LIMIT
 from toolrelay.tools._base import ToolDefinition
-from toolrelay.tools._tokens import TokenSummary, summarize_tokens, tool_tokens
+from toolrelay.tools._tokens import TokenSummary, count_tokens, summarize_tokens, tool_tokens
+from toolrelay.toolsearch._search_tool import definition_hit, definitions_answer
 
-__all__ = ["DEFAULT_OUTPUT", "CostRow", "cost_rows", "tokens_command"]
+__all__ = ["DEFAULT_OUTPUT", "CostRow", "cost_rows", "search_answer_text", "tokens_command"]
 
 DEFAULT_OUTPUT = 50
 """Output tokens per request when ``--output`` is not given: about one tool call."""
@@ -43,8 +53,11 @@ class CostRow:
         label: What is sent, in words.
         kind: ``"all"``, ``"search"``, ``"search+mean"`` or ``"search+largest"``.
         tools_sent: How many tool definitions each request carries.
-        per_request: Tokens of tool definitions in one request.
-        definitions: The definitions sent (for billing).
+        per_request: Tokens of tool definitions in one request (on the proxy channel, the
+            search answer carrying the found tools' too).
+        definitions: The definitions of the request's tool list (for billing).
+        answered: The found tools a search answer in the history carries (the proxy
+            channel; for billing).
     """
 
     label: str
@@ -52,6 +65,12 @@ class CostRow:
     tools_sent: int
     per_request: int
     definitions: tuple[ToolDefinition, ...] = ()
+    answered: tuple[ToolDefinition, ...] = ()
+
+
+def search_answer_text(definitions: Sequence[ToolDefinition]) -> str:
+    """The proxy channel's answer of a search that found ``definitions``."""
+    return definitions_answer([definition_hit(d) for d in definitions])[0]
 
 
 def cost_rows(
@@ -60,12 +79,16 @@ def cost_rows(
     retrieved: list[int],
     definitions: Sequence[ToolDefinition] = (),
     search_tool: ToolDefinition | None = None,
+    call_tool: ToolDefinition | None = None,
 ) -> list[CostRow]:
     """The whole catalog, the search tool alone, and the search tool with ``k`` tools.
 
     ``definitions`` (the catalog, in the order of ``sizes``) and ``search_tool`` give each
-    row the definitions it sends, for billing.
+    row the definitions it sends, for billing. With ``call_tool`` (the proxy channel) the
+    tool list holds both and a search answer carries the ``k`` tools.
     """
+    if call_tool is not None:
+        return _proxy_rows(sizes, search_tokens, retrieved, definitions, search_tool, call_tool)
     count = len(sizes.sizes)
     search = (search_tool,) if search_tool is not None else ()
     by_size = sorted(range(len(definitions)), key=lambda i: -sizes.sizes[i])
@@ -111,6 +134,75 @@ def cost_rows(
     return rows
 
 
+def _proxy_rows(
+    sizes: TokenSummary,
+    search_tokens: int,
+    retrieved: list[int],
+    definitions: Sequence[ToolDefinition],
+    search_tool: ToolDefinition | None,
+    call_tool: ToolDefinition,
+) -> list[CostRow]:
+    """The rows of the proxy channel: the pair in the tool list, found tools in an answer."""
+    count = len(sizes.sizes)
+    pair = (*((search_tool,) if search_tool is not None else ()), call_tool)
+    fixed = search_tokens + tool_tokens(call_tool)
+    by_size = sorted(range(len(definitions)), key=lambda i: -sizes.sizes[i])
+    by_mean = sorted(range(len(definitions)), key=lambda i: abs(sizes.sizes[i] - sizes.mean))
+    rows = [
+        CostRow(
+            label=f"all {plural(count, 'tool')}",
+            kind="all",
+            tools_sent=count,
+            per_request=sizes.total,
+            definitions=tuple(definitions),
+        ),
+        CostRow(
+            label="search pair only",
+            kind="search",
+            tools_sent=len(pair),
+            per_request=fixed,
+            definitions=pair,
+        ),
+    ]
+    for wanted in retrieved:
+        k = min(wanted, count)
+        for kind, order, label in (
+            ("search+mean", by_mean, f"{plural(k, 'tool')} of mean size"),
+            (
+                "search+largest",
+                by_size,
+                "the largest tool" if k == 1 else f"the {k:,} largest tools",
+            ),
+        ):
+            answered = tuple(definitions[i] for i in order[:k])
+            rows.append(
+                CostRow(
+                    label=f"search pair + {label}",
+                    kind=kind,
+                    tools_sent=len(pair) + k,
+                    per_request=fixed + count_tokens(search_answer_text(answered)),
+                    definitions=pair,
+                    answered=answered,
+                )
+            )
+    return rows
+
+
+def billed_channel(channel: str) -> str:
+    """The channel the billed requests take: ``auto`` is the billed models' best, the proxy.
+
+    Raises:
+        ConfigurationError: ``native``, which none of the billed models renders.
+    """
+    if channel == "native":
+        names = " and ".join(m.name for m in HEADLINE_MODELS)
+        raise ConfigurationError(
+            f"--channel native: eval tokens bills {names} (on Chat Completions), and neither "
+            "renders the native channel; use --channel auto, proxy or rewrite"
+        )
+    return "proxy" if channel == "auto" else channel
+
+
 def tokens_command(
     catalog: Annotated[
         str,
@@ -144,20 +236,33 @@ def tokens_command(
             "about one tool call by default).",
         ),
     ] = DEFAULT_OUTPUT,
+    channel: ChannelOption = "auto",
     as_json: JsonOption = False,
 ) -> None:
     """Compare the tokens and billed cost of the whole catalog with the search tool's."""
+    taken = billed_channel(parse_channel(channel))
     definitions = load_catalog(catalog).unique_definitions()
     sizes = summarize_tokens(definitions)
-    search_tool = search_tool_definition(definitions)
+    proxy = taken == "proxy"
+    search_tool = search_tool_definition(definitions, proxy=proxy)
     search_tokens = tool_tokens(search_tool)
+    call_tool = call_tool_definition(definitions) if proxy else None
     rows = cost_rows(
-        sizes, search_tokens, sorted(set(retrieved or [3, 5])), definitions, search_tool
+        sizes, search_tokens, sorted(set(retrieved or [3, 5])), definitions, search_tool, call_tool
     )
-    billed = [bill_conversation(row.definitions, rounds=rounds, output=output) for row in rows]
+    billed = [
+        bill_conversation(
+            row.definitions,
+            rounds=rounds,
+            output=output,
+            answer=search_answer_text(row.answered) if row.answered else None,
+        )
+        for row in rows
+    ]
     everything = rows[0].per_request
     if as_json:
         data = _as_json(catalog, sizes, search_tool.name, search_tokens, rows, rounds)
+        data["channel"] = taken
         data["output_tokens_per_request"] = output
         for row, costs in zip(data["rows"], billed, strict=True):
             row["billed"] = {
@@ -172,7 +277,10 @@ def tokens_command(
         emit_json(data)
         return
     console = stdout_console()
-    table = Table(title=f"Tool-definition tokens for {catalog} (cl100k_base)", title_justify="left")
+    table = Table(
+        title=f"Tool-definition tokens for {catalog} (cl100k_base, {taken} channel)",
+        title_justify="left",
+    )
     table.add_column("Sent with each request")
     table.add_column("Tools", justify="right")
     table.add_column("Per request", justify="right")
@@ -187,9 +295,15 @@ def tokens_command(
             "-" if row.kind == "all" else f"{_saved(row.per_request, everything):.1f}%",
         )
     console.print(table)
+    pair = (
+        f"; search pair: {search_tool.name!r} and {call_tool.name!r}, the found tools in a "
+        "search answer"
+        if call_tool is not None
+        else ""
+    )
     console.print(
         f"mean tool {sizes.mean:,.0f} tokens, largest {sizes.largest:,}; "
-        f"search tool {search_tool.name!r} {search_tokens:,}",
+        f"search tool {search_tool.name!r} {search_tokens:,}{pair}",
         markup=False,
         style="dim",
     )

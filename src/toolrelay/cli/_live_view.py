@@ -142,8 +142,9 @@ def token_table(rounds: Sequence[RoundRecord], catalog_size: int) -> Table:
         title="Tokens per model request (cl100k_base, OpenAI wire format: messages + tools)",
         title_justify="left",
         caption=(
-            f"Progressive disclosure sends tool_search and the tools found so far; the "
-            f"comparison sends the same messages with all {plural(catalog_size, 'catalog tool')}."
+            "Tool search sends its own tools and those found so far (in the tool list, search "
+            "answers or tool changes, by channel); the comparison sends the same messages "
+            f"with all {plural(catalog_size, 'catalog tool')}."
         ),
         caption_justify="left",
     )

@@ -15,7 +15,10 @@ catalog's ``db.delete_row``, ``order.cancel``...) is denied by :func:`no_approve
 model reads why (the refund triage itself calls none of them).
 
 Requests are measured in the OpenAI Chat Completions wire format (``messages`` as the OpenAI
-adapter writes them, ``tools`` as ``toolrelay eval tokens`` does) with cl100k_base.
+adapter writes them, ``tools`` as ``toolrelay eval tokens`` does) with cl100k_base. What a
+request shows is read on any channel (``toolrelay.client._shown``): its tool list, the tools
+its tool changes add (native; counted with the tools, which those changes are) and the
+definitions search answers gave (proxy; counted with the messages, which hold them).
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from toolrelay.client import (
     ToolLoopState,
     ToolSearchAdvisor,
 )
+from toolrelay.client._shown import carried_definitions, shown_tools
+from toolrelay.client._tool_search import Channel
 from toolrelay.exceptions import InvalidJsonError
 from toolrelay.execution import (
     ApprovalHandler,
@@ -93,7 +98,8 @@ class RequestTokens:
 
     Attributes:
         messages: The ``messages`` array.
-        tools: The ``tools`` array as sent (the tools shown).
+        tools: The tool definitions as sent: the ``tools`` array, and the tools the
+            history's tool changes add (the native channel).
         every_tool: The ``tools`` array had every catalog tool been sent instead.
     """
 
@@ -133,7 +139,8 @@ class RoundRecord:
 
     Attributes:
         model_call: The call's number in the turn, from 1.
-        shown: Canonical names of the tools the request showed, in the order sent.
+        shown: Canonical names of the tools the request showed, in the order sent, on any
+            channel (see the module docs).
         tokens: The request's size.
         text: The model's text, if any.
         calls: The tool calls it asked for.
@@ -188,14 +195,13 @@ class TurnRecorder:
 
     def request(self, prompt: Prompt) -> None:
         """A request is about to be sent to the model."""
-        definitions = [t.definition for t in prompt.options.tools]
         messages = json.dumps(messages_to_openai(prompt.messages), ensure_ascii=False)
         tokens = RequestTokens(
             messages=count_tokens(messages),
-            tools=tools_tokens(definitions),
+            tools=tools_tokens(carried_definitions(prompt)),
             every_tool=self._every_tool,
         )
-        shown = tuple(d.name for d in definitions)
+        shown = shown_tools(prompt)
         self.rounds.append(
             RoundRecord(model_call=len(self.rounds) + 1, shown=shown, tokens=tokens, prompt=prompt)
         )
@@ -341,12 +347,17 @@ def build_pipeline(
     language: SearchLanguage = "auto",
     usage_log: UsageLog | None = None,
     approval: ApprovalHandler | ApprovalInterceptor = no_approver,
+    channel: Channel = "auto",
 ) -> Pipeline:
     """The client over ``model`` with tool search over ``catalog`` (indexed by ``index``).
 
     ``language`` is the tool search advisor's: the language of its texts; ``usage_log``
     its usage log (searches rank with it and record in it); ``approval`` decides about calls
-    of tools that require approval (denied, by default: see :func:`no_approver`).
+    of tools that require approval (denied, by default: see :func:`no_approver`);
+    ``channel`` how found tools reach the model (the best the model renders by default).
+
+    Raises:
+        ConfigurationError: ``channel`` is one the model does not render.
     """
     recorder = TurnRecorder(catalog.definitions(), listener)
     advisor = ObservedToolSearchAdvisor(
@@ -354,10 +365,10 @@ def build_pipeline(
         index=RecordingIndex(index),
         recorder=recorder,
         options=SearchOptions(max_results=max_results, language=language, usage_log=usage_log),
-        # What the commands print of each turn (the tools shown per request) is the rewrite
-        # channel's; the commands choose no other channel yet.
-        channel="rewrite",
+        channel=channel,
     )
+    # Refused now, naming the fix, rather than at the first turn.
+    advisor.search.channel_for(model, owner="--channel")
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
     client = (
         ChatClient.builder(MeteredModel(model, recorder))

@@ -93,7 +93,13 @@ class TurnSoFar:
                         query = search_query(call) if call is not None else None
                         found = [] if response.is_error else _decoded(response.data)
                         turn.searches[str(query)] = (
-                            [str(hit.get("name")) for hit in found if isinstance(hit, dict)]
+                            # Answers carrying definitions (the proxy channel) give
+                            # canonical names; the others provider-safe ones.
+                            [
+                                provider_safe_name(str(hit.get("name")))
+                                for hit in found
+                                if isinstance(hit, dict)
+                            ]
                             if isinstance(found, list)
                             else []
                         )

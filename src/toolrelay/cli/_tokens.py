@@ -16,11 +16,14 @@ from toolrelay.tools._base import ToolDefinition
 if TYPE_CHECKING:
     from toolrelay.toolsearch._texts import SearchLanguage
 
-__all__ = ["search_tool_definition"]
+__all__ = ["call_tool_definition", "search_tool_definition"]
 
 
 def search_tool_definition(
-    definitions: Sequence[ToolDefinition] = (), *, language: SearchLanguage = "auto"
+    definitions: Sequence[ToolDefinition] = (),
+    *,
+    language: SearchLanguage = "auto",
+    proxy: bool = False,
 ) -> ToolDefinition:
     """The ``tool_search`` tool exactly as the tool search advisor shows it to the model.
 
@@ -28,6 +31,7 @@ def search_tool_definition(
         definitions: The catalog it searches: with ``language="auto"`` its language picks
             the texts, as the advisor's option does (English for an empty catalog).
         language: The advisor's ``language`` option: ``"auto"``, ``"en"`` or ``"zh"``.
+        proxy: As the proxy channel shows it (its answers carry the definitions).
 
     Raises:
         ConfigurationError: ``language`` is none of those.
@@ -40,4 +44,19 @@ def search_tool_definition(
     texts = SearchTextSelector(language).for_catalog(definitions)
     # The index is never searched here; the searcher is only asked for its tool.
     searcher = ToolSearcher(index=make_index(IndexType.REGEX), allowed=None)
-    return searcher.as_tool(texts.description, parameters=texts.parameters).definition
+    description = texts.proxy_description if proxy else texts.description
+    return searcher.as_tool(description, parameters=texts.parameters).definition
+
+
+def call_tool_definition(
+    definitions: Sequence[ToolDefinition] = (), *, language: SearchLanguage = "auto"
+) -> ToolDefinition:
+    """The proxy channel's ``call_tool`` as the tool search advisor shows it (see above)."""
+    from toolrelay.toolsearch._proxy import call_tool
+    from toolrelay.toolsearch._texts import SearchTextSelector
+
+    async def never(name: str, context: object) -> str:  # only its definition is read
+        return ""
+
+    texts = SearchTextSelector(language).for_catalog(definitions)
+    return call_tool(texts, never).definition

@@ -9,11 +9,14 @@ enough that no run's history is cut), and the mode's loop advisor:
   whole catalog;
 - ``search:INDEX``: a :class:`~toolrelay.client.ToolSearchAdvisor` over the catalog with that
   index (built once per environment and shared by the runs, as one index serves every
-  conversation of an application); the model starts with ``tool_search`` only.
+  conversation of an application) on the mode's channel (``auto`` by default); the model
+  starts with ``tool_search`` only.
 
 Only the model and the mode vary. What a run did is read from the loop's own records (the
 tool rounds), a thin wrapper around the model (each request and its answer), and the
-environment's back end afterwards; its checks then decide success.
+environment's back end afterwards; its checks then decide success. What a request showed is
+read on any channel (``toolrelay.client._shown``): its tool list, the tools its tool changes
+add, the definitions search answers in its history gave.
 
 Runs go in rounds of repeats, each round task by task and mode by mode, so an interrupted
 evaluation leaves the modes compared on the same tasks. ``concurrency`` runs that many at
@@ -38,6 +41,8 @@ from toolrelay.client import (
     ToolLoopState,
     ToolSearchAdvisor,
 )
+from toolrelay.client._shown import carried_definitions, shown_tools
+from toolrelay.client._tool_search import Channel
 from toolrelay.evaluation._checks import CallRecord, CallStatus, CheckResult, RunTrace
 from toolrelay.evaluation._suite import Task, TaskEnvironment, TaskSuite
 from toolrelay.exceptions import (
@@ -49,6 +54,7 @@ from toolrelay.exceptions import (
     ModelError,
     RateLimitError,
     ToolCallLimitError,
+    ToolRelayError,
     ToolsNotSupportedError,
 )
 from toolrelay.execution import (
@@ -67,8 +73,10 @@ from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.search import ToolIndex, default_index
 from toolrelay.tools import Tool, ToolDefinition, as_tools
+from toolrelay.tools._arguments import decode_arguments
 from toolrelay.tools._tokens import count_tokens, tool_payload
 from toolrelay.toolsearch import TOOL_SEARCH_NAME
+from toolrelay.toolsearch._texts import CALL_TOOL_NAME
 
 __all__ = [
     "ALL_TOOLS",
@@ -96,12 +104,16 @@ class Mode:
     """How the catalog reaches the model.
 
     Attributes:
-        name: ``"all-tools"``, or ``"search:KIND"`` (the results are keyed by it).
+        name: ``"all-tools"``, or ``"search:KIND"`` (``"search:KIND/CHANNEL"`` on a channel
+            other than ``auto``; the results are keyed by it).
         index: Makes the index of a tool search mode; ``None`` for all tools.
+        channel: How a tool search mode's found tools reach the model (see
+            :data:`~toolrelay.client.Channel`).
     """
 
     name: str
     index: Callable[[], ToolIndex] | None = None
+    channel: Channel = "auto"
 
     @classmethod
     def all_tools(cls) -> Mode:
@@ -110,13 +122,22 @@ class Mode:
 
     @classmethod
     def search(
-        cls, index: Callable[[], ToolIndex] = default_index, name: str | None = None
+        cls,
+        index: Callable[[], ToolIndex] = default_index,
+        name: str | None = None,
+        *,
+        channel: Channel = "auto",
     ) -> Mode:
         """Tool search over indexes ``index()`` makes (the default index when omitted).
 
-        The name is ``search:`` and the index's kind (``search:bm25``) unless given.
+        The name is ``search:`` and the index's kind (``search:bm25``), then ``/`` and the
+        channel unless it is ``auto`` (``search:bm25/proxy``), unless given.
         """
-        return cls(name=name or f"search:{index().search_type}", index=index)
+        if name is None:
+            name = f"search:{index().search_type}"
+            if channel != "auto":
+                name += f"/{channel}"
+        return cls(name=name, index=index, channel=channel)
 
     @property
     def searches(self) -> bool:
@@ -305,7 +326,8 @@ class TaskRunner:
         options: Chat options of every request (temperature, ``tool_choice``...).
 
     Raises:
-        ConfigurationError: No modes, two modes with one name, or counts below 1.
+        ConfigurationError: No modes, two modes with one name, counts below 1, or a mode's
+            channel the model does not render.
     """
 
     def __init__(
@@ -325,6 +347,14 @@ class TaskRunner:
         names = [m.name for m in modes]
         if len(set(names)) != len(names):
             raise ConfigurationError(f"modes must have different names, got {names}")
+        declared = tool_channels(model)
+        for mode in modes:
+            if mode.channel != "auto" and mode.channel not in declared:
+                raise ConfigurationError(
+                    f"mode {mode.name}: channel {mode.channel!r}, but the model "
+                    f"{model_name(model)} renders only {', '.join(map(repr, declared))}: "
+                    "choose one of those, or 'auto' for the best of them"
+                )
         for label, value in (
             ("repeats", repeats),
             ("max_requests", max_requests),
@@ -461,7 +491,7 @@ class TaskRunner:
             stop = report.stop.value if report is not None else "answer"
             answer = response.content()
         seconds = time.perf_counter() - started
-        shown = frozenset(n for p in meter.prompts for n in _names(p) if n in definitions)
+        shown = frozenset(n for p in meter.prompts for n in shown_tools(p) if n in definitions)
         trace = RunTrace(
             task_id=task.id,
             state=environment.state,
@@ -520,9 +550,7 @@ class TaskRunner:
                 tools,
                 index=self._indexes[(mode.name, task.environment)],
                 max_model_calls=self.max_requests,
-                # What a run reports as shown is each request's tool list, which only the
-                # rewrite channel fills with the found tools.
-                channel="rewrite",
+                channel=mode.channel,
             )
         loop.recorder = recorder
         # The loop runs its rounds with the client's manager, built from the environment's
@@ -562,9 +590,12 @@ class TaskRunner:
         return prompt_tokens, completion_tokens
 
     def _tools_tokens(self, environment: str, prompt: Prompt) -> int:
-        key = (environment, _names(prompt))
+        # The tool list, and the tools a tool change added (the native channel); a search
+        # answer's definitions are counted with the messages that hold them.
+        carried = carried_definitions(prompt)
+        key = (environment, tuple(d.name for d in carried))
         if key not in self._tool_tokens:
-            payload = [tool_payload(t.definition) for t in prompt.options.tools]
+            payload = [tool_payload(d) for d in carried]
             self._tool_tokens[key] = (
                 count_tokens(json.dumps(payload, ensure_ascii=False)) if payload else 0
             )
@@ -580,10 +611,6 @@ def _provider_failure(exc: ModelError) -> bool:
     if isinstance(exc, ModelConnectionError | RateLimitError):
         return True
     return isinstance(exc, ModelAPIError) and (exc.status_code is None or exc.status_code >= 500)
-
-
-def _names(prompt: Prompt) -> tuple[str, ...]:
-    return tuple(t.definition.name for t in prompt.options.tools)
 
 
 def _optional_count(value: Any) -> int | None:
@@ -637,7 +664,7 @@ class _Recorder:
                 self.searches += outcome.ok
                 continue
             status = self._status(outcome, exposed)
-            name = outcome.tool_name if outcome.tool_name in self.catalog else outcome.call.name
+            name = outcome.tool_name if outcome.tool_name in self.catalog else _called(outcome)
             if status is CallStatus.NOT_SHOWN:
                 name = match_tool_name(outcome.call.name, self.catalog) or name
             self.calls.append(
@@ -659,7 +686,7 @@ class _Recorder:
         if status is ToolCallStatus.UNKNOWN_TOOL:
             # Tool search answers a call of a catalog tool it did not show as it answers a
             # name no tool has; the catalog tells the two apart.
-            called = outcome.call.name
+            called = _called(outcome)
             hidden = self.searching and match_tool_name(called, exposed) is None
             if hidden and match_tool_name(called, self.catalog) is not None:
                 return CallStatus.NOT_SHOWN
@@ -671,6 +698,18 @@ class _Recorder:
         return CallStatus.OTHER
 
 
+def _called(outcome: ToolCallOutcome) -> str:
+    """The tool a call names: a ``call_tool`` call's ``name`` argument (the proxy channel)."""
+    call = outcome.call
+    if call.name != CALL_TOOL_NAME:
+        return call.name
+    try:
+        named = decode_arguments(call.name, call.arguments).get("name")
+    except ToolRelayError:
+        return call.name
+    return named if isinstance(named, str) and named else call.name
+
+
 class _RecordingLoop(ToolCallingAdvisor):
     """The tool loop, telling a recorder about each round's calls."""
 
@@ -680,7 +719,7 @@ class _RecordingLoop(ToolCallingAdvisor):
         self, request: ChatClientRequest, response: ChatClientResponse, state: ToolLoopState
     ) -> ToolExecutionResult:
         """Run the round as the loop does, then record its calls."""
-        exposed = [t.definition.name for t in request.prompt.options.tools]
+        exposed = shown_tools(request.prompt)
         try:
             result = await super().execute_tools(request, response, state)
         except ToolCallLimitError as exc:

@@ -9,7 +9,11 @@ Example::
     client = ChatClient.builder(model).default_tools(get_weather).build()
 
 The wire format is documented with its translation (``_responses_wire.py``); tool choice and
-the parallel-calls switch with theirs (``_tool_choice.py``). Errors of the SDK, and error
+the parallel-calls switch with theirs (``_tool_choice.py``).
+
+Tool search's channels: ``"native"`` (a :class:`~toolrelay.messages.ToolChangeMessage` as an
+``additional_tools`` input item, the request's ``tools`` never changing), then ``"proxy"`` and
+``"rewrite"``. Errors of the SDK, and error
 events of a stream, become :class:`~toolrelay.exceptions.ModelAPIError` (and subclasses) or
 :class:`~toolrelay.exceptions.ModelConnectionError` after the SDK's own retries.
 """
@@ -22,6 +26,7 @@ from typing import Any
 from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ModelResponseError
 from toolrelay.messages import ChatResponse
+from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, ToolChannel
 from toolrelay.models._openai import openai_client
 from toolrelay.models._openai_wire import DEFAULT_ERROR_PREFIX, WireTools
 from toolrelay.models._responses_wire import (
@@ -32,6 +37,8 @@ from toolrelay.models._responses_wire import (
     tools_to_responses,
 )
 from toolrelay.models._sdk_model import SdkChatModel, import_sdk
+from toolrelay.models._tool_changes import available_definitions
+from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
 
 __all__ = ["OpenAIResponsesModel"]
@@ -127,13 +134,27 @@ class OpenAIResponsesModel(SdkChatModel[WireTools]):
         """The base URL requests go to."""
         return str(getattr(self._client, "base_url", ""))
 
+    def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
+        """The tool search channels, best first: ``"native"``, ``"proxy"``, ``"rewrite"``.
+
+        Every model behind the Responses API takes ``additional_tools`` items, so ``model``
+        (the request's model name) changes nothing.
+        """
+        return ("native", *DEFAULT_TOOL_CHANNELS)
+
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], WireTools]:
         options = prompt.options
         settings, names = self._tool_settings(options)
-        tools = WireTools(names=names, strict=self.strict_tools and bool(names.definitions))
+        added = available_definitions(prompt.messages)
+        strict = self.strict_tools and bool(names.definitions or added)
+        # Calls of tools a tool change added are read back like calls of the request's own.
+        everything = ToolNameMap((*names.definitions, *added)) if added else names
+        tools = WireTools(names=everything, strict=strict)
         body: dict[str, Any] = {
             "model": options.model or self.model,
-            "input": messages_to_input(prompt.messages, error_prefix=self.error_prefix),
+            "input": messages_to_input(
+                prompt.messages, error_prefix=self.error_prefix, strict=strict
+            ),
             # Stateless by default: every request sends the whole history (toolrelay's memory
             # keeps the conversation), so no later request would read a stored response, and
             # storing would only keep each conversation at OpenAI (30 days by default).
@@ -145,7 +166,7 @@ class OpenAIResponsesModel(SdkChatModel[WireTools]):
             body["max_output_tokens"] = options.max_tokens
         # As in Chat Completions, tool_choice and parallel_tool_calls go only with tools.
         if names.definitions:
-            body["tools"] = tools_to_responses(names.definitions, strict=tools.strict)
+            body["tools"] = tools_to_responses(names.definitions, strict=strict)
             choice = tool_choice_to_responses(settings)
             if choice is not None:
                 body["tool_choice"] = choice

@@ -25,6 +25,12 @@ Mapping:
 - A generation's ``finish_reason`` is the response's ``status`` (``"completed"``), or the
   reason it is incomplete (``"max_output_tokens"``, ``"content_filter"``).
 - ``reasoning`` items of the output are not kept.
+- A :class:`~toolrelay.messages.ToolChangeMessage` becomes an ``additional_tools`` item
+  (``role: "developer"``) where it stands, its added tools as flat ``function`` tools, so
+  the request's ``tools`` (the start of the cached prefix) never change. The API has no item
+  that retires a tool: removals are not sent, a removed tool is simply not added again, and
+  the tool loop answers a call of it as it answers any tool it does not offer. A change
+  that only removes sends nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from toolrelay.messages import (
     Message,
     SystemMessage,
     ToolCall,
+    ToolChangeMessage,
     ToolResponseMessage,
     Usage,
     UserMessage,
@@ -57,6 +64,7 @@ from toolrelay.models._openai_wire import (
     usage_from_openai,
 )
 from toolrelay.models._provider_errors import status_error
+from toolrelay.models._tool_changes import change_definition
 from toolrelay.models._tool_choice import ToolChoiceSettings
 from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.tools._base import ToolDefinition
@@ -74,9 +82,12 @@ _PROVIDER = "openai"
 
 
 def messages_to_input(
-    messages: Sequence[Message], *, error_prefix: str = DEFAULT_ERROR_PREFIX
+    messages: Sequence[Message],
+    *,
+    error_prefix: str = DEFAULT_ERROR_PREFIX,
+    strict: bool = False,
 ) -> list[dict[str, Any]]:
-    """The ``input`` items of a request body."""
+    """The ``input`` items of a request body (``strict``: the tools' strict mode)."""
     items: list[dict[str, Any]] = []
     for message in consistent_call_ids(messages):
         match message:
@@ -107,6 +118,9 @@ def messages_to_input(
                     }
                     for r in responses
                 )
+            case ToolChangeMessage(added=added) if added:
+                tools = tools_to_responses([change_definition(d) for d in added], strict=strict)
+                items.append({"type": "additional_tools", "role": "developer", "tools": tools})
     return items
 
 
