@@ -516,6 +516,8 @@ class _SearchTurn:
         if self.channel == "proxy" and any(n not in self.searcher.defined for n in new):
             anchor = next(m for m in reversed(messages) if isinstance(m, UserMessage))
             self._pair = (anchor, revealed_pair(query, record.answer))
+        if not record.names:
+            return
         self.usage.found(query, record.names)
         await self._save(
             self.discoveries.after_round(
