@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.client._search_only import SEARCH_ONLY
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, ChatClientResponse, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError, ToolContextError
 from toolrelay.execution import (

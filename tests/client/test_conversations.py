@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.client._search_only import SEARCH_ONLY
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import (
     ChatClient,
     MessageChatMemoryAdvisor,

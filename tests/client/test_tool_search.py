@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.client._search_only import SEARCH_ONLY
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, LoopStop, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import CallLimits, ToolCallingManager

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.client._search_only import SEARCH_ONLY
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.execution import ToolCallStatus
 from toolrelay.messages import AssistantMessage, ToolCall, ToolResponse, ToolResponseMessage

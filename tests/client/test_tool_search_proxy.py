@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.client._search_only import SEARCH_ONLY
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import (
     TOOL_CALLING_ADVISOR_ORDER,
     ChatClient,
