@@ -19,22 +19,26 @@ it, and any loop (a subclass of your own, say) gets tool search with
    bridges; the index itself rebuilds only on a new fingerprint; one index serves every
    conversation, each searching its own permitted view) and drops stored names of tools that
    left the catalog;
-3. takes the channel (:data:`Channel`; by default the best the client's model declares) and
+3. sends every permitted tool, and searches nothing, when the catalog is too small for
+   search to pay (``send_all_below``); otherwise searches with the request's own text and
+   makes the best hits discoveries before the first model call (``reveal``; both:
+   :mod:`~toolrelay.toolsearch._reveal`);
+4. takes the channel (:data:`Channel`; by default the best the client's model declares) and
    shows each model call, in a stable order (so provider prompt caches keep hitting):
    ``tool_search``, request tools, always-on tools, then discovered tools in discovery order
    (in the rewrite channel, in the tool list; in the native channel, through tool changes in
    the history, the tool list holding the rest; the proxy channel's list is fixed);
-4. answers each search with its best hits (none below ``min_relative_score`` times the best
+5. answers each search with its best hits (none below ``min_relative_score`` times the best
    one's score), leaving out tools the model already sees in full unless one is the best (in
    the proxy channel: tools whose unchanged definition an earlier answer in the request's
    history gave, as the loop holds it; the best of them is named only, so no definition is
    sent twice, while one the history no longer holds, such as an earlier turn's that memory
    inside the loop replays or that memory did not keep, comes whole again);
-5. after each tool round, adds what its searches found to the conversation's entry in the
+6. after each tool round, adds what its searches found to the conversation's entry in the
    :class:`~toolrelay.toolsearch._sessions.SessionStore`, so discoveries persist across turns;
    by default (``retention="used"``) the found tools the model passed over are retired,
    keeping those it called (``"used"``, ``"all"`` or ``"last_search"``);
-6. with a ``usage_log``, ranks every search with the history of the tenant (or, with
+7. with a ``usage_log``, ranks every search with the history of the tenant (or, with
    ``shared_usage=True``, of everyone), and after each round records each tool a search of
    the turn found that the model then called successfully, with the query that found it
    (a failing, denied or unsearched call is never recorded).
