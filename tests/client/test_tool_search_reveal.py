@@ -20,6 +20,7 @@ from examples.refund_desk import build_catalog as refund_desk
 from toolrelay.bridges import BridgeSearch
 from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.execution import ApprovalInterceptor, Approve
 from toolrelay.gateway import ToolGateway
 from toolrelay.messages import (
     AssistantMessage,
@@ -190,6 +191,45 @@ async def test_a_later_search_does_not_repeat_a_revealed_definition_in_the_proxy
     assert report is not None
     [search] = report.searches
     assert json.loads(search.answer)[0] == {"name": RETRY}  # named only: the history has it
+
+
+class ApprovalDesk(Desk):
+    @tool(name="refund.issue", requires_approval=True)
+    def issue(self, refund_id: str, amount: int) -> str:
+        """Issue a refund payment of an amount to the customer.
+
+        Args:
+            refund_id: The refund, e.g. RF-1.
+            amount: The amount in cents.
+        """
+        self.ran.append(f"issue {refund_id}")
+        return "issued"
+
+
+async def test_a_turn_resumed_after_approval_reveals_nothing_again() -> None:
+    desk = ApprovalDesk()
+    issue = (CALL_TOOL_NAME, {"name": "refund.issue", "arguments": {"refund_id": "R", "amount": 5}})
+    model = channel_model("proxy", [tool_call_response(issue), "Issued."])
+    client = ChatClient(
+        model,
+        advisors=[ToolSearchAdvisor(desk, index=BM25ToolIndex())],
+        approval=ApprovalInterceptor(),
+    )
+    stopped = await client.prompt("Issue a refund payment").conversation("c").acall()
+    assert stopped.tool_search is not None
+    assert stopped.tool_search.revealed is not None
+    assert "refund.issue" in stopped.tool_search.revealed.names
+    (pending,) = stopped.pending_approvals
+    resumed = await (
+        client.prompt().resume(stopped.approval, {pending.call_id: Approve()}).conversation("c")
+    ).acall()
+    assert desk.ran == ["issue R"]
+    assert resumed.content() == "Issued."
+    assert resumed.tool_search is not None
+    assert resumed.tool_search.revealed is None
+    [after] = model.prompts[1:]
+    reveals = [m for m in after.messages if isinstance(m, AssistantMessage) and m.tool_calls]
+    assert [m.tool_calls[0].name for m in reveals].count(TOOL_SEARCH_NAME) <= 1
 
 
 # --- a miss, permissions, turning it off ----------------------------------------------------------

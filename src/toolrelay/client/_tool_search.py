@@ -372,7 +372,8 @@ class ToolSearch:
         )
         if proxy:
             turn.fixed = _proxy_tools(fixed, call_tool(texts, turn.forward), owner=owner)
-        if self.reveal:
+        # A resumed turn (after approval) had its start: it reveals nothing again.
+        if self.reveal and request.resume is None:
             await turn.reveal(request.prompt.messages)
         return turn
 
