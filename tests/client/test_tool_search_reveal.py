@@ -18,10 +18,16 @@ from benchmarks.weather_catalog import ALL_TOOLS as WEATHER_TOOLS
 from examples.refund_desk import build_catalog as refund_desk
 
 from toolrelay.bridges import BridgeSearch
-from toolrelay.client import ChatClient, ToolSearchAdvisor
+from toolrelay.client import (
+    TOOL_CALLING_ADVISOR_ORDER,
+    ChatClient,
+    MessageChatMemoryAdvisor,
+    ToolSearchAdvisor,
+)
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ApprovalInterceptor, Approve
 from toolrelay.gateway import ToolGateway
+from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import (
     AssistantMessage,
     ToolChangeMessage,
@@ -396,3 +402,22 @@ def test_the_benchmark_scenarios_stay_searched_under_the_default() -> None:
     assert (len(weather), len(refunds)) == (28, 78)
     assert catalog_tokens_below(weather, DEFAULT_SEND_ALL_BELOW, {}) is None
     assert catalog_tokens_below(refunds, DEFAULT_SEND_ALL_BELOW, {}) is None
+
+
+async def test_memory_inside_the_loop_keeps_each_turns_reveal_under_its_own_call_id() -> None:
+    memory = MessageChatMemoryAdvisor(
+        MessageWindowChatMemory(InMemoryChatMemoryRepository()),
+        order=TOOL_CALLING_ADVISOR_ORDER + 1,
+    )
+    model = channel_model("proxy", ["First.", "Second."])
+    client = ChatClient(model, advisors=[memory, ToolSearchAdvisor(Desk(), index=BM25ToolIndex())])
+    await client.prompt(TASK).conversation("c").acall()
+    await client.prompt("Book a hotel room in Oslo").conversation("c").acall()
+    ids = [
+        call.id
+        for message in model.prompts[1].messages
+        if isinstance(message, AssistantMessage)
+        for call in message.tool_calls
+    ]
+    assert len(ids) == len(set(ids)) == 2
+    assert all(i.startswith("tool_search_reveal_") for i in ids)

@@ -24,6 +24,7 @@ The gateway and the bridges never see a request's text, so they refuse these opt
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -90,8 +91,7 @@ desk (14,429 tokens) are searched.
 """
 
 REVEAL_CALL_ID: Final = "tool_search_reveal"
-"""The call id of the proxy channel's revealed answer (the same in every turn: the history
-stays a cacheable prefix)."""
+"""How the call id of the proxy channel's revealed answer starts (a random suffix follows)."""
 
 TURN_OPTIONS: Final = frozenset({"reveal", "reveal_min_relative_score", "send_all_below"})
 """The options a door takes only when it reads the request's text (the chat client's)."""
@@ -181,9 +181,11 @@ def revealed_pair(query: str, answer: str) -> tuple[AssistantMessage, ToolRespon
     The search did run (before the first model call, with the request's text); the pair
     records it in the history as any search is recorded, so its definitions reach the model
     with the tool list unchanged, ``call_tool`` runs them, and later answers do not repeat
-    them.
+    them. Its call id is :data:`REVEAL_CALL_ID` and a random suffix: a memory inside the loop
+    replays earlier turns' reveals where the turn cannot see them, and ids must stay unique.
     """
+    call_id = f"{REVEAL_CALL_ID}_{secrets.token_hex(4)}"
     arguments = json.dumps({"query": query}, ensure_ascii=False)
-    call = ToolCall(id=REVEAL_CALL_ID, name=TOOL_SEARCH_NAME, arguments=arguments)
-    response = ToolResponse(id=REVEAL_CALL_ID, name=TOOL_SEARCH_NAME, data=answer)
+    call = ToolCall(id=call_id, name=TOOL_SEARCH_NAME, arguments=arguments)
+    response = ToolResponse(id=call_id, name=TOOL_SEARCH_NAME, data=answer)
     return AssistantMessage(tool_calls=(call,)), ToolResponseMessage(responses=(response,))
