@@ -17,7 +17,6 @@ import pytest
 from benchmarks.weather_catalog import ALL_TOOLS as WEATHER_TOOLS
 from examples.refund_desk import build_catalog as refund_desk
 
-from toolrelay.bridges import BridgeSearch
 from toolrelay.client import (
     TOOL_CALLING_ADVISOR_ORDER,
     ChatClient,
@@ -26,7 +25,6 @@ from toolrelay.client import (
 )
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ApprovalInterceptor, Approve
-from toolrelay.gateway import ToolGateway
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import (
     AssistantMessage,
@@ -37,7 +35,7 @@ from toolrelay.messages import (
 from toolrelay.models import ToolChannel
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
-from toolrelay.tools import ToolCatalog, ToolContext, ToolDefinition, as_tools, tool, tools_from
+from toolrelay.tools import ToolContext, ToolDefinition, as_tools, tool, tools_from
 from toolrelay.toolsearch import CALL_TOOL_NAME, TOOL_SEARCH_NAME, SearchOptions
 from toolrelay.toolsearch._reveal import DEFAULT_SEND_ALL_BELOW, catalog_tokens_below
 
@@ -328,14 +326,6 @@ async def test_the_reveal_takes_its_own_hit_count_and_cut() -> None:
 def test_bad_turn_options_are_refused(options: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         ToolSearchAdvisor(Desk(), index=BM25ToolIndex(), **options)
-
-
-@pytest.mark.parametrize("option", ["reveal", "reveal_min_relative_score", "send_all_below"])
-def test_doors_that_never_see_the_request_refuse_the_turn_options(option: str) -> None:
-    catalog = ToolCatalog(tools_from(Desk()))
-    for door in (ToolGateway, BridgeSearch):
-        with pytest.raises(ConfigurationError, match=f"never sees a request's text.*{option}="):
-            door(catalog, index=BM25ToolIndex(), **{option: 1})  # type: ignore[operator]
 
 
 # --- the small-catalog rule -----------------------------------------------------------------------
