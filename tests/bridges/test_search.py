@@ -285,3 +285,9 @@ async def test_a_successful_call_of_a_tool_the_conversation_found_is_recorded() 
     await search.call("billing__refund", {"order_id": 8}, key="c1", context=CLERK)
     learned = [(e.scope, e.query, e.tool, e.count) for e in await log.entries()]
     assert learned == [("tenant:acme", "refund a customer order", "billing.refund", 1)]
+
+
+@pytest.mark.parametrize("option", ["reveal", "reveal_min_relative_score", "send_all_below"])
+def test_the_turn_start_options_are_refused_a_bridge_never_sees_a_request(option: str) -> None:
+    with pytest.raises(ConfigurationError, match=f"never sees a request's text.*{option}="):
+        BridgeSearch([], index=BM25ToolIndex(), **{option: 1})  # type: ignore[arg-type]

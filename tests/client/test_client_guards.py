@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, ChatClientResponse, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError, ToolContextError
 from toolrelay.execution import (
@@ -95,7 +96,7 @@ def client_over(model: ScriptedModel, tools: list[Tool], mode: str, **settings: 
     if mode == "plain":
         return ChatClient(model, tools=tools, **settings)
     channel = "proxy" if mode == "proxy" else "rewrite"
-    search = ToolSearchAdvisor(tools, index=BM25ToolIndex(), channel=channel)
+    search = ToolSearchAdvisor(tools, index=BM25ToolIndex(), channel=channel, **SEARCH_ONLY)
     return ChatClient(model, advisors=[search], **settings)
 
 

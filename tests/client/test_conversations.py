@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import (
     ChatClient,
     MessageChatMemoryAdvisor,
@@ -130,7 +131,9 @@ def searching_model(prompt: Prompt) -> object:
 
 
 def test_discovered_tools_are_kept_per_tenant() -> None:
-    advisor = ToolSearchAdvisor([refund, open_ticket], index=BM25ToolIndex(), channel="rewrite")
+    advisor = ToolSearchAdvisor(
+        [refund, open_ticket], index=BM25ToolIndex(), channel="rewrite", **SEARCH_ONLY
+    )
     client = ChatClient.builder(FunctionModel(searching_model)).default_advisors(advisor).build()
 
     def turn(tenant: str) -> str:

@@ -6,6 +6,7 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import (
     ChatClient,
     LoopStop,
@@ -170,7 +171,7 @@ def test_tool_search_reports_what_the_turn_searched_and_found() -> None:
             "Shipped.",
         ]
     )
-    search = ToolSearchAdvisor(Desk(), index=BM25ToolIndex(), channel="rewrite")
+    search = ToolSearchAdvisor(Desk(), index=BM25ToolIndex(), channel="rewrite", **SEARCH_ONLY)
     client = ChatClient(model, advisors=[search])
     result = client.run_sync("Where is A-1?", conversation="c1", context={"tenant_id": "acme"})
 
@@ -269,7 +270,7 @@ def test_tool_search_and_approval_are_reported_together() -> None:
             tool_call_response(("order__refund", {"order_id": "C-3"})),
         ]
     )
-    search = ToolSearchAdvisor(desk, index=BM25ToolIndex(), channel="rewrite")
+    search = ToolSearchAdvisor(desk, index=BM25ToolIndex(), channel="rewrite", **SEARCH_ONLY)
     client = ChatClient(model, advisors=[search], approval=approving())
     result = client.run_sync("Refund C-3", conversation="c4", context={"tenant_id": "acme"})
     assert result.tool_search is not None

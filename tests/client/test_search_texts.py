@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError, ToolArgumentError, ToolDefinitionError
 from toolrelay.execution import ApprovalInterceptor
@@ -49,7 +50,7 @@ CHINESE_TOOLS = [
 
 def advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
     options.setdefault("index", BM25ToolIndex())
-    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **SEARCH_ONLY, **options})
 
 
 async def first_prompt(search_advisor: ToolSearchAdvisor, *script: Any) -> ScriptedModel:

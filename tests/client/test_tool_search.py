@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, LoopStop, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import CallLimits, ToolCallingManager
@@ -123,7 +124,7 @@ def call_found(**arguments: Any) -> Any:
 def bm25_advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
     """An advisor over a BM25 index: deterministic rankings, no embedding model."""
     options.setdefault("index", BM25ToolIndex())
-    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **SEARCH_ONLY, **options})
 
 
 def shown(model: ScriptedModel) -> list[list[str]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import (
     TOOL_CALLING_ADVISOR_ORDER,
     ChatClient,
@@ -77,7 +78,7 @@ def changes(prompt: Prompt) -> list[ToolChangeMessage]:
 
 
 def client_for(model: ScriptedModel, desk: Desk, **options: Any) -> ChatClient:
-    advisor = ToolSearchAdvisor(desk, index=BM25ToolIndex(), **options)
+    advisor = ToolSearchAdvisor(desk, index=BM25ToolIndex(), **{**SEARCH_ONLY, **options})
     return ChatClient(model, advisors=[advisor])
 
 
@@ -237,7 +238,7 @@ async def test_a_later_turn_makes_the_stored_tools_available_again_after_its_mes
         ]
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
-    advisor = ToolSearchAdvisor(desk, index=BM25ToolIndex())
+    advisor = ToolSearchAdvisor(desk, index=BM25ToolIndex(), **SEARCH_ONLY)
     client = ChatClient(model, advisors=[memory, advisor])
     await client.prompt("find the retry tool").conversation("c1").acall()
     await client.prompt("now retry RF-2").conversation("c1").acall()
@@ -266,7 +267,9 @@ async def test_memory_inside_the_loop_stores_the_tool_changes_and_replays_them()
     memory = MessageChatMemoryAdvisor(
         MessageWindowChatMemory(repository), order=TOOL_CALLING_ADVISOR_ORDER + 100
     )
-    client = ChatClient(model, advisors=[memory, ToolSearchAdvisor(desk, index=BM25ToolIndex())])
+    client = ChatClient(
+        model, advisors=[memory, ToolSearchAdvisor(desk, index=BM25ToolIndex(), **SEARCH_ONLY)]
+    )
     await client.prompt("Retry RF-1").conversation("c1").acall()
     stored: list[Message] = await repository.find_by_conversation_id("c1")
     kept = [m for m in stored if isinstance(m, ToolChangeMessage)]

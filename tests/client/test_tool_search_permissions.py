@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.execution import ToolCallStatus
 from toolrelay.messages import AssistantMessage, ToolCall, ToolResponse, ToolResponseMessage
@@ -72,7 +73,7 @@ def hybrid_index() -> HybridToolIndex:
 def bm25_advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
     """An advisor over a BM25 index: deterministic rankings, no embedding model."""
     options.setdefault("index", BM25ToolIndex())
-    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **SEARCH_ONLY, **options})
 
 
 def search(query: str, **arguments: Any) -> Any:
@@ -389,7 +390,7 @@ def test_a_forbidden_tool_changes_no_search_answer(
 ) -> None:
     def answers(tools: list[Tool]) -> list[str]:
         advisor = ToolSearchAdvisor(
-            tools, index=make_index(), options=SearchOptions(tool_filter=admins_only)
+            tools, index=make_index(), options=SearchOptions(tool_filter=admins_only), **SEARCH_ONLY
         )
         model = ScriptedModel(
             [

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import (
     TOOL_CALLING_ADVISOR_ORDER,
     ChatClient,
@@ -85,7 +86,7 @@ class Approvals:
 
 def proxy(shop: Shop, **options: Any) -> ToolSearchAdvisor:
     options.setdefault("index", BM25ToolIndex())
-    return ToolSearchAdvisor(tools_from(shop), channel="proxy", **options)
+    return ToolSearchAdvisor(tools_from(shop), channel="proxy", **{**SEARCH_ONLY, **options})
 
 
 def search(query: str) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import TOOL_CALLING_ADVISOR_ORDER, ChatClient, ToolSearchAdvisor
 from toolrelay.messages import (
     AssistantMessage,
@@ -74,7 +75,8 @@ def search(query: str, **arguments: Any) -> Any:
 
 def rewriting(catalog: Any, **options: Any) -> ToolSearchAdvisor:
     """Spring AI's advisor adds found tools to the request's tool list: the rewrite channel."""
-    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **options})
+    # Spring AI's advisor searches only when the model asks.
+    return ToolSearchAdvisor(catalog, **{"channel": "rewrite", **SEARCH_ONLY, **options})
 
 
 def client_for(model: ScriptedModel, advisor: ToolSearchAdvisor) -> ChatClient:

@@ -45,7 +45,8 @@ SUITE = TaskSuite(
     tasks=(
         Task(
             id="retry",
-            prompt="Retry refund RF-2001.",
+            # Worded so the turn's reveal misses the retry tool: the model searches for it.
+            prompt="Please handle RF-2001.",
             environment="desk",
             tool_context={"tenant_id": "acme", "user_id": "U-ZHANG"},
             checks=(StateCheck(function=lambda b: b.refund("RF-2001").status == "succeeded"),),

@@ -91,17 +91,18 @@ async def run(model: Any, *, modes: list[Mode] = MODES, repeats: int = 1, **opti
     return {(r.mode, r.repeat): r for r in results}
 
 
-async def test_a_right_plan_succeeds_in_both_modes_through_search() -> None:
+async def test_a_right_plan_succeeds_in_both_modes_the_reveal_sparing_the_search() -> None:
     results = await run(plan_model([RETRY]))
     every, search = results[("all-tools", 0)], results[("search:bm25", 0)]
     assert every.success
     assert search.success
     assert every.stop == search.stop == "answer"
-    assert (every.requests, search.requests) == (2, 3)  # the search round comes first
-    assert (every.searches, search.searches) == (0, 1)
+    # The turn's reveal (the prompt's best hits) showed the retry tool: no search round.
+    assert (every.requests, search.requests) == (2, 2)
+    assert (every.searches, search.searches) == (0, 0)
     assert [c.name for c in search.calls] == ["refund.retry_failed_order"]
     assert search.calls[0].status is CallStatus.OK
-    assert search.calls[0].model_call == 2
+    assert search.calls[0].model_call == 1
     assert search.counted_prompt_tokens < every.counted_prompt_tokens / 5
     assert not every.usage_reported
     assert every.prompt_tokens == 0
@@ -148,8 +149,8 @@ async def test_a_model_that_never_calls_fails() -> None:
         assert result.calls == ()
         assert result.requests == 1
         assert result.answer == "I cannot help with that."
-    assert results[("search:bm25", 0)].never_shown == ("refund.retry_failed_order",)
     assert results[("all-tools", 0)].never_shown == ()  # every tool is shown
+    assert results[("search:bm25", 0)].never_shown == ()  # the reveal showed the retry tool
 
 
 async def test_calling_the_forbidden_tool_fails_even_when_it_was_denied() -> None:
@@ -201,10 +202,12 @@ async def test_unknown_names_and_tools_not_shown_are_told_apart() -> None:
         assert result.calls[0].status is CallStatus.UNKNOWN_NAME
         assert result.success  # corrected after the feedback
 
-    results = await run(plan_model([RETRY], searches=False), modes=[Mode.search(BM25ToolIndex)])
+    # The reveal shows the prompt's best hits (not refund.get_detail); the model never searches.
+    detail = ("refund.get_detail", {"refund_id": "RF-2001"})
+    results = await run(plan_model([detail], searches=False), modes=[Mode.search(BM25ToolIndex)])
     result = results[("search:bm25", 0)]
     assert result.calls[0].status is CallStatus.NOT_SHOWN
-    assert result.calls[0].name == "refund.retry_failed_order"
+    assert result.calls[0].name == "refund.get_detail"
 
 
 async def test_a_model_that_never_stops_hits_the_request_limit() -> None:
@@ -281,12 +284,12 @@ async def test_the_report_compares_the_modes_paired_by_task() -> None:
     comparison = report.comparisons[0]
     assert comparison.tokens_change is not None
     assert comparison.tokens_change < -0.5
-    assert comparison.requests_change == pytest.approx(0.5)
+    assert comparison.requests_change == pytest.approx(0.0)  # the reveal spared the search
     assert comparison.test.p_value == 1.0
     assert not comparison.significant
     assert comparison.sentence().startswith("search:bm25 vs all-tools: −")
     assert comparison.sentence().endswith(
-        "+50% requests, success 1.00 vs 1.00, difference not significant, p=1.00 "
+        "±0% requests, success 1.00 vs 1.00, difference not significant, p=1.00 "
         "(exact sign-flip test over 1 task)"
     )
     assert report.token_source == "counted"

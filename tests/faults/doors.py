@@ -31,6 +31,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay import ChatClient, ToolContext, ToolSearchAdvisor
 from toolrelay.bridges import BridgeSearch
 from toolrelay.client import ChatClientResponse
@@ -183,7 +184,7 @@ class _Client(Door):
         else:
             channel = "proxy" if place == "search_proxy" else "rewrite"
             search = ToolSearchAdvisor(
-                catalog, index=BM25ToolIndex(), retention="all", channel=channel
+                catalog, index=BM25ToolIndex(), retention="all", channel=channel, **SEARCH_ONLY
             )
             self.client = ChatClient(model, advisors=[search], **guards)
         self.proxy = place == "search_proxy"

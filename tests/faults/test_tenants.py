@@ -38,6 +38,7 @@ import pytest
 
 from tests.extras import needs_extra
 from tests.search._permissions import answer
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import (
@@ -417,6 +418,7 @@ async def run_index(kind: str, seed: int, ledger: Ledger, dsn: str, schema: str)
         session_store=InMemorySessionStore(),
         options=SearchOptions(tool_filter=permitted),
         channel="rewrite",  # the model reads the tools it was shown from the tool list
+        **SEARCH_ONLY,  # what a turn shows comes from the model's own searches
     )
     memory = MessageChatMemoryAdvisor(
         MessageWindowChatMemory(InMemoryChatMemoryRepository(), max_messages=200)

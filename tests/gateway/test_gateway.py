@@ -351,3 +351,11 @@ async def test_a_served_gateway_uses_the_configured_cut_off(
     async with open_gateway(config, module_loader=ranked_tools) as gateway:
         assert gateway.options.min_relative_score == config.search.min_relative_score
         assert [f.name for f in await gateway.search(QUERY)] == expected
+
+
+@pytest.mark.parametrize("option", ["reveal", "reveal_min_relative_score", "send_all_below"])
+def test_the_turn_start_options_are_refused_the_gateway_never_sees_a_request(option: str) -> None:
+    from toolrelay.search import BM25ToolIndex
+
+    with pytest.raises(ConfigurationError, match=f"never sees a request's text.*{option}="):
+        ToolGateway(ToolCatalog(), index=BM25ToolIndex(), **{option: 1})  # type: ignore[arg-type]

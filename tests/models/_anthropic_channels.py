@@ -20,6 +20,7 @@ import json
 from types import SimpleNamespace
 from typing import Any
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.models._anthropic import AnthropicChatModel
@@ -124,7 +125,10 @@ async def run(channel: str) -> list[dict[str, Any]]:
     fake = FakeAnthropic(script(channel))
     model = AnthropicChatModel(MODEL, client=fake)
     search = ToolSearchAdvisor(
-        [retry_refund, refund_status, weather], index=BM25ToolIndex(), channel=channel
+        [retry_refund, refund_status, weather],
+        index=BM25ToolIndex(),
+        channel=channel,
+        **SEARCH_ONLY,
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
     client = ChatClient(model, system="You help with refunds.", advisors=[memory, search])

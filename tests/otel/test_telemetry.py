@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from opentelemetry.trace import SpanKind, StatusCode
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, ToolSearchAdvisor
 from toolrelay.execution import ToolCallingManager
 from toolrelay.otel import (
@@ -270,6 +271,7 @@ def search_client(telemetry: Telemetry, model: ScriptedModel) -> ChatClient:
         [check_stock, reserve],
         index=telemetry.index(BM25ToolIndex()),
         tool_calling_manager=manager,
+        **SEARCH_ONLY,
     )
     return (
         ChatClient.builder(telemetry.model(model))

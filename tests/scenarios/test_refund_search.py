@@ -152,7 +152,8 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
     backend: RefundDeskBackend,
 ) -> None:
     catalog = build_catalog(backend)
-    advisor = ToolSearchAdvisor(catalog, index=BM25ToolIndex(), channel="rewrite")
+    # The triage's script searches before each step (the all-tools run's calls): no reveal.
+    advisor = ToolSearchAdvisor(catalog, index=BM25ToolIndex(), channel="rewrite", reveal=0)
     triage = Triage()
     model = ScriptedModel(triage.script())
     # The desk has tools that need approval (the triage calls none): a person decides later.
@@ -195,7 +196,9 @@ async def test_the_triage_finds_its_four_tools_and_sees_no_other(
 async def test_a_later_turn_of_the_triage_starts_with_the_tools_it_found(
     backend: RefundDeskBackend,
 ) -> None:
-    advisor = ToolSearchAdvisor(build_catalog(backend), index=BM25ToolIndex(), channel="rewrite")
+    advisor = ToolSearchAdvisor(
+        build_catalog(backend), index=BM25ToolIndex(), channel="rewrite", reveal=0
+    )
     triage = Triage()
     model = ScriptedModel([*triage.script(), tool_call_response((FIND, {})), "Nothing left."])
     # The desk has tools that need approval (the triage calls none): a person decides later.

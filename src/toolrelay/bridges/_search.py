@@ -49,6 +49,7 @@ from toolrelay.toolsearch._access import CatalogSnapshot, CatalogView
 from toolrelay.toolsearch._core import CatalogSearch
 from toolrelay.toolsearch._learning import CallerRecorders, UsageRecorder, usage_scope
 from toolrelay.toolsearch._options import SearchOptions
+from toolrelay.toolsearch._reveal import refuse_turn_options
 from toolrelay.toolsearch._search_tool import ToolSearcher
 from toolrelay.toolsearch._sessions import InMemorySessionStore, SessionStore
 from toolrelay.toolsearch._texts import TOOL_SEARCH_NAME, SearchTexts
@@ -127,8 +128,10 @@ class BridgeSearch:
 
     Raises:
         ConfigurationError: A manager is given with guard options, a guard option is
-            unknown, the options cannot be honoured with the index, or a catalog tool
-            requires approval and no approval is configured.
+            unknown, the options cannot be honoured with the index, a catalog tool
+            requires approval and no approval is configured, or an option of the chat
+            client's turn start is given (``reveal=``, ``reveal_min_relative_score=``,
+            ``send_all_below=``): a bridge never sees a request's text.
     """
 
     def __init__(
@@ -143,6 +146,7 @@ class BridgeSearch:
     ) -> None:
         self.core = CatalogSearch(catalog, index=index, options=options)
         self.session_store = session_store if session_store is not None else InMemorySessionStore()
+        refuse_turn_options(guards, owner="BridgeSearch")
         self.manager = configured_manager(tool_calling_manager, owner="BridgeSearch", **guards)
         self.manager.check_tools(self.core.tools(), owner=type(self).__name__)
         self._call_ids = itertools.count(1)

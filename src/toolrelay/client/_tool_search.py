@@ -19,22 +19,26 @@ it, and any loop (a subclass of your own, say) gets tool search with
    bridges; the index itself rebuilds only on a new fingerprint; one index serves every
    conversation, each searching its own permitted view) and drops stored names of tools that
    left the catalog;
-3. takes the channel (:data:`Channel`; by default the best the client's model declares) and
+3. sends every permitted tool, and searches nothing, when the catalog is too small for
+   search to pay (``send_all_below``); otherwise searches with the request's own text and
+   makes the best hits discoveries before the first model call (``reveal``; both:
+   :mod:`~toolrelay.toolsearch._reveal`);
+4. takes the channel (:data:`Channel`; by default the best the client's model declares) and
    shows each model call, in a stable order (so provider prompt caches keep hitting):
    ``tool_search``, request tools, always-on tools, then discovered tools in discovery order
    (in the rewrite channel, in the tool list; in the native channel, through tool changes in
    the history, the tool list holding the rest; the proxy channel's list is fixed);
-4. answers each search with its best hits (none below ``min_relative_score`` times the best
+5. answers each search with its best hits (none below ``min_relative_score`` times the best
    one's score), leaving out tools the model already sees in full unless one is the best (in
    the proxy channel: tools whose unchanged definition an earlier answer in the request's
    history gave, as the loop holds it; the best of them is named only, so no definition is
    sent twice, while one the history no longer holds, such as an earlier turn's that memory
    inside the loop replays or that memory did not keep, comes whole again);
-5. after each tool round, adds what its searches found to the conversation's entry in the
+6. after each tool round, adds what its searches found to the conversation's entry in the
    :class:`~toolrelay.toolsearch._sessions.SessionStore`, so discoveries persist across turns;
    by default (``retention="used"``) the found tools the model passed over are retired,
    keeping those it called (``"used"``, ``"all"`` or ``"last_search"``);
-6. with a ``usage_log``, ranks every search with the history of the tenant (or, with
+7. with a ``usage_log``, ranks every search with the history of the tenant (or, with
    ``shared_usage=True``, of everyone), and after each round records each tool a search of
    the turn found that the model then called successfully, with the query that found it
    (a failing, denied or unsearched call is never recorded).
@@ -61,6 +65,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
@@ -86,7 +91,7 @@ from toolrelay.execution import (
 )
 from toolrelay.execution._pipeline import ContextNeeds
 from toolrelay.memory import CONVERSATION_ID
-from toolrelay.messages import ChatResponse, Message, ToolChangeMessage
+from toolrelay.messages import ChatResponse, Message, ToolChangeMessage, UserMessage
 from toolrelay.models import ChatModel, ToolChannel
 from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, model_name, tool_channels
 from toolrelay.prompt import ChatOptions, Prompt
@@ -97,8 +102,18 @@ from toolrelay.toolsearch._core import CatalogSearch
 from toolrelay.toolsearch._learning import UsageRecorder, usage_scope
 from toolrelay.toolsearch._options import SearchOptions
 from toolrelay.toolsearch._proxy import call_tool, resolve_called
+from toolrelay.toolsearch._reveal import (
+    DEFAULT_REVEAL,
+    DEFAULT_REVEAL_MIN_RELATIVE_SCORE,
+    DEFAULT_SEND_ALL_BELOW,
+    catalog_tokens_below,
+    check_turn_options,
+    request_text,
+    revealed_pair,
+)
 from toolrelay.toolsearch._search_tool import (
     ToolSearcher,
+    ToolSearchRecord,
     ToolSearchReport,
     ToolSearchRound,
     defined_in,
@@ -114,6 +129,8 @@ from toolrelay.toolsearch._sessions import (
 from toolrelay.toolsearch._texts import CALL_TOOL_NAME, TOOL_SEARCH_NAME, SearchTexts
 
 __all__ = ["Channel", "ConversationKey", "ToolSearch", "ToolSearchAdvisor"]
+
+_log = logging.getLogger("toolrelay.client")
 
 ConversationKey = str | Callable[[ChatClientRequest], object]
 """An advisor parameter's name, or a function of the request returning the key."""
@@ -171,11 +188,32 @@ class ToolSearch:
             costs in tokens on three tasks: ``docs/benchmarks.md``.
         channel: How found tools reach the model: ``"auto"`` (default: the best the model
             declares), ``"native"``, ``"proxy"`` or ``"rewrite"`` (see :data:`Channel`).
+        reveal: Hits revealed before the first model call (0: none). The permitted view is
+            searched with the text of the request's last user message, and its best hits
+            are discoveries shown from the first model call on, so a task whose tools are
+            found up front makes no ``tool_search`` call (``tool_search`` stays for the
+            rest). The default, 2 hits at ``reveal_min_relative_score=0.9``, is the rule
+            ``benchmarks/reveal.py`` decided on billed cost (docs/benchmarks.md, "Revealing
+            tools before the first model call"; figures on
+            :data:`~toolrelay.toolsearch._reveal.DEFAULT_REVEAL_MIN_RELATIVE_SCORE`).
+            Native channel: a :class:`~toolrelay.messages.ToolChangeMessage` after the user's
+            message; rewrite: in the tool list from the first call; proxy: a ``tool_search``
+            call with the request's text and its answer (the definitions) after the user's
+            message, the tool list unchanged.
+        reveal_min_relative_score: Revealed hits scoring below this fraction of the best
+            hit's score are left out (0-1; ``None`` keeps them).
+        send_all_below: The small-catalog rule: when the permitted catalog's definitions
+            total fewer tokens than this, every tool is sent and nothing is searched or
+            revealed (reported as ``sent_all_tools`` and logged at INFO on the
+            ``toolrelay.client`` logger); ``None``: always search. The default, 300 tokens,
+            is where search cannot pay as billed (derivation:
+            :data:`~toolrelay.toolsearch._reveal.DEFAULT_SEND_ALL_BELOW`).
 
     Raises:
-        ConfigurationError: An option is out of range (``channel``, ``retention`` among
-            them), or the options cannot be honoured with the index (a usage log with an
-            index that does not rank with history, such as the PostgreSQL one). Per turn: the
+        ConfigurationError: An option is out of range (``channel``, ``retention``,
+            ``reveal``, ``reveal_min_relative_score``, ``send_all_below`` among them), or
+            the options cannot be honoured with the index (a usage log with an index that
+            does not rank with history, such as the PostgreSQL one). Per turn: the
             conversation key is missing, an always-on name is not in the catalog, another
             tool is called ``tool_search`` (or, in the proxy channel, ``call_tool``), or the
             channel given is not one the model renders.
@@ -192,7 +230,11 @@ class ToolSearch:
         conversation_key: ConversationKey = CONVERSATION_ID,
         retention: Retention = "used",
         channel: Channel = "auto",
+        reveal: int = DEFAULT_REVEAL,
+        reveal_min_relative_score: float | None = DEFAULT_REVEAL_MIN_RELATIVE_SCORE,
+        send_all_below: int | None = DEFAULT_SEND_ALL_BELOW,
     ) -> None:
+        check_turn_options(reveal, reveal_min_relative_score, send_all_below)
         if channel not in get_args(Channel):
             raise ConfigurationError(
                 "channel must be 'auto', 'native', 'proxy' or 'rewrite', not " + repr(channel)
@@ -206,6 +248,11 @@ class ToolSearch:
         self.session_store = session_store if session_store is not None else InMemorySessionStore()
         self.conversation_key = conversation_key
         self.retention: Retention = retention
+        self.reveal = reveal
+        self.reveal_min_relative_score = reveal_min_relative_score
+        self.send_all_below = send_all_below
+        # The tokens of the catalog's definitions, by name, per snapshot (counted as needed).
+        self._tokens: tuple[CatalogSnapshot, dict[str, int]] | None = None
         # What the catalog needs of a context, and its hits, per snapshot (made once each).
         self._needs: tuple[CatalogSnapshot, ContextNeeds] | None = None
         self._hits: tuple[CatalogSnapshot, Mapping[str, Mapping[str, Any]]] | None = None
@@ -279,6 +326,26 @@ class ToolSearch:
             self._needs = (snapshot, ContextNeeds(snapshot.members))
         self._needs[1].check(context)
         view = self.core.view(snapshot, context)
+        reindexed = snapshot is not before and snapshot.rebuilt
+        small = self._sent_all(snapshot, view)
+        if small is not None:
+            _log.info("%s: %s", owner, small)
+            texts = self.core.texts(snapshot)
+            visible = [t for t in options.tools if view.sees(t.definition)]
+            every = view.shown_tools(visible, [t.definition.name for t in snapshot.members])
+            return _AllToolsTurn(
+                report=ToolSearchReport(
+                    conversation_key=key,
+                    catalog_fingerprint=snapshot.fingerprint,
+                    reindexed=reindexed,
+                    rounds=(),
+                    discovered=(),
+                    channel=channel,
+                    sent_all_tools=small,
+                ),
+                tools=tuple(every),
+                texts=texts,
+            )
         proxy = channel == "proxy"
         searcher = await self.core.searcher(
             view,
@@ -294,7 +361,7 @@ class ToolSearch:
             channel=channel,
             key=key,
             snapshot=snapshot,
-            reindexed=snapshot is not before and snapshot.rebuilt,
+            reindexed=reindexed,
             view=view,
             searcher=searcher,
             search_tool=search_tool,
@@ -305,7 +372,26 @@ class ToolSearch:
         )
         if proxy:
             turn.fixed = _proxy_tools(fixed, call_tool(texts, turn.forward), owner=owner)
+        # A resumed turn (after approval) had its start: it reveals nothing again.
+        if self.reveal and request.resume is None:
+            await turn.reveal(request.prompt.messages)
         return turn
+
+    def _sent_all(self, snapshot: CatalogSnapshot, view: CatalogView) -> str | None:
+        """Why every tool is sent (the small-catalog rule), or ``None``: search."""
+        limit = self.send_all_below
+        if limit is None:
+            return None
+        if self._tokens is None or self._tokens[0] is not snapshot:
+            self._tokens = (snapshot, {})
+        permitted = (t.definition for t in snapshot.members if view.permits(t.definition.name))
+        tokens = catalog_tokens_below(permitted, limit, self._tokens[1])
+        if tokens is None:
+            return None
+        return (
+            f"every tool sent: the permitted catalog's definitions total {tokens} tokens, "
+            f"fewer than send_all_below={limit}, where a search cannot pay"
+        )
 
     def conversation_key_of(self, request: ChatClientRequest, *, owner: str = "tool_search") -> str:
         """The key the conversation's discovered tools are stored under.
@@ -407,6 +493,42 @@ class _SearchTurn:
     _changes: list[tuple[Message, ToolChangeMessage]] = field(default_factory=list)
     _available: dict[str, str] | None = None
     _found: tuple[Tool, ...] = ()
+    # The reveal before the first model call; in the proxy channel, its tool_search call
+    # and answer, placed after the user's message they followed on every call of the turn.
+    revealed: ToolSearchRecord | None = None
+    _pair: tuple[Message, tuple[Message, ...]] | None = None
+
+    async def reveal(self, messages: Sequence[Message]) -> None:
+        """Search with the request's text and make its best hits discoveries.
+
+        They are shown from the first model call on, through the turn's channel (see
+        ``ToolSearch(reveal=...)``), and count as a search's hits for retention.
+        """
+        query = request_text(messages)
+        if query is None:
+            return
+        provider = self.provider
+        self.searcher.shown = frozenset(t.definition.name for t in self.fixed)
+        if self.channel == "proxy":
+            self.searcher.defined = self._defined_in(messages)
+        record = await self.searcher.reveal(
+            query,
+            max_results=provider.reveal,
+            min_relative_score=provider.reveal_min_relative_score,
+        )
+        self.revealed = record
+        new = [n for n in record.names if n not in self.searcher.shown]
+        if self.channel == "proxy" and any(n not in self.searcher.defined for n in new):
+            anchor = next(m for m in reversed(messages) if isinstance(m, UserMessage))
+            self._pair = (anchor, revealed_pair(query, record.answer))
+        if not record.names:
+            return
+        self.usage.found(query, record.names)
+        await self._save(
+            self.discoveries.after_round(
+                found=[record.names], called=(), retention=provider.retention
+            )
+        )
 
     def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
         """Show the fixed tools plus the discovered ones, and add the system suffix."""
@@ -423,8 +545,10 @@ class _SearchTurn:
             # The round's search answers leave out what the model sees in full (but the best).
             self.searcher.shown = frozenset(names)
         _, tools, names = self._shown
+        messages: Sequence[Message] = request.prompt.messages
         if proxy:
-            self.searcher.defined = self._defined_in(request.prompt.messages)
+            messages = self._with_pair(messages)
+            self.searcher.defined = self._defined_in(messages)
         self.rounds.append(ToolSearchRound(model_call=model_call, exposed=names))
         options = request.prompt.options
         # The loop passes the same options on every call: replaced once per list of tools.
@@ -435,11 +559,22 @@ class _SearchTurn:
         ):
             self._options = (options, tools, options.replace(tools=tools))
         suffix = self.texts.proxy_system_suffix if proxy else self.texts.system_suffix
-        prompt = Prompt(
-            messages=with_system_suffix(request.prompt.messages, suffix),
-            options=self._options[2],
-        )
+        prompt = Prompt(messages=with_system_suffix(messages, suffix), options=self._options[2])
         return request.with_prompt(prompt)
+
+    def _with_pair(self, messages: Sequence[Message]) -> Sequence[Message]:
+        """``messages`` with the reveal's call and answer after the user's message.
+
+        Unless they hold it already (a history advisor inside the loop keeps it itself), or
+        no longer hold that message (such an advisor sends only new ones).
+        """
+        if self._pair is None:
+            return messages
+        anchor, pair = self._pair
+        position = next((i for i, m in enumerate(messages) if m is anchor), None)
+        if position is None or any(m is pair[0] for m in messages):
+            return messages
+        return (*messages[: position + 1], *pair, *messages[position + 1 :])
 
     def _prepare_native(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
         """The native channel: fixed tools, and the history's tool changes brought up to date.
@@ -601,12 +736,16 @@ class _SearchTurn:
             for o in result.outcomes
             if o.tool_name and o.tool_name not in (TOOL_SEARCH_NAME, CALL_TOOL_NAME)
         }
-        before = self.discoveries
-        after = before.after_round(
+        after = self.discoveries.after_round(
             found=[search.names for search in searches],
             called=called,
             retention=self.provider.retention,
         )
+        await self._save(after)
+
+    async def _save(self, after: Discoveries) -> None:
+        """Make ``after`` the turn's discoveries, and store what changed."""
+        before = self.discoveries
         if after is before:
             return
         self.discoveries = after
@@ -633,7 +772,47 @@ class _SearchTurn:
             channel=self.channel,
             learned=tuple(self.usage.learned),
             history_entries=len(self.searcher.history or ()),
+            revealed=self.revealed,
         )
+        return dataclasses.replace(response, tool_search=report)
+
+
+@dataclass(kw_only=True)
+class _AllToolsTurn:
+    """A turn of a catalog too small to search (``send_all_below``): every tool, always."""
+
+    report: ToolSearchReport
+    tools: tuple[Tool, ...]
+    texts: SearchTexts
+    rounds: list[ToolSearchRound] = field(default_factory=list)
+    _options: tuple[ChatOptions, ChatOptions] | None = None
+
+    def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
+        names = tuple(t.definition.name for t in self.tools)
+        self.rounds.append(ToolSearchRound(model_call=model_call, exposed=names))
+        options = request.prompt.options
+        if self._options is None or self._options[0] is not options:
+            self._options = (options, options.replace(tools=self.tools))
+        return request.with_prompt(
+            Prompt(messages=request.prompt.messages, options=self._options[1])
+        )
+
+    def round(self, request: ChatClientRequest, response: ChatResponse) -> RoundTools:
+        names = [t.definition.name for t in self.tools]
+        return RoundTools(
+            tools=self.tools,
+            unavailable=functools.partial(self.texts.unavailable_answer, shown=names),
+        )
+
+    async def after_round(self, result: ToolExecutionResult) -> None:
+        unavailable = tuple(
+            o.call.name for o in result.outcomes if o.status is ToolCallStatus.UNKNOWN_TOOL
+        )
+        if unavailable:
+            self.rounds[-1] = dataclasses.replace(self.rounds[-1], unavailable=unavailable)
+
+    def finish(self, response: ChatClientResponse) -> ChatClientResponse:
+        report = dataclasses.replace(self.report, rounds=tuple(self.rounds))
         return dataclasses.replace(response, tool_search=report)
 
 
@@ -642,7 +821,8 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
 
     Args:
         catalog, options, index, session_store, always_on, conversation_key, retention,
-            channel: As for :class:`ToolSearch`.
+            channel, reveal, reveal_min_relative_score, send_all_below: As for
+            :class:`ToolSearch`.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
             only tools shown to the model can run, whatever the manager's resolver knows.
@@ -665,6 +845,9 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         conversation_key: ConversationKey = CONVERSATION_ID,
         retention: Retention = "used",
         channel: Channel = "auto",
+        reveal: int = DEFAULT_REVEAL,
+        reveal_min_relative_score: float | None = DEFAULT_REVEAL_MIN_RELATIVE_SCORE,
+        send_all_below: int | None = DEFAULT_SEND_ALL_BELOW,
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
         eligibility_checker: EligibilityChecker = has_tool_calls,
@@ -681,6 +864,9 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             conversation_key=conversation_key,
             retention=retention,
             channel=channel,
+            reveal=reveal,
+            reveal_min_relative_score=reveal_min_relative_score,
+            send_all_below=send_all_below,
         )
         super().__init__(
             tool_provider=self.search,

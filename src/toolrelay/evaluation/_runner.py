@@ -9,8 +9,9 @@ enough that no run's history is cut), and the mode's loop advisor:
   whole catalog;
 - ``search:INDEX``: a :class:`~toolrelay.client.ToolSearchAdvisor` over the catalog with that
   index (built once per environment and shared by the runs, as one index serves every
-  conversation of an application) on the mode's channel (``auto`` by default); the model
-  starts with ``tool_search`` only.
+  conversation of an application) on the mode's channel (``auto`` by default), with its
+  defaults: the model starts with ``tool_search`` and the best hits of a search with the
+  task's prompt (the reveal), or with every tool of a catalog too small to search.
 
 Only the model and the mode vary. What a run did is read from the loop's own records (the
 tool rounds), a thin wrapper around the model (each request and its answer), and the

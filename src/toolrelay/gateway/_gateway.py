@@ -71,6 +71,7 @@ from toolrelay.toolsearch._core import CatalogSearch
 from toolrelay.toolsearch._learning import CallerRecorders, UsageRecorder, usage_scope
 from toolrelay.toolsearch._options import SearchOptions
 from toolrelay.toolsearch._proxy import call_tool, resolve_called
+from toolrelay.toolsearch._reveal import refuse_turn_options
 from toolrelay.toolsearch._search_tool import (
     ToolSearchRecord,
     definition_hit,
@@ -190,8 +191,10 @@ class ToolGateway:
 
     Raises:
         ConfigurationError: The options cannot be honoured with the index, a manager is
-            given with guard options, a guard option is unknown, or a tool requires approval
-            and no approval is configured.
+            given with guard options, a guard option is unknown, a tool requires approval
+            and no approval is configured, or an option of the chat client's turn start is
+            given (``reveal=``, ``reveal_min_relative_score=``, ``send_all_below=``): the
+            gateway never sees a request's text, and its tools are always the proxy pair.
     """
 
     def __init__(
@@ -204,6 +207,7 @@ class ToolGateway:
         tool_calling_manager: ToolCallingManager | None = None,
         **guards: Unpack[GuardOptions],
     ) -> None:
+        refuse_turn_options(guards, owner="ToolGateway")
         refuse_search_keywords(
             guards, owner="ToolGateway", fix="ToolGateway(catalogs, options=SearchOptions({}=...))"
         )

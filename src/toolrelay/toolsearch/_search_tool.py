@@ -352,6 +352,14 @@ class ToolSearchReport:
         learned: What the turn added to the usage log: each tool a search of the turn found
             and the model then called successfully, with the query that found it.
         history_entries: How many usage-log entries the turn's searches ranked with.
+        revealed: The search before the first model call (the reveal), ``None`` when none
+            ran (turned off, a small catalog sent whole, or no user text): its ``query`` is
+            the request's text, its ``response`` the hits with their scores, its ``names``
+            the tools revealed (shown from the first model call on), its ``answer`` what the
+            history holds of it in the proxy channel (there, a ``tool_search`` call and this
+            answer follow the user's message).
+        sent_all_tools: Why every permitted tool was sent, with no search (the small-catalog
+            rule: the catalog's tokens against ``send_all_below``); ``None`` when searched.
     """
 
     conversation_key: str
@@ -362,6 +370,8 @@ class ToolSearchReport:
     channel: str = "rewrite"
     learned: tuple[UsageEntry, ...] = ()
     history_entries: int = 0
+    revealed: ToolSearchRecord | None = None
+    sent_all_tools: str | None = None
 
     @property
     def searches(self) -> tuple[ToolSearchRecord, ...]:
@@ -492,12 +502,39 @@ class ToolSearcher:
     ) -> ToolSearchRecord:
         """One search within this turn's view, as the tool answers it, with its record."""
         options = self.options
+        return await self._answered(
+            query,
+            max_results=max_results if max_results is not None else options.max_results,
+            min_relative_score=options.min_relative_score,
+            category=category,
+        )
+
+    async def reveal(
+        self, query: str, *, max_results: int, min_relative_score: float | None
+    ) -> ToolSearchRecord:
+        """The search a turn makes before its first model call, with the request's text.
+
+        As :meth:`search`, with its own hit count and cut-off (the reveal's); the answer is
+        what the proxy channel's history gives the model.
+        """
+        return await self._answered(
+            query, max_results=max_results, min_relative_score=min_relative_score
+        )
+
+    async def _answered(
+        self,
+        query: str,
+        *,
+        max_results: int,
+        min_relative_score: float | None,
+        category: str | None = None,
+    ) -> ToolSearchRecord:
         request = SearchRequest(
             # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
             query=valid_unicode(query),
-            max_results=max_results if max_results is not None else options.max_results,
-            min_score=options.min_score,
-            min_relative_score=options.min_relative_score,
+            max_results=max_results,
+            min_score=self.options.min_score,
+            min_relative_score=min_relative_score,
             allowed=self.allowed,
             category=category or None,
             history=self.history,
