@@ -74,7 +74,12 @@ import tiktoken
 from toolrelay.client import ChatClient, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import InvalidToolNameError
 from toolrelay.execution import ApprovalInterceptor
-from toolrelay.messages import ChatResponse, ToolChangeMessage, ToolResponseMessage
+from toolrelay.messages import (
+    AssistantMessage,
+    ChatResponse,
+    ToolChangeMessage,
+    ToolResponseMessage,
+)
 from toolrelay.models import (
     AnthropicChatModel,
     ChatModel,
@@ -112,7 +117,7 @@ from toolrelay.toolsearch import (
     TOOL_SEARCH_NAME,
     SearchOptions,
 )
-from toolrelay.toolsearch._search_tool import definition_hit
+from toolrelay.toolsearch._search_tool import defined_in, definition_hit
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -240,21 +245,43 @@ class Planner:
     def _decide(self, prompt: Prompt) -> ChatResponse:
         # The native channel puts its tool changes after the tool results.
         last = next(m for m in reversed(prompt.messages) if not isinstance(m, ToolChangeMessage))
-        if isinstance(last, ToolResponseMessage):
+        # Only answers to its own calls (there are none before its first answer): tools revealed
+        # before the first model call come in the tool list, as tool changes or (proxy) as a
+        # search the model did not make.
+        if isinstance(last, ToolResponseMessage) and self.responses:
             self._read(last)
         if self.position == len(self.steps):
             return self._answer(lambda: self.answer(self.facts))
+        callable_now = self._callable(prompt)
+        chosen = self.chosen.get(self.position)
+        if (
+            not self.proxy
+            and chosen is not None
+            and chosen not in {provider_safe_name(n) for n in callable_now}
+        ):
+            # Retention retired it since the search that found it: the model searches again.
+            del self.chosen[self.position]
+            self._attempts.pop(self.position, None)
+        # What the model sees it can call, it calls without searching.
+        if (
+            self.disclosure
+            and self.position not in self.chosen
+            and self.steps[self.position].tool in callable_now
+        ):
+            self.chosen[self.position] = provider_safe_name(self.steps[self.position].tool)
         if self.disclosure and self.position not in self.chosen:
-            # What the model sees it can call (in the tool list, or made available by a tool
-            # change) it calls without searching. Not on the proxy channel: the history keeps
-            # definitions of tools retention retired, which call_tool no longer runs.
             self._shown = {t.definition.name for t in prompt.options.tools} | _changed_in(prompt)
-            for position in range(self.position, len(self.steps)):
-                if not self.proxy and self.steps[position].tool in self._shown:
-                    self.chosen.setdefault(position, provider_safe_name(self.steps[position].tool))
-        if self.disclosure and self.position not in self.chosen:
+            # Answers leave out tools whose definition the history holds (a reveal's too).
+            self._defined.update(defined_in(prompt.messages))
             wanted = range(self.position, len(self.steps)) if self.batch else [self.position]
-            self._searching = [i for i in wanted if i not in self.chosen]
+            self._searching = [
+                i
+                for i in wanted
+                if i not in self.chosen
+                # On the proxy channel what a model sees is only the last answer, which the
+                # next search replaces: it searches for every step left.
+                and (i == self.position or self.proxy or self.steps[i].tool not in callable_now)
+            ]
             queries = [self._query(i) for i in self._searching]
             self.actions.append("search: " + "; ".join(queries))
             return tool_call_response(*((TOOL_SEARCH_NAME, {"query": q}) for q in queries))
@@ -271,6 +298,24 @@ class Planner:
             wrapped = ({"name": name, "arguments": arguments} for arguments in calls)
             return tool_call_response(*((CALL_TOOL_NAME, call) for call in wrapped))
         return tool_call_response(*((name, arguments) for arguments in calls))
+
+    def _callable(self, prompt: Prompt) -> set[str]:
+        """The tools the model sees it can call: in the tool list, made available by a tool
+        change, or (proxy) defined by the last search answer with no call since (retention
+        retires a lone search's other hits once the model called one of them)."""
+        shown = {t.definition.name for t in prompt.options.tools} | _changed_in(prompt)
+        if not self.proxy:
+            return shown
+        for message in reversed(prompt.messages):
+            if isinstance(message, AssistantMessage) and any(
+                c.name == CALL_TOOL_NAME for c in message.tool_calls
+            ):
+                return shown
+            if isinstance(message, ToolResponseMessage) and any(
+                r.name == TOOL_SEARCH_NAME for r in message.responses
+            ):
+                return shown | set(defined_in([message]))
+        return shown
 
     def _query(self, position: int) -> str:
         return self.steps[position].queries[self._attempts.get(position, 0)]
