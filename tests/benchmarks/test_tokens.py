@@ -9,7 +9,13 @@ from typing import Any
 import pytest
 
 from toolrelay.client import ToolSearchAdvisor
-from toolrelay.models._billing import PRICED_MODELS
+from toolrelay.models._billing import (
+    CLAUDE_SONNET_4_5,
+    CLAUDE_TOOL_ADDITION,
+    GPT_5,
+    PREFIX_SERVER,
+    PRICED_MODELS,
+)
 from toolrelay.search import default_index
 from toolrelay.tools import ToolCatalog
 
@@ -33,7 +39,33 @@ def test_modes_are_all_tools_then_two_per_channel() -> None:
     assert labels[0] == "all tools"
     assert len(labels) == 1 + 2 * len(tokens.CHANNELS) == len(set(labels))
     assert {mode.channel for mode in tokens.MODES[1:]} == set(tokens.CHANNELS)
+    assert set(tokens.CHANNELS) == {"native", "proxy", "rewrite"}
     assert tokens.DEFAULT_MODE.channel is None  # the advisor's own default
+
+
+def test_auto_takes_each_adapters_own_channel() -> None:
+    channels = {model.key: tokens.auto_channel(model) for model in PRICED_MODELS}
+    assert channels[CLAUDE_TOOL_ADDITION.key] == "native"
+    assert channels[CLAUDE_SONNET_4_5.key] == channels[GPT_5.key] == "proxy"
+    assert channels[PREFIX_SERVER.key] == "proxy"
+
+
+@pytest.mark.parametrize("scenario", RESULTS["scenarios"], ids=lambda s: s["key"])
+def test_every_channel_makes_the_all_tools_runs_calls(scenario: dict[str, Any]) -> None:
+    every = scenario["modes"][0]
+    for run in [*scenario["modes"], *scenario["default_runs"]]:
+        assert run["executed"] == every["executed"], run["mode"]
+        assert not run["tool_errors"]
+        # Billed on exactly the models whose adapter renders the run's channel.
+        rendering = {
+            m.key
+            for m in PRICED_MODELS
+            if run["channel"] is None or run["channel"] in tokens.declared_channels(m)
+        }
+        if run["mode"] != tokens.DEFAULT_MODE.label:
+            assert set(run["billed"]) == rendering
+        if run["channel"] in ("native", "proxy"):  # the request's tools never change
+            assert len({r["tools_shown"] for r in run["requests"]}) == 1
 
 
 @pytest.mark.parametrize("scenario", RESULTS["scenarios"], ids=lambda s: s["key"])
@@ -41,16 +73,22 @@ def test_the_default_entry_is_every_default_billed_against_all_tools(
     scenario: dict[str, Any],
 ) -> None:
     default, run, every = scenario["default"], scenario["default_run"], scenario["modes"][0]
-    assert set(default["billed"]) >= {"anthropic", "openai"}
+    assert set(default["billed"]) == {m.key for m in PRICED_MODELS} >= {"anthropic", "openai"}
     advisor = ToolSearchAdvisor(ToolCatalog([]))
-    assert default["channel"] == advisor.search.channel
+    assert default["channel"] == advisor.search.channel == "auto"
     assert default["index"] == default_index().search_type
     assert default["requests"] == run["request_count"] == len(run["requests"])
     for model in PRICED_MODELS:
         billed = default["billed"][model.key]
-        assert set(billed) == {"cost", "saved_percent", "requests"}
-        assert billed["cost"] == run["billed"][model.key]["cost"]
-        assert billed["requests"] == default["requests"]
+        assert set(billed) == {"cost", "saved_percent", "requests", "channel"}
+        # Each provider's bill comes from the run on the channel auto takes with its adapter.
+        assert billed["channel"] == tokens.auto_channel(model)
+        [own] = [r for r in scenario["default_runs"] if model.key in r["billed"]]
+        assert own["channel"] == billed["channel"]
+        assert (
+            billed["cost"] == own["billed"][model.key]["cost"] == run["billed"][model.key]["cost"]
+        )
+        assert billed["requests"] == own["request_count"]
         assert billed["saved_percent"] == _saved(billed["cost"], every["billed"][model.key]["cost"])
     searches = run["searches"]
     assert default["rank1_share"] == round(sum(s["rank"] == 1 for s in searches) / len(searches), 4)
@@ -60,8 +98,10 @@ def test_the_default_entry_is_every_default_billed_against_all_tools(
 
 @pytest.mark.parametrize("scenario", RESULTS["scenarios"], ids=lambda s: s["key"])
 def test_every_run_is_billed_request_by_request(scenario: dict[str, Any]) -> None:
-    for run in [*scenario["modes"], scenario["default_run"]]:
+    for run in [*scenario["modes"], scenario["default_run"], *scenario["default_runs"]]:
         for model in PRICED_MODELS:
+            if model.key not in run["billed"]:
+                continue
             total = run["billed"][model.key]
             parts = [r["billed"][model.key] for r in run["requests"]]
             for key in ("input", "uncached", "cache_write", "cache_read", "output"):
@@ -73,7 +113,10 @@ def test_every_run_is_billed_request_by_request(scenario: dict[str, Any]) -> Non
 def test_a_run_is_billed_at_the_published_prices() -> None:
     scenario = tokens.weather_scenario()
     every = asyncio.run(tokens.run_mode(scenario, tokens.MODES[0]))
-    default = asyncio.run(tokens.run_mode(scenario, tokens.DEFAULT_MODE, index=None))
+    declared = tokens.declared_channels(CLAUDE_SONNET_4_5)
+    default = asyncio.run(
+        tokens.run_mode(scenario, tokens.DEFAULT_MODE, index=None, declared=declared)
+    )
     tokens._compare(every, every)
     tokens._compare(default, every)
     entry = tokens.default_entry(default)
@@ -94,3 +137,20 @@ def test_a_run_is_billed_at_the_published_prices() -> None:
         / 1e6,
         abs=1e-6,
     )
+
+
+def test_the_oracle_reveals_each_requests_tools_and_bounds_the_default() -> None:
+    scenario = tokens.weather_scenario()
+    transcript: list[Any] = []
+    every = asyncio.run(tokens.run_mode(scenario, tokens.MODES[0], transcript=transcript))
+    tokens._compare(every, every)
+    oracle = tokens.oracle_run(scenario, every, transcript[0])
+    assert oracle["request_count"] == every["request_count"]  # no search call
+    stored = next(s for s in RESULTS["scenarios"] if s["key"] == "weather")
+    for model in PRICED_MODELS:
+        billed = oracle["billed"][model.key]
+        ways = oracle["saved_percent_by_way"][model.key]
+        assert billed["saved_percent"] == max(ways.values())  # the cheapest way is kept
+        assert ("native" in ways) == ("native" in tokens.declared_channels(model))
+        assert billed["saved_percent"] >= stored["default"]["billed"][model.key]["saved_percent"]
+        assert billed["output"] == every["billed"][model.key]["output"]  # the same answers

@@ -5,11 +5,21 @@ from __future__ import annotations
 
 import pytest
 
-from toolrelay.messages import SystemMessage, UserMessage
+from toolrelay.messages import (
+    AssistantMessage,
+    SystemMessage,
+    ToolCall,
+    ToolChangeMessage,
+    ToolResponse,
+    ToolResponseMessage,
+    UserMessage,
+)
+from toolrelay.models._anthropic_wire import INLINE_TOOLS_BETA
 from toolrelay.models._billing import (
     CLAUDE_SONNET_4_5,
     CLAUDE_TOOL_ADDITION,
     GPT_5,
+    GPT_5_RESPONSES,
     PREFIX_SERVER,
     AnthropicCache,
     Bill,
@@ -147,6 +157,19 @@ def get_weather(city: str) -> str:
     return "sunny"
 
 
+@tool
+def tool_search(query: str) -> str:
+    """Find tools."""
+    return "[]"
+
+
+WEATHER = {
+    "name": "get_weather",
+    "description": "The current weather in a city.",
+    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
+}
+
+
 def _prompt(*texts: str, tools: bool = True) -> Prompt:
     options = ChatOptions(tools=as_tools(get_weather) if tools else [])
     return Prompt(
@@ -222,22 +245,72 @@ def test_the_anthropic_defaults_mark_the_history_and_the_prompt_marks_tools_and_
     assert "cache_control" in marked["system"][-1]
 
 
+def _with_tool_change() -> Prompt:
+    """A tool loop where a search made a tool available: a tool change after its result."""
+    return Prompt(
+        messages=[
+            SystemMessage(text="You help."),
+            UserMessage(text="What is the weather in Paris?"),
+            AssistantMessage(tool_calls=(ToolCall(id="c1", name="tool_search", arguments="{}"),)),
+            ToolResponseMessage(responses=(ToolResponse(id="c1", name="tool_search", data="[]"),)),
+            ToolChangeMessage(added=(WEATHER,)),
+        ],
+        options=ChatOptions(tools=as_tools(tool_search)),
+    )
+
+
 def test_the_priced_bodies_are_the_adapters_own() -> None:
     pytest.importorskip(
         "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
     )
     pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
-    from toolrelay.models import AnthropicChatModel, OpenAIChatModel
+    from toolrelay.models import AnthropicChatModel, OpenAIChatModel, OpenAIResponsesModel
 
-    prompt = _prompt("hi", "more")
-    for settings in ({}, {"cache_prompt": True}, {"cache_history": False}):
-        adapter = AnthropicChatModel("claude-sonnet-4-5", api_key="unused", **settings)
-        sent = adapter.request_body(prompt)
-        assert anthropic_body(prompt, **settings) == {
-            k: sent[k] for k in ("tools", "system", "messages")
-        }
-    sent, _ = OpenAIChatModel("gpt-5", api_key="unused")._request(prompt, stream=False)
-    assert openai_body(prompt) == {k: sent[k] for k in ("tools", "messages")}
+    anthropic_fields = ("tools", "system", "messages", "betas")
+    for prompt in (_prompt("hi", "more"), _with_tool_change()):
+        for name in (CLAUDE_SONNET_4_5.name, CLAUDE_TOOL_ADDITION.name):
+            for settings in ({}, {"cache_prompt": True}, {"cache_history": False}):
+                adapter = AnthropicChatModel(name, api_key="unused", **settings)
+                sent = adapter.request_body(prompt)
+                assert anthropic_body(prompt, model=name, **settings) == {
+                    k: sent[k] for k in anthropic_fields if k in sent
+                }
+        for model in (CLAUDE_SONNET_4_5, CLAUDE_TOOL_ADDITION):
+            sent = AnthropicChatModel(model.name, api_key="unused").request_body(prompt)
+            assert model.body(prompt) == {k: sent[k] for k in anthropic_fields if k in sent}
+        sent = OpenAIChatModel("gpt-5", api_key="unused").request_body(prompt)
+        assert (
+            openai_body(prompt) == GPT_5.body(prompt) == {k: sent[k] for k in ("tools", "messages")}
+        )
+        sent = OpenAIResponsesModel("gpt-5", api_key="unused").request_body(prompt)
+        assert GPT_5_RESPONSES.body(prompt) == {k: sent[k] for k in ("tools", "input")}
+
+
+def test_tool_additions_are_priced_as_input_where_they_stand() -> None:
+    prompt = _with_tool_change()
+    native = CLAUDE_TOOL_ADDITION.body(prompt)
+    [*_, change] = native["messages"]
+    assert change["role"] == "system"
+    assert [b["type"] for b in change["content"]] == ["tool_addition"]
+    assert native["betas"] == [INLINE_TOOLS_BETA]
+    # A model that does not take tool changes is sent (and billed) without it.
+    other = CLAUDE_SONNET_4_5.body(prompt)
+    assert "betas" not in other
+    assert all(m["role"] != "system" for m in other["messages"])
+    blocks = CLAUDE_TOOL_ADDITION.blocks(native)
+    without = CLAUDE_TOOL_ADDITION.blocks(other)
+    assert blocks[: len(without)] == [
+        *without[:-1],
+        Block(tokens=without[-1].tokens),  # the history's breakpoint moved to the change
+    ]
+    [addition] = blocks[len(without) :]
+    assert addition.breakpoint  # the adapter marks the last message, the change
+    assert len(addition.tokens) > 20  # the definition by value, in the messages
+    first = Bill(CLAUDE_TOOL_ADDITION).add(native, output=0)
+    assert first.input == sum(len(b.tokens) for b in blocks)
+    assert first.input == Bill(CLAUDE_TOOL_ADDITION).add(other, output=0).input + len(
+        addition.tokens
+    )
 
 
 def test_a_server_counts_the_tokens_it_computes() -> None:

@@ -30,16 +30,10 @@ from typing import Any, Final
 from toolrelay._storable import valid_unicode_data
 from toolrelay.messages import ChatResponse
 from toolrelay.models._anthropic_wire import (
-    INLINE_TOOLS_BETA,
-    MAX_BREAKPOINTS,
     AnthropicStreamParser,
-    count_breakpoints,
-    mark_history,
+    content_body,
     message_to_response,
-    messages_to_anthropic,
-    system_to_anthropic,
     tool_choice_to_anthropic,
-    tools_to_anthropic,
 )
 from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, ToolChannel
 from toolrelay.models._sdk_model import LOCAL_API_KEY, SdkChatModel, connect, import_sdk
@@ -180,30 +174,26 @@ class AnthropicChatModel(SdkChatModel[ToolNameMap]):
         options = prompt.options
         settings, names = self._tool_settings(options)
         model = options.model or self.model
-        messages = messages_to_anthropic(prompt.messages, tool_changes=accepts_tool_changes(model))
         body: dict[str, Any] = {
             "model": model,
             "max_tokens": options.max_tokens or self.max_tokens,
-            "messages": messages,
+            **content_body(
+                prompt.messages,
+                names.definitions,
+                tool_changes=accepts_tool_changes(model),
+                cache_prompt=self.cache_prompt,
+                cache_history=self.cache_history,
+            ),
         }
-        if any(m["role"] == "system" for m in messages):
-            body["betas"] = [INLINE_TOOLS_BETA]
-        system = system_to_anthropic(prompt.messages, cache=self.cache_prompt)
-        if system is not None:
-            body["system"] = system
         extra = dict(settings.extras)
         if options.temperature is not None:
             # A body field rather than an argument: recent SDKs dropped the parameter, while
             # the API (and compatible servers) still read it for the models that support it.
             extra.setdefault("temperature", options.temperature)
         if names.definitions:
-            body["tools"] = tools_to_anthropic(names.definitions, cache=self.cache_prompt)
             choice = tool_choice_to_anthropic(settings)
             if choice is not None:
                 body["tool_choice"] = choice
-        if self.cache_history:
-            available = MAX_BREAKPOINTS - count_breakpoints(body)
-            body["messages"] = mark_history(body["messages"], available=available)
         if stream:
             body["stream"] = True
         if extra:

@@ -66,6 +66,7 @@ __all__ = [
     "MAX_BREAKPOINTS",
     "UNCACHEABLE_BLOCKS",
     "AnthropicStreamParser",
+    "content_body",
     "count_breakpoints",
     "mark_history",
     "message_to_response",
@@ -295,6 +296,38 @@ def tools_to_anthropic(
     if cache and tools:
         tools[-1]["cache_control"] = dict(EPHEMERAL)
     return tools
+
+
+def content_body(
+    messages: Sequence[Message],
+    definitions: Sequence[ToolDefinition],
+    *,
+    tool_changes: bool = False,
+    cache_prompt: bool = False,
+    cache_history: bool = True,
+) -> dict[str, Any]:
+    """The content of a request body: ``messages``, ``system``, ``tools`` and ``betas``.
+
+    With their cache breakpoints (``cache_prompt``: the tools and the system text;
+    ``cache_history``: :func:`mark_history` with the breakpoints left); ``tool_changes``: the
+    model accepts them (:func:`messages_to_anthropic`), and a body that holds one names the
+    :data:`INLINE_TOOLS_BETA` beta. The one builder of what a request says, shared by
+    :class:`~toolrelay.models.AnthropicChatModel` and the billing, so what is priced is what
+    is sent.
+    """
+    wire = messages_to_anthropic(messages, tool_changes=tool_changes)
+    body: dict[str, Any] = {"messages": wire}
+    if any(m["role"] == "system" for m in wire):
+        body["betas"] = [INLINE_TOOLS_BETA]
+    system = system_to_anthropic(messages, cache=cache_prompt)
+    if system is not None:
+        body["system"] = system
+    if definitions:
+        body["tools"] = tools_to_anthropic(definitions, cache=cache_prompt)
+    if cache_history:
+        available = MAX_BREAKPOINTS - count_breakpoints(body)
+        body["messages"] = mark_history(wire, available=available)
+    return body
 
 
 def tool_choice_to_anthropic(settings: ToolChoiceSettings) -> dict[str, Any] | None:

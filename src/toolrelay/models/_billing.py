@@ -1,8 +1,9 @@
 """What a run of model requests costs as a provider bills it.
 
 One implementation for everything toolrelay prices (the token benchmark, ``toolrelay demo``,
-``toolrelay eval tokens``). A request is its wire body (what an adapter sends), cut into
-:class:`Block` s in the order the provider reads it: tools, then system, then messages. A
+``toolrelay eval tokens``). A request is its wire body (what an adapter sends, built by the
+adapter's own builder: ``content_body`` of its wire module), cut into :class:`Block` s in the
+order the provider reads it: tools, then system, then messages. A
 :class:`Bill` feeds a run's requests in order to the priced model's prompt cache and adds
 each request's output. The rules, as the providers publish them (sources on
 :class:`PricedModel` and in docs/benchmarks.md):
@@ -14,9 +15,10 @@ each request's output. The rules, as the providers publish them (sources on
   only made at breakpoints. Every request with tools also carries the fixed tool-use system
   prompt (346 tokens on Claude 4-class models with ``tool_choice`` auto), taken here as a
   constant block ahead of the tools.
-- :class:`PrefixCache` (OpenAI, automatic): a prompt of at least ``minimum`` (1,024) tokens
-  reads the longest prefix it shares with an earlier prompt of the run, in whole ``step``
-  (128-token) increments, and only from ``minimum`` tokens on. No write surcharge.
+- :class:`PrefixCache` (OpenAI, automatic; Chat Completions and Responses alike): a prompt
+  of at least ``minimum`` (1,024) tokens reads the longest prefix it shares with an earlier
+  prompt of the run, in whole ``step`` (128-token) increments, and only from ``minimum``
+  tokens on. No write surcharge.
 - :class:`PrefixCache` (a vLLM-style server): no minimum, 16-token blocks, the last prompt
   token always computed. Priced as tokens evaluated anew.
 
@@ -37,15 +39,12 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from toolrelay.messages import AssistantMessage, ChatResponse
-from toolrelay.models._anthropic_wire import (
-    MAX_BREAKPOINTS,
-    count_breakpoints,
-    mark_history,
-    messages_to_anthropic,
-    system_to_anthropic,
-    tools_to_anthropic,
-)
-from toolrelay.models._openai_wire import messages_to_openai, tools_to_openai
+from toolrelay.models._anthropic import accepts_tool_changes
+from toolrelay.models._anthropic_wire import content_body as anthropic_content
+from toolrelay.models._anthropic_wire import messages_to_anthropic
+from toolrelay.models._openai_wire import content_body as openai_content
+from toolrelay.models._openai_wire import messages_to_openai
+from toolrelay.models._responses_wire import messages_to_input, tools_to_responses
 from toolrelay.prompt import Prompt
 from toolrelay.tools._base import ToolDefinition
 from toolrelay.tools._tokens import encode_tokens
@@ -55,6 +54,7 @@ __all__ = [
     "CLAUDE_SONNET_4_5",
     "CLAUDE_TOOL_ADDITION",
     "GPT_5",
+    "GPT_5_RESPONSES",
     "HEADLINE_MODELS",
     "PREFIX_SERVER",
     "PRICED_MODELS",
@@ -68,9 +68,10 @@ __all__ = [
     "anthropic_body",
     "openai_body",
     "output_tokens",
+    "responses_body",
 ]
 
-Layout = Literal["anthropic", "openai"]
+Layout = Literal["anthropic", "openai", "responses"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,7 +186,8 @@ class PricedModel:
         name: The model's API name.
         label: How tables head its column.
         layout: The wire format of its requests (``"anthropic"``: Messages API; ``"openai"``:
-            Chat Completions, also spoken by prefix-caching servers).
+            Chat Completions, also spoken by prefix-caching servers; ``"responses"``: OpenAI's
+            Responses API).
         prices: What it costs.
         cache_minimum: The shortest prefix the cache keeps, in tokens.
         cache_step: The granularity of an automatic cache's hits (1 for breakpoint caches).
@@ -219,12 +221,19 @@ class PricedModel:
         ``tools``: sent in place of the prompt's.
         """
         if self.layout == "anthropic":
-            return anthropic_body(prompt, tools=tools)
+            return anthropic_body(prompt, tools=tools, model=self.name)
+        if self.layout == "responses":
+            return responses_body(prompt, tools=tools)
         return openai_body(prompt, tools=tools)
 
     def blocks(self, body: Mapping[str, Any]) -> list[Block]:
         """``body`` in the order the provider caches it, the tool-use prompt first."""
-        blocks = anthropic_blocks(body) if self.layout == "anthropic" else openai_blocks(body)
+        if self.layout == "anthropic":
+            blocks = anthropic_blocks(body)
+        elif self.layout == "responses":
+            blocks = responses_blocks(body)
+        else:
+            blocks = openai_blocks(body)
         if self.tool_use_prompt and body.get("tools"):
             blocks.insert(0, Block(tokens=_tool_use_prompt(self.tool_use_prompt)))
         return blocks
@@ -277,6 +286,16 @@ GPT_5 = PricedModel(
     cache_step=128,
     sources=(OPENAI_PRICING, OPENAI_CACHING),
 )
+GPT_5_RESPONSES = PricedModel(
+    key="openai_responses",
+    name="gpt-5",
+    label="OpenAI Responses, gpt-5",
+    layout="responses",
+    prices=GPT_5.prices,
+    cache_minimum=GPT_5.cache_minimum,
+    cache_step=GPT_5.cache_step,
+    sources=GPT_5.sources,
+)
 PREFIX_SERVER = PricedModel(
     key="server",
     name="a prefix-caching server",
@@ -290,7 +309,7 @@ PREFIX_SERVER = PricedModel(
     server=True,
     sources=(VLLM_CACHING,),
 )
-PRICED_MODELS = (CLAUDE_SONNET_4_5, CLAUDE_TOOL_ADDITION, GPT_5, PREFIX_SERVER)
+PRICED_MODELS = (CLAUDE_SONNET_4_5, CLAUDE_TOOL_ADDITION, GPT_5, GPT_5_RESPONSES, PREFIX_SERVER)
 """The models every billed figure is given for, in table order."""
 HEADLINE_MODELS = (CLAUDE_SONNET_4_5, GPT_5)
 """The models a task's headline cost is billed on."""
@@ -334,32 +353,37 @@ def anthropic_body(
     prompt: Prompt,
     *,
     tools: Sequence[ToolDefinition] | None = None,
+    model: str = CLAUDE_SONNET_4_5.name,
     cache_prompt: bool = False,
     cache_history: bool = True,
 ) -> dict[str, Any]:
-    """The priced fields (tools, system, messages) of ``AnthropicChatModel``'s body.
+    """The priced fields (tools, system, messages, betas) of ``AnthropicChatModel``'s body.
 
-    The same cache settings and defaults, built without its SDK.
+    Built by the adapter's own builder, with its cache settings and defaults, for requests
+    to ``model`` (whose tool changes it renders when the model accepts them).
     """
-    body: dict[str, Any] = {"messages": messages_to_anthropic(prompt.messages)}
-    system = system_to_anthropic(prompt.messages, cache=cache_prompt)
-    if system is not None:
-        body["system"] = system
-    definitions = _definitions(prompt, tools)
-    if definitions:
-        body["tools"] = tools_to_anthropic(definitions, cache=cache_prompt)
-    if cache_history:
-        available = MAX_BREAKPOINTS - count_breakpoints(body)
-        body["messages"] = mark_history(body["messages"], available=available)
-    return body
+    return anthropic_content(
+        prompt.messages,
+        _definitions(prompt, tools),
+        tool_changes=accepts_tool_changes(model),
+        cache_prompt=cache_prompt,
+        cache_history=cache_history,
+    )
 
 
 def openai_body(prompt: Prompt, *, tools: Sequence[ToolDefinition] | None = None) -> dict[str, Any]:
     """The priced fields (tools, messages) of the body ``OpenAIChatModel`` sends."""
-    body: dict[str, Any] = {"messages": messages_to_openai(prompt.messages)}
-    wire = tools_to_openai(_definitions(prompt, tools))
-    if wire:
-        body["tools"] = wire
+    return openai_content(prompt.messages, _definitions(prompt, tools))
+
+
+def responses_body(
+    prompt: Prompt, *, tools: Sequence[ToolDefinition] | None = None
+) -> dict[str, Any]:
+    """The priced fields (tools, input) of the body ``OpenAIResponsesModel`` sends."""
+    body: dict[str, Any] = {"input": messages_to_input(prompt.messages)}
+    definitions = _definitions(prompt, tools)
+    if definitions:
+        body["tools"] = tools_to_responses(definitions)
     return body
 
 
@@ -372,13 +396,16 @@ def _definitions(
 def output_tokens(response: ChatResponse, layout: Layout) -> int:
     """The tokens of the visible output of ``response``, as the provider returns it.
 
-    The assistant's content blocks (Anthropic) or message (OpenAI), as JSON.
+    The assistant's content blocks (Anthropic), message (Chat Completions) or output items
+    (Responses), as JSON.
     """
     generation = response.result
     message = generation.message if generation is not None else AssistantMessage(text="")
     if layout == "anthropic":
         [wire] = messages_to_anthropic([message]) or [{"content": []}]
         return _count(wire["content"])
+    if layout == "responses":
+        return _count(messages_to_input([message]))
     [entry] = messages_to_openai([message])
     return _count({k: v for k, v in entry.items() if k != "role"})
 
@@ -404,6 +431,13 @@ def openai_blocks(body: Mapping[str, Any]) -> list[Block]:
     """A Chat Completions request in cache order: tools, then the messages."""
     return [_block(tool) for tool in body.get("tools", ())] + [
         _block(message) for message in body["messages"]
+    ]
+
+
+def responses_blocks(body: Mapping[str, Any]) -> list[Block]:
+    """A Responses request in cache order: tools, then the input items."""
+    return [_block(tool) for tool in body.get("tools", ())] + [
+        _block(item) for item in body["input"]
     ]
 
 

@@ -29,9 +29,8 @@ from toolrelay.models._openai_wire import (
     OpenAIStreamParser,
     WireTools,
     completion_to_response,
-    messages_to_openai,
+    content_body,
     tool_choice_to_openai,
-    tools_to_openai,
 )
 from toolrelay.models._sdk_model import LOCAL_API_KEY, SdkChatModel, connect, import_sdk
 from toolrelay.prompt import Prompt
@@ -168,7 +167,12 @@ class OpenAIChatModel(SdkChatModel[WireTools]):
         tools = WireTools(names=names, strict=self.strict_tools and bool(names.definitions))
         body: dict[str, Any] = {
             "model": options.model or self.model,
-            "messages": messages_to_openai(prompt.messages, error_prefix=self.error_prefix),
+            **content_body(
+                prompt.messages,
+                names.definitions,
+                strict=tools.strict,
+                error_prefix=self.error_prefix,
+            ),
         }
         if options.temperature is not None:
             body["temperature"] = options.temperature
@@ -176,7 +180,6 @@ class OpenAIChatModel(SdkChatModel[WireTools]):
             body[self.max_tokens_param] = options.max_tokens
         # OpenAI rejects tool_choice and parallel_tool_calls in a request without tools.
         if names.definitions:
-            body["tools"] = tools_to_openai(names.definitions, strict=tools.strict)
             choice = tool_choice_to_openai(settings)
             if choice is not None:
                 body["tool_choice"] = choice

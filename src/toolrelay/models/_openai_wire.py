@@ -52,6 +52,7 @@ __all__ = [
     "WireTools",
     "arguments_text",
     "completion_to_response",
+    "content_body",
     "function_definition",
     "messages_to_openai",
     "response_metadata",
@@ -161,6 +162,24 @@ def tools_to_openai(
         {"type": "function", "function": {**function_definition(d, strict=strict), **strict_flag}}
         for d in definitions
     ]
+
+
+def content_body(
+    messages: Sequence[Message],
+    definitions: Sequence[ToolDefinition],
+    *,
+    strict: bool = False,
+    error_prefix: str = DEFAULT_ERROR_PREFIX,
+) -> dict[str, Any]:
+    """The content of a Chat Completions body: ``messages``, and ``tools`` when there are any.
+
+    Shared by :class:`~toolrelay.models.OpenAIChatModel` and the billing, so what is priced
+    is what is sent.
+    """
+    body: dict[str, Any] = {"messages": messages_to_openai(messages, error_prefix=error_prefix)}
+    if definitions:
+        body["tools"] = tools_to_openai(definitions, strict=strict)
+    return body
 
 
 def tool_choice_to_openai(settings: ToolChoiceSettings) -> str | dict[str, Any] | None:
