@@ -19,6 +19,7 @@ import asyncio
 import json
 from typing import Any
 
+from tests.search_only import SEARCH_ONLY
 from toolrelay.client import ChatClient, MessageChatMemoryAdvisor, ToolSearchAdvisor
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.models._openai_responses import OpenAIResponsesModel
@@ -94,7 +95,10 @@ async def run(channel: str = "native") -> list[dict[str, Any]]:
     fake = FakeOpenAI(script())
     model = OpenAIResponsesModel(MODEL, client=fake)
     search = ToolSearchAdvisor(
-        [retry_refund, refund_status, weather], index=BM25ToolIndex(), channel=channel
+        [retry_refund, refund_status, weather],
+        index=BM25ToolIndex(),
+        channel=channel,
+        **SEARCH_ONLY,
     )
     memory = MessageChatMemoryAdvisor(MessageWindowChatMemory(InMemoryChatMemoryRepository()))
     client = ChatClient(model, system="You help with refunds.", advisors=[memory, search])
