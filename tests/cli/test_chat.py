@@ -49,6 +49,29 @@ def send_email(to: str, body: str) -> str:
         body: Message text.
     """
     return "sent"
+
+
+@tool
+def convert_currency(amount: float, source: str, target: str) -> float:
+    """Convert an amount of money from one currency to another at today's rate.
+
+    Args:
+        amount: The amount to convert.
+        source: ISO code of the currency the amount is in.
+        target: ISO code of the currency wanted.
+    """
+    return amount
+
+
+@tool
+def book_table(restaurant: str, guests: int) -> str:
+    """Book a table at a restaurant for a number of guests.
+
+    Args:
+        restaurant: Restaurant name.
+        guests: How many people.
+    """
+    return "booked"
 '''
 
 
@@ -93,13 +116,15 @@ def test_a_turn_shows_the_search_the_call_and_the_answer(
         str(weather_module),
         "-i",
         "bm25",
-        stdin="What's the weather in Paris?\nexit\n",
+        # Worded so the turn's reveal (the message's best hits) misses: the model searches.
+        stdin="Is it sunny in Paris?\nexit\n",
     )
     assert result.exit_code == 0, result.output
     assert [str(spec) for spec in asked] == ["openai:gpt-test"]
     out = result.stdout
-    assert "toolrelay chat: 3 tools from" in out
-    assert "you> What's the weather in Paris?" in out
+    assert "toolrelay chat: 5 tools from" in out
+    assert "you> Is it sunny in Paris?" in out
+    assert "revealed before the first model call" not in out
     assert 'tool_search({"query": "weather in a city"})' in out
     assert "1. get_weather" in out
     assert 'get_weather({"city": "Paris"})' in out
@@ -133,7 +158,7 @@ def weather_turn(monkeypatch: pytest.MonkeyPatch, module: Path, *options: str, *
         "-i",
         "bm25",
         *options,
-        stdin="Weather in Paris?\n",
+        stdin="Is it sunny in Paris?\n",  # the reveal misses: the model searches
     )
     return scripted, result
 
@@ -283,10 +308,13 @@ def test_the_replay_chat_searches_a_file_of_your_own_tools(
     )
     assert result.exit_code == 0, result.output
     out = " ".join(result.stdout.split())  # long lines wrap
-    assert f"3 tools from {module}" in out
+    assert f"5 tools from {module}" in out
     assert "it searches your tools for each message and calls none of them" in out
-    assert 'tool_search({"query": "What is the weather in Paris?"})' in out
+    # The turn's reveal searched with the first message: the replay takes its hits, no search.
+    assert "revealed before the first model call: get_weather" in out
+    assert 'tool_search({"query": "What is the weather in Paris?"})' not in out
     assert "The search for 'What is the weather in Paris?' returned 1 tool: get_weather." in out
+    assert 'tool_search({"query": "fly me to the moon"})' in out  # the reveal found nothing
     assert "The search for 'fly me to the moon' returned no tools." in out
     assert "get_weather(" not in out  # nothing is called
     assert "2 turns," in out
@@ -368,3 +396,44 @@ def test_a_call_needing_approval_is_denied_with_a_reason_and_never_runs(
     assert denied.data.startswith("The tool 'db.delete_row' requires a person's approval")
     assert "nobody approves calls in this session" in result.stdout
     assert "I could not delete it: it needs approval." in result.stdout
+
+
+def test_a_small_catalog_is_sent_whole_and_the_chat_says_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    module = tmp_path / "one_tool.py"
+    module.write_text(WEATHER_MODULE.split("\n\n@tool\ndef whoami")[0], encoding="utf-8")
+    model = ScriptedModel([tool_call_response(("get_weather", {"city": "Paris"})), "Sunny."])
+    use_model(monkeypatch, model)
+    result = chat_cli("--model", "openai:x", "--tools", str(module), stdin="Weather in Paris?\n")
+    assert result.exit_code == 0, result.output
+    assert model.tool_names_shown(0) == ["get_weather"]  # no search: every tool is sent
+    out = " ".join(result.stdout.split())
+    assert "every tool sent: the permitted catalog's definitions total" in out
+    assert "revealed before the first model call" not in out
+
+
+def test_the_chat_says_what_the_reveal_showed(
+    monkeypatch: pytest.MonkeyPatch, weather_module: Path
+) -> None:
+    model = ScriptedModel(
+        [
+            tool_call_response(
+                ("call_tool", {"name": "get_weather", "arguments": {"city": "Paris"}})
+            ),
+            "Sunny.",
+        ]
+    )
+    use_model(monkeypatch, model)
+    result = chat_cli(
+        "--model",
+        "openai:x",
+        "--tools",
+        str(weather_module),
+        "-i",
+        "bm25",
+        stdin="What's the weather in Paris?\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "revealed before the first model call: get_weather" in result.stdout
+    assert model.call_count == 2  # no search round

@@ -25,6 +25,30 @@ def query_weather(city: str) -> dict:
         city: 城市名称。
     """
     return {"city": city, "sky": "晴", "celsius": 21}
+
+
+@tool(name="换算货币")
+def convert_currency(amount: float, source: str, target: str) -> float:
+    """按今天的汇率把一笔金额从一种货币换算成另一种货币。
+
+    Args:
+        amount: 要换算的金额。
+        source: 金额所用货币的 ISO 代码。
+        target: 想要的货币的 ISO 代码。
+    """
+    return amount
+
+
+@tool(name="预订餐桌")
+def book_table(restaurant: str, guests: int, time: str) -> str:
+    """在餐厅为若干位客人预订餐桌，并返回预订编号。
+
+    Args:
+        restaurant: 餐厅名称。
+        guests: 用餐人数。
+        time: 用餐时间，例如“今晚七点”。
+    """
+    return "已预订"
 '''
 
 
@@ -100,7 +124,7 @@ def test_the_unavailable_answer_is_in_the_chosen_language(
         "bm25",
         "--lang",
         "zh",
-        stdin="weather in Paris?\n",
+        stdin="Is it sunny in Paris?\n",  # the reveal misses: get_weather stays hidden
     )
     assert result.exit_code == 0, result.output
     assert unavailable_text(CHINESE.unavailable_message, "get_weather") in result.stdout

@@ -11,7 +11,13 @@ import pytest
 
 from toolrelay.cli import _demo as demo
 from toolrelay.cli._demo_language import CHINESE_DEMO, ENGLISH_DEMO, parse_demo_language
-from toolrelay.messages import ChatResponse, SystemMessage, UserMessage
+from toolrelay.messages import (
+    AssistantMessage,
+    ChatResponse,
+    SystemMessage,
+    ToolResponseMessage,
+    UserMessage,
+)
 from toolrelay.models._base import ChatModel
 from toolrelay.prompt import Prompt
 from toolrelay.toolsearch._texts import CHINESE, ENGLISH
@@ -80,7 +86,13 @@ def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
     assert first.messages[0] == SystemMessage(
         text=f"{CHINESE_DEMO.system}\n\n{CHINESE.proxy_system_suffix}"
     )
-    assert first.messages[-1] == UserMessage(text=TASK_ZH)
+    # The user's message, then the reveal: a tool_search call with it and the answer.
+    user, reveal, answer = first.messages[-3:]
+    assert user == UserMessage(text=TASK_ZH)
+    assert isinstance(reveal, AssistantMessage)
+    assert json.loads(reveal.tool_calls[0].arguments) == {"query": TASK_ZH}
+    assert isinstance(answer, ToolResponseMessage)
+    assert answer.responses[0].name == "tool_search"
     search_tool, _ = first.options.tools
     assert search_tool.definition.description == CHINESE.proxy_description
     properties = search_tool.definition.input_schema["properties"]

@@ -36,8 +36,14 @@ from toolrelay.models import ToolChannel
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import ToolContext, ToolDefinition, as_tools, tool, tools_from
+from toolrelay.tools._tokens import count_tokens
 from toolrelay.toolsearch import CALL_TOOL_NAME, TOOL_SEARCH_NAME, SearchOptions
-from toolrelay.toolsearch._reveal import DEFAULT_SEND_ALL_BELOW, catalog_tokens_below
+from toolrelay.toolsearch._reveal import (
+    DEFAULT_SEND_ALL_BELOW,
+    REVEAL_CALL_ID,
+    catalog_tokens_below,
+    revealed_pair,
+)
 
 RETRY = "refund.retry"
 TASK = "Retry the failed refund payment RF-1"
@@ -411,3 +417,11 @@ async def test_memory_inside_the_loop_keeps_each_turns_reveal_under_its_own_call
     ]
     assert len(ids) == len(set(ids)) == 2
     assert all(i.startswith("tool_search_reveal_") for i in ids)
+
+
+def test_the_proxy_reveals_call_ids_are_unique_and_count_the_same_tokens() -> None:
+    # Identical runs must count the same tokens: the random id may not change its length.
+    ids = [revealed_pair("weather", "[]")[0].tool_calls[0].id for _ in range(200)]
+    assert len(set(ids)) == len(ids)
+    assert len({count_tokens(i) for i in ids}) == 1
+    assert all(i.startswith(REVEAL_CALL_ID) for i in ids)

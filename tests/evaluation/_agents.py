@@ -15,18 +15,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from toolrelay.client._shown import shown_tools
 from toolrelay.messages import AssistantMessage, Message, UserMessage
 from toolrelay.prompt import Prompt
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.testing._responses import UsageSpec
 from toolrelay.tools import provider_safe_name
+from toolrelay.toolsearch._reveal import REVEAL_CALL_ID
 
 Plan = Sequence[tuple[str, Mapping[str, Any]]]
 
 
 def _turn(messages: Sequence[Message]) -> list[AssistantMessage]:
+    """The model's own messages of the turn: the proxy channel's reveal is not one of them."""
     start = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
-    return [m for m in messages[start:] if isinstance(m, AssistantMessage)]
+    return [
+        m
+        for m in messages[start:]
+        if isinstance(m, AssistantMessage)
+        and not any(c.id.startswith(REVEAL_CALL_ID) for c in m.tool_calls)
+    ]
 
 
 def plan_model(
@@ -46,13 +54,18 @@ def plan_model(
         if done >= len(plan):
             return text_response(answer, usage=usage)
         tool, arguments = plan[done]
-        shown = {provider_safe_name(t.definition.name) for t in prompt.options.tools}
+        listed = {provider_safe_name(t.definition.name) for t in prompt.options.tools}
+        shown = {provider_safe_name(name) for name in shown_tools(prompt)}
         searched = bool(calls) and calls[-1].name == "tool_search"
+        if provider_safe_name(tool) in shown - listed and "call_tool" in listed:
+            # The proxy channel: a tool a search answer showed runs through call_tool.
+            call = {"name": tool, "arguments": dict(arguments)}
+            return tool_call_response(("call_tool", call), usage=usage)
         if (
             provider_safe_name(tool) in shown
             or searched
             or not searches
-            or "tool_search" not in shown
+            or "tool_search" not in listed
         ):
             return tool_call_response((provider_safe_name(tool), dict(arguments)), usage=usage)
         query = tool.replace(".", " ").replace("_", " ")

@@ -29,7 +29,7 @@ from toolrelay.exceptions import (
     ModelResponseError,
 )
 from toolrelay.execution import Deny, ToolInvocation
-from toolrelay.messages import ToolChangeMessage, ToolResponseMessage
+from toolrelay.messages import AssistantMessage, ToolChangeMessage
 from toolrelay.prompt import Prompt
 from toolrelay.search import BM25ToolIndex
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
@@ -326,12 +326,22 @@ async def test_what_a_run_was_shown_and_called_holds_on_every_channel(channel: s
 
 async def test_a_call_tool_call_of_a_tool_never_found_is_recorded_by_that_tool() -> None:
     def reply(prompt: Prompt) -> Any:
-        if any(isinstance(m, ToolResponseMessage) for m in prompt.messages):
+        called = (
+            c.name for m in prompt.messages if isinstance(m, AssistantMessage) for c in m.tool_calls
+        )
+        if "call_tool" in called:
             return text_response("Could not.")
         call = {"name": RETRY[0], "arguments": RETRY[1]}
         return tool_call_response(("call_tool", call))
 
-    results = await run(FunctionModel(reply), modes=[Mode.search(BM25ToolIndex)])
+    # Worded so the turn's reveal misses the retry tool: it is never found.
+    (task,) = SUITE.tasks
+    suite = dataclasses.replace(
+        SUITE, tasks=(dataclasses.replace(task, prompt="Do the thing from this morning."),)
+    )
+    runner = TaskRunner(suite, FunctionModel(reply), modes=[Mode.search(BM25ToolIndex)])
+    results = {(r.mode, r.repeat): r for r in (await runner.run())[0]}
+    assert results[("search:bm25", 0)].never_shown == ("refund.retry_failed_order",)
     (call,) = results[("search:bm25", 0)].calls
     assert (call.name, call.status) == ("refund.retry_failed_order", CallStatus.NOT_SHOWN)
 

@@ -54,7 +54,7 @@ from toolrelay.models._base import ChatModel
 from toolrelay.search._base import DEFAULT_MAX_RESULTS
 from toolrelay.tools import ToolCatalog
 from toolrelay.tools._modules import import_target, split_attribute
-from toolrelay.toolsearch import TOOL_SEARCH_NAME
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearchReport
 from toolrelay.toolsearch._texts import SearchLanguage
 
 __all__ = ["DEFAULT_SYSTEM", "chat_command", "parse_context", "parse_search_language"]
@@ -282,7 +282,20 @@ def _turn(runner: asyncio.Runner, pipeline: Pipeline, console: Console, text: st
     except ToolRelayError as exc:
         typer.echo(f"error: {one_line(str(exc))}", err=True)
         return False
+    if (note := _start_note(response.tool_search)) is not None:
+        console.print(Text(note, style="dim"))
     console.rule(Text("answer", style="bold"), align="left")
     console.print(Text(response.content() or "(no text)"))
     console.print(Text(token_line(pipeline.recorder.rounds), style="dim"))
     return True
+
+
+def _start_note(report: ToolSearchReport | None) -> str | None:
+    """What the turn's start showed before the first model call, in one line (or nothing)."""
+    if report is None:
+        return None
+    if report.sent_all_tools is not None:
+        return report.sent_all_tools
+    if report.revealed is not None and report.revealed.names:
+        return "revealed before the first model call: " + ", ".join(report.revealed.names)
+    return None

@@ -671,7 +671,7 @@ class _Recorder:
             self.calls.append(
                 CallRecord(
                     name=name or outcome.call.name,
-                    arguments=outcome.call.arguments,
+                    arguments=_called_arguments(outcome),
                     status=status,
                     model_call=model_call,
                     error=None if outcome.ok else outcome.response.data[:_ERROR_SHOWN],
@@ -709,6 +709,18 @@ def _called(outcome: ToolCallOutcome) -> str:
     except ToolRelayError:
         return call.name
     return named if isinstance(named, str) and named else call.name
+
+
+def _called_arguments(outcome: ToolCallOutcome) -> str:
+    """The arguments a call gives its tool: a ``call_tool`` call's ``arguments`` argument."""
+    call = outcome.call
+    if call.name != CALL_TOOL_NAME:
+        return call.arguments
+    try:
+        given = decode_arguments(call.name, call.arguments).get("arguments", {})
+    except ToolRelayError:
+        return call.arguments
+    return json.dumps(given, ensure_ascii=False) if isinstance(given, dict) else call.arguments
 
 
 class _RecordingLoop(ToolCallingAdvisor):

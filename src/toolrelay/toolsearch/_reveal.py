@@ -181,10 +181,13 @@ def revealed_pair(query: str, answer: str) -> tuple[AssistantMessage, ToolRespon
     The search did run (before the first model call, with the request's text); the pair
     records it in the history as any search is recorded, so its definitions reach the model
     with the tool list unchanged, ``call_tool`` runs them, and later answers do not repeat
-    them. Its call id is :data:`REVEAL_CALL_ID` and a random suffix: a memory inside the loop
-    replays earlier turns' reveals where the turn cannot see them, and ids must stay unique.
+    them. Its call id is :data:`REVEAL_CALL_ID` and a random 8-digit suffix: a memory inside
+    the loop replays earlier turns' reveals where the turn cannot see them, and ids must stay
+    unique.
     """
-    call_id = f"{REVEAL_CALL_ID}_{secrets.token_hex(4)}"
+    # Random for uniqueness, but always 8 decimal digits: tokenizers split digits into runs
+    # of up to three, so every id counts the same tokens and identical runs cost the same.
+    call_id = f"{REVEAL_CALL_ID}_{secrets.randbelow(10**8):08d}"
     arguments = json.dumps({"query": query}, ensure_ascii=False)
     call = ToolCall(id=call_id, name=TOOL_SEARCH_NAME, arguments=arguments)
     response = ToolResponse(id=call_id, name=TOOL_SEARCH_NAME, data=answer)
