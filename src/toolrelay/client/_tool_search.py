@@ -680,14 +680,16 @@ class _SearchTurn:
     def _callable(self, exposed: Sequence[Tool]) -> dict[str, Tool]:
         """What ``call_tool`` may run, by canonical name.
 
-        The shown tools but the proxy pair, then the permitted discovered ones.
+        The shown tools but the proxy pair, then the permitted discovered ones and those
+        whose definitions the request's history still holds (a search answer or the reveal):
+        the model reads them there, so retention retiring one must not make it a trap.
         """
         tools = {
             t.definition.name: t
             for t in exposed
             if t is not self.search_tool and t.definition.name != CALL_TOOL_NAME
         }
-        for name in self.discoveries.names:
+        for name in (*self.discoveries.names, *self.searcher.defined):
             tool = self.snapshot.tools.get(name)
             if tool is not None and name not in tools and self.view.permits(name):
                 tools[name] = tool
