@@ -48,10 +48,9 @@ import tiktoken
 
 from toolrelay.models._billing import CLAUDE_SONNET_4_5, GPT_5, PricedModel
 from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, default_index
-from toolrelay.search._base import DEFAULT_MAX_RESULTS
 from toolrelay.search._evaluation import EvalDataset, EvalQuery, _outcome, load_dataset
 from toolrelay.tools import ToolDefinition
-from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.toolsearch._options import DEFAULT_MAX_RESULTS, DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._search_tool import definition_hit, definitions_answer
 
 HERE = Path(__file__).resolve().parent
@@ -118,7 +117,15 @@ RULES = (
     *(Rule(max_results=k, min_relative_score=cut) for k in range(2, DEPTH + 1) for cut in CUTS),
 )
 SEARCH_ANSWER = Rule(max_results=DEFAULT_MAX_RESULTS, min_relative_score=DEFAULT_MIN_RELATIVE_SCORE)
-"""What the search round a reveal replaces would answer: ``tool_search`` at its defaults."""
+"""What the search round a reveal replaces would answer: ``tool_search`` at its defaults
+(which :func:`answer_decision` decides: the benchmark checks they agree)."""
+ANSWER_RULES = tuple(r for r in RULES if r.max_results)
+"""The rules a search answer is priced at (an answer shows at least its best hit)."""
+MIN_HITS = 2
+"""The fewest hits a decided rule may show, reveal or answer (a reveal may show none): with a
+single hit a model cannot tell a wrong best hit from a right one, so every rank-1 error
+becomes a wrong call or a blind retry, a cost the token model does not price (a wrong refund
+is not a token count)."""
 
 
 # --- measuring --------------------------------------------------------------------------------
@@ -283,6 +290,22 @@ def cost(stats: Stats, shape: Shape, price: Price) -> float:
     return added - search_round - kept * stats.answer_complete
 
 
+def answer_cost(stats: Stats, shape: Shape, price: Price) -> float:
+    """What a rule costs as ``tool_search``'s answer, in uncached input tokens (always > 0).
+
+    The answer's definitions are in every later request. When the needed tools are not all
+    among them the model searches again: one more request re-reading the prefix, the output of
+    its call, and that call and a second answer (as large, on average) in every later request.
+    Against :func:`cost`, the same trade (definitions shown against a search round) seen from
+    the other side: a rule is cheap here for the reasons it is cheap as a reveal.
+    """
+    kept = price.write + price.read * shape.later_requests
+    shown = stats.revealed_complete + stats.revealed_missing
+    call = shape.search_call_tokens
+    again = price.read * shape.prefix_tokens + price.output * call + kept * (call + shown)
+    return kept * shown + (1 - stats.complete) * again
+
+
 def dollars_per_thousand(units: float, price: Price) -> float:
     """A cost in uncached input tokens as US dollars per 1,000 tasks."""
     return units * price.input_per_mtok / 1000
@@ -355,10 +378,15 @@ def overall(per_dataset: Mapping[str, Mapping[str, Any]], part: str) -> dict[str
 def decide(costs: Mapping[str, Mapping[str, float]]) -> str:
     """The rule to reveal by: ``costs[provider][rule]`` is its added cost (lower is better).
 
-    The cheapest rule when every provider agrees. Otherwise, among the rules that cost no
-    more than revealing nothing on any provider, the one that leaves the smallest share of
-    any provider's best saving unrealised.
+    Among revealing nothing and the rules that may show :data:`MIN_HITS` hits or more: the
+    cheapest rule when every provider agrees. Otherwise, among those that cost no more than
+    revealing nothing on any provider, the one that leaves the smallest share of any
+    provider's best saving unrealised.
     """
+    costs = {
+        provider: {r: v for r, v in c.items() if r == "none" or as_rule(r).max_results >= MIN_HITS}
+        for provider, c in costs.items()
+    }
     best = {provider: min(c, key=lambda label: c[label]) for provider, c in costs.items()}
     if len(set(best.values())) == 1:
         return next(iter(best.values()))
@@ -372,6 +400,32 @@ def decide(costs: Mapping[str, Mapping[str, float]]) -> str:
         )
 
     return min(safe, key=regret)
+
+
+def decide_answer(costs: Mapping[str, Mapping[str, float]]) -> str:
+    """The rule search answers follow: ``costs[provider][rule]`` is its cost (all > 0).
+
+    Among the rules that may show :data:`MIN_HITS` hits or more: the cheapest when
+    every provider agrees; otherwise the one whose cost is the smallest share above either
+    provider's cheapest.
+    """
+    rules = [r for r in next(iter(costs.values())) if as_rule(r).max_results >= MIN_HITS]
+    best = {provider: min(c[r] for r in rules) for provider, c in costs.items()}
+    return min(rules, key=lambda r: max(c[r] / best[p] - 1 for p, c in costs.items()))
+
+
+def answer_costs(data: Mapping[str, Any], shape: Shape) -> dict[str, dict[str, float]]:
+    """``costs[provider][rule]`` of each answer rule, at ``shape``, over the tuning queries."""
+    tuning = data["overall"]["tuning"]
+    return {
+        p.key: {
+            r.label: dollars_per_thousand(
+                answer_cost(Stats(**tuning[r.label]["stats"]), shape, p), p
+            )
+            for r in ANSWER_RULES
+        }
+        for p in PRICES
+    }
 
 
 def rule_costs(data: Mapping[str, Any], shape: Shape) -> dict[str, dict[str, float]]:
@@ -483,6 +537,32 @@ def decision(indexes: Mapping[str, Any]) -> dict[str, Any]:
     return result
 
 
+def answer_decision(indexes: Mapping[str, Any]) -> dict[str, Any]:
+    """The rule ``tool_search`` answers by, decided on the default index's tuning queries."""
+    result: dict[str, Any] = {}
+    for key, data in indexes.items():
+        costs = answer_costs(data, SHAPE)
+        chosen = decide_answer(costs)
+        rule = as_rule(chosen)
+        entry = {
+            "rule": chosen,
+            "max_results": rule.max_results,
+            "min_relative_score": rule.min_relative_score,
+            "cost": {p: round(c[chosen], 4) for p, c in costs.items()},
+            "costs": {p: {r: round(v, 4) for r, v in c.items()} for p, c in costs.items()},
+        }
+        for part in ("tuning", "kept_out"):
+            row = data["overall"][part][chosen]
+            entry[part] = {k: row[k] for k in ("all_revealed", "hits", "tokens")}
+        result[key] = entry
+    return {
+        **{k: result["default"][k] for k in ("rule", "max_results", "min_relative_score")},
+        "decided_on": "default",
+        "cost_unit": "USD per 1,000 tasks that one search answer costs",
+        "indexes": result,
+    }
+
+
 def run(quick: bool) -> dict[str, Any]:
     names = (QUICK_DATASET,) if quick else DATASETS
     indexes = {}
@@ -514,6 +594,7 @@ def run(quick: bool) -> dict[str, Any]:
         "indexes": indexes,
     }
     results["decision"] = decision(indexes)
+    results["answer_decision"] = answer_decision(indexes)
     for data in indexes.values():
         data["sensitivity"] = sensitivity(data, results["decision"]["rule"])
     return results
@@ -597,10 +678,13 @@ def method_text(results: Mapping[str, Any]) -> str:
         "1,000 tasks added by the rule (negative: saved), each dataset weighing the same. Not "
         "priced: the latency of the saved request, reasoning tokens, and a model picking a "
         "wrong revealed tool.\n\n"
-        "**Decision.** The rule with the lowest cost on the tuning queries with the default "
-        "index, for each provider; if the providers disagree, among the rules that cost no "
-        "more than revealing nothing on either, the one leaving the smallest share of either "
-        "provider's best saving unrealised."
+        "**Decision.** Among revealing nothing and the rules that may show "
+        f"{MIN_HITS} hits or more (with a single hit a model cannot tell a wrong best hit from "
+        "a right one, so every rank-1 error becomes a wrong call or a blind retry, which no "
+        "token count prices; `top 1` is priced in the tables all the same), the rule with the "
+        "lowest cost on the tuning queries with the default index, for each provider; if the "
+        "providers disagree, among those that cost no more than revealing nothing on either, "
+        "the one leaving the smallest share of either provider's best saving unrealised."
     )
 
 
@@ -634,6 +718,56 @@ def decision_text(results: Mapping[str, Any]) -> str:
             f"{best['openai']} (OpenAI)."
         )
     return text
+
+
+def answer_text(results: Mapping[str, Any]) -> str:
+    decided = results["answer_decision"]
+    default = decided["indexes"]["default"]
+    tuning, kept = default["tuning"], default["kept_out"]
+    setting = _rule_setting({"reveal": True, **decided})
+    return (
+        "The same measurement decides what a `tool_search` answer shows when the model does "
+        "not ask for a number of hits: the same trade seen from the other side. An answer's "
+        "definitions are in every later request; when the needed tools are not all among them, "
+        "the model searches again (one more request re-reading the prefix, the output of its "
+        "call, and that call and a second answer as large in every later request). Among the "
+        f"rules that may show {MIN_HITS} hits or more (as above), the rule with the lowest "
+        "such cost on the tuning queries with the default "
+        "index, for each provider; if they disagree, the one whose cost is the smallest share "
+        f"above either's cheapest. **Decided: {decided['rule']}** ({setting}; the model asks "
+        "for more with "
+        "`max_results`): every needed tool shown for "
+        f"{_percent(tuning['all_revealed'])} of the tuning queries and "
+        f"{_percent(kept['all_revealed'])} of the kept-out ones, {tuning['hits']:.2f} hits "
+        f"({tuning['tokens']:,.0f} tokens) per answer; "
+        f"${default['cost']['anthropic']:.2f} (Anthropic) and ${default['cost']['openai']:.2f} "
+        "(OpenAI) per 1,000 tasks."
+    )
+
+
+def answer_table(results: Mapping[str, Any]) -> list[str]:
+    indexes = results["answer_decision"]["indexes"]
+    keys = list(indexes)
+    head = "| answer rule |" + "".join(
+        f" {TITLES[k]}: all shown | tokens | Anthropic $ | OpenAI $ |" for k in keys
+    )
+    lines = [head, "|---|" + "---:|---:|---:|---:|" * len(keys)]
+    chosen = results["answer_decision"]["rule"]
+    labels = list(indexes["default"]["costs"]["anthropic"])
+    for label in labels:
+        cells = []
+        for key in keys:
+            row = results["indexes"][key]["overall"]["tuning"][label]
+            costs = indexes[key]["costs"]
+            cells += [
+                _percent(row["all_revealed"]),
+                f"{row['tokens']:,.0f}",
+                f"{costs['anthropic'][label]:.2f}",
+                f"{costs['openai'][label]:.2f}",
+            ]
+        name = f"**{label}**" if label == chosen else label
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def rules_table(results: Mapping[str, Any], part: str) -> list[str]:
@@ -724,6 +858,12 @@ def section_text(results: Mapping[str, Any]) -> str:
             "",
             *sensitivity_table(results),
             "",
+            "### What a search answer shows",
+            "",
+            answer_text(results),
+            "",
+            *answer_table(results),
+            "",
             "Every figure, per dataset and rule, for both parts: `benchmarks/results/reveal.json` "
             "(and `reveal.md`).",
         ]
@@ -775,6 +915,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.quick:
         write_sections(docs_sections(results))
     print(decision_text(results))
+    print(answer_text(results))
     print(f"ran in {time.perf_counter() - started:.0f}s; wrote {out / 'reveal.json'} and .md")
     return 0
 

@@ -105,18 +105,17 @@ from toolrelay.models._billing import (
 from toolrelay.models._openai_wire import messages_to_openai, tools_to_openai
 from toolrelay.prompt import Prompt
 from toolrelay.search import ToolIndex, default_index, embeddings_available
-from toolrelay.search._base import DEFAULT_MAX_RESULTS
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import FunctionModel, text_response, tool_call_response
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, ToolMetadata, as_tools
 from toolrelay.tools._names import provider_safe_name, validate_tool_name
 from toolrelay.toolsearch import (
     CALL_TOOL_NAME,
-    DEFAULT_MIN_RELATIVE_SCORE,
     ENGLISH,
     TOOL_SEARCH_NAME,
     SearchOptions,
 )
+from toolrelay.toolsearch._options import DEFAULT_MAX_RESULTS, DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._search_tool import defined_in, definition_hit
 
 HERE = Path(__file__).resolve().parent
@@ -773,8 +772,11 @@ MODES = (
 )
 """The modes of every table: all tools, then each channel per step and searches first."""
 
-DEFAULT_MODE = Mode(label="tool search, every default", disclosure=True)
-"""``ToolSearchAdvisor(catalog)`` and nothing else: its default channel, index and settings."""
+DEFAULT_MODE = Mode(label="tool search, every default", disclosure=True, batch=True)
+"""``ToolSearchAdvisor(catalog)`` and nothing else: its default channel, index and settings.
+
+The model does what ``tool_search``'s description asks: it searches for every need it has
+not been shown in one turn, one call per need (*searches first*)."""
 
 
 DEFAULTS: Mapping[str, Any] = {
@@ -786,7 +788,7 @@ DEFAULTS: Mapping[str, Any] = {
 
 VARIANTS: tuple[tuple[str, tuple[Any, ...]], ...] = (
     ("max_results", (5, 3, 2, 1)),
-    ("min_relative_score", (None, 0.4, 0.5, 0.6)),
+    ("min_relative_score", (None, 0.5, 0.7, 0.9)),
     ("retention", ("used", "all", "last_search")),
 )
 """Settings tried one at a time (in table order; the default's runs are the main ones)."""
@@ -1459,9 +1461,11 @@ def _mode(scenario: Mapping[str, Any], label: str) -> Mapping[str, Any]:
 VARIANTS_TEXT = (
     "Every tool a search returns is shown in full from the next request on, so three settings "
     "of `ToolSearchAdvisor` decide how many definitions travel with every later request: "
-    "`max_results` (hits per search, 5 by default), `min_relative_score` (hits scoring "
-    "under this fraction of the best hit's score are left out; 0.5 by default, `None` turns "
-    'it off) and `retention` (`"used"` by default: keeps the tools the model called and '
+    f"`max_results` (hits per search, {DEFAULT_MAX_RESULTS} by default), `min_relative_score` "
+    "(hits scoring under this fraction of the best hit's score are left out; "
+    f"{DEFAULT_MIN_RELATIVE_SCORE:g} by default, `None` turns it off; both defaults the "
+    "measured rule of [What a search answer shows](#what-a-search-answer-shows)) and "
+    '`retention` (`"used"` by default: keeps the tools the model called and '
     "retires those it passed over, a lone search's other hits once it called one of them, "
     'the rest at its next search; `"all"` keeps every tool found; `"last_search"` only '
     "what the last round of searches found). Savings with one of them changed and the "
@@ -1513,7 +1517,9 @@ def method_text(meta: Mapping[str, Any]) -> str:
         "*Tool search, every default* is `ToolSearchAdvisor(catalog)` and nothing else: the "
         "advisor's default index (`default_index()`: hybrid BM25 + embeddings when the "
         "`embeddings` extra is installed), channel and settings, billed on the adapters' "
-        "defaults; the other modes use a `BM25ToolIndex` with one channel each. The scripted "
+        "defaults, the model doing what `tool_search`'s description asks: it searches for "
+        "every need it has not been shown yet in one turn, one call per need (as *searches "
+        "first*); the other modes use a `BM25ToolIndex` with one channel each. The scripted "
         "model makes the all-tools run's calls whatever the search ranked (it takes the "
         "needed tool from anywhere in the answer); *ranked first* is the share of searches "
         "whose answer put the needed tool first, which is what a real model mostly takes. "
@@ -1645,13 +1651,17 @@ def readme_text(results: Sequence[Mapping[str, Any]]) -> str:
             "`toolrelay demo` runs the same refund triage and compares otherwise "
             "([docs/cli.md](docs/cli.md#toolrelay-demo)): its *With all "
             f"{refund['catalog_size']} tools* figures are each of its own requests sent "
-            "again with the whole catalog, its "
-            f"{spelled(searched['request_count'] - every['request_count'])} search rounds "
-            "included, which an agent shown every tool would not make. Here the baseline is a "
+            "again with the whole catalog, its search "
+            f"{_rounds(searched['request_count'] - every['request_count'])} included, which an "
+            "agent shown every tool would not make. Here the baseline is a "
             f"run of its own with every tool shown: {spelled(every['request_count'])} requests, "
             f"where tool search with every default makes {spelled(searched['request_count'])}.",
         ]
     )
+
+
+def _rounds(count: int) -> str:
+    return "round" if count == 1 else f"{spelled(count)} rounds"
 
 
 def tool_search_text(results: Sequence[Mapping[str, Any]]) -> str:

@@ -14,6 +14,8 @@ import pytest
 from toolrelay.models._billing import AnthropicCache, Block, PrefixCache, Prices
 from toolrelay.search import SearchRequest
 from toolrelay.search._evaluation import load_dataset
+from toolrelay.toolsearch import SearchOptions
+from toolrelay.toolsearch._reveal import DEFAULT_REVEAL, DEFAULT_REVEAL_MIN_RELATIVE_SCORE
 
 from ._scripts import BENCHMARKS, load_script
 
@@ -191,14 +193,23 @@ def test_the_decision_is_the_cheapest_rule_when_the_providers_agree() -> None:
 
 def test_when_the_providers_disagree_the_decision_never_loses_on_either() -> None:
     costs = {
-        # top 3 is cheapest on Anthropic but dearer than nothing on OpenAI.
-        "anthropic": {"none": 0.0, "top 1": -2.0, "top 2": -3.0, "top 3": -4.0},
-        "openai": {"none": 0.0, "top 1": -1.0, "top 2": -0.2, "top 3": 0.5},
+        # top 4 is cheapest on Anthropic but dearer than nothing on OpenAI.
+        "anthropic": {"none": 0.0, "top 2": -2.0, "top 3": -3.0, "top 4": -4.0},
+        "openai": {"none": 0.0, "top 2": -1.0, "top 3": -0.2, "top 4": 0.5},
     }
-    # top 1 leaves half of Anthropic's best saving; top 2 leaves 80% of OpenAI's.
-    assert reveal.decide(costs) == "top 1"
-    costs["openai"]["top 1"] = 1.0
+    # top 2 leaves half of Anthropic's best saving; top 3 leaves 80% of OpenAI's.
     assert reveal.decide(costs) == "top 2"
+    costs["openai"]["top 2"] = 1.0
+    assert reveal.decide(costs) == "top 3"
+
+
+def test_a_single_hit_is_never_decided() -> None:
+    costs = {
+        "anthropic": {"none": 0.0, "top 1": -5.0, "top 2": -3.0, "top 2, cut 0.9": -4.0},
+        "openai": {"none": 0.0, "top 1": -2.0, "top 2": -1.0, "top 2, cut 0.9": -1.5},
+    }
+    assert reveal.decide(costs) == "top 2, cut 0.9"
+    assert reveal.decide({p: {"none": 0.0, "top 1": -1.0} for p in costs}) == "none"
 
 
 def test_the_published_decision_is_the_cheapest_rule_of_the_published_figures() -> None:
@@ -208,6 +219,11 @@ def test_the_published_decision_is_the_cheapest_rule_of_the_published_figures() 
     tuning = data["indexes"]["default"]["overall"]["tuning"]
     costs = {key: {r: row["cost"][key] for r, row in tuning.items()} for key in PRICES}
     assert decided["rule"] == reveal.decide(costs)
+    # And the reveal's default (toolrelay.toolsearch._reveal).
+    assert (decided["max_results"], decided["min_relative_score"]) == (
+        DEFAULT_REVEAL,
+        DEFAULT_REVEAL_MIN_RELATIVE_SCORE,
+    )
     rule = reveal.as_rule(decided["rule"])
     assert decided["reveal"] == (rule.max_results > 0)
     assert decided["max_results"] == rule.max_results
@@ -215,6 +231,45 @@ def test_the_published_decision_is_the_cheapest_rule_of_the_published_figures() 
     assert decided["tuning"] == tuning[decided["rule"]]
     kept = data["indexes"]["default"]["overall"]["kept_out"][decided["rule"]]
     assert decided["kept_out"] == kept
+
+
+def test_an_answer_costs_its_definitions_and_a_search_round_for_each_miss() -> None:
+    price, shape = PRICES["anthropic"], reveal.SHAPE
+    kept = price.write + price.read * shape.later_requests
+    whole = reveal.Stats(complete=1, revealed_complete=300, revealed_missing=0, answer_complete=0)
+    # Every needed tool shown: the definitions, in every later request.
+    assert reveal.answer_cost(whole, shape, price) == pytest.approx(kept * 300)
+    half = reveal.Stats(
+        complete=0.5, revealed_complete=100, revealed_missing=100, answer_complete=0
+    )
+    again = price.read * shape.prefix_tokens + price.output * 40 + kept * (40 + 200)
+    assert reveal.answer_cost(half, shape, price) == pytest.approx(kept * 200 + 0.5 * again)
+
+
+def test_the_answer_rule_is_never_a_single_hit_and_is_the_cheapest_of_the_others() -> None:
+    costs = {
+        "anthropic": {"top 1": 1.0, "top 2": 3.0, "top 2, cut 0.9": 2.0, "top 3": 4.0},
+        "openai": {"top 1": 0.5, "top 2": 1.5, "top 2, cut 0.9": 1.0, "top 3": 2.0},
+    }
+    assert reveal.decide_answer(costs) == "top 2, cut 0.9"
+    # The providers disagree: the rule least above either's cheapest.
+    costs["openai"]["top 2"] = 0.9
+    costs["openai"]["top 2, cut 0.9"] = 1.8
+    assert reveal.decide_answer(costs) == "top 2"
+
+
+def test_the_published_answer_rule_is_the_decision_and_tool_searchs_default() -> None:
+    data = json.loads((reveal.RESULTS / "reveal.json").read_text(encoding="utf-8"))
+    decided = data["answer_decision"]
+    default = decided["indexes"]["default"]
+    assert decided["rule"] == reveal.decide_answer(default["costs"])
+    options = SearchOptions()
+    assert (decided["max_results"], decided["min_relative_score"]) == (
+        options.max_results,
+        options.min_relative_score,
+    )
+    # The reveal's saved search round was priced at that same answer.
+    assert data["model"]["search_answer"] == decided["rule"]
 
 
 # --- a run ------------------------------------------------------------------------------------

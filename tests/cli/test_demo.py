@@ -49,7 +49,9 @@ def test_the_replay_finds_and_calls_the_four_tools_in_order(cli: Invoke) -> None
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "Model: REPLAY of the task's decisions, not a language model" in out
-    assert "replay: Searching for a tool to find yesterday's failed refunds." in out
+    # Every need in one turn, as tool_search's description asks; the incident tool was
+    # revealed before the first model call, so it is not searched for.
+    assert "replay: Searching for the tools to find yesterday's failed refunds; to retry" in out
     # Each required tool is called, in the task's order, after the search that found it.
     positions = [out.index(f"  {name}({{") for name in REQUIRED]
     assert positions == sorted(positions)
@@ -62,7 +64,7 @@ def test_the_replay_finds_and_calls_the_four_tools_in_order(cli: Invoke) -> None
     assert "Tokens per model request (cl100k_base" in out
     total_line = next(line for line in out.splitlines() if "Total" in line)
     assert total_line.rstrip(" │").endswith("%")
-    assert "9 requests:" in out
+    assert "6 requests:" in out
     assert "saved" in out
     assert result.stderr == ""
 
@@ -83,16 +85,19 @@ def test_json_lists_rounds_searches_calls_and_tokens(demo_json: dict[str, Any]) 
     assert [s["query"] for s in searches] == [
         "failed refunds from yesterday",
         "retry a failed refund",
-        "open an incident ticket for a failing refund",
         "notify the refunds owner",
     ]
+    # All three in the first model call's round.
+    assert {
+        r["model_call"] for r in rounds for x in r["results"] if x["tool"] == "tool_search"
+    } == {1}
     for search in searches:
         assert search["index"] == "bm25"
         scores = [h["score"] for h in search["hits"]]
         assert scores == sorted(scores, reverse=True)
-        # At most max_results hits, none under half the best (the default relative cut-off).
-        assert 1 <= len(scores) <= 5
-        assert scores[-1] >= scores[0] / 2
+        # At most max_results hits, none under 0.9 of the best (the defaults, as measured).
+        assert 1 <= len(scores) <= 2
+        assert scores[-1] >= scores[0] * 0.9
     required = data["required_tools"]
     assert [r["name"] for r in required] == list(REQUIRED)
     calls = [r["called"]["model_call"] for r in required]
@@ -195,7 +200,9 @@ def test_a_search_miss_is_shown_and_the_replay_stops(
     assert result.exit_code == 1
     out = result.stdout
     assert "did not return refund.retry_failed_order" in out
-    assert "Calling refund.retry_failed_order anyway so the tool gate's answer shows" in out
+    assert "Calling refund.retry_failed_order anyway so the tool gate's answer shows" in " ".join(
+        out.split()
+    )
     assert "✗ unknown_tool: Tool 'refund__retry_failed_order' is not available" in out
     assert "Stopped: the search did not find refund.retry_failed_order" in out
     assert "ticket.create_incident(" not in out  # the replay does not pretend to go on
@@ -216,21 +223,23 @@ def test_a_tool_shown_by_an_earlier_search_is_called_with_a_note() -> None:
     )
     turn.searches["retry a failed refund"] = ["refund__rebuild_task"]
     message = model.decide(turn, shown={"tool_search", "refund__retry_failed_order"})
-    assert "did not return refund.retry_failed_order, but an earlier search did" in (
-        message.text or ""
-    )
+    assert "refund.retry_failed_order is among the tools this request shows" in (message.text or "")
     [call] = message.tool_calls
     assert (call.name, json.loads(call.arguments)) == (
         "refund__retry_failed_order",
         {"refund_id": "RF-1"},
     )
-    # Nothing to retry: the step is skipped without a search.
+    # Nothing to retry: the step is skipped without a search; the needs left are searched for
+    # in one turn.
     nothing = TurnSoFar(
         searches={"failed refunds from yesterday": ["refund__find_failed_orders"]},
         results={"refund__find_failed_orders": [[{"refund_id": "RF-1", "retryable": False}]]},
     )
-    [search] = model.decide(nothing).tool_calls
-    assert json.loads(search.arguments) == {"query": "open an incident ticket for a failing refund"}
+    searches = model.decide(nothing).tool_calls
+    assert [json.loads(s.arguments) for s in searches] == [
+        {"query": "open an incident ticket for a failing refund"},
+        {"query": "notify the refunds owner"},
+    ]
 
 
 # --- bad input -------------------------------------------------------------------------------
@@ -418,7 +427,12 @@ def test_a_second_run_with_the_usage_log_ranks_with_the_first_runs_history(
         for hit in result["search"]["hits"]
     ]
     from_history = {h["name"]: h["history_query"] for h in hits if "history_query" in h}
-    assert from_history["refund.find_failed_orders"] == "failed refunds from yesterday"
-    assert set(REQUIRED) <= set(from_history)
-    counts = {json.loads(line)["tool"]: json.loads(line)["count"] for line in log.open()}
-    assert counts == dict.fromkeys(REQUIRED, 2)
+    # The second run's searches rank required tools with the queries that found them in the
+    # first run (the reveal's, the request's own text, among them).
+    first_run = {e["tool"]: e["query"] for e in written}
+    assert from_history
+    assert set(from_history) <= set(REQUIRED)
+    assert all(from_history[name] == first_run[name] for name in from_history)
+    # Each run learned a query for each of the four tools.
+    counts = [json.loads(line)["count"] for line in log.open()]
+    assert sum(counts) == 2 * len(REQUIRED)

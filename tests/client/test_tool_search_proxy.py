@@ -519,7 +519,7 @@ async def test_a_search_answer_past_the_bound_gives_whole_definitions_and_names_
         tools_from(Bulky()),
         index=BM25ToolIndex(),
         channel="proxy",
-        options=SearchOptions(min_relative_score=None),
+        options=SearchOptions(max_results=5, min_relative_score=None),
         tool_calling_manager=ToolCallingManager(max_result_chars=bound),
     )
     model = ScriptedModel([tool_call_response(search("export an order")), "done"])

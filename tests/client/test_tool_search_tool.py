@@ -20,12 +20,12 @@ from toolrelay.testing import tool_call_response
 from toolrelay.tools import FunctionTool, ToolDefinition, WorkerPool, tool
 from toolrelay.tools._names import validate_tool_name
 from toolrelay.toolsearch import (
-    DEFAULT_MIN_RELATIVE_SCORE,
     ENGLISH,
     TOOL_SEARCH_NAME,
     SearchOptions,
     ToolSearcher,
 )
+from toolrelay.toolsearch._options import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._search_tool import (
     INLINE_SEARCH_BELOW,
     MAX_QUERY_LENGTH,
@@ -148,7 +148,9 @@ async def test_the_answer_is_compact_json() -> None:
 async def test_answers_leave_out_shown_tools_but_the_best() -> None:
     hits = [SearchHit(name=d.name, score=3.0 - i, summary="s") for i, d in enumerate(DEFINITIONS)]
     searcher = ToolSearcher(
-        index=RecordingIndex(hits), allowed=None, options=SearchOptions(min_relative_score=None)
+        index=RecordingIndex(hits),
+        allowed=None,
+        options=SearchOptions(max_results=5, min_relative_score=None),
     )
     names = ["billing__refund_payment", "billing__get_invoice", "mail__send_email"]
     assert [h["name"] for h in json.loads(await searcher.tool_search("q"))] == names

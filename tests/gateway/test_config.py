@@ -14,7 +14,8 @@ from toolrelay.gateway._config import SearchSettings, parse_gateway_config
 from toolrelay.gateway._side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
 from toolrelay.search import SQLiteUsageLog
 from toolrelay.tools import ToolContext, ToolDefinition
-from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE, SearchOptions
+from toolrelay.toolsearch import SearchOptions
+from toolrelay.toolsearch._options import DEFAULT_MIN_RELATIVE_SCORE
 
 from ._helpers import demo_server_table
 

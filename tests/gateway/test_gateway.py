@@ -22,7 +22,8 @@ from toolrelay.gateway import ToolGateway, open_gateway
 from toolrelay.gateway._config import parse_gateway_config
 from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
-from toolrelay.toolsearch import CALL_TOOL_NAME, DEFAULT_MIN_RELATIVE_SCORE, SearchOptions
+from toolrelay.toolsearch import CALL_TOOL_NAME, SearchOptions
+from toolrelay.toolsearch._options import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._texts import ENGLISH, unavailable_text
 
 from ._helpers import served, text_of
@@ -328,17 +329,18 @@ async def test_search_drops_hits_under_a_fraction_of_the_best_score(
 async def test_by_default_the_cut_off_is_the_advisors() -> None:
     gateway = ToolGateway(ToolCatalog(ranked_tools()))
     assert gateway.options.min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
-    assert [f.name for f in await gateway.search(QUERY)] == RANKED[:2]
-    # What the client reads is cut as well: two definitions instead of four.
+    assert [f.name for f in await gateway.search(QUERY, max_results=10)] == RANKED[:1]
+    # What the client reads is cut as well: one definition instead of four.
     search_tool, _ = gateway.tools()
     answer = json.loads(await search_tool.call(json.dumps({"query": QUERY, "max_results": 10})))
-    assert [hit["name"] for hit in answer] == RANKED[:2]
+    assert [hit["name"] for hit in answer] == RANKED[:1]
 
 
 @pytest.mark.parametrize(
     ("setting", "expected"),
     [
-        ("", RANKED[:2]),
+        ("", RANKED[:1]),
+        ("min_relative_score = 0.3", RANKED[:2]),
         ("min_relative_score = 0", RANKED),
         ("min_relative_score = 0.9", RANKED[:1]),
     ],
@@ -350,7 +352,7 @@ async def test_a_served_gateway_uses_the_configured_cut_off(
     config = parse_gateway_config(tomllib.loads(text), base_dir=tmp_path)
     async with open_gateway(config, module_loader=ranked_tools) as gateway:
         assert gateway.options.min_relative_score == config.search.min_relative_score
-        assert [f.name for f in await gateway.search(QUERY)] == expected
+        assert [f.name for f in await gateway.search(QUERY, max_results=10)] == expected
 
 
 @pytest.mark.parametrize("option", ["reveal", "reveal_min_relative_score", "send_all_below"])

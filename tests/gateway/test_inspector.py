@@ -187,7 +187,12 @@ def test_search_finds_each_tool_with_what_the_gateway_does_to_it(
         "openWorldHint": True,
     }
     assert hits[RETRY]["requires_approval"] is True  # [approval] destructive = true
-    reading = hits["refund.find_failed_orders"]
+    failed, text = call(
+        environment, http, "--tool-name", "tool_search", "--tool-arg", "query=find failed refunds"
+    )
+    assert not failed, text
+    reading = json.loads(text)[0]
+    assert reading["name"] == "refund.find_failed_orders"
     assert reading["annotations"] == {"readOnlyHint": True, "openWorldHint": True}
     assert "requires_approval" not in reading
 

@@ -38,7 +38,7 @@ from toolrelay.tools import (
     as_tools,
     tool,
 )
-from toolrelay.toolsearch import ENGLISH
+from toolrelay.toolsearch import ENGLISH, SearchOptions
 
 from ._helpers import served, text_of
 
@@ -294,7 +294,9 @@ def report_tools() -> list[Tool]:
 async def test_a_search_answer_over_the_bound_is_whole_hits_and_the_rest_named() -> None:
     bound = 1_500
     gateway = ToolGateway(
-        ToolCatalog(report_tools()), tool_calling_manager=ToolCallingManager(max_result_chars=bound)
+        ToolCatalog(report_tools()),
+        options=SearchOptions(min_relative_score=None),
+        tool_calling_manager=ToolCallingManager(max_result_chars=bound),
     )
     found = await gateway.search("monthly sales report region", max_results=6)
     assert len(found) == 6

@@ -51,10 +51,10 @@ from toolrelay.cli._replay import REPLAY_NAME, ReplayModel, SearchReplay, triage
 from toolrelay.cli._search import IndexOption
 from toolrelay.exceptions import LoadError, ToolRelayError
 from toolrelay.models._base import ChatModel
-from toolrelay.search._base import DEFAULT_MAX_RESULTS
 from toolrelay.tools import ToolCatalog
 from toolrelay.tools._modules import import_target, split_attribute
 from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearchReport
+from toolrelay.toolsearch._options import DEFAULT_MAX_RESULTS
 from toolrelay.toolsearch._texts import SearchLanguage
 
 __all__ = ["DEFAULT_SYSTEM", "chat_command", "parse_context", "parse_search_language"]

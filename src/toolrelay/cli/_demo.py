@@ -53,9 +53,10 @@ from toolrelay.cli._pipeline import RequestTokens, RoundRecord, build_pipeline, 
 from toolrelay.cli._replay import REPLAY_NAME, triage_plan
 from toolrelay.cli._search import IndexOption
 from toolrelay.models._base import ChatModel, model_name
-from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+from toolrelay.search._base import MAX_RESULTS_LIMIT
 from toolrelay.search._usage import InMemoryUsageLog, dump_usage, load_usage
-from toolrelay.toolsearch import TOOL_SEARCH_NAME
+from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearchRecord
+from toolrelay.toolsearch._options import DEFAULT_MAX_RESULTS
 
 __all__ = [
     "DEMO_TOOL_CONTEXT",
@@ -123,7 +124,8 @@ class RequiredTool:
 
     Attributes:
         name: The tool.
-        found_in: The model call whose round first searched it up, or ``None``.
+        found_in: The model call whose round first searched it up (0: revealed before the
+            first model call), or ``None``.
         query: That search's query.
         rank: Its rank in that search.
         called_in: The model call that first called it successfully, or ``None``.
@@ -136,20 +138,22 @@ class RequiredTool:
     called_in: int | None = None
 
 
-def check_required(rounds: list[RoundRecord], required: tuple[str, ...]) -> list[RequiredTool]:
-    """Where each required tool was first found by a search and first called successfully."""
+def check_required(
+    rounds: list[RoundRecord],
+    required: tuple[str, ...],
+    revealed: ToolSearchRecord | None = None,
+) -> list[RequiredTool]:
+    """Where each required tool was first found by a search and first called successfully.
+
+    ``revealed``: the search with the request's text before the first model call, which
+    counts as round 0.
+    """
+    found = [(0, revealed.response)] if revealed is not None else []
+    found += [(r.model_call, s) for r in rounds for s in r.searches if s is not None]
     checks = []
     for name in required:
         check = RequiredTool(name=name)
-        hit = next(
-            (
-                (r.model_call, s)
-                for r in rounds
-                for s in r.searches
-                if s is not None and name in s.names
-            ),
-            None,
-        )
+        hit = next(((call, s) for call, s in found if name in s.names), None)
         if hit is not None:
             found_in, search = hit
             rank = search.names.index(name) + 1
@@ -221,7 +225,7 @@ def demo_command(
     if usage_log is not None:
         dump_usage(run_sync(log.entries()), usage_log)
     rounds = pipeline.recorder.rounds
-    checks = check_required(rounds, demo.required_tools)
+    checks = check_required(rounds, demo.required_tools, report.revealed if report else None)
     completed = _completed(checks)
     billed = bill_rounds(rounds, definitions)
     if as_json:
@@ -312,7 +316,11 @@ def _footer(
     table.add_column("Called", justify="right")
     for check in checks:
         found = (
-            f"round {check.found_in}, rank {check.rank}: {check.query!r}"
+            (
+                f"round {check.found_in}, rank {check.rank}: {check.query!r}"
+                if check.found_in
+                else f"revealed before round 1, rank {check.rank}"
+            )
             if check.found_in is not None
             else "not found"
         )

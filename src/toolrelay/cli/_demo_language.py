@@ -33,10 +33,14 @@ class ReplayWords:
     """What the replay model says around its calls, as ``str.format`` templates.
 
     Attributes:
-        searching: Before a search: ``{purpose}``.
+        searching: Before the searches of a turn: ``{purpose}``, their purposes joined by
+            ``and_``.
+        and_: What joins the purposes of several searches.
+        widening: A search did not return the tool; asking again for more hits: ``{query}``,
+            ``{tool}``.
         found: The search returned the tool: ``{tool}``, ``{rank}``, ``{times}``.
-        shown_earlier: Not returned this time but shown already: ``{query}``, ``{tool}``,
-            ``{times}``.
+        shown_earlier: Not returned by a search but among the request's tools: ``{tool}``,
+            ``{times}`` (``{query}`` too).
         missed: Not found; called anyway so the gate's answer shows: ``{query}``, ``{tool}``,
             ``{returned}``.
         times: ``{times}`` when a step calls its tool more than once: ``{count}``.
@@ -47,6 +51,8 @@ class ReplayWords:
     """
 
     searching: str
+    and_: str
+    widening: str
     found: str
     shown_earlier: str
     missed: str
@@ -118,12 +124,11 @@ ENGLISH_DEMO = DemoWords(
         "time, using the results of earlier steps; then answer briefly with what you did."
     ),
     replay=ReplayWords(
-        searching="Searching for a tool to {purpose}.",
+        searching="Searching for the tools to {purpose}.",
+        and_="; to ",
+        widening="The search for {query!r} did not return {tool}; asking for more hits.",
         found="The search returned {tool} (rank {rank}); calling it{times}.",
-        shown_earlier=(
-            "The search for {query!r} did not return {tool}, but an earlier search did, so it "
-            "is shown; calling it{times}."
-        ),
+        shown_earlier=("{tool} is among the tools this request shows; calling it{times}."),
         missed=(
             "The search for {query!r} did not return {tool} (it returned {returned}). Calling "
             "{tool} anyway so the tool gate's answer shows; the replay stops after that."
@@ -174,10 +179,10 @@ CHINESE_DEMO = DemoWords(
     ),
     replay=ReplayWords(
         searching="先搜索工具：{purpose}。",
+        and_="；",
+        widening="搜索“{query}”没有返回 {tool}；请求更多结果。",
         found="搜索返回了 {tool}（排名第 {rank}），现在调用{times}。",
-        shown_earlier=(
-            "搜索“{query}”没有返回 {tool}，但之前的搜索返回过它，它已可用；现在调用{times}。"
-        ),
+        shown_earlier=("{tool} 已在本次请求提供的工具中；现在调用{times}。"),
         missed=(
             "搜索“{query}”没有返回 {tool}（返回的是：{returned}）。仍然调用 {tool}，"
             "以便显示工具闸门的答复；回放随后停止。"

@@ -5,10 +5,15 @@ It is not a language model. It holds the decisions a model makes for the refund-
 them one request at a time through the real client, tool search, index and tools. Each
 decision is read off the conversation so far, the way a model reads it:
 
-- every step first searches with ``tool_search``; the step's tool is called only when that
-  search returned it. When the search missed, the replay says so in its message and calls
-  the tool anyway, so the tool gate's "not available" answer shows; it then stops and says
-  why, instead of pretending the task went on;
+- a step whose tool the conversation has not shown yet (in the request's tools, or returned
+  by a search of the turn, the reveal before the first model call included) is searched
+  for, together with every later step's tool not shown yet, in one turn (one
+  ``tool_search`` call each, as its description asks); a step whose tool is shown calls it.
+  When a search did not return it, the replay asks again for :data:`WIDER` hits
+  (``max_results``); when that missed too, the replay says so in its message and calls the
+  tool anyway, so
+  the tool gate's "not available" answer shows; it then stops and says why, instead of
+  pretending the task went on;
 - arguments come from earlier tool results: the refunds to retry are the retryable ones the
   finder returned, incidents are opened for the refunds still failing after the retries,
   and the owner's message names the tickets that were opened;
@@ -56,6 +61,9 @@ __all__ = [
     "triage_plan",
 ]
 
+WIDER = 5
+"""Hits the replay asks for when a search did not return the step's tool (``max_results``)."""
+
 REPLAY_NAME = "replay"
 """The model's name, as given to ``--model``."""
 
@@ -67,12 +75,15 @@ class TurnSoFar:
     """What the conversation since the last user message tells the replay.
 
     Attributes:
-        searches: Each query searched, with the (provider-safe) names its search returned.
+        searches: Each query searched, with the (provider-safe) names its last search
+            returned.
+        widened: The queries searched again asking for :data:`WIDER` hits.
         results: Decoded results of the successful calls, by provider-safe tool name.
         failures: ``(tool name, error text)`` of each failed call other than a search.
     """
 
     searches: dict[str, list[str]] = field(default_factory=dict)
+    widened: set[str] = field(default_factory=set)
     results: dict[str, list[Any]] = field(default_factory=dict)
     failures: list[tuple[str, str]] = field(default_factory=list)
 
@@ -91,6 +102,8 @@ class TurnSoFar:
                     name = provider_safe_name(call.name if call is not None else response.name)
                     if name == TOOL_SEARCH_NAME:
                         query = search_query(call) if call is not None else None
+                        if call is not None and '"max_results"' in call.arguments:
+                            turn.widened.add(str(query))
                         found = [] if response.is_error else _decoded(response.data)
                         turn.searches[str(query)] = (
                             # Answers carrying definitions (the proxy channel) give
@@ -108,6 +121,10 @@ class TurnSoFar:
                     else:
                         turn.results.setdefault(name, []).append(_decoded(response.data))
         return turn
+
+    def found(self) -> set[str]:
+        """The provider-safe names every search of the turn returned (a reveal's too)."""
+        return {name for names in self.searches.values() for name in names}
 
     def result_of(self, tool: str) -> list[Any] | None:
         """The results of ``tool``'s calls, or ``None`` when it was not called successfully."""
@@ -185,32 +202,52 @@ class ReplayModel:
         """
         if turn.failures:
             return AssistantMessage(text=self._stopped(turn))
-        for step in self.steps:
-            if turn.result_of(step.tool) is not None:
-                continue
+        available = turn.found() | set(shown)
+        pending = [step for step in self.steps if turn.result_of(step.tool) is None]
+        for position, step in enumerate(pending):
             calls = step.arguments(turn)
             if not calls:
                 continue
-            if step.query not in turn.searches:
+            if provider_safe_name(step.tool) not in available and step.query not in turn.searches:
+                # As tool_search's description asks: every need not found yet, in one turn.
+                needs = [
+                    later
+                    for later in pending[position:]
+                    if provider_safe_name(later.tool) not in available
+                    and later.query not in turn.searches
+                ]
+                purposes = self.words.and_.join(later.purpose for later in needs)
                 return AssistantMessage(
-                    text=self.words.searching.format(purpose=step.purpose),
-                    tool_calls=(self._call(TOOL_SEARCH_NAME, {"query": step.query}),),
+                    text=self.words.searching.format(purpose=purposes),
+                    tool_calls=tuple(
+                        self._call(TOOL_SEARCH_NAME, {"query": later.query}) for later in needs
+                    ),
                 )
-            return self._act(step, calls, turn.searches[step.query], shown)
+            wanted = provider_safe_name(step.tool)
+            if wanted not in available and step.query not in turn.widened:
+                # Not among the answer's few hits: ask again for more, as a model would.
+                return AssistantMessage(
+                    text=self.words.widening.format(query=step.query, tool=step.tool),
+                    tool_calls=(
+                        self._call(TOOL_SEARCH_NAME, {"query": step.query, "max_results": WIDER}),
+                    ),
+                )
+            return self._act(step, calls, turn, shown)
         return AssistantMessage(text=self.summary(turn))
 
     def _act(
-        self, step: ReplayStep, calls: list[dict[str, Any]], found: list[str], shown: Set[str]
+        self, step: ReplayStep, calls: list[dict[str, Any]], turn: TurnSoFar, shown: Set[str]
     ) -> AssistantMessage:
         wanted, words = provider_safe_name(step.tool), self.words
         times = "" if len(calls) == 1 else words.times.format(count=len(calls))
-        if wanted in found:
+        found = next((names for names in turn.searches.values() if wanted in names), None)
+        if found is not None:
             rank = found.index(wanted) + 1
             text = words.found.format(tool=step.tool, rank=rank, times=times)
         elif wanted in shown:
             text = words.shown_earlier.format(query=step.query, tool=step.tool, times=times)
         else:
-            returned = ", ".join(found) if found else words.nothing
+            returned = ", ".join(turn.searches.get(step.query, [])) or words.nothing
             text = words.missed.format(query=step.query, tool=step.tool, returned=returned)
         return AssistantMessage(
             text=text, tool_calls=tuple(self._call(wanted, arguments) for arguments in calls)
@@ -219,7 +256,7 @@ class ReplayModel:
     def _stopped(self, turn: TurnSoFar) -> str:
         name, error = turn.failures[0]
         step = next((s for s in self.steps if provider_safe_name(s.tool) == name), None)
-        if step is not None and name not in turn.searches.get(step.query, [name]):
+        if step is not None and step.query in turn.searches and name not in turn.found():
             why = self.words.refused.format(tool=step.tool)
         else:
             why = self.words.failed.format(tool=step.tool if step is not None else name)

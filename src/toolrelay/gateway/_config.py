@@ -74,9 +74,10 @@ from toolrelay.gateway._policy import PolicyTable, ToolPolicy
 from toolrelay.gateway._side_effects import ApprovalSettings, AuditSettings, IdempotencySettings
 from toolrelay.mcp._auth import Authenticator
 from toolrelay.mcp._config import McpServerConfig
-from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+from toolrelay.search._base import MAX_RESULTS_LIMIT
 from toolrelay.search._usage import SQLiteUsageLog
-from toolrelay.toolsearch import DEFAULT_MIN_RELATIVE_SCORE, SearchOptions, ToolFilter
+from toolrelay.toolsearch import SearchOptions, ToolFilter
+from toolrelay.toolsearch._options import DEFAULT_MAX_RESULTS, DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._texts import SearchLanguage
 
 __all__ = [

@@ -19,7 +19,7 @@ tool loop with tool search), :mod:`toolrelay.gateway` (the same search served ov
 """
 
 from toolrelay.toolsearch._access import ToolFilter
-from toolrelay.toolsearch._options import DEFAULT_MIN_RELATIVE_SCORE, SearchOptions
+from toolrelay.toolsearch._options import SearchOptions
 from toolrelay.toolsearch._search_tool import (
     ToolSearcher,
     ToolSearchRecord,
@@ -39,7 +39,6 @@ from toolrelay.toolsearch._texts import (
 __all__ = [
     "CALL_TOOL_NAME",
     "CHINESE",
-    "DEFAULT_MIN_RELATIVE_SCORE",
     "ENGLISH",
     "TOOL_SEARCH_NAME",
     "InMemorySessionStore",

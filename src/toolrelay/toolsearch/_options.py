@@ -16,23 +16,25 @@ from dataclasses import dataclass
 from typing import Any, Final, get_args
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search._base import DEFAULT_MAX_RESULTS, MAX_RESULTS_LIMIT
+from toolrelay.search._base import MAX_RESULTS_LIMIT
 from toolrelay.search._usage import UsageLog
 from toolrelay.toolsearch._access import ToolFilter
 from toolrelay.toolsearch._texts import SearchLanguage, SearchTexts
 
-__all__ = ["DEFAULT_MIN_RELATIVE_SCORE", "SearchOptions"]
+__all__ = ["DEFAULT_MAX_RESULTS", "DEFAULT_MIN_RELATIVE_SCORE", "SearchOptions"]
 
-DEFAULT_MIN_RELATIVE_SCORE: Final = 0.5
+DEFAULT_MAX_RESULTS: Final = 2
+"""Hits an answer shows when the model does not ask for a number (``max_results``)."""
+
+DEFAULT_MIN_RELATIVE_SCORE: Final = 0.9
 """Hits scoring below this fraction of the best hit's score are left out of an answer.
 
-In a small catalog one tool often answers a query clearly and the rest only share a word
-with it; every hit returned is shown with every later request, so those cost tokens for
-nothing. Measured with ``max_results=5`` on the dev queries of ``benchmarks/data`` (hits per
-answer, Complete@5 against no cut-off), hybrid index: BFCL 4.64 hits, 85.2 (-0.1);
-StableToolBench 4.72, 56.4 (-0.6); RestBench 4.80, 32.7 (-1.0). BM25: BFCL 4.37, 80.9
-(-0.5); StableToolBench 4.48, 48.1 (-2.3); RestBench 4.50, 28.6 (-2.0). In the 28-tool
-catalog of ``benchmarks/tokens.py`` it cuts 5 hits to 1-2 per search.
+With :data:`DEFAULT_MAX_RESULTS`, the rule ``benchmarks/reveal.py`` decided for answers
+(docs/benchmarks.md, "What a search answer shows"; ``benchmarks/results/reveal.json``,
+``answer_decision``): every hit shown travels in every later request, and a needed tool
+left out costs another search round; the rule that costs least as billed on
+``claude-sonnet-4-5`` and ``gpt-5`` over the dev queries of five retrieval benchmarks (a
+kept-out part of them checking it). The model asks for more with ``max_results``.
 """
 
 
@@ -41,13 +43,11 @@ class SearchOptions:
     """How tool search searches and answers, wherever it runs (see the module docs).
 
     Attributes:
-        max_results: Hits per search when the model does not say (1-10).
+        max_results: Hits per search when the model does not say (1-10; 2 by default, the
+            measured rule: :data:`~toolrelay.toolsearch._options.DEFAULT_MIN_RELATIVE_SCORE`).
         min_score: Drop hits scoring below this, on the index's own scale.
         min_relative_score: Drop hits scoring below this fraction of the best hit's score
-            (0-1; ``None`` keeps them). At the default 0.5 answers in a 28-tool catalog
-            shrink from 5 hits to 1-2, for at most 1.0 point of Complete@5 on BFCL,
-            StableToolBench and RestBench with the hybrid index (2.3 with BM25); figures in
-            :data:`~toolrelay.toolsearch.DEFAULT_MIN_RELATIVE_SCORE`.
+            (0-1; ``None`` keeps them; 0.9 by default, the measured rule).
         tool_filter: Which tools a caller may see and find at all
             (``(context, definition) -> bool``): a forbidden tool is never returned by a
             search, never shown and never run, and a call of it is answered exactly like a

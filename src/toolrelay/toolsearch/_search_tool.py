@@ -9,8 +9,9 @@ The name is the provider-safe form the model calls the tool by. The answer names
 and nothing more: from the next model call on each one is shown in full (description and
 schema) among the tools (the rewrite channel) or in the tool change that follows the answer
 in the history (the native channel), so a description in the answer would be read twice,
-and would stay in the history of every later request. By default hits scoring below half
-the best one's score are left out (:data:`DEFAULT_MIN_RELATIVE_SCORE`), and so are hits the
+and would stay in the history of every later request. By default an answer shows the best
+two hits less those scoring under 0.9 of the best one's score (the measured rule of
+:data:`~toolrelay.toolsearch._options.DEFAULT_MIN_RELATIVE_SCORE`), and leaves out hits the
 model is already shown, but the best.
 
 Everything here travels with many requests (the tool's definition and the suffix with every

@@ -161,7 +161,7 @@ ENGLISH = SearchTexts(
     language="en",
     description=(
         "Find hidden tools by what they do; call them from your next step by the exact names "
-        "returned."
+        "returned. Search for every tool the task needs at once: one call per need, in one turn."
     ),
     parameters=ENGLISH_PARAMETERS,
     system_suffix=f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}.",
@@ -175,7 +175,8 @@ ENGLISH = SearchTexts(
     ),
     proxy_description=(
         "Find hidden tools by what they do. Answers with their definitions, best first; run "
-        f"them with {CALL_TOOL_NAME}."
+        f"them with {CALL_TOOL_NAME}. Search for every tool the task needs at once: one call per "
+        "need, in one turn."
     ),
     proxy_system_suffix=(
         f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}, run them with {CALL_TOOL_NAME}."
@@ -194,7 +195,10 @@ ENGLISH = SearchTexts(
 
 CHINESE = SearchTexts(
     language="zh",
-    description="按功能查找隐藏的工具；从你的下一步起按返回的准确名称调用它们。",
+    description=(
+        "按功能查找隐藏的工具；从你的下一步起按返回的准确名称调用它们。"
+        "一次查找任务所需的全部工具：每项需求一次调用，在同一轮中发出。"
+    ),
     parameters=MappingProxyType(
         {
             "query": "动作和对象，例如“取消订单”。",
@@ -212,6 +216,7 @@ CHINESE = SearchTexts(
     ),
     proxy_description=(
         f"按功能查找隐藏的工具。返回它们的定义，最匹配的在前；用 {CALL_TOOL_NAME} 运行。"
+        "一次查找任务所需的全部工具：每项需求一次调用，在同一轮中发出。"
     ),
     proxy_system_suffix=(
         f"大多数工具是隐藏的，请用 {TOOL_SEARCH_NAME} 查找，用 {CALL_TOOL_NAME} 运行。"
