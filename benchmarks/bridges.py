@@ -6,7 +6,7 @@ the same scripted decisions (the model answers instantly; the tools return canne
 
 - **all tools**: the framework is given every catalog tool (converted with the bridge's
   ``to_*``), and the model calls the three task tools by name;
-- **bridge**: the framework gets toolrelay's tool search (``ToolSearchToolset``,
+- **bridge**: the framework gets toolrelay's tool search (``ToolSearchCapability``,
   ``ToolSearchTools.agent``, ``ToolRelayNode`` with ``bound_tools``; one ``BridgeSearch``,
   a new conversation per run) over a BM25 index of the
   catalog; before each step the model searches with the words of ``tokens.py``, calls the
@@ -197,13 +197,21 @@ def _task_names(scenario: Scenario) -> set[str]:
 
 
 def _pai_results(messages: Sequence[Any]) -> list[str]:
-    from pydantic_ai.messages import ModelRequest, RetryPromptPart, ToolReturnPart
+    from pydantic_ai.messages import (
+        ModelRequest,
+        RetryPromptPart,
+        ToolReturnPart,
+        ToolSearchReturnPart,
+    )
 
     last = messages[-1]
     if not isinstance(last, ModelRequest):
         return []
     return [
-        str(part.content)
+        # pydantic-ai's own search answers with the names it revealed, as toolrelay's does.
+        json.dumps(part.content["discovered_tools"])
+        if isinstance(part, ToolSearchReturnPart)
+        else str(part.content)
         for part in last.parts
         if isinstance(part, ToolReturnPart | RetryPromptPart)
     ]
@@ -250,12 +258,18 @@ def own_tools(
 
 async def build_pydantic_ai(setup: Setup, mode: str) -> Callable[[], Awaitable[Run]]:
     from pydantic_ai import Agent, Tool
+    from pydantic_ai.capabilities import ToolSearch
     from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart
     from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-    from toolrelay.bridges.pydantic_ai import ToolSearchToolset, to_pydantic_ai
+    from toolrelay.bridges.pydantic_ai import ToolSearchCapability, to_pydantic_ai
 
     current = Current(setup=setup, mode=mode)
+
+    def part(name: str, arguments: Any) -> ToolCallPart:
+        if mode == "bridge" and name == "tool_search":  # the bridge's search is pydantic-ai's
+            return ToolCallPart(ToolSearch.function_tool_name, {"queries": [arguments["query"]]})
+        return ToolCallPart(name, arguments)
 
     def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
         run = current.run
@@ -265,10 +279,11 @@ async def build_pydantic_ai(setup: Setup, mode: str) -> Callable[[], Awaitable[R
         step = run.script.next(_pai_results(messages))
         if isinstance(step, str):
             return ModelResponse(parts=[TextPart(step)])
-        return ModelResponse(parts=[ToolCallPart(n, a) for n, a in step])
+        return ModelResponse(parts=[part(n, a) for n, a in step])
 
     if mode == "bridge":
-        agent = Agent(FunctionModel(model), toolsets=[ToolSearchToolset(setup.search)])
+        capability = ToolSearchCapability(setup.search)
+        agent = Agent(FunctionModel(model), capabilities=[capability])
     elif mode == "all tools":
         agent = Agent(FunctionModel(model), tools=[to_pydantic_ai(t) for t in setup.tools])
     else:
@@ -627,7 +642,7 @@ async def toolrelay_seconds(setup: Setup, once: Callable[[], Awaitable[Run]], ru
     """
     search = setup.search
     spent = [0.0]
-    originals = {name: getattr(search, name) for name in ("search", "shown", "call")}
+    originals = {name: getattr(search, name) for name in ("search", "shown", "permitted", "call")}
 
     def timing(function: Callable[..., Awaitable[Any]]) -> Callable[..., Awaitable[Any]]:
         async def timed_call(*args: Any, **kwargs: Any) -> Any:
@@ -650,7 +665,8 @@ async def toolrelay_seconds(setup: Setup, once: Callable[[], Awaitable[Run]], ru
 
 
 async def _record_answers(setup: Setup, run: Run) -> None:
-    names = dict.fromkeys(n for offered in run.offered for n, _, _ in offered if n != "tool_search")
+    searches = ("tool_search", "search_tools")  # toolrelay's, pydantic-ai's
+    names = dict.fromkeys(n for offered in run.offered for n, _, _ in offered if n not in searches)
     by_name = {safe(t.definition.name): t for t in setup.tools}
     setup.shown_by_bridge = [by_name[n] for n in names]
     for query in run.script.queries:

@@ -1,4 +1,8 @@
-"""The pydantic-ai bridge, end to end with pydantic-ai's own FunctionModel and TestModel."""
+"""The pydantic-ai bridge, end to end with pydantic-ai's own FunctionModel and TestModel.
+
+And on the wire of Anthropic's Messages API (a scripted server): the tools of every request
+the same, what a search found revealed by reference.
+"""
 
 from __future__ import annotations
 
@@ -17,14 +21,18 @@ from pydantic_ai import (
     DeferredToolResults,
     FunctionToolset,
     RunContext,
+    ToolDefinition,
 )
 from pydantic_ai import Tool as PydanticTool
+from pydantic_ai.capabilities import ToolSearch
 from pydantic_ai.messages import (
     ModelMessage,
     ModelResponse,
+    RetryPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
+    ToolSearchReturnPart,
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
@@ -42,23 +50,27 @@ from tests.bridges._catalog import (
 )
 from toolrelay.bridges import BridgeSearch
 from toolrelay.bridges.pydantic_ai import (
-    ToolSearchToolset,
+    ToolSearchCapability,
     from_pydantic_ai,
     to_pydantic_ai,
 )
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.execution import ApprovalInterceptor, Approve, Deny, ToolInvocation
 from toolrelay.execution import _feedback as feedback
-from toolrelay.tools import FunctionTool, ToolContext
+from toolrelay.tools import FunctionTool, ToolContext, tool
 from toolrelay.tools._base import call_sync
+from toolrelay.toolsearch import CHINESE
+
+SEARCH = ToolSearch.function_tool_name  # pydantic-ai's search tool: "search_tools"
 
 
 def returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
+    """The answers of the tool calls, searches left out."""
     return [
         part
         for message in messages
         for part in getattr(message, "parts", ())
-        if isinstance(part, ToolReturnPart)
+        if isinstance(part, ToolReturnPart) and not isinstance(part, ToolSearchReturnPart)
     ]
 
 
@@ -76,85 +88,259 @@ def scripted(*steps: tuple[str, dict[str, Any]] | str, seen: list[list[str]]) ->
     return FunctionModel(model)
 
 
-async def test_found_by_search_in_one_step_and_called_in_the_next() -> None:
+def search(*queries: str) -> tuple[str, dict[str, Any]]:
+    """A call of pydantic-ai's search tool."""
+    return (SEARCH, {"queries": list(queries)})
+
+
+def found(messages: list[ModelMessage]) -> list[list[str]]:
+    """What each search of pydantic-ai's tool-search channel revealed, in order."""
+    return [
+        [match["name"] for match in part.content["discovered_tools"]]
+        for message in messages
+        for part in getattr(message, "parts", ())
+        if isinstance(part, ToolSearchReturnPart)
+    ]
+
+
+async def test_a_found_tool_reaches_the_model_through_the_tool_search_channel() -> None:
     seen: list[list[str]] = []
     model = scripted(
-        ("tool_search", {"query": "current weather in a city"}),
+        search("current weather in a city"),
         ("weather__current", {"city": "Oslo"}),
         "It is sunny.",
         seen=seen,
     )
-    agent = Agent(model, toolsets=[ToolSearchToolset(bridge())])
+    agent = Agent(model, capabilities=[ToolSearchCapability(bridge())])
     result = await agent.run("Weather in Oslo?", deps={"user_id": "u7"}, conversation_id="c1")
     assert result.output == "It is sunny."
-    assert seen[0] == ["tool_search"]
-    assert seen[1][:2] == ["tool_search", "weather__current"]
-    answers = [part.content for part in returns(result.all_messages())]
-    assert answers[1] == "Sunny in Oslo"
+    assert seen[0] == [SEARCH]  # every catalog tool deferred
+    assert found(result.all_messages()) == [["weather__current"]]
+    assert "weather__current" in seen[1]
+    assert returns(result.all_messages())[0].content == "Sunny in Oslo"
     assert RAN == [("weather.current", {"city": "Oslo", "user": "u7"})]  # deps -> ToolContext
 
 
-async def test_the_instructions_say_how_to_find_tools() -> None:
+async def test_anthropic_keeps_the_tools_and_reveals_by_reference() -> None:
+    """On Anthropic the request's tools never change: found tools are referenced in the history."""
+    pytest.importorskip("anthropic", reason="needs the anthropic extra")
+    from anthropic import AsyncAnthropic
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    from tests.models._wire import MockServer, anthropic_sse
+
+    def step(block: dict[str, Any], stop: str) -> Any:
+        delta = (
+            {"type": "input_json_delta", "partial_json": json.dumps(block.pop("input"))}
+            if block["type"] == "tool_use"
+            else {"type": "text_delta", "text": block.pop("text")}
+        )
+        empty = {"input": {}} if block["type"] == "tool_use" else {"text": ""}
+        return anthropic_sse(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-6",
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 1, "output_tokens": 1},
+                },
+            },
+            {"type": "content_block_start", "index": 0, "content_block": block | empty},
+            {"type": "content_block_delta", "index": 0, "delta": delta},
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop},
+                "usage": {"output_tokens": 1},
+            },
+            {"type": "message_stop"},
+        )
+
+    def tool_use(call_id: str, name: str, arguments: dict[str, Any]) -> Any:
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": arguments}
+        return step(block, "tool_use")
+
+    server = MockServer(
+        tool_use("t1", SEARCH, {"queries": ["current weather in a city"]}),
+        tool_use("t2", "weather__current", {"city": "Oslo"}),
+        tool_use("t3", SEARCH, {"queries": ["latest stock price quote"]}),
+        step({"type": "text", "text": "Sunny."}, "end_turn"),
+    )
+    client = AsyncAnthropic(api_key="test", http_client=server.http_client())
+    model = AnthropicModel("claude-sonnet-4-6", provider=AnthropicProvider(anthropic_client=client))
+    agent = Agent(model, capabilities=[ToolSearchCapability(bridge())])
+    result = await agent.run("Weather?", deps={"role": "staff"}, conversation_id="c1")
+    assert result.output == "Sunny."
+    tools = [body["tools"] for body in server.bodies]
+    assert all(listed == tools[0] for listed in tools)  # the cached prefix is kept
+    assert {t["name"]: t.get("defer_loading") for t in tools[0]} == {
+        "weather__current": True,
+        "orders__cancel": True,
+        "calendar__create_event": True,
+        "stocks__quote": True,
+        SEARCH: None,
+    }  # payroll is hidden from staff: never listed, not even deferred
+    references = [
+        block["content"]
+        for body in server.bodies[1:]
+        for message in body["messages"][-1:]
+        for block in message["content"]
+        if block.get("type") == "tool_result" and block["content"][0]["type"] == "tool_reference"
+    ]
+    assert references == [
+        [{"type": "tool_reference", "tool_name": "weather__current"}],
+        [{"type": "tool_reference", "tool_name": "stocks__quote"}],
+    ]
+    assert RAN == [("weather.current", {"city": "Oslo", "user": None})]
+
+
+async def test_the_instructions_name_the_search_tool() -> None:
     instructions: list[str | None] = []
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         instructions.append(info.instructions)
         return ModelResponse(parts=[TextPart("hi")])
 
-    await Agent(FunctionModel(model), toolsets=[ToolSearchToolset(bridge())]).run(
-        "hi", conversation_id="c1"
+    capability = ToolSearchCapability(bridge())
+    await Agent(FunctionModel(model), capabilities=[capability]).run("hi", conversation_id="c1")
+    assert instructions == [f"Most tools are hidden; find them with {SEARCH}."]
+
+
+async def test_the_search_tool_speaks_the_catalogs_language() -> None:
+    @tool(name="weather.now")
+    def now(city: str) -> str:
+        """查询城市的当前天气情况。
+
+        Args:
+            city: 城市名称。
+        """
+        return "晴"
+
+    seen: list[tuple[str | None, list[ToolDefinition]]] = []
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append((info.instructions, info.function_tools))
+        return ModelResponse(parts=[TextPart("好")])
+
+    capability = ToolSearchCapability(BridgeSearch([now]))
+    await Agent(FunctionModel(model), capabilities=[capability]).run("天气", conversation_id="c1")
+    [(instructions, [searcher])] = seen
+    assert CHINESE.system_suffix is not None
+    assert instructions == CHINESE.system_suffix.replace("tool_search", SEARCH)
+    assert searcher.description == CHINESE.description
+    assert (
+        searcher.parameters_json_schema["properties"]["queries"]["description"]
+        == (CHINESE.parameters["query"])
     )
-    assert instructions == ["Most tools are hidden; find them with tool_search."]
+
+
+async def test_a_second_search_accumulates() -> None:
+    search_ = bridge()
+    seen: list[list[str]] = []
+    model = scripted(
+        search("current weather in a city"),
+        search("latest stock price quote"),
+        ("stocks__quote", {"symbol": "ACME"}),
+        ("weather__current", {"city": "Oslo"}),
+        "done",
+        seen=seen,
+    )
+    agent = Agent(model, capabilities=[ToolSearchCapability(search_)])
+    result = await agent.run("both", deps={"user_id": "u1"}, conversation_id="c1")
+    assert found(result.all_messages()) == [["weather__current"], ["stocks__quote"]]
+    assert {"weather__current", "stocks__quote"} <= set(seen[2])
+    assert [part.content for part in returns(result.all_messages())] == [
+        "ACME: 42.0",
+        "Sunny in Oslo",
+    ]
+    assert (await search_.session_store.get("c1")).names == ("weather.current", "stocks.quote")
 
 
 async def test_discoveries_persist_for_the_conversation() -> None:
-    search = bridge()
+    search_ = bridge()
+    capability = ToolSearchCapability(search_)
     first: list[list[str]] = []
-    agent = Agent(
-        scripted(("tool_search", {"query": "stock price quote"}), "ok", seen=first),
-        toolsets=[ToolSearchToolset(search)],
-    )
+    model = scripted(search("stock price quote"), "ok", seen=first)
+    agent = Agent(model, capabilities=[capability])
     await agent.run("quote?", conversation_id="c1")
+    # A later run without the history: the stored discovery is an ordinary tool from the start.
     later: list[list[str]] = []
-    again = Agent(scripted("done", seen=later), toolsets=[ToolSearchToolset(search)])
-    await again.run("and now?", conversation_id="c1")
-    assert "stocks__quote" in later[0]
+    again = Agent(
+        scripted(("stocks__quote", {"symbol": "ACME"}), "done", seen=later),
+        capabilities=[capability],
+    )
+    result = await again.run("and now?", conversation_id="c1")
+    assert later[0] == ["stocks__quote", SEARCH]
+    assert later[1] == later[0]
+    assert returns(result.all_messages())[0].content == "ACME: 42.0"
     other: list[list[str]] = []
-    await Agent(scripted("done", seen=other), toolsets=[ToolSearchToolset(search)]).run(
+    await Agent(scripted("done", seen=other), capabilities=[capability]).run(
         "hi", conversation_id="c2"
     )
-    assert other[0] == ["tool_search"]
+    assert other[0] == [SEARCH]
 
 
-async def test_a_forbidden_tool_is_never_shown_nor_run() -> None:
+async def test_a_discovery_the_history_holds_is_kept_in_the_session_store() -> None:
     seen: list[list[str]] = []
+    model = scripted(search("stock price quote"), "ok", seen=seen)
+    first = await Agent(model, capabilities=[ToolSearchCapability(bridge())]).run(
+        "quote?", conversation_id="c1"
+    )
+    # Another bridge (an empty store): the history's discovery stays callable.
+    fresh = bridge()
+    model = scripted(("stocks__quote", {"symbol": "ACME"}), "done", seen=[])
+    result = await Agent(model, capabilities=[ToolSearchCapability(fresh)]).run(
+        "again", message_history=first.all_messages(), conversation_id="c1"
+    )
+    assert returns(result.all_messages())[-1].content == "ACME: 42.0"
+    assert (await fresh.session_store.get("c1")).names == ("stocks.quote",)
+
+
+async def test_a_forbidden_tool_is_never_offered_nor_run() -> None:
+    seen: list[list[str]] = []
+    corpus: list[list[str]] = []
     model = scripted(
-        ("tool_search", {"query": "export payroll for a month"}),
+        search("export payroll for a month"),
         ("payroll__export", {"month": "2026-01"}),
         "done",
         seen=seen,
     )
-    agent = Agent(model, toolsets=[ToolSearchToolset(bridge())])
-    result = await agent.run("payroll", deps={"role": "staff"}, conversation_id="c1")
+    capability = ToolSearchCapability(bridge())
+    listed = capability.toolset.get_tools
+
+    async def get_tools(ctx: RunContext[Any]) -> Any:
+        tools = await listed(ctx)
+        corpus.append(list(tools))
+        return tools
+
+    capability.toolset.get_tools = get_tools  # type: ignore[method-assign]
+    result = await Agent(model, capabilities=[capability]).run(
+        "payroll", deps={"role": "staff"}, conversation_id="c1"
+    )
+    assert corpus
+    assert all("payroll__export" not in tools for tools in corpus)
+    assert "weather__current" in corpus[0]
     assert all("payroll__export" not in tools for tools in seen)
-    search_answer = returns(result.all_messages())[0].content
-    assert "payroll" not in search_answer
-    # pydantic-ai answers a name its toolsets do not list as unknown: the model learns nothing.
+    assert "payroll__export" not in str(found(result.all_messages()))
+    # pydantic-ai answers a name it does not list as unknown: the model learns nothing.
     assert RAN == []
 
 
 async def test_an_approval_gated_tool_pauses_the_run_until_approved() -> None:
-    search = bridge(approval=ApprovalInterceptor())
     seen: list[list[str]] = []
     model = scripted(
-        ("tool_search", {"query": "cancel an order"}),
+        search("cancel an order"),
         ("orders__cancel", {"order_id": "A1"}),
         "cancelled",
         seen=seen,
     )
-    agent = Agent(
-        model, toolsets=[ToolSearchToolset(search)], output_type=[str, DeferredToolRequests]
-    )
+    capability = ToolSearchCapability(bridge(approval=ApprovalInterceptor()))
+    agent = Agent(model, capabilities=[capability], output_type=[str, DeferredToolRequests])
     paused = await agent.run("cancel A1", conversation_id="c1")
     assert isinstance(paused.output, DeferredToolRequests)
     [request] = paused.output.approvals
@@ -171,29 +357,50 @@ async def test_an_approval_gated_tool_pauses_the_run_until_approved() -> None:
 
 def test_a_catalog_with_a_tool_requiring_approval_is_refused_without_approval() -> None:
     with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
-        ToolSearchToolset(BridgeSearch(catalog()))
+        ToolSearchCapability(BridgeSearch(catalog()))
     with pytest.raises(ConfigurationError, match=r"'orders.cancel' requires approval"):
         to_pydantic_ai(FunctionTool.from_function(cancel_order))
 
 
 async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs() -> None:
     live = ungated_catalog()
-    toolset = ToolSearchToolset(BridgeSearch(live))
+    capability = ToolSearchCapability(BridgeSearch(live))
     RAN.clear()
     add_gated_tool(live)
     seen: list[list[str]] = []
     model = scripted(
-        ("tool_search", {"query": "cancel an order"}),
+        search("cancel an order"),
         ("orders__cancel", {"order_id": "A1"}),
         "not cancelled",
         seen=seen,
     )
-    result = await Agent(model, toolsets=[toolset]).run("cancel A1", conversation_id="c1")
+    result = await Agent(model, capabilities=[capability]).run("cancel A1", conversation_id="c1")
     assert "orders__cancel" in seen[1]
-    assert returns(result.all_messages())[1].content == feedback.approval_not_configured(
+    assert returns(result.all_messages())[0].content == feedback.approval_not_configured(
         "orders.cancel"
     )
     assert RAN == []
+
+
+async def test_the_agents_own_deferred_tools_are_refused() -> None:
+    def note(text: str) -> str:
+        """Keep a note."""
+        return text
+
+    agent = Agent(
+        scripted(search("note"), "done", seen=[]),
+        tools=[PydanticTool(note, defer_loading=True)],
+        capabilities=[ToolSearchCapability(bridge())],
+    )
+    with pytest.raises(ConfigurationError, match=r"\['note'\] are marked defer_loading"):
+        await agent.run("note", conversation_id="c1")
+
+
+async def test_a_run_without_a_conversation_is_refused() -> None:
+    capability = ToolSearchCapability(bridge(), conversation=lambda ctx: None)
+    agent = Agent(scripted("hi", seen=[]), capabilities=[capability])
+    with pytest.raises(ConfigurationError, match="conversation_id="):
+        await agent.run("hi")
 
 
 async def test_a_converted_tool_requiring_approval_is_decided_as_configured() -> None:
@@ -232,24 +439,38 @@ async def test_a_converted_tool_requiring_approval_is_decided_as_configured() ->
 async def test_invalid_arguments_are_feedback_to_the_model() -> None:
     seen: list[list[str]] = []
     model = scripted(
-        ("tool_search", {"query": "weather in a city"}),
+        search("weather in a city"),
         ("weather__current", {"town": "Oslo"}),
         "sorry",
         seen=seen,
     )
-    result = await Agent(model, toolsets=[ToolSearchToolset(bridge())]).run(
+    result = await Agent(model, capabilities=[ToolSearchCapability(bridge())]).run(
         "w", deps={"user_id": "u1"}, conversation_id="c1"
     )
-    assert "city" in returns(result.all_messages())[1].content
+    assert "city" in returns(result.all_messages())[0].content
     assert RAN == []
 
 
+async def test_a_search_toolrelay_refuses_is_feedback_to_the_model() -> None:
+    model = scripted(search("weather " * 200), "sorry", seen=[])
+    result = await Agent(model, capabilities=[ToolSearchCapability(bridge())]).run(
+        "w", conversation_id="c1"
+    )
+    # The model is asked to retry (a retry prompt, or a return marked retried).
+    [retry] = [
+        part
+        for message in result.all_messages()
+        for part in getattr(message, "parts", ())
+        if isinstance(part, RetryPromptPart | ToolReturnPart) and part.tool_name == SEARCH
+    ]
+    assert "at most 1000 characters" in str(retry.content)
+    assert found(result.all_messages()) == []
+
+
 async def test_test_model_calls_every_tool_it_is_shown() -> None:
-    agent = Agent(TestModel(call_tools=["tool_search"]), toolsets=[ToolSearchToolset(bridge())])
+    agent = Agent(TestModel(call_tools=[SEARCH]), capabilities=[ToolSearchCapability(bridge())])
     result = await agent.run("anything", conversation_id="c1")
-    [answer] = returns(result.all_messages())
-    assert answer.tool_name == "tool_search"
-    assert isinstance(json.loads(answer.content), list)
+    assert len(found(result.all_messages())) == 1
 
 
 async def test_to_pydantic_ai_keeps_name_description_schema_and_maps_deps() -> None:

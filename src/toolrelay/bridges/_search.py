@@ -244,6 +244,15 @@ class BridgeSearch:
         view = self.core.view(snapshot, context or ToolContext())
         return [snapshot.tools[name] for name in await self._discovered(key, discovered, view)]
 
+    async def permitted(self, context: ToolContext | None = None) -> list[Tool]:
+        """The catalog tools the caller may see, in catalog order.
+
+        For a framework that lists every tool hidden until its own search reveals it.
+        """
+        snapshot = await self.core.snapshot()
+        view = self.core.view(snapshot, context or ToolContext())
+        return [tool for tool in snapshot.members if view.permits(tool.definition.name)]
+
     async def resolve(
         self,
         name: str,
