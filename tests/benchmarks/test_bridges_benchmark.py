@@ -5,13 +5,14 @@ from __future__ import annotations
 import pytest
 
 from tests.benchmarks._scripts import BENCHMARKS, load_script
+from tests.extras import needs_extra
 
 for module, extra in (
     ("pydantic_ai", "pydantic-ai"),
     ("agents", "openai-agents"),
     ("langgraph", "langgraph"),
 ):
-    pytest.importorskip(module, reason=f"needs the {extra} extra: pip install 'toolrelay[{extra}]'")
+    pytest.importorskip(module, reason=needs_extra(extra))
 
 bridges = load_script(BENCHMARKS / "bridges.py", "bridges_benchmark")
 

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 
 from tests.benchmarks._scripts import BENCHMARKS, load_script
+from tests.extras import needs_extra
 
-pytest.importorskip("grimp", reason="needs grimp: pip install -e '.[dev]'")
+pytest.importorskip("grimp", reason=needs_extra("dev"))
 
 shape = load_script(BENCHMARKS / "shape.py", "benchmark_shape")
 

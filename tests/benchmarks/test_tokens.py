@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.client import ToolSearchAdvisor
 from toolrelay.models._billing import (
     CLAUDE_SONNET_4_5,
@@ -21,10 +22,8 @@ from toolrelay.tools import ToolCatalog
 
 from ._scripts import BENCHMARKS, load_script
 
-pytest.importorskip(
-    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
-pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
+pytest.importorskip("openai", reason=needs_extra("openai"))
 
 tokens = load_script(BENCHMARKS / "tokens.py", "tokens")
 RESULTS = json.loads((BENCHMARKS / "results" / "tokens.json").read_text(encoding="utf-8"))

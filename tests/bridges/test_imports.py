@@ -20,15 +20,15 @@ except ImportError as exc:
 @pytest.mark.parametrize(
     ("bridge", "module", "extra"),
     [
-        ("pydantic_ai", "pydantic_ai", "toolrelay[pydantic-ai]"),
-        ("openai_agents", "agents", "toolrelay[openai-agents]"),
-        ("langgraph", "langgraph", "toolrelay[langgraph]"),
+        ("pydantic_ai", "pydantic_ai", "pydantic-ai"),
+        ("openai_agents", "agents", "openai-agents"),
+        ("langgraph", "langgraph", "langgraph"),
     ],
 )
 def test_a_missing_framework_names_its_extra(bridge: str, module: str, extra: str) -> None:
     code = BLOCK.format(module=module, bridge=bridge)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert f"pip install '{extra}'" in done.stdout
+    assert f"pip install -e '.[{extra}]'" in done.stdout
 
 
 def test_the_core_needs_no_framework() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip(
-    "langgraph", reason="needs the langgraph extra: pip install 'toolrelay[langgraph]'"
-)
+from tests.extras import needs_extra
+
+pytest.importorskip("langgraph", reason=needs_extra("langgraph"))
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -301,9 +301,7 @@ def _stock_quote(symbol: str) -> str:
 
 
 async def test_retrieval_functions_for_bigtools_own_agent() -> None:
-    bigtool = pytest.importorskip(
-        "langgraph_bigtool", reason="needs the langgraph extra: pip install 'toolrelay[langgraph]'"
-    )
+    bigtool = pytest.importorskip("langgraph_bigtool", reason=needs_extra("langgraph"))
     tools = [to_langchain(FunctionTool.from_function(current_weather)), _stock_quote]
     registry = {f"id-{i}": t for i, t in enumerate(tools)}
     search = BridgeSearch(from_langchain(tools))

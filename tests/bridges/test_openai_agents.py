@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip(
-    "agents", reason="needs the openai-agents extra: pip install 'toolrelay[openai-agents]'"
-)
+from tests.extras import needs_extra
+
+pytest.importorskip("agents", reason=needs_extra("openai-agents"))
 
 from agents import (
     Agent,

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip(
-    "pydantic_ai", reason="needs the pydantic-ai extra: pip install 'toolrelay[pydantic-ai]'"
-)
+from tests.extras import needs_extra
+
+pytest.importorskip("pydantic_ai", reason=needs_extra("pydantic-ai"))
 
 from pydantic_ai import (
     Agent,

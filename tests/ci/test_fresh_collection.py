@@ -135,3 +135,11 @@ def test_the_suite_collects_without_the_extras_and_every_skip_names_its_need() -
     reasons = re.findall(r"^SKIPPED \[\d+\] (\S+): (.*)$", output, flags=re.MULTILINE)
     vague = [(where, why) for where, why in reasons if not re.search(r"\bneeds?\b", why)]
     assert not vague, f"skips that do not say what they need: {vague}"
+    # An extra is named with the one command that installs it from a checkout (needs_extra).
+    unworded = [
+        (where, why)
+        for where, why in reasons
+        if "extra" in why
+        and not re.search(r"needs the ([\w-]+) extra: pip install -e '\.\[\1\]'", why)
+    ]
+    assert not unworded, f"skips naming an extra without its command: {unworded}"

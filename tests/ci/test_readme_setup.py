@@ -42,7 +42,7 @@ def run_script(tmp_path: Path, markdown: str, *, env: dict[str, str] | None = No
 def test_the_readme_has_its_two_commands() -> None:
     install, tests = readme_setup.setup_commands((ROOT / "README.md").read_text(encoding="utf-8"))
     assert install.startswith("python3 -m venv .venv && ")
-    assert '.venv/bin/pip install -e ".[dev]"' in install
+    assert ".venv/bin/pip install -e '.[dev]'" in install
     assert install.endswith(".venv/bin/toolrelay demo")
     assert tests == ".venv/bin/python -m pytest"
 

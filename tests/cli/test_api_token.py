@@ -8,7 +8,9 @@ import tomllib
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))
 
 from typer.testing import CliRunner
 

@@ -66,6 +66,42 @@ def test_usage_errors_are_one_line_with_status_2(cli: Invoke) -> None:
     assert "nonsense" in unknown.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        # A command of a nested group, named at the root.
+        (("tokens",), "No such command 'tokens'. Did you mean 'toolrelay eval tokens'?"),
+        (("retrieval", "-c", "x"), "Did you mean 'toolrelay eval retrieval'?"),
+        # Mistyped, at the root and in a nested group.
+        (("serach", "x", "q"), "No such command 'serach'. Did you mean 'toolrelay search'?"),
+        (("evl", "tokens"), "Did you mean 'toolrelay eval'?"),
+        (("eval", "tokns"), "No such command 'tokns'. Did you mean 'toolrelay eval tokens'"),
+        # Options: a command's (click's suggestion, worded the same), the root's, and a
+        # command's flag before the command, which the groups take.
+        (("tools", "x.jsonl", "--jsn"), "No such option: --jsn. Did you mean '--json'?"),
+        (("--debg", "tools", "x.jsonl"), "No such option: --debg. Did you mean '--debug'?"),
+        (("--jsn", "tools", "x.jsonl"), "No such option: --jsn. Did you mean '--json'?"),
+        (("eval", "--jsn", "tokens"), "No such option: --jsn. Did you mean '--json'?"),
+    ],
+)
+def test_a_mistyped_command_or_option_suggests_the_nearest_real_one(
+    cli: Invoke, args: tuple[str, ...], suggestion: str
+) -> None:
+    result = cli(*args)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    assert suggestion in line
+
+
+def test_a_name_near_nothing_suggests_nothing(cli: Invoke) -> None:
+    result = cli("xyzzy")
+    assert result.stderr == "error: No such command 'xyzzy'. (see 'toolrelay --help')\n"
+    option = cli("tools", "x.jsonl", "--zzzzz")
+    assert option.stderr == "error: No such option: --zzzzz (see 'toolrelay tools --help')\n"
+
+
 def test_missing_file_is_one_line_without_traceback(cli: Invoke, tmp_path: Path) -> None:
     missing = tmp_path / "missing.jsonl"
     result = cli("tools", str(missing))
@@ -126,15 +162,6 @@ def test_a_new_command_is_one_registration() -> None:
         assert result.stdout == "hi\n"
     finally:
         app.registered_commands[:] = [c for c in app.registered_commands if c.name != "hello-probe"]
-
-
-def test_console_script_points_at_main() -> None:
-    from importlib.metadata import entry_points
-
-    from toolrelay.cli import main
-
-    (script,) = entry_points(group="console_scripts", name="toolrelay")
-    assert script.load() is main
 
 
 COMMANDS = [

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import typer
 
+from tests.extras import needs_extra
 from toolrelay.cli import _demo as demo
 from toolrelay.cli import _demo_catalog as demo_catalog
 from toolrelay.cli._chat_models import ModelSpec, Provider, make_chat_model, parse_model_spec
@@ -284,13 +285,13 @@ def test_a_missing_extra_is_named(
     result = cli("demo", "--index", "bm25", "--model", model, env=env)
     assert result.exit_code == 1
     assert one_line(result.stderr) == (
-        f"error: --model {model} needs the {extra} extra: pip install 'toolrelay[{extra}]'"
+        f"error: --model {model} needs the {extra} extra: pip install -e '.[{extra}]'"
     )
     assert result.stdout == ""
 
 
 def test_a_missing_key_and_misplaced_options(cli: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     result = cli("demo", "-i", "bm25", "--model", "openai:gpt-4o-mini")
     assert result.exit_code == 1
@@ -365,7 +366,7 @@ def test_bad_model_specs(text: str) -> None:
 
 
 def test_a_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     spec = ModelSpec(provider=Provider.OPENAI, name="qwen")
     model = make_chat_model(spec, base_url="http://127.0.0.1:9/v1")
@@ -374,7 +375,7 @@ def test_a_compatible_server_needs_no_key(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_openai_responses_names_the_responses_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     from toolrelay.models._base import tool_channels
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -388,7 +389,7 @@ def test_openai_responses_names_the_responses_adapter(monkeypatch: pytest.Monkey
 
 
 def test_an_unreachable_server_is_named_by_its_url(cli: Invoke) -> None:
-    pytest.importorskip("openai", reason="needs the openai extra")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     import socket
 
     with socket.socket() as probe:  # a port nothing listens on

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.cli._catalog_modules import load_module_tools
 
 LANGCHAIN = '''
@@ -51,7 +52,7 @@ def module(tmp_path: Path, name: str, source: str) -> str:
 
 
 async def test_langchain_tools_of_a_module_and_of_an_attribute(tmp_path: Path) -> None:
-    pytest.importorskip("langchain_core", reason="needs the langgraph extra")
+    pytest.importorskip("langchain_core", reason=needs_extra("langgraph"))
     spec = module(tmp_path, "lc_tools", LANGCHAIN)
     [(tool, origin)] = load_module_tools(spec)
     assert tool.definition.name == "get_weather"
@@ -63,7 +64,7 @@ async def test_langchain_tools_of_a_module_and_of_an_attribute(tmp_path: Path) -
 
 
 async def test_a_pydantic_ai_toolset(tmp_path: Path) -> None:
-    pytest.importorskip("pydantic_ai", reason="needs the pydantic-ai extra")
+    pytest.importorskip("pydantic_ai", reason=needs_extra("pydantic-ai"))
     [(tool, _)] = load_module_tools(module(tmp_path, "pai_tools", PYDANTIC_AI))
     assert tool.definition.name == "refund_order"
     assert set(tool.definition.input_schema["properties"]) == {"order_id"}
@@ -71,7 +72,7 @@ async def test_a_pydantic_ai_toolset(tmp_path: Path) -> None:
 
 
 async def test_openai_agents_function_tools(tmp_path: Path) -> None:
-    pytest.importorskip("agents", reason="needs the openai-agents extra")
+    pytest.importorskip("agents", reason=needs_extra("openai-agents"))
     [(tool, _)] = load_module_tools(module(tmp_path, "sdk_tools", OPENAI_AGENTS))
     assert tool.definition.name == "stock_quote"
     assert await tool.call('{"symbol": "ACME"}') == "ACME: 42"

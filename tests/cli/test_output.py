@@ -113,7 +113,7 @@ def test_count_and_time_columns() -> None:
 def test_a_missing_extra_is_named_once_with_the_command_to_install_it() -> None:
     error = missing_extra("--index hybrid", "embeddings")
     assert str(error) == (
-        "--index hybrid needs the embeddings extra: pip install 'toolrelay[embeddings]'"
+        "--index hybrid needs the embeddings extra: pip install -e '.[embeddings]'"
     )
 
 
@@ -130,12 +130,12 @@ def test_an_embedding_index_without_the_extra_is_one_line_and_status_1(
     result = cli("search", str(catalog_file), "weather", "--index", kind)
     assert result.exit_code == 1  # not a usage error: the command was right
     assert result.stderr == (
-        f"error: --index {kind} needs the embeddings extra: pip install 'toolrelay[embeddings]'\n"
+        f"error: --index {kind} needs the embeddings extra: pip install -e '.[embeddings]'\n"
     )
     lint = cli("lint", str(catalog_file), "--index", "hybrid")
     assert (lint.exit_code, lint.stderr) == (
         1,
-        "error: --index hybrid needs the embeddings extra: pip install 'toolrelay[embeddings]'\n",
+        "error: --index hybrid needs the embeddings extra: pip install -e '.[embeddings]'\n",
     )
     auto = cli("search", str(catalog_file), "weather", "--index", "auto", "--json")
     assert auto.exit_code == 0  # auto falls back to BM25
@@ -149,5 +149,5 @@ def test_serve_without_the_mcp_extra_is_one_line_and_status_1(
     result = cli("serve", str(tmp_path / "gateway.toml"), "-t", "http")
     assert result.exit_code == 1
     assert result.stderr == (
-        "error: toolrelay serve needs the mcp extra: pip install 'toolrelay[mcp]'\n"
+        "error: toolrelay serve needs the mcp extra: pip install -e '.[mcp]'\n"
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.search._embedders import embeddings_available
 
 from ._helpers import REFUND_DESK, write_jsonl
@@ -90,7 +91,7 @@ def test_missing_catalog(cli: Invoke, tmp_path: Path) -> None:
     assert result.stderr == f"error: {tmp_path / 'nope.json'}: no such file\n"
 
 
-@pytest.mark.skipif(not embeddings_available(), reason="needs the embeddings extra")
+@pytest.mark.skipif(not embeddings_available(), reason=needs_extra("embeddings"))
 @pytest.mark.parametrize(
     ("kind", "search_type"), [("vector", "vector"), ("hybrid", "hybrid"), ("auto", "hybrid")]
 )

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import pytest
 from pydantic import BaseModel
 
+from tests.extras import needs_extra
 from toolrelay.tools import FunctionTool
 from toolrelay.tools._results import DONE, convert_result
 
-Image = pytest.importorskip("PIL.Image", reason="needs pillow: pip install 'toolrelay[dev]'")
+Image = pytest.importorskip("PIL.Image", reason=needs_extra("dev"))
 
 
 def test_convert_with_null_return_type_should_return() -> None:

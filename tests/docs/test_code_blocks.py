@@ -63,7 +63,7 @@ import signal
 import subprocess
 import sys
 import traceback
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType, FrameType
@@ -72,6 +72,7 @@ from typing import Any
 import pytest
 
 import toolrelay
+from tests.extras import EXTRA_OF_MODULE, NOT_AN_EXTRA, install_command
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md"]
@@ -329,10 +330,21 @@ def missing_requirements(block: Block) -> list[str]:
     for name in names:
         if name.startswith("$"):
             if not os.environ.get(name[1:]):
-                missing.append(f"{name} set")
+                missing.append(name)
         elif os.environ.get("DOCS_WITHOUT_EXTRAS") or not installed(name):
             missing.append(name)
     return missing
+
+
+def required_modules(blocks: Iterable[Block]) -> set[str]:
+    """Every module a ``# docs: requires`` marker of ``blocks`` names."""
+    modules: set[str] = set()
+    for block in blocks:
+        for line in _marker_lines(block):
+            if found := _REQUIRES.match(line.strip()):
+                names = (n.strip() for n in found["names"].split(","))
+                modules |= {n for n in names if n and not n.startswith("$")}
+    return modules
 
 
 def skip_reason(block: Block) -> str | None:
@@ -346,8 +358,12 @@ def skip_reason(block: Block) -> str | None:
     missing = missing_requirements(block)
     if not missing:
         return None
-    extras = "DOCS_WITHOUT_EXTRAS is set" if os.environ.get("DOCS_WITHOUT_EXTRAS") else "missing"
-    return f"needs {', '.join(missing)} ({extras})"
+    # Each missing module as the extra that installs it, with the command.
+    reasons = dict.fromkeys(
+        f"needs {name} set" if name.startswith("$") else install_command(name) for name in missing
+    )
+    without = " (DOCS_WITHOUT_EXTRAS is set)" if os.environ.get("DOCS_WITHOUT_EXTRAS") else ""
+    return "; ".join(reasons) + without
 
 
 def _marker_lines(block: Block) -> list[str]:
@@ -563,6 +579,46 @@ def test_every_page_is_collected() -> None:
     assert any(block.language == "console" for block in ALL_BLOCKS)
 
 
+def test_a_block_needing_an_extra_skips_naming_it_with_its_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every module a page requires is known (tests/extras.py), so that a reader without it
+    # is told which extra to install.
+    unknown = required_modules(ALL_BLOCKS) - set(EXTRA_OF_MODULE) - set(NOT_AN_EXTRA)
+    assert not unknown, f"add {sorted(unknown)} to EXTRA_OF_MODULE in tests/extras.py"
+    block = next(b for b in ALL_BLOCKS if "mcp" in required_modules([b]))
+    monkeypatch.setenv("DOCS_WITHOUT_EXTRAS", "1")
+    reason = skip_reason(block)
+    assert reason is not None
+    assert "needs the mcp extra: pip install -e '.[mcp]'" in reason
+    assert reason.endswith(" (DOCS_WITHOUT_EXTRAS is set)")
+
+
+def awaits_at_top_level(block: Block) -> bool:
+    """Whether a python block awaits outside any function, as no script can."""
+    code = compile(
+        block.source, "<block>", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True
+    )
+    return bool(code.co_flags & inspect.CO_COROUTINE)
+
+
+def test_a_page_whose_examples_await_at_top_level_says_how_to_run_them() -> None:
+    # The test runs such blocks in an event loop; a reader copying one into a script must be
+    # told how: in `python -m asyncio`, a notebook, or an async def run by asyncio.run.
+    for page in PAGES:
+        awaiting = [
+            b
+            for b in ALL_BLOCKS
+            if b.page == page and b.language == "python" and awaits_at_top_level(b)
+        ]
+        if awaiting:
+            told = "`python -m asyncio`" in page.read_text(encoding="utf-8")
+            assert told, (
+                f"{awaiting[0].label} awaits at top level and the page does not say how to run "
+                "it: add the note the other pages have (`python -m asyncio`) after that block"
+            )
+
+
 def test_every_console_command_is_one_the_test_runs() -> None:
     # Skipped blocks too: a console block is a transcript of toolrelay or python, never a
     # command the docs test could not check once its marker goes.
@@ -705,9 +761,9 @@ def test_markers_skip_blocks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     )
     needs, skipped, server, serving, keyed = read_blocks(page)
     run = PageRun(workdir=tmp_path)
-    assert (run.run(needs) or "").startswith("needs no_such_module_here (")
+    assert run.run(needs) == "needs no_such_module_here"
     assert run.run(skipped) == "needs an OpenAI key"
-    assert (run.run(server) or "").startswith("needs $NO_SUCH_SERVER_URL set (")
+    assert run.run(server) == "needs $NO_SUCH_SERVER_URL set"
     assert run.run(serving) == "runs until stopped"
     assert run.run(keyed) == "needs OPENAI_API_KEY (calls a model provider)"
     # only the block that needs a key may skip where everything is installed (--no-skips)

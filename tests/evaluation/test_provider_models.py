@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from examples.refund_desk import RefundDeskBackend, build_catalog
 
+from tests.extras import needs_extra
 from tests.models._wire import MockServer, httpx
 from toolrelay.evaluation import (
     EvaluationReport,
@@ -25,9 +26,7 @@ from toolrelay.evaluation import (
 from toolrelay.evaluation._runner import TaskRunner
 from toolrelay.search import BM25ToolIndex
 
-pytest.importorskip(
-    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
+pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
 
 from toolrelay.models import AnthropicChatModel
 
@@ -195,7 +194,7 @@ def chat_completions_api(request: httpx.Request) -> httpx.Response:
 
 
 async def test_cached_tokens_the_openai_api_reports_are_the_runs_cache_reads() -> None:
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     from toolrelay.models import OpenAIChatModel
 
     server = MockServer(chat_completions_api)

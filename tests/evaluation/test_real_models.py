@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.evaluation import (
     EvaluationReport,
     ExpectedCall,
@@ -28,7 +29,7 @@ from toolrelay.prompt import ChatOptions
 from toolrelay.search import BM25ToolIndex
 from toolrelay.tools import tool
 
-pytest.importorskip("llama_cpp", reason="needs the local extra: pip install 'toolrelay[local]'")
+pytest.importorskip("llama_cpp", reason=needs_extra("local"))
 
 from toolrelay.models._llama_cpp import LlamaCppChatModel, smollm2_path
 
@@ -122,7 +123,7 @@ async def test_an_evaluation_runs_with_smollm2_in_process() -> None:
 
 
 async def test_an_evaluation_runs_through_the_llama_cpp_server(llama_server_url: str) -> None:
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     from toolrelay.models import OpenAIChatModel
 
     model = OpenAIChatModel("smollm2", base_url=llama_server_url, api_key="unused", max_retries=0)

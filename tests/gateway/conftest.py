@@ -3,4 +3,6 @@ skips as a whole (any test module added here included)."""
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))

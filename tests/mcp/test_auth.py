@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))
 
 import jwt
 from cryptography.hazmat.primitives import serialization

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))
 
 from tests.mcp.auth_helpers import (
     bearer,

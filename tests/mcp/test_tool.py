@@ -7,7 +7,9 @@ import logging
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))
 
 from mcp_types import CallToolResult
 from mcp_types import Tool as McpToolInfo

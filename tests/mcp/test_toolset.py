@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))
 from demo_server import CHINESE_NAME, LONG_A, LONG_B
 
 from tests.mcp.mcp_helpers import demo_stdio

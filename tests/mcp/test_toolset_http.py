@@ -8,7 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))
 from demo_server import build_server
 from http_thread import serve_app
 

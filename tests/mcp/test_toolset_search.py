@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-pytest.importorskip("mcp_types", reason="needs the mcp extra: pip install 'toolrelay[mcp]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("mcp_types", reason=needs_extra("mcp"))
 
 from tests.mcp.mcp_helpers import demo_stdio
 from toolrelay.client import ChatClient, ToolSearchAdvisor

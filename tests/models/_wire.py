@@ -13,17 +13,15 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
+
 try:  # the SDKs moved from httpx to httpx2; use whichever they are built on
     import httpx2 as httpx
 except ImportError:  # pragma: no cover - older SDKs
     try:
         import httpx  # type: ignore[no-redef]
     except ImportError:
-        pytest.skip(
-            "needs the openai or anthropic extra (their SDKs bring httpx): "
-            "pip install 'toolrelay[openai]'",
-            allow_module_level=True,
-        )
+        pytest.skip(needs_extra("openai"), allow_module_level=True)  # its SDK brings httpx
 
 Reply = httpx.Response | Callable[[httpx.Request], httpx.Response] | Exception
 

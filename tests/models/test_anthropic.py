@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.client import ChatClient
 from toolrelay.exceptions import (
     AuthenticationError,
@@ -32,9 +33,7 @@ from toolrelay.tools import FunctionTool, tool
 
 from ._wire import MockServer, anthropic_sse, error_reply, httpx, json_reply
 
-pytest.importorskip(
-    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
+pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
 
 
 @tool(name="refund.find_failed_orders")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.client import ChatClient
 from toolrelay.models._anthropic_wire import (
     MAX_BREAKPOINTS,
@@ -25,9 +26,7 @@ from toolrelay.models._anthropic_wire import (
 from . import _anthropic_loop
 from ._wire import MockServer, json_reply
 
-pytest.importorskip(
-    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
+pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
 
 EPHEMERAL = {"type": "ephemeral"}
 

@@ -21,12 +21,12 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
+
 from . import _anthropic_channels
 from ._sdk_types import type_errors
 
-pytest.importorskip(
-    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
+pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 REGENERATE = "python -m tests.models.test_anthropic_channels_golden --write"

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
+
 from . import _anthropic_loop
 
-pytest.importorskip(
-    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
+pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "anthropic_tool_loop.json"
 REGENERATE = "python -m tests.models.test_anthropic_golden --write"

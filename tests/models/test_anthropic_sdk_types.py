@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.messages import (
     AssistantMessage,
     SystemMessage,
@@ -30,9 +31,7 @@ from toolrelay.prompt import ChatOptions, Prompt
 from . import _anthropic_loop
 from ._sdk_types import type_errors
 
-anthropic_types = pytest.importorskip(
-    "anthropic.types", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
+anthropic_types = pytest.importorskip("anthropic.types", reason=needs_extra("anthropic"))
 from anthropic.types import content_block_param, message_create_params  # noqa: E402
 
 SEARCH, RETRY = _anthropic_loop.SEARCH, _anthropic_loop.RETRY

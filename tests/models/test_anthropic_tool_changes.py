@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.messages import (
     AssistantMessage,
     Message,
@@ -27,9 +28,7 @@ from toolrelay.prompt import ChatOptions, Prompt
 
 from ._wire import MockServer, json_reply
 
-pytest.importorskip(
-    "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-)
+pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
 
 CHANGE = ToolChangeMessage(
     added=({"name": "refund.retry", "description": "Retry.", "input_schema": {"type": "object"}},),

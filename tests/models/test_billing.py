@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.messages import (
     AssistantMessage,
     SystemMessage,
@@ -260,10 +261,8 @@ def _with_tool_change() -> Prompt:
 
 
 def test_the_priced_bodies_are_the_adapters_own() -> None:
-    pytest.importorskip(
-        "anthropic", reason="needs the anthropic extra: pip install 'toolrelay[anthropic]'"
-    )
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     from toolrelay.models import AnthropicChatModel, OpenAIChatModel, OpenAIResponsesModel
 
     anthropic_fields = ("tools", "system", "messages", "betas")

@@ -8,14 +8,13 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.exceptions import ModelResponseError, RateLimitError
 
 from ._wire import MockServer, error_reply, httpx
 
-pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
-np = pytest.importorskip(
-    "numpy", reason="needs numpy (the openai extra): pip install 'toolrelay[openai]'"
-)
+pytest.importorskip("openai", reason=needs_extra("openai"))
+np = pytest.importorskip("numpy", reason=needs_extra("openai"))
 
 from toolrelay.models._embeddings import OpenAIEmbedder  # noqa: E402  (needs numpy)
 
@@ -46,7 +45,8 @@ def make_embedder(server: MockServer, **kwargs: Any) -> OpenAIEmbedder:
 
 
 def test_it_satisfies_the_search_layers_embedder_protocol() -> None:
-    embedders = pytest.importorskip("toolrelay.search._embedders")
+    from toolrelay.search import _embedders as embedders
+
     embedder = make_embedder(MockServer(embedding_reply))
     assert isinstance(embedder, embedders.Embedder)
     ours = inspect.signature(OpenAIEmbedder.embed)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import jsonschema_rs
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.client import ChatClient, ToolCallingAdvisor
 from toolrelay.exceptions import ConfigurationError, ModelCallLimitError, ModelError
 from toolrelay.execution import ToolCallStatus
@@ -26,7 +27,7 @@ from toolrelay.models._llama_cpp import LlamaCppChatModel, smollm2_path
 from toolrelay.prompt import ChatOptions, Prompt
 from toolrelay.tools import FunctionTool, Tool, tool
 
-pytest.importorskip("llama_cpp", reason="needs the local extra: pip install 'toolrelay[local]'")
+pytest.importorskip("llama_cpp", reason=needs_extra("local"))
 try:  # the package's own module needs the llm CLI; only its GGUF file is used here
     smollm2_path()
 except ConfigurationError:

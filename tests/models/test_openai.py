@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.client import ChatClient
 from toolrelay.exceptions import (
     AuthenticationError,
@@ -33,7 +34,7 @@ from toolrelay.tools import FunctionTool, tool
 
 from ._wire import MockServer, error_reply, httpx, json_reply, openai_sse
 
-pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+pytest.importorskip("openai", reason=needs_extra("openai"))
 
 
 @tool(name="weather.current")

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.client import ChatClient
 from toolrelay.exceptions import (
     AuthenticationError,
@@ -35,7 +36,7 @@ from toolrelay.prompt import ChatOptions, Prompt
 from ._responses_bodies import TIME, WEATHER, current_weather
 from ._wire import MockServer, error_reply, httpx, json_reply, responses_sse
 
-pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+pytest.importorskip("openai", reason=needs_extra("openai"))
 
 USAGE = {
     "input_tokens": 100,

@@ -27,10 +27,12 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
+
 from . import _responses_bodies
 from ._sdk_types import type_errors
 
-pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+pytest.importorskip("openai", reason=needs_extra("openai"))
 from openai.types.responses import response_create_params
 
 GOLDEN = Path(__file__).resolve().parent / "golden" / "openai_responses.json"

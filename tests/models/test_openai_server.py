@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.client import ChatClient, ChatClientRequest, ToolCallingAdvisor, ToolLoopState
 from toolrelay.exceptions import ConfigurationError, ModelAPIError, ModelCallLimitError
 from toolrelay.messages import UserMessage
@@ -23,10 +24,8 @@ from toolrelay.tools import tool
 
 from ._wire import httpx
 
-pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
-pytest.importorskip(
-    "llama_cpp.server.app", reason="needs the server extra: pip install 'toolrelay[server]'"
-)
+pytest.importorskip("openai", reason=needs_extra("openai"))
+pytest.importorskip("llama_cpp.server.app", reason=needs_extra("server"))
 try:
     GGUF = smollm2_path()
 except ConfigurationError:

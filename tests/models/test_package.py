@@ -8,6 +8,7 @@ import sys
 import pytest
 
 import toolrelay.models
+from tests.extras import needs_extra
 
 SDKS = ("openai", "anthropic", "llama_cpp", "numpy")
 
@@ -25,7 +26,7 @@ def test_importing_the_package_imports_no_provider_sdk() -> None:
 
 
 def test_adapters_are_exported_lazily() -> None:
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     from toolrelay.models import OpenAIChatModel, OpenAIResponsesModel
     from toolrelay.models._openai import OpenAIChatModel as direct
     from toolrelay.models._openai_responses import OpenAIResponsesModel as direct_responses

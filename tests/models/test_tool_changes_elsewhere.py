@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.messages import (
     AssistantMessage,
     ToolCall,
@@ -45,7 +46,7 @@ def test_a_model_declaring_nothing_renders_the_proxy_and_rewrite_channels() -> N
 
 
 def test_chat_completions_models_take_the_proxy_channel_under_auto() -> None:
-    pytest.importorskip("openai", reason="needs the openai extra: pip install 'toolrelay[openai]'")
+    pytest.importorskip("openai", reason=needs_extra("openai"))
     from toolrelay.models import OpenAIChatModel
 
     assert tool_channels(OpenAIChatModel("gpt-4.1-mini", api_key="sk-test")) == ("proxy", "rewrite")

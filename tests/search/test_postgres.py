@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.exceptions import ConfigurationError, StorageUnavailableError
 from toolrelay.search import BM25ToolIndex, SearchRequest, ToolIndex, UsageEntry, VectorToolIndex
 from toolrelay.search._evaluation import load_dataset
@@ -22,7 +23,7 @@ from toolrelay.tools._base import ToolDefinition
 from ._catalog import CATALOG, CATALOG_ZH, NAMES
 from ._permissions import FORBIDDEN, assert_ranks_permitted_tools_alone
 
-pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
+pytest.importorskip("psycopg", reason=needs_extra("postgres"))
 
 from toolrelay.search._postgres import PostgresToolIndex, PostingsCache
 

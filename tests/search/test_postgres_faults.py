@@ -10,12 +10,13 @@ from typing import Any
 
 import pytest
 
+from tests.extras import needs_extra
 from toolrelay.exceptions import StorageUnavailableError
 from toolrelay.search import BM25ToolIndex, SearchRequest
 
 from ._catalog import CATALOG
 
-pytest.importorskip("psycopg", reason="needs the postgres extra: pip install 'toolrelay[postgres]'")
+pytest.importorskip("psycopg", reason=needs_extra("postgres"))
 
 from toolrelay.search._postgres import PostgresToolIndex
 

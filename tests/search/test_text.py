@@ -76,7 +76,6 @@ def test_mixed_chinese_and_english_in_one_pass() -> None:
 
 
 def test_chinese_words_from_the_dictionary_join_bigrams_and_characters() -> None:
-    pytest.importorskip("rjieba")
     assert Tokenizer().terms("查询refund失败的orderId") == [
         "查询",
         "查",

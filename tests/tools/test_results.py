@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, Field
 
+from tests.extras import needs_extra
 from toolrelay.tools import FunctionTool, tool
 from toolrelay.tools._results import DONE, PNG_SIGNATURE, convert_result
 
@@ -100,7 +101,7 @@ def test_other_bytes() -> None:
 
 
 def test_pil_image() -> None:
-    image_module = pytest.importorskip("PIL.Image", reason="pillow (dev extra) not installed")
+    image_module = pytest.importorskip("PIL.Image", reason=needs_extra("dev"))
     image = image_module.new("RGB", (2, 1), (0, 128, 255))
     result = json.loads(convert_result(image))
     assert result["mime_type"] == "image/png"

@@ -15,7 +15,18 @@ Commands:
 
 Every command except ``chat`` and ``serve`` takes ``--json`` for machine-readable output on
 stdout.
+
+Needs the ``cli`` extra (``pip install -e '.[cli]'``: typer and rich); the library itself
+does not.
 """
+
+try:
+    import rich as _rich  # noqa: F401 - only checks that the extra is installed
+    import typer as _typer  # noqa: F401
+except ImportError as exc:
+    raise ImportError(
+        "the toolrelay command needs the cli extra: pip install -e '.[cli]'", name=exc.name
+    ) from exc
 
 from toolrelay.cli._app import app, main
 from toolrelay.cli._catalogs import load_catalog

@@ -11,10 +11,15 @@ missing file, a malformed line, a duplicate tool name, a bad option value) becom
 The global options (``--debug``, ``--progress``) may also follow the command, and ``--json``
 may also precede it: :meth:`ToolRelayGroup.parse_args` moves them where click expects them.
 Help is rendered as Markdown, so docstrings wrap to the terminal and brackets stay brackets.
+
+A mistyped name is answered with the nearest real one (:class:`CommandGroup`): a command
+anywhere in the tree (``toolrelay tokens`` points to ``toolrelay eval tokens``), or an option
+of the group (click itself suggests a command's own options).
 """
 
 from __future__ import annotations
 
+import difflib
 from importlib.metadata import PackageNotFoundError, version
 from typing import Annotated, Any
 
@@ -34,18 +39,87 @@ from toolrelay.cli import _tools as tools
 from toolrelay.cli._output import one_line, start_invocation
 from toolrelay.exceptions import ToolRelayError
 
-__all__ = ["ToolRelayGroup", "app", "arrange_options", "eval_app", "main"]
+__all__ = ["CommandGroup", "ToolRelayGroup", "app", "arrange_options", "eval_app", "main"]
 
 _COMMAND_FLAGS = ("--json",)
 """Flags of the commands that may also be given before the command's name."""
 
 
-class ToolRelayGroup(TyperGroup):
-    """The root command group: turns every failure below it into one line on stderr."""
+class CommandGroup(TyperGroup):
+    """A group whose mistyped commands and options are answered with the nearest real ones."""
 
     def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
         """Parse ``args`` after :func:`arrange_options` put the global options first."""
-        return super().parse_args(ctx, arrange_options(self, args))
+        try:
+            return super().parse_args(ctx, arrange_options(self, args))
+        except typer.TyperException as exc:
+            option = getattr(exc, "option_name", None)
+            if option is not None and not getattr(exc, "possibilities", None):
+                # Click looked among the group's own options only; a command's flag given
+                # before the command (--json) is taken there too.
+                near = _nearest(option, {name: [name] for name in self._options()})
+                exc.message = _suggesting(exc.message, near)
+            raise
+
+    def resolve_command(  # type: ignore[override]
+        self, ctx: typer.Context, args: list[str]
+    ) -> tuple[str | None, Any, list[str]]:
+        """The command ``args`` name; a name no command has fails naming the nearest ones."""
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.TyperException as exc:
+            if args and not args[0].startswith("-"):
+                root = ctx.find_root()
+                near = _nearest(args[0], _command_paths(root.command, root.info_name))
+                exc.message = _suggesting(f"No such command '{args[0]}'.", near)
+            raise
+
+    def _options(self) -> list[str]:
+        """The options this group takes before its command: its own and the commands' flags."""
+        own = [name for param in self.params for name in getattr(param, "opts", ())]
+        return [*own, *_COMMAND_FLAGS]
+
+
+def _command_paths(group: Any, path: str | None) -> dict[str, list[str]]:
+    """Every command's name under ``group``, with the full paths (``toolrelay eval tokens``)."""
+    paths: dict[str, list[str]] = {}
+    for name, command in group.commands.items():
+        full = f"{path or 'toolrelay'} {name}"
+        paths.setdefault(name, []).append(full)
+        if hasattr(command, "commands"):
+            for inner, fulls in _command_paths(command, full).items():
+                paths.setdefault(inner, []).extend(fulls)
+    return paths
+
+
+def _nearest(typed: str, known: dict[str, list[str]]) -> list[str]:
+    """What to suggest for ``typed``: ``known``'s entries under the names nearest it.
+
+    A name that is exactly ``typed`` (a command of another group) wins over near ones.
+    """
+    near = [typed] if typed in known else difflib.get_close_matches(typed, known, n=3)
+    return list(dict.fromkeys(suggestion for name in near for suggestion in known[name]))
+
+
+def _suggesting(message: str, suggestions: list[str]) -> str:
+    """``message``, then ``Did you mean 'a' or 'b'?`` when there are suggestions."""
+    if not suggestions:
+        return message
+    named = " or ".join(f"'{suggestion}'" for suggestion in suggestions)
+    return f"{message.rstrip('.')}. Did you mean {named}?"
+
+
+class ToolRelayGroup(CommandGroup):
+    """The root command group: turns every failure below it into one line on stderr."""
+
+    def parse_args(self, ctx: typer.Context, args: list[str]) -> list[str]:  # type: ignore[override]
+        """Parse the root's options, a failure reported in one line like a command's."""
+        try:
+            return super().parse_args(ctx, args)
+        except typer.TyperException as exc:
+            code, message = _describe(exc)
+            typer.echo(f"error: {message}", err=True)
+            raise typer.Exit(code) from None
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]  # always typer's Context
         """Run the chosen command, reporting its failure as ``error: ...``."""
@@ -54,7 +128,7 @@ class ToolRelayGroup(TyperGroup):
         except (typer.Exit, typer.Abort):
             raise
         except Exception as exc:
-            if ctx.params.get("debug"):
+            if ctx.find_root().params.get("debug"):
                 raise
             code, message = _describe(exc)
             typer.echo(f"error: {message}", err=True)
@@ -66,6 +140,9 @@ def _describe(exc: Exception) -> tuple[int, str]:
     if isinstance(exc, typer.TyperException):
         # Usage errors (bad option values, missing arguments) come from typer's click.
         message = one_line(exc.format_message())
+        possibilities = getattr(exc, "possibilities", None)
+        if possibilities:  # click's own suggestions for a command's option, worded as ours
+            message = _suggesting(one_line(exc.message), list(possibilities))
         command = getattr(getattr(exc, "ctx", None), "command_path", None)
         hint = f" (see '{command} --help')" if command else ""
         return exc.exit_code, message + hint
@@ -138,6 +215,7 @@ app = typer.Typer(
 )
 
 eval_app = typer.Typer(
+    cls=CommandGroup,
     help="Measure retrieval quality, token costs, and task success with a model.",
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode="markdown",

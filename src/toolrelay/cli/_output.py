@@ -106,11 +106,9 @@ def missing_extra(subject: str, extra: str) -> ConfigurationError:
     """The error for an optional extra that is not installed, naming it once.
 
     ``missing_extra("--index hybrid", "embeddings")`` reads ``--index hybrid needs the
-    embeddings extra: pip install 'toolrelay[embeddings]'``.
+    embeddings extra: pip install -e '.[embeddings]'``.
     """
-    return ConfigurationError(
-        f"{subject} needs the {extra} extra: pip install 'toolrelay[{extra}]'"
-    )
+    return ConfigurationError(f"{subject} needs the {extra} extra: pip install -e '.[{extra}]'")
 
 
 class ProgressBar:

@@ -26,7 +26,7 @@ try:
     import mcp as _sdk  # noqa: F401 - only checks that the SDK is installed
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError(
-        'toolrelay.gateway needs the MCP SDK: pip install "toolrelay[mcp]"', name=exc.name
+        "toolrelay.gateway needs the MCP SDK: pip install -e '.[mcp]'", name=exc.name
     ) from exc
 
 from toolrelay.gateway._config import GatewayConfig, load_gateway_config

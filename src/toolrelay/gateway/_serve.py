@@ -283,6 +283,6 @@ def make_index(kind: str) -> ToolIndex:
     except ImportError as exc:
         raise ConfigurationError(
             f"the {kind} index needs {exc.name or exc}, which is not installed "
-            '(pip install "toolrelay[embeddings]")'
+            "(pip install -e '.[embeddings]')"
         ) from exc
     raise ConfigurationError(f"unknown index {kind!r}")

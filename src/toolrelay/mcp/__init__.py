@@ -1,6 +1,6 @@
 """MCP: servers as sources of toolrelay tools, and toolrelay tools served over MCP.
 
-Needs the ``mcp`` extra (``pip install "toolrelay[mcp]"``, the official MCP SDK).
+Needs the ``mcp`` extra (``pip install -e '.[mcp]'``, the official MCP SDK).
 
 - :class:`McpToolset`: the tools of MCP servers (stdio or streamable HTTP) as toolrelay tools,
   with names prefixed by server and kept provider-safe (:func:`mcp_tool_name`), arguments
@@ -82,7 +82,7 @@ def __getattr__(name: str) -> Any:
         from toolrelay.exceptions import ConfigurationError
 
         raise ConfigurationError(
-            f'{name} needs the MCP SDK ({exc.name} is missing); pip install "toolrelay[mcp]"'
+            f"{name} needs the MCP SDK ({exc.name} is missing); pip install -e '.[mcp]'"
         ) from exc
     globals()[name] = value
     return value

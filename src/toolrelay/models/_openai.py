@@ -1,6 +1,6 @@
 """``OpenAIChatModel``: OpenAI's Chat Completions API, and every server that speaks it.
 
-Needs the ``openai`` extra (``pip install "toolrelay[openai]"``). The same adapter talks to
+Needs the ``openai`` extra (``pip install -e '.[openai]'``). The same adapter talks to
 vLLM, Ollama, llama.cpp's server, LM Studio and other OpenAI-compatible servers: give their
 ``base_url`` (or set ``OPENAI_BASE_URL``); an API key is then optional.
 

@@ -1,6 +1,6 @@
 """``OpenAIResponsesModel``: OpenAI's Responses API (``client.responses.create``).
 
-Needs the ``openai`` extra (``pip install "toolrelay[openai]"``). Servers that speak the
+Needs the ``openai`` extra (``pip install -e '.[openai]'``). Servers that speak the
 Responses API (vLLM, Ollama, LM Studio...) are reached with their ``base_url``.
 
 Example::

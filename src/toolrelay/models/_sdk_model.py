@@ -41,7 +41,7 @@ def import_sdk(package: str, *, extra: str) -> Any:
     except ImportError as exc:
         raise ConfigurationError(
             f"the {package} package is not installed; install the {extra} extra: "
-            f'pip install "toolrelay[{extra}]"'
+            f"pip install -e '.[{extra}]'"
         ) from exc
 
 

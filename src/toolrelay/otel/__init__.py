@@ -1,6 +1,6 @@
 """OpenTelemetry traces and metrics for client requests, model calls, tool runs and searches.
 
-Needs the ``otel`` extra (``pip install "toolrelay[otel]"``: the OpenTelemetry API; the
+Needs the ``otel`` extra (``pip install -e '.[otel]'``: the OpenTelemetry API; the
 application installs and configures the SDK and its exporters). Four explicit pieces, each
 optional, follow the semantic conventions for generative AI:
 
@@ -55,7 +55,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed wherever
 
     raise ConfigurationError(
         f"toolrelay.otel needs the OpenTelemetry API ({exc.name} is missing); "
-        'pip install "toolrelay[otel]"'
+        "pip install -e '.[otel]'"
     ) from exc
 
 from toolrelay.otel._advisor import TracingAdvisor

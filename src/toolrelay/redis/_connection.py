@@ -38,9 +38,7 @@ try:
     from redis.backoff import NoBackoff
     from redis.commands.core import AsyncScript
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError(
-        'toolrelay.redis needs the redis extra: pip install "toolrelay[redis]"'
-    ) from exc
+    raise ImportError("toolrelay.redis needs the redis extra: pip install -e '.[redis]'") from exc
 
 __all__ = ["DEFAULT_PREFIX", "DEFAULT_TIMEOUT", "MAX_CONNECTIONS", "RedisConnection", "RedisStore"]
 

@@ -25,7 +25,7 @@ try:
     import langgraph as _framework  # noqa: F401
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError(
-        "toolrelay.bridges.langgraph needs LangGraph: pip install 'toolrelay[langgraph]'",
+        "toolrelay.bridges.langgraph needs LangGraph: pip install -e '.[langgraph]'",
         name=exc.name,
     ) from exc
 

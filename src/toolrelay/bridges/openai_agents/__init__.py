@@ -24,7 +24,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError(
         "toolrelay.bridges.openai_agents needs the OpenAI Agents SDK: "
-        "pip install 'toolrelay[openai-agents]'",
+        "pip install -e '.[openai-agents]'",
         name=exc.name,
     ) from exc
 

@@ -24,7 +24,7 @@ try:
     import pydantic_ai as _framework  # noqa: F401 - only checks that it is installed
 except ImportError as exc:  # pragma: no cover - depends on the installation
     raise ImportError(
-        "toolrelay.bridges.pydantic_ai needs pydantic-ai: pip install 'toolrelay[pydantic-ai]'",
+        "toolrelay.bridges.pydantic_ai needs pydantic-ai: pip install -e '.[pydantic-ai]'",
         name=exc.name,
     ) from exc
 
