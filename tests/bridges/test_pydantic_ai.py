@@ -123,7 +123,7 @@ async def test_a_found_tool_reaches_the_model_through_the_tool_search_channel() 
 
 async def test_anthropic_keeps_the_tools_and_reveals_by_reference() -> None:
     """On Anthropic the request's tools never change: found tools are referenced in the history."""
-    pytest.importorskip("anthropic", reason="needs the anthropic extra")
+    pytest.importorskip("anthropic", reason=needs_extra("anthropic"))
     from anthropic import AsyncAnthropic
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.providers.anthropic import AnthropicProvider

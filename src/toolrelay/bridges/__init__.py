@@ -2,11 +2,11 @@
 
 Each framework's bridge is a subpackage, installed with its extra:
 
-- :mod:`toolrelay.bridges.pydantic_ai` (``toolrelay[pydantic-ai]``): a toolset for
-  pydantic-ai's ``Agent``;
-- :mod:`toolrelay.bridges.openai_agents` (``toolrelay[openai-agents]``): tools for an
-  OpenAI Agents SDK ``Agent``;
-- :mod:`toolrelay.bridges.langgraph` (``toolrelay[langgraph]``): langgraph-bigtool's
+- :mod:`toolrelay.bridges.pydantic_ai` (extra ``pydantic-ai``): pydantic-ai's ``ToolSearch``
+  capability for its ``Agent``, answered by toolrelay's search;
+- :mod:`toolrelay.bridges.openai_agents` (extra ``openai-agents``): tools for an OpenAI
+  Agents SDK ``Agent``;
+- :mod:`toolrelay.bridges.langgraph` (extra ``langgraph``): langgraph-bigtool's
   retrieval and a tool node for LangGraph graphs.
 
 They share :class:`BridgeSearch`: the catalog, its index, each conversation's discovered
