@@ -267,8 +267,8 @@ class SentenceTransformerEmbedder:
         Transformers' progress bars ("Loading weights") and warnings are silenced while it
         loads: a model loaded from a local directory has nothing to download or report.
 
-        With the ONNX backend, the graph is built from the weights in memory (under a
-        second for MiniLM) and opened by ONNX Runtime; nothing is written to disk.
+        With the ONNX backend, the graph is built from the weights in memory and opened by
+        ONNX Runtime (about a second for MiniLM, imports included); nothing is written to disk.
 
         Raises:
             ConfigurationError: The model directory or the backend's packages are missing.
