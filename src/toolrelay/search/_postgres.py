@@ -74,7 +74,7 @@ try:
     from psycopg import Connection, errors, sql
     from psycopg_pool import ConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - depends on the installed extras
-    raise ImportError('PostgresToolIndex needs: pip install "toolrelay[postgres]"') from exc
+    raise ImportError("PostgresToolIndex needs: pip install -e '.[postgres]'") from exc
 
 from toolrelay.exceptions import ConfigurationError, StorageError, StorageUnavailableError
 from toolrelay.search._base import SearchHit, SearchRequest, SearchResponse, ToolIndex

