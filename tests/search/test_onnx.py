@@ -192,7 +192,7 @@ def test_without_onnx_runtime_minilm_runs_in_pytorch(monkeypatch: pytest.MonkeyP
     assert not embedder.quantize_documents
     assert embedder.document_max_seq_length is None
     assert embedder.model_id == MINILM_MODEL_ID  # float32 documents: the PyTorch vectors
-    with pytest.raises(ConfigurationError, match=r"toolrelay\[embeddings\]"):
+    with pytest.raises(ConfigurationError, match=r"pip install -e '\.\[embeddings\]'"):
         minilm_embedder(backend="onnx")
 
 
@@ -200,7 +200,7 @@ def test_pytorch_missing_is_named_with_its_extra(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # as if not installed
     embedder = SentenceTransformerEmbedder(MODEL, backend="torch")
     with pytest.raises(
-        ConfigurationError, match=r"toolrelay\[sentence-transformers\].*backend='onnx'"
+        ConfigurationError, match=r"pip install -e '\.\[sentence-transformers\]'.*backend='onnx'"
     ):
         embedder.load()
 
