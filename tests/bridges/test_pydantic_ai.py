@@ -464,6 +464,9 @@ async def test_a_search_toolrelay_refuses_is_feedback_to_the_model() -> None:
         if isinstance(part, RetryPromptPart | ToolReturnPart) and part.tool_name == SEARCH
     ]
     assert "at most 1000 characters" in str(retry.content)
+    # Named as the model knows its search tool (pydantic-ai's name), never toolrelay's.
+    assert SEARCH in str(retry.content)
+    assert "tool_search" not in str(retry.content)
     assert found(result.all_messages()) == []
 
 

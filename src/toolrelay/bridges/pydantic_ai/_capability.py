@@ -130,7 +130,8 @@ class ToolSearchCapability(ToolSearch[Any]):
             )
         result = await self.search.search({"query": " ".join(queries)}, key=key, context=context)
         if result.is_error:
-            raise ModelRetry(result.text)
+            # Worded for the model's own search tool: pydantic-ai's name, not toolrelay's.
+            raise ModelRetry(result.text.replace(TOOL_SEARCH_NAME, ToolSearch.function_tool_name))
         return [provider_safe_name(name) for name in result.found]
 
 
