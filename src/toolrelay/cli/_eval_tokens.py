@@ -87,10 +87,12 @@ def cost_rows(
     row the definitions it sends, for billing. With ``call_tool`` (the proxy channel) the
     tool list holds both and a search answer carries the ``k`` tools.
     """
-    if call_tool is not None:
-        return _proxy_rows(sizes, search_tokens, retrieved, definitions, search_tool, call_tool)
     count = len(sizes.sizes)
-    search = (search_tool,) if search_tool is not None else ()
+    proxy = call_tool is not None
+    # What every request carries: the search tool, and on the proxy channel call_tool too.
+    fixed = (*((search_tool,) if search_tool is not None else ()), *((call_tool,) if proxy else ()))
+    fixed_tokens = search_tokens + (tool_tokens(call_tool) if call_tool is not None else 0)
+    name = "search pair" if proxy else "search tool"
     by_size = sorted(range(len(definitions)), key=lambda i: -sizes.sizes[i])
     by_mean = sorted(range(len(definitions)), key=lambda i: abs(sizes.sizes[i] - sizes.mean))
     rows = [
@@ -102,87 +104,35 @@ def cost_rows(
             definitions=tuple(definitions),
         ),
         CostRow(
-            label="search tool only",
+            label=f"{name} only",
             kind="search",
-            tools_sent=1,
-            per_request=search_tokens,
-            definitions=search,
+            tools_sent=max(len(fixed), 1),
+            per_request=fixed_tokens,
+            definitions=fixed,
         ),
     ]
     for wanted in retrieved:
         k = min(wanted, count)
-        rows.append(
-            CostRow(
-                label=f"search tool + {plural(k, 'tool')} of mean size",
-                kind="search+mean",
-                tools_sent=1 + k,
-                per_request=search_tokens + round(k * sizes.mean),
-                definitions=search + tuple(definitions[i] for i in by_mean[:k]),
-            )
-        )
-        rows.append(
-            CostRow(
-                label="search tool + the largest tool"
-                if k == 1
-                else f"search tool + the {k:,} largest tools",
-                kind="search+largest",
-                tools_sent=1 + k,
-                per_request=search_tokens + sizes.largest_k(k),
-                definitions=search + tuple(definitions[i] for i in by_size[:k]),
-            )
-        )
-    return rows
-
-
-def _proxy_rows(
-    sizes: TokenSummary,
-    search_tokens: int,
-    retrieved: list[int],
-    definitions: Sequence[ToolDefinition],
-    search_tool: ToolDefinition | None,
-    call_tool: ToolDefinition,
-) -> list[CostRow]:
-    """The rows of the proxy channel: the pair in the tool list, found tools in an answer."""
-    count = len(sizes.sizes)
-    pair = (*((search_tool,) if search_tool is not None else ()), call_tool)
-    fixed = search_tokens + tool_tokens(call_tool)
-    by_size = sorted(range(len(definitions)), key=lambda i: -sizes.sizes[i])
-    by_mean = sorted(range(len(definitions)), key=lambda i: abs(sizes.sizes[i] - sizes.mean))
-    rows = [
-        CostRow(
-            label=f"all {plural(count, 'tool')}",
-            kind="all",
-            tools_sent=count,
-            per_request=sizes.total,
-            definitions=tuple(definitions),
-        ),
-        CostRow(
-            label="search pair only",
-            kind="search",
-            tools_sent=len(pair),
-            per_request=fixed,
-            definitions=pair,
-        ),
-    ]
-    for wanted in retrieved:
-        k = min(wanted, count)
-        for kind, order, label in (
-            ("search+mean", by_mean, f"{plural(k, 'tool')} of mean size"),
+        for kind, order, label, listed in (
+            ("search+mean", by_mean, f"{plural(k, 'tool')} of mean size", round(k * sizes.mean)),
             (
                 "search+largest",
                 by_size,
                 "the largest tool" if k == 1 else f"the {k:,} largest tools",
+                sizes.largest_k(k),
             ),
         ):
-            answered = tuple(definitions[i] for i in order[:k])
+            found = tuple(definitions[i] for i in order[:k])
             rows.append(
                 CostRow(
-                    label=f"search pair + {label}",
+                    label=f"{name} + {label}",
                     kind=kind,
-                    tools_sent=len(pair) + k,
-                    per_request=fixed + count_tokens(search_answer_text(answered)),
-                    definitions=pair,
-                    answered=answered,
+                    tools_sent=max(len(fixed), 1) + k,
+                    # Proxy: the found tools travel in a search answer; else in the tool list.
+                    per_request=fixed_tokens
+                    + (count_tokens(search_answer_text(found)) if proxy else listed),
+                    definitions=fixed if proxy else fixed + found,
+                    answered=found if proxy else (),
                 )
             )
     return rows
