@@ -118,7 +118,7 @@ class Script:
             self.searching = True
             query = step.queries[self.attempts.get(self.position, 0)]
             self.queries.append(query)
-            return [("tool_search", {"query": query})]
+            return [("tool_search", {"queries": [query]})]
         name = self.chosen.get(self.position, safe(step.tool))
         return [(name, arguments) for arguments in step.arguments(self.facts)]
 
@@ -244,7 +244,7 @@ def own_tools(
     answers, found = setup.answers, setup.found
 
     async def search(arguments: str) -> str:
-        query = json.loads(arguments)["query"]
+        [query] = json.loads(arguments)["queries"]
         current.discovered.update(found[query])
         return answers[query]
 
@@ -268,7 +268,7 @@ async def build_pydantic_ai(setup: Setup, mode: str) -> Callable[[], Awaitable[R
 
     def part(name: str, arguments: Any) -> ToolCallPart:
         if mode == "bridge" and name == "tool_search":  # the bridge's search is pydantic-ai's
-            return ToolCallPart(ToolSearch.function_tool_name, {"queries": [arguments["query"]]})
+            return ToolCallPart(ToolSearch.function_tool_name, arguments)
         return ToolCallPart(name, arguments)
 
     def model(messages: list[Any], info: AgentInfo) -> ModelResponse:
@@ -670,7 +670,7 @@ async def _record_answers(setup: Setup, run: Run) -> None:
     by_name = {safe(t.definition.name): t for t in setup.tools}
     setup.shown_by_bridge = [by_name[n] for n in names]
     for query in run.script.queries:
-        result = await setup.search.search(json.dumps({"query": query}), key=None)
+        result = await setup.search.search(json.dumps({"queries": [query]}), key=None)
         setup.answers[query] = result.text
         setup.found[query] = [safe(name) for name in result.found]
 

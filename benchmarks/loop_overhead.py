@@ -181,7 +181,7 @@ def toolrelay_search_agent() -> tuple[Run, Callable[[], None]]:
         responses = [m for m in prompt.messages if isinstance(m, ToolResponseMessage)]
         if not responses:
             search = ToolCall(
-                id="call_0", name="tool_search", arguments='{"query":"value of a key"}'
+                id="call_0", name="tool_search", arguments='{"queries":["value of a key"]}'
             )
             return tool_call_response(search)
         result: ChatResponse = step(len(responses) - 1)  # the search's answer aside

@@ -105,7 +105,7 @@ def tool_messages(state: dict[str, Any]) -> list[ToolMessage]:
 async def test_found_by_search_in_one_step_and_called_in_the_next() -> None:
     model = ScriptedChatModel(
         steps=[
-            calls("tool_search", query="current weather in a city"),
+            calls("tool_search", queries=["current weather in a city"]),
             calls("weather__current", city="Oslo"),
             AIMessage(content="Sunny."),
         ],
@@ -123,7 +123,7 @@ async def test_found_by_search_in_one_step_and_called_in_the_next() -> None:
 async def test_a_forbidden_tool_is_never_bound_nor_run() -> None:
     model = ScriptedChatModel(
         steps=[
-            calls("tool_search", query="export payroll for a month"),
+            calls("tool_search", queries=["export payroll for a month"]),
             calls("payroll__export", month="2026-01"),
             AIMessage(content="done"),
         ],
@@ -140,7 +140,7 @@ async def test_a_forbidden_tool_is_never_bound_nor_run() -> None:
 async def test_an_approval_gated_tool_interrupts_the_graph_until_approved() -> None:
     model = ScriptedChatModel(
         steps=[
-            calls("tool_search", query="cancel an order"),
+            calls("tool_search", queries=["cancel an order"]),
             calls("orders__cancel", order_id="A1"),
             AIMessage(content="cancelled"),
         ],
@@ -160,7 +160,7 @@ async def test_an_approval_gated_tool_interrupts_the_graph_until_approved() -> N
 async def test_a_denied_approval_does_not_run_the_tool() -> None:
     model = ScriptedChatModel(
         steps=[
-            calls("tool_search", query="cancel an order"),
+            calls("tool_search", queries=["cancel an order"]),
             calls("orders__cancel", order_id="A1"),
             AIMessage(content="not cancelled"),
         ],
@@ -190,7 +190,7 @@ async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs()
     live = ungated_catalog()
     model = ScriptedChatModel(
         steps=[
-            calls("tool_search", query="cancel an order"),
+            calls("tool_search", queries=["cancel an order"]),
             calls("orders__cancel", order_id="A1"),
             AIMessage(content="not cancelled"),
         ],
@@ -233,7 +233,7 @@ async def test_bigtool_create_agent_drop_in() -> None:
     }
     model = ScriptedChatModel(
         steps=[
-            calls("retrieve_tools", query="weather in a city"),
+            calls("retrieve_tools", queries=["weather in a city"]),
             calls("weather__current", city="Rome"),
             AIMessage(content="ok"),
         ],
@@ -253,7 +253,7 @@ def test_bigtool_create_agent_runs_synchronously_too() -> None:
     registry = {"id-weather": to_langchain(FunctionTool.from_function(current_weather))}
     model = ScriptedChatModel(
         steps=[
-            calls("retrieve_tools", query="weather in a city"),
+            calls("retrieve_tools", queries=["weather in a city"]),
             calls("weather__current", city="Rome"),
             AIMessage(content="ok"),
         ],
@@ -272,7 +272,7 @@ def test_the_node_as_a_runnable_runs_in_a_synchronous_graph() -> None:
     search = bridge()
     model = ScriptedChatModel(
         steps=[
-            calls("tool_search", query="current weather in a city"),
+            calls("tool_search", queries=["current weather in a city"]),
             calls("weather__current", city="Oslo"),
             AIMessage(content="Sunny."),
         ],
@@ -381,7 +381,7 @@ async def test_arguments_nested_5000_levels_deep_are_feedback() -> None:
     deep: dict[str, Any] = {}
     for _ in range(5_000):
         deep = {"a": deep}
-    found = await node([calls("tool_search", query="current weather in a city")], config())
+    found = await node([calls("tool_search", queries=["current weather in a city"])], config())
     assert "weather__current" in found["messages"][0].content
     for name in ("tool_search", "weather__current"):
         answer = await node([calls(name, **deep)], config(user_id="u1"))

@@ -99,7 +99,7 @@ def outputs(result: Any) -> list[str]:
 
 async def test_found_by_search_in_one_turn_and_called_in_the_next() -> None:
     model = ScriptedModel(
-        ("tool_search", {"query": "current weather in a city"}),
+        ("tool_search", {"queries": ["current weather in a city"]}),
         ("weather__current", {"city": "Oslo"}),
         "Sunny.",
     )
@@ -114,7 +114,7 @@ async def test_found_by_search_in_one_turn_and_called_in_the_next() -> None:
 
 async def test_the_agent_lists_only_what_it_shows() -> None:
     model = ScriptedModel(
-        ("tool_search", {"query": "current weather in a city"}),
+        ("tool_search", {"queries": ["current weather in a city"]}),
         ("weather__current", {"city": "Oslo"}),
         "Sunny.",
     )
@@ -128,7 +128,7 @@ async def test_the_agent_lists_only_what_it_shows() -> None:
 
 async def test_the_agent_pauses_an_approval_gated_call() -> None:
     model = ScriptedModel(
-        ("tool_search", {"query": "cancel an order"}),
+        ("tool_search", {"queries": ["cancel an order"]}),
         ("orders__cancel", {"order_id": "A1"}),
         "cancelled",
     )
@@ -144,7 +144,7 @@ async def test_the_agent_pauses_an_approval_gated_call() -> None:
 
 async def test_discoveries_persist_for_the_session() -> None:
     tools = ToolSearchTools(bridge())
-    first = ScriptedModel(("tool_search", {"query": "stock price quote"}), "ok")
+    first = ScriptedModel(("tool_search", {"queries": ["stock price quote"]}), "ok")
     await Runner.run(
         Agent(name="a", model=first, tools=tools.tools()), "q", context={"session_id": "s"}
     )
@@ -162,7 +162,7 @@ async def test_discoveries_persist_for_the_session() -> None:
 
 async def test_a_forbidden_tool_is_never_shown_nor_run() -> None:
     model = ScriptedModel(
-        ("tool_search", {"query": "export payroll for a month"}),
+        ("tool_search", {"queries": ["export payroll for a month"]}),
         ("payroll__export", {"month": "2026-01"}),
         "done",
     )
@@ -178,9 +178,9 @@ async def test_a_forbidden_tool_is_never_shown_nor_run() -> None:
 async def test_under_its_run_config_a_call_of_a_tool_not_listed_is_answered(how: str) -> None:
     model = ScriptedModel(
         ("weather__current", {"city": "Oslo"}),  # not found yet
-        ("tool_search", {"query": "export payroll for a month"}),
+        ("tool_search", {"queries": ["export payroll for a month"]}),
         ("payroll__export", {"month": "2026-01"}),  # forbidden for staff
-        ("tool_search", {"query": "current weather in a city"}),
+        ("tool_search", {"queries": ["current weather in a city"]}),
         ("weather__curent", {"city": "Oslo"}),  # a typo of a shown tool
         "done",
     )
@@ -221,7 +221,7 @@ async def test_the_run_config_keeps_the_other_options_and_formatter() -> None:
 
 async def test_an_approval_gated_tool_interrupts_the_run_until_approved() -> None:
     model = ScriptedModel(
-        ("tool_search", {"query": "cancel an order"}),
+        ("tool_search", {"queries": ["cancel an order"]}),
         ("orders__cancel", {"order_id": "A1"}),
         "cancelled",
     )
@@ -254,7 +254,7 @@ async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs()
     RAN.clear()
     add_gated_tool(live)
     model = ScriptedModel(
-        ("tool_search", {"query": "cancel an order"}),
+        ("tool_search", {"queries": ["cancel an order"]}),
         ("orders__cancel", {"order_id": "A1"}),
         "not cancelled",
     )

@@ -235,7 +235,7 @@ async def test_the_search_tool_speaks_the_catalogs_language() -> None:
     assert searcher.description == CHINESE.description
     assert (
         searcher.parameters_json_schema["properties"]["queries"]["description"]
-        == (CHINESE.parameters["query"])
+        == (CHINESE.parameters["queries"])
     )
 
 

@@ -54,7 +54,7 @@ def desk(**options: Any) -> BridgeSearch:
 
 
 async def discover(search: BridgeSearch, query: str, context: ToolContext = CLERK) -> None:
-    answer = await search.search(json.dumps({"query": query}), key="c1", context=context)
+    answer = await search.search(json.dumps({"queries": [query]}), key="c1", context=context)
     assert answer.found, f"nothing found for {query!r}"
 
 
@@ -69,7 +69,7 @@ def nested(levels: int) -> dict[str, object]:
 async def test_a_search_shows_what_it_found_in_the_conversation() -> None:
     search = bridge()
     assert await search.shown("c1", USER) == []
-    answer = await search.search('{"query": "weather in a city"}', key="c1", context=USER)
+    answer = await search.search('{"queries": ["weather in a city"]}', key="c1", context=USER)
     assert json.loads(answer.text)[0] == {"name": "weather__current"}
     shown = [t.definition.name for t in await search.shown("c1", USER)]
     assert shown[0] == "weather.current"
@@ -78,14 +78,14 @@ async def test_a_search_shows_what_it_found_in_the_conversation() -> None:
 
 async def test_a_forbidden_tool_is_never_found_nor_run() -> None:
     search = bridge()
-    answer = await search.search('{"query": "export payroll month"}', key="c1", context=USER)
+    answer = await search.search('{"queries": ["export payroll month"]}', key="c1", context=USER)
     assert "payroll" not in answer.text
     result = await search.call("payroll__export", '{"month": "x"}', key="c1", context=USER)
     # Answered like a name that exists nowhere: nothing tells the caller the tool exists.
     assert (result.status, result.tool) == (ToolCallStatus.UNKNOWN_TOOL, None)
     assert result.text == search.texts().unavailable_answer("payroll__export", [])
     assert RAN == []
-    admin = await search.search('{"query": "export payroll month"}', key="c9", context=ADMIN)
+    admin = await search.search('{"queries": ["export payroll month"]}', key="c9", context=ADMIN)
     assert "payroll__export" in admin.text
 
 
@@ -99,7 +99,7 @@ async def test_an_undiscovered_tool_does_not_run() -> None:
 
 async def test_a_call_runs_with_the_tool_context_and_bad_arguments_are_feedback() -> None:
     search = bridge()
-    await search.search('{"query": "weather"}', key="c1", context=USER)
+    await search.search('{"queries": ["weather"]}', key="c1", context=USER)
     result = await search.call("weather__current", '{"city": "Rome"}', key="c1", context=USER)
     assert (result.status, result.text, result.tool) == (
         ToolCallStatus.OK,
@@ -114,7 +114,7 @@ async def test_a_call_runs_with_the_tool_context_and_bad_arguments_are_feedback(
 
 async def test_an_approval_gated_call_waits_until_approved() -> None:
     search = bridge(approval=ApprovalInterceptor())
-    await search.search('{"query": "cancel order"}', key="c1", context=USER)
+    await search.search('{"queries": ["cancel order"]}', key="c1", context=USER)
     waiting = await search.call("orders__cancel", '{"order_id": "7"}', key="c1", context=USER)
     assert waiting.pending_approval
     assert RAN == []
@@ -130,7 +130,7 @@ async def test_an_approval_handler_decides_without_a_person() -> None:
         return Deny("not on Sundays")
 
     search = bridge(approval=refuse)
-    await search.search('{"query": "cancel order"}', key="c1", context=USER)
+    await search.search('{"queries": ["cancel order"]}', key="c1", context=USER)
     assert not search.needs_approval(search.catalog.get("orders.cancel"))  # type: ignore[arg-type]
     result = await search.call("orders__cancel", '{"order_id": "7"}', key="c1", context=USER)
     assert result.status is ToolCallStatus.DENIED
@@ -150,7 +150,7 @@ async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs()
     search = BridgeSearch(live)  # nothing requires approval yet: no approval= needed
     RAN.clear()
     add_gated_tool(live)
-    await search.search('{"query": "cancel order"}', key="c1", context=USER)
+    await search.search('{"queries": ["cancel order"]}', key="c1", context=USER)
     result = await search.call("orders__cancel", '{"order_id": "7"}', key="c1", context=USER)
     assert (result.status, result.is_error) == (ToolCallStatus.DENIED, True)
     assert result.text == feedback.approval_not_configured("orders.cancel")
@@ -159,7 +159,7 @@ async def test_a_tool_requiring_approval_added_later_is_refused_and_never_runs()
 
 async def test_authorize_denies_a_shown_tool() -> None:
     search = bridge(authorize=lambda context, tool, arguments: "not today")
-    await search.search('{"query": "weather"}', key="c1", context=USER)
+    await search.search('{"queries": ["weather"]}', key="c1", context=USER)
     result = await search.call("weather__current", '{"city": "Rome"}', key="c1", context=USER)
     assert result.status is ToolCallStatus.DENIED
     assert RAN == []
@@ -178,7 +178,7 @@ def test_keys_are_scoped_by_tenant() -> None:
 def test_the_search_tool_is_the_tool_loops() -> None:
     definition = BridgeSearch([]).search_tool().definition
     assert definition.name == "tool_search"
-    assert set(definition.input_schema["properties"]) == {"query", "max_results", "category"}
+    assert set(definition.input_schema["properties"]) == {"queries", "max_results", "category"}
 
 
 async def test_a_tool_needing_a_tenant_is_refused_without_one() -> None:

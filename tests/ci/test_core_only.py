@@ -36,7 +36,7 @@ def failed(day: str) -> str:
 
 
 model = ScriptedModel([
-    tool_call_response(("tool_search", {"query": "退款失败"})),
+    tool_call_response(("tool_search", {"queries": ["退款失败"]})),
     tool_call_response(("refund.find_failed", {"day": "today"})),
     text_response("RF-1 failed"),
 ])

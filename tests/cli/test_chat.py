@@ -103,7 +103,7 @@ def test_a_turn_shows_the_search_the_call_and_the_answer(
 ) -> None:
     model = ScriptedModel(
         [
-            tool_call_response(("tool_search", {"query": "weather in a city"})),
+            tool_call_response(("tool_search", {"queries": ["weather in a city"]})),
             tool_call_response(("get_weather", {"city": "Paris"})),
             "It is sunny in Paris, 21 °C.",
         ]
@@ -125,7 +125,7 @@ def test_a_turn_shows_the_search_the_call_and_the_answer(
     assert "toolrelay chat: 5 tools from" in out
     assert "you> Is it sunny in Paris?" in out
     assert "revealed before the first model call" not in out
-    assert 'tool_search({"query": "weather in a city"})' in out
+    assert 'tool_search({"queries": ["weather in a city"]})' in out
     assert "1. get_weather" in out
     assert 'get_weather({"city": "Paris"})' in out
     assert '→ {"city": "Paris", "sky": "sunny", "celsius": 21}' in out
@@ -143,7 +143,7 @@ def test_a_turn_shows_the_search_the_call_and_the_answer(
 def weather_turn(monkeypatch: pytest.MonkeyPatch, module: Path, *options: str, **model: Any):
     scripted = ScriptedModel(
         [
-            tool_call_response(("tool_search", {"query": "weather in a city"})),
+            tool_call_response(("tool_search", {"queries": ["weather in a city"]})),
             tool_call_response(("get_weather", {"city": "Paris"})),
             "Sunny.",
         ],
@@ -213,7 +213,7 @@ def test_turns_share_memory_and_context_and_end_at_end_of_input(
             if last.responses[0].name == "tool_search":
                 return tool_call_response(("whoami", {}))
             return f"You are {last.responses[0].data}."
-        return tool_call_response(("tool_search", {"query": "who is asking"}))
+        return tool_call_response(("tool_search", {"queries": ["who is asking"]}))
 
     model = FunctionModel(reply)
     use_model(monkeypatch, model)
@@ -312,9 +312,9 @@ def test_the_replay_chat_searches_a_file_of_your_own_tools(
     assert "it searches your tools for each message and calls none of them" in out
     # The turn's reveal searched with the first message: the replay takes its hits, no search.
     assert "revealed before the first model call: get_weather" in out
-    assert 'tool_search({"query": "What is the weather in Paris?"})' not in out
+    assert 'tool_search({"queries": ["What is the weather in Paris?"]})' not in out
     assert "The search for 'What is the weather in Paris?' returned 1 tool: get_weather." in out
-    assert 'tool_search({"query": "fly me to the moon"})' in out  # the reveal found nothing
+    assert 'tool_search({"queries": ["fly me to the moon"]})' in out  # the reveal found nothing
     assert "The search for 'fly me to the moon' returned no tools." in out
     assert "get_weather(" not in out  # nothing is called
     assert "2 turns," in out
@@ -383,7 +383,7 @@ def test_a_call_needing_approval_is_denied_with_a_reason_and_never_runs(
 ) -> None:
     model = ScriptedModel(
         [
-            tool_call_response(("tool_search", {"query": "delete one database row"})),
+            tool_call_response(("tool_search", {"queries": ["delete one database row"]})),
             tool_call_response(("db__delete_row", {"table": "refunds", "key": "RF-2001"})),
             "I could not delete it: it needs approval.",
         ]

@@ -56,7 +56,7 @@ def test_the_replay_finds_and_calls_the_four_tools_in_order(cli: Invoke) -> None
     # Each required tool is called, in the task's order, after the search that found it.
     positions = [out.index(f"  {name}({{") for name in REQUIRED]
     assert positions == sorted(positions)
-    assert out.index('tool_search({"query": "failed refunds from yesterday"})') < positions[0]
+    assert out.index('tool_search({"queries": ["failed refunds from yesterday", ') < positions[0]
     assert "bm25 matched" in out
     assert "All 4 required tools were found by search and called in order." in out
     assert "Answer (replay)" in out
@@ -82,7 +82,9 @@ def test_json_lists_rounds_searches_calls_and_tokens(demo_json: dict[str, Any]) 
     # reveal's search answer after the user's message), and never sees the whole catalog.
     assert rounds[0]["shown"] == ["tool_search", "call_tool", "ticket.create_incident"]
     assert all(len(r["shown"]) < 78 for r in rounds)
-    searches = [x["search"] for r in rounds for x in r["results"] if x["tool"] == "tool_search"]
+    searches = [
+        s for r in rounds for x in r["results"] if x["tool"] == "tool_search" for s in x["searches"]
+    ]
     assert [s["query"] for s in searches] == [
         "failed refunds from yesterday",
         "retry a failed refund",
@@ -231,16 +233,15 @@ def test_a_tool_shown_by_an_earlier_search_is_called_with_a_note() -> None:
         {"refund_id": "RF-1"},
     )
     # Nothing to retry: the step is skipped without a search; the needs left are searched for
-    # in one turn.
+    # in one call.
     nothing = TurnSoFar(
         searches={"failed refunds from yesterday": ["refund__find_failed_orders"]},
         results={"refund__find_failed_orders": [[{"refund_id": "RF-1", "retryable": False}]]},
     )
-    searches = model.decide(nothing).tool_calls
-    assert [json.loads(s.arguments) for s in searches] == [
-        {"query": "open an incident ticket for a failing refund"},
-        {"query": "notify the refunds owner"},
-    ]
+    [search] = model.decide(nothing).tool_calls
+    assert json.loads(search.arguments) == {
+        "queries": ["open an incident ticket for a failing refund", "notify the refunds owner"]
+    }
 
 
 # --- bad input -------------------------------------------------------------------------------
@@ -424,8 +425,8 @@ def test_a_second_run_with_the_usage_log_ranks_with_the_first_runs_history(
         hit
         for r in data["rounds"]
         for result in r["results"]
-        if result.get("search")
-        for hit in result["search"]["hits"]
+        for search in result.get("searches", ())
+        for hit in search["hits"]
     ]
     from_history = {h["name"]: h["history_query"] for h in hits if "history_query" in h}
     # The second run's searches rank required tools with the queries that found them in the

@@ -76,9 +76,9 @@ def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
     assert "78 tools from" in out
     assert "(texts in zh)" in out
     # The failed orders' finder was revealed before the first model call; every other need is
-    # searched for in one turn, and a miss asked again for more hits.
+    # searched for in one call, and a miss asked again for more hits.
     assert "先搜索工具：重试可以恢复的退款；" in out
-    assert 'tool_search({"query": "重试失败的退款"})' in out  # unescaped, as models write
+    assert 'tool_search({"queries": ["重试失败的退款", ' in out  # unescaped, as models write
     assert "Tokens per model request (cl100k_base" in out
     # What the model was sent (the proxy channel, auto's for a model declaring none): the
     # Chinese system text with the Chinese suffix, and the search tool with the Chinese
@@ -92,7 +92,7 @@ def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
     user, reveal, answer = first.messages[-3:]
     assert user == UserMessage(text=TASK_ZH)
     assert isinstance(reveal, AssistantMessage)
-    assert json.loads(reveal.tool_calls[0].arguments) == {"query": TASK_ZH}
+    assert json.loads(reveal.tool_calls[0].arguments) == {"queries": [TASK_ZH]}
     assert isinstance(answer, ToolResponseMessage)
     assert answer.responses[0].name == "tool_search"
     search_tool, _ = first.options.tools
@@ -103,7 +103,7 @@ def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
     assert "All 4 required tools were found by search and called in order." in out
     # The hits show the Chinese summaries (the first line of each description).
     assert "只读查询指定日期（默认昨天）退款失败的订单。" in out
-    assert "搜索返回了 refund.retry_failed_order（排名第" in out
+    assert "搜索返回了 refund.retry_failed_order，" in out
     assert "现在调用 3 次。" in out
     assert "昨天有 5 笔退款失败；3 笔重试后成功（RF-2001、RF-2005、RF-2006）" in out
     assert "已通知负责人（MSG-" in out
@@ -117,7 +117,11 @@ def test_json_of_the_chinese_demo(cli: Invoke) -> None:
     assert data["task"] == TASK_ZH
     assert data["catalog"]["tools"] == 78
     searches = [
-        x["search"] for r in data["rounds"] for x in r["results"] if x["tool"] == "tool_search"
+        s
+        for r in data["rounds"]
+        for x in r["results"]
+        if x["tool"] == "tool_search"
+        for s in x["searches"]
     ]
     queries = [s["query"] for s in searches]
     # The first need was revealed; BM25 put the retry tool third, so that search is asked

@@ -64,7 +64,7 @@ def test_summary_totals_and_largest() -> None:
 def test_search_tool_is_the_advisors_tool_search() -> None:
     definition = search_tool_definition()
     assert definition.name == "tool_search"
-    assert "query" in definition.input_schema["properties"]
+    assert "queries" in definition.input_schema["properties"]
     assert tool_tokens(definition) > 50
 
 

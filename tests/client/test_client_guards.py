@@ -87,7 +87,7 @@ class Approver:
 
 
 def searching(query: str) -> Any:
-    return tool_call_response((TOOL_SEARCH_NAME, {"query": query}))
+    return tool_call_response((TOOL_SEARCH_NAME, {"queries": [query]}))
 
 
 def client_over(model: ScriptedModel, tools: list[Tool], mode: str, **settings: Any) -> ChatClient:

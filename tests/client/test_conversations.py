@@ -123,7 +123,7 @@ def searching_model(prompt: Prompt) -> object:
     shown = sorted(t.definition.name for t in prompt.options.tools)
     last = prompt.messages[-1]
     if isinstance(last, UserMessage) and "payments.refund" not in shown:
-        return tool_call_response(("tool_search", {"query": "refund a card payment"}))
+        return tool_call_response(("tool_search", {"queries": ["refund a card payment"]}))
     if isinstance(last, ToolResponseMessage):
         found = json.loads(last.responses[0].data)
         return text_response(f"found {[hit['name'] for hit in found]}")

@@ -332,7 +332,7 @@ async def test_tool_search_turns_stop_and_resume() -> None:
     advisor = ToolSearchAdvisor(tools_from(desk), index=BM25ToolIndex())
     model = ScriptedModel(
         [
-            tool_call_response(("tool_search", {"query": "refund part of an order"})),
+            tool_call_response(("tool_search", {"queries": ["refund part of an order"]})),
             tool_call_response(ISSUE),
             "Refunded A1.",
         ]

@@ -166,7 +166,7 @@ def test_without_a_tool_loop_the_messages_are_the_answer_and_the_text_may_be_emp
 def test_tool_search_reports_what_the_turn_searched_and_found() -> None:
     model = ScriptedModel(
         [
-            tool_call_response(("tool_search", {"query": "where is an order"})),
+            tool_call_response(("tool_search", {"queries": ["where is an order"]})),
             tool_call_response(("order__status", {"order_id": "A-1"})),
             "Shipped.",
         ]
@@ -266,7 +266,7 @@ def test_tool_search_and_approval_are_reported_together() -> None:
     desk = Desk()
     model = ScriptedModel(
         [
-            tool_call_response(("tool_search", {"query": "refund an order"})),
+            tool_call_response(("tool_search", {"queries": ["refund an order"]})),
             tool_call_response(("order__refund", {"order_id": "C-3"})),
         ]
     )

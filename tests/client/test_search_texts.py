@@ -101,7 +101,7 @@ def test_english_texts_are_the_defaults_and_chinese_ones_are_chinese() -> None:
         ENGLISH.description
     )
     assert (
-        set(CHINESE.parameters) == set(ENGLISH.parameters) == {"query", "max_results", "category"}
+        set(CHINESE.parameters) == set(ENGLISH.parameters) == {"queries", "max_results", "category"}
     )
     assert set(CHINESE.call_parameters) == set(ENGLISH.call_parameters) == {"name", "arguments"}
     for text in [CHINESE.description, CHINESE.system_suffix or "", *CHINESE.parameters.values()]:
@@ -154,7 +154,7 @@ async def test_the_search_tool_in_chinese_validates_as_before() -> None:
     assert stripped[0] == stripped[1]
     with pytest.raises(ToolArgumentError):
         await tool.call('{"max_results": "many"}')
-    assert await tool.call('{"query": "退款"}') == "[]"  # nothing indexed
+    assert await tool.call('{"queries": ["退款"]}') == "[]"  # nothing indexed
     with pytest.raises(ToolDefinitionError, match="no parameter 'limit'"):
         searcher.as_tool(parameters={"limit": "数量"})
 
@@ -174,7 +174,7 @@ def test_unknown_languages_are_configuration_errors() -> None:
 
 
 async def test_zh_mode_sends_the_chinese_description_parameters_and_suffix() -> None:
-    search = tool_call_response((TOOL_SEARCH_NAME, {"query": "退款"}))
+    search = tool_call_response((TOOL_SEARCH_NAME, {"queries": ["退款"]}))
     model = await first_prompt(advisor(ENGLISH_TOOLS, options=SearchOptions(language="zh")), search)
     assert len(model.prompts) == 2
     assert_shows(model, CHINESE)
@@ -218,7 +218,7 @@ def test_a_misspelled_shown_name_is_answered_with_it_in_each_language() -> None:
 
 
 async def test_the_similar_names_answer_is_chinese_in_zh_mode() -> None:
-    search = tool_call_response((TOOL_SEARCH_NAME, {"query": "重试 退款"}))
+    search = tool_call_response((TOOL_SEARCH_NAME, {"queries": ["重试 退款"]}))
     misspelled = tool_call_response(("refund.rety", {"order_id": "o1"}))
     model = await first_prompt(advisor(CHINESE_TOOLS), search, misspelled)
     assert "refund.retry" in model.tool_names_shown(2)
@@ -277,7 +277,7 @@ async def test_texts_of_your_own_are_a_language_too() -> None:
     traditional = SearchTexts(
         language="zh-TW",
         description="在工具目錄中搜尋能完成任務的工具。",
-        parameters={"query": "描述動作與對象的幾個詞。"},
+        parameters={"queries": "描述動作與對象的幾個詞。"},
         system_suffix="需要看不到的工具時，請呼叫 tool_search。",
         unavailable_message="工具 {name} 無法使用；請先用 {search_tool} 搜尋。",
         proxy_description="在工具目錄中搜尋工具，回傳其定義；再用 call_tool 執行。",
@@ -292,7 +292,7 @@ async def test_texts_of_your_own_are_a_language_too() -> None:
     assert definition.description == traditional.description
     # Parameters the texts leave out keep the English text.
     texts = parameter_texts(definition)
-    assert texts["query"] == "描述動作與對象的幾個詞。"
+    assert texts["queries"] == "描述動作與對象的幾個詞。"
     assert texts["max_results"] == ENGLISH.parameters["max_results"]
     assert model.prompts[0].messages[0] == SystemMessage(
         text=f"{SYSTEM}\n\n{traditional.system_suffix}"
@@ -334,7 +334,7 @@ async def test_chinese_and_dotted_names_are_searched_and_called_by_their_provide
         return tool_call_response(*((name, {"order_id": "o1"}) for name in found))
 
     # Both words appear whole in the descriptions: found however the index cuts Chinese.
-    search = tool_call_response((TOOL_SEARCH_NAME, {"query": "天气 乘客的火车票订单"}))
+    search = tool_call_response((TOOL_SEARCH_NAME, {"queries": ["天气 乘客的火车票订单"]}))
     model = await first_prompt(
         advisor(tools, options=SearchOptions(min_relative_score=None)), search, call_all_found
     )

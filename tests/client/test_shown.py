@@ -51,7 +51,7 @@ def test_tool_changes_add_and_retire_tools_on_the_native_channel() -> None:
 
 
 def test_definitions_a_search_answer_gave_on_the_proxy_channel() -> None:
-    call = ToolCall(id="c1", name="tool_search", arguments='{"query": "refund"}')
+    call = ToolCall(id="c1", name="tool_search", arguments='{"queries": ["refund"]}')
     answer = definitions_answer([definition_hit(RETRY)])[0]
     request = prompt(
         AssistantMessage(tool_calls=(call,)),

@@ -97,7 +97,7 @@ def ping(host: str) -> str:
 
 
 def search(query: str, **arguments: Any) -> Any:
-    return tool_call_response((TOOL_SEARCH_NAME, {"query": query, **arguments}))
+    return tool_call_response((TOOL_SEARCH_NAME, {"queries": [query], **arguments}))
 
 
 def found(prompt: Prompt) -> list[str]:
@@ -186,9 +186,9 @@ async def test_searches_of_one_round_are_stored_in_the_order_of_the_calls(
     model = ScriptedModel(
         [
             tool_call_response(
-                (TOOL_SEARCH_NAME, {"query": "send email", "max_results": 1}),
-                (TOOL_SEARCH_NAME, {"query": "refund payment", "max_results": 1}),
-                (TOOL_SEARCH_NAME, {"query": "invoice", "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["send email"], "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["refund payment"], "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["invoice"], "max_results": 1}),
             ),
             "done",
         ]
@@ -281,8 +281,8 @@ async def test_retention_last_search_keeps_just_the_latest_results(desk: Desk) -
 async def test_retention_last_search_keeps_every_search_of_the_last_round(desk: Desk) -> None:
     advisor = bm25_advisor(tools_from(desk), retention="last_search")
     parallel = tool_call_response(
-        (TOOL_SEARCH_NAME, {"query": "refund payment", "max_results": 1}),
-        (TOOL_SEARCH_NAME, {"query": "weather forecast", "max_results": 1}),
+        (TOOL_SEARCH_NAME, {"queries": ["refund payment"], "max_results": 1}),
+        (TOOL_SEARCH_NAME, {"queries": ["weather forecast"], "max_results": 1}),
     )
     model = ScriptedModel([search("send email", max_results=1), parallel, "done"])
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
@@ -339,8 +339,8 @@ async def test_calls_after_several_searches_retire_nothing_until_the_next_search
 ) -> None:
     advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
     both = tool_call_response(
-        (TOOL_SEARCH_NAME, {"query": "refund payment invoice", "max_results": 2}),
-        (TOOL_SEARCH_NAME, {"query": "send email", "max_results": 1}),
+        (TOOL_SEARCH_NAME, {"queries": ["refund payment invoice"], "max_results": 2}),
+        (TOOL_SEARCH_NAME, {"queries": ["send email"], "max_results": 1}),
     )
     model = ScriptedModel(
         [
@@ -521,8 +521,8 @@ async def test_a_catalog_change_reindexes_and_drops_vanished_tools(
     model = ScriptedModel(
         [
             tool_call_response(
-                (TOOL_SEARCH_NAME, {"query": "refund payment", "max_results": 1}),
-                (TOOL_SEARCH_NAME, {"query": "send email", "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["refund payment"], "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["send email"], "max_results": 1}),
             ),
             "first",
             "same tools, new catalog object",
@@ -685,8 +685,8 @@ async def test_a_round_stopped_by_a_limit_still_stores_what_it_found(desk: Desk)
     model = ScriptedModel(
         [
             tool_call_response(
-                (TOOL_SEARCH_NAME, {"query": "refund payment", "max_results": 1}),
-                (TOOL_SEARCH_NAME, {"query": "send email", "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["refund payment"], "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["send email"], "max_results": 1}),
             )
         ]
     )

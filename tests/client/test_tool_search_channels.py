@@ -70,7 +70,7 @@ class Desk:
 
 
 def search(query: str, max_results: int = 1) -> tuple[str, dict[str, Any]]:
-    return (TOOL_SEARCH_NAME, {"query": query, "max_results": max_results})
+    return (TOOL_SEARCH_NAME, {"queries": [query], "max_results": max_results})
 
 
 def changes(prompt: Prompt) -> list[ToolChangeMessage]:

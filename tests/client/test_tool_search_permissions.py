@@ -77,7 +77,7 @@ def bm25_advisor(catalog: Any, **options: Any) -> ToolSearchAdvisor:
 
 
 def search(query: str, **arguments: Any) -> Any:
-    return tool_call_response((TOOL_SEARCH_NAME, {"query": query, **arguments}))
+    return tool_call_response((TOOL_SEARCH_NAME, {"queries": [query], **arguments}))
 
 
 def responses(prompt: Prompt) -> tuple[ToolResponse, ...]:
@@ -308,10 +308,13 @@ async def test_a_forbidden_tool_is_never_shown_found_or_run(shop: Shop) -> None:
     model = ScriptedModel(
         [
             tool_call_response(
-                (TOOL_SEARCH_NAME, {"query": WIPE}),
-                (TOOL_SEARCH_NAME, {"query": "admin__delete_account"}),
-                (TOOL_SEARCH_NAME, {"query": "delete account or refund order", "max_results": 10}),
-                (TOOL_SEARCH_NAME, {"query": "account", "category": "admin"}),
+                (TOOL_SEARCH_NAME, {"queries": [WIPE]}),
+                (TOOL_SEARCH_NAME, {"queries": ["admin__delete_account"]}),
+                (
+                    TOOL_SEARCH_NAME,
+                    {"queries": ["delete account or refund order"], "max_results": 10},
+                ),
+                (TOOL_SEARCH_NAME, {"queries": ["account"], "category": "admin"}),
             ),
             tool_call_response(
                 (WIPE, {"user_id": "u1"}),
@@ -394,7 +397,7 @@ def test_a_forbidden_tool_changes_no_search_answer(
         )
         model = ScriptedModel(
             [
-                tool_call_response(*((TOOL_SEARCH_NAME, {"query": q}) for q in ATTACKS)),
+                tool_call_response(*((TOOL_SEARCH_NAME, {"queries": [q]}) for q in ATTACKS)),
                 "done",
             ]
         )
@@ -422,8 +425,8 @@ async def test_a_denied_call_is_an_error_response_and_the_tool_does_not_run(shop
     model = ScriptedModel(
         [
             tool_call_response(
-                (TOOL_SEARCH_NAME, {"query": "refund order", "max_results": 1}),
-                (TOOL_SEARCH_NAME, {"query": "lookup order", "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["refund order"], "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["lookup order"], "max_results": 1}),
             ),
             tool_call_response(
                 ("orders__refund", {"order_id": "o1"}), ("orders__lookup", {"order_id": "o1"})

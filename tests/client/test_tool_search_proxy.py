@@ -90,7 +90,7 @@ def proxy(shop: Shop, **options: Any) -> ToolSearchAdvisor:
 
 
 def search(query: str) -> Any:
-    return (TOOL_SEARCH_NAME, {"query": query})
+    return (TOOL_SEARCH_NAME, {"queries": [query]})
 
 
 def call(name: str, **arguments: Any) -> Any:
@@ -306,7 +306,8 @@ async def test_auto_the_default_takes_the_proxy_for_a_model_declaring_no_channel
     shop: Shop,
 ) -> None:
     model = ScriptedModel(["hi"])
-    advisor = ToolSearchAdvisor(tools_from(shop), index=BM25ToolIndex())
+    # Searched whatever the shop's size: only the channel is under test here.
+    advisor = ToolSearchAdvisor(tools_from(shop), index=BM25ToolIndex(), send_all_below=None)
     assert advisor.search.channel == "auto"
     client = ChatClient(model, advisors=[advisor], approval=Approvals(), context=CLERK)
     response = await client.prompt("hi").conversation("c1").acall()
@@ -324,13 +325,17 @@ def hits_of(prompt: Prompt) -> list[dict[str, Any]]:
 async def test_a_definition_already_in_the_conversation_is_named_only(shop: Shop) -> None:
     model = ScriptedModel(
         [
-            tool_call_response((TOOL_SEARCH_NAME, {"query": "look up an order", "max_results": 1})),
             tool_call_response(
-                (TOOL_SEARCH_NAME, {"query": "look up an order by its id", "max_results": 1})
+                (TOOL_SEARCH_NAME, {"queries": ["look up an order"], "max_results": 1})
+            ),
+            tool_call_response(
+                (TOOL_SEARCH_NAME, {"queries": ["look up an order by its id"], "max_results": 1})
             ),
             tool_call_response(search("refund an order")),
             "done",
-            tool_call_response((TOOL_SEARCH_NAME, {"query": "look up an order", "max_results": 1})),
+            tool_call_response(
+                (TOOL_SEARCH_NAME, {"queries": ["look up an order"], "max_results": 1})
+            ),
             "done",
         ]
     )

@@ -176,7 +176,7 @@ async def test_proxy_gives_the_definitions_as_a_search_answer_after_the_users_me
     assert isinstance(asked, AssistantMessage)
     [search_call] = asked.tool_calls
     assert search_call.name == TOOL_SEARCH_NAME
-    assert json.loads(search_call.arguments) == {"query": TASK}
+    assert json.loads(search_call.arguments) == {"queries": [TASK]}
     assert isinstance(answered, ToolResponseMessage)
     [answer] = answered.responses
     assert answer.id == search_call.id
@@ -186,7 +186,7 @@ async def test_proxy_gives_the_definitions_as_a_search_answer_after_the_users_me
     assert desk.ran == ["retry RF-1"]  # call_tool runs the revealed tool
     assert response.tool_search is not None
     assert response.tool_search.revealed is not None
-    assert response.tool_search.revealed.answer == answer.data
+    assert response.tool_search.revealed.names[0] == RETRY
     assert response.tool_search.searches == ()
     assert model.prompts[1].messages[: len(first.messages)] == first.messages
 
@@ -194,13 +194,16 @@ async def test_proxy_gives_the_definitions_as_a_search_answer_after_the_users_me
 async def test_a_later_search_does_not_repeat_a_revealed_definition_in_the_proxy_channel() -> None:
     model = channel_model(
         "proxy",
-        [tool_call_response((TOOL_SEARCH_NAME, {"query": "retry failed refund"})), "done"],
+        [tool_call_response((TOOL_SEARCH_NAME, {"queries": ["retry failed refund"]})), "done"],
     )
     response = await client_for(model, Desk()).prompt(TASK).conversation("c").acall()
     report = response.tool_search
     assert report is not None
     [search] = report.searches
-    assert json.loads(search.answer)[0] == {"name": RETRY}  # named only: the history has it
+    assert search.names[0] == RETRY  # found, and named only: the history has it
+    answer = model.prompts[1].messages[-1]
+    assert isinstance(answer, ToolResponseMessage)
+    assert json.loads(answer.responses[0].data)[0] == {"name": RETRY}
 
 
 class ApprovalDesk(Desk):
@@ -250,7 +253,7 @@ async def test_a_reveal_that_misses_leaves_tool_search_working() -> None:
     model = channel_model(
         "rewrite",
         [
-            tool_call_response((TOOL_SEARCH_NAME, {"query": "retry refund payment"})),
+            tool_call_response((TOOL_SEARCH_NAME, {"queries": ["retry refund payment"]})),
             tool_call_response((RETRY, {"refund_id": "RF-1"})),
             "done",
         ],
@@ -365,7 +368,7 @@ async def test_a_small_catalog_is_sent_whole_reported_and_logged(
     total = catalog_tokens_below(definitions, DEFAULT_SEND_ALL_BELOW, {})
     assert total is not None
     assert f"total {total} tokens" in report.sent_all_tools
-    assert "send_all_below=300" in report.sent_all_tools
+    assert f"send_all_below={DEFAULT_SEND_ALL_BELOW}" in report.sent_all_tools
     assert report.revealed is None
     assert report.searches == ()
     [record] = [r for r in caplog.records if r.name == "toolrelay.client"]

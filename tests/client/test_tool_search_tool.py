@@ -28,6 +28,7 @@ from toolrelay.toolsearch import (
 from toolrelay.toolsearch._options import DEFAULT_MIN_RELATIVE_SCORE
 from toolrelay.toolsearch._search_tool import (
     INLINE_SEARCH_BELOW,
+    MAX_QUERIES,
     MAX_QUERY_LENGTH,
     SearchRunner,
     search_tool_schema,
@@ -87,8 +88,10 @@ def test_the_tool_definition() -> None:
     assert definition.name == TOOL_SEARCH_NAME == validate_tool_name("tool_search")
     assert definition.description == ENGLISH.description
     schema = definition.input_schema
-    assert schema["required"] == ["query"]
-    assert set(schema["properties"]) == {"query", "max_results", "category"}
+    assert schema["required"] == ["queries"]
+    assert set(schema["properties"]) == {"queries", "max_results", "category"}
+    assert schema["properties"]["queries"]["type"] == "array"
+    assert schema["properties"]["queries"]["items"] == {"type": "string"}
     assert tool.metadata.read_only
     custom = ToolSearcher(index=bm25(), allowed=None).as_tool("Find tools.")
     assert custom.definition.description == "Find tools."
@@ -112,7 +115,7 @@ def test_the_schema_shown_is_lean_and_the_arguments_still_take_null() -> None:
 async def test_null_optional_arguments_mean_the_defaults() -> None:
     index = RecordingIndex()
     searcher = ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=3))
-    await searcher.as_tool().call('{"query": "invoice", "max_results": null, "category": null}')
+    await searcher.as_tool().call('{"queries": ["invoice"], "max_results": null, "category": null}')
     [request] = index.requests
     assert (request.max_results, request.category) == (3, None)
 
@@ -120,7 +123,7 @@ async def test_null_optional_arguments_mean_the_defaults() -> None:
 async def test_answer_is_a_json_list_of_provider_safe_names_and_nothing_more() -> None:
     searcher = ToolSearcher(index=bm25(), allowed=None)
     tool = searcher.as_tool(call_id="call_1")
-    text = await tool.call(json.dumps({"query": "refund a card payment"}))
+    text = await tool.call(json.dumps({"queries": ["refund a card payment"]}))
     answer = json.loads(text)
     # The descriptions arrive with the definitions, shown from the next call on.
     assert answer[0] == {"name": "billing__refund_payment"}
@@ -129,17 +132,50 @@ async def test_answer_is_a_json_list_of_provider_safe_names_and_nothing_more() -
     [record] = searcher.take_records(["call_0", "call_1"])  # only call_1 searched
     assert searcher.records == {}
     assert record.query == "refund a card payment"
-    assert record.answer == text
     assert record.names[0] == "billing.refund_payment"
     assert record.response.search_type == "bm25"
     assert record.response.time_ms >= 0.0
+
+
+async def test_one_call_searches_every_query_and_answers_each_ones_hits_a_tool_once() -> None:
+    searcher = ToolSearcher(
+        index=bm25(), allowed=None, options=SearchOptions(max_results=2, min_relative_score=None)
+    )
+    queries = ["refund a card payment", "send an email", "refund a card payment"]
+    text = await searcher.as_tool(call_id="c").call(json.dumps({"queries": queries}))
+    names = [hit["name"] for hit in json.loads(text)]
+    records = searcher.take_records(["c"])
+    assert [r.query for r in records] == queries  # a record per query, in order
+    # Each query's hits in turn, best first; a tool another query gave is not repeated.
+    expected = []
+    for record in records:
+        assert list(record.names) == record.response.names  # nothing shown: all is given
+        expected += [n for n in record.response.names if n not in expected]
+    assert names == [n.replace(".", "__") for n in expected]
+    assert names[0] == "billing__refund_payment"
+    assert "mail__send_email" in names
+    assert len(names) == len(set(names))
+
+
+async def test_a_lone_query_is_one_query_and_the_number_of_queries_is_bounded() -> None:
+    index = RecordingIndex()
+    tool = ToolSearcher(index=index, allowed=None).as_tool()
+    assert await tool.call('{"queries": "invoice"}') == "[]"  # sent bare: one need
+    assert [r.query for r in index.requests] == ["invoice"]
+    for queries in ([], ["q"] * (MAX_QUERIES + 1)):
+        with pytest.raises(ToolArgumentError) as caught:
+            await tool.call(json.dumps({"queries": queries}))
+        assert [p.location for p in caught.value.problems] == ["queries"]
+    assert len(index.requests) == 1  # the index saw neither
+    await tool.call(json.dumps({"queries": ["q"] * MAX_QUERIES}))
+    assert len(index.requests) == 1 + MAX_QUERIES
 
 
 async def test_the_answer_is_compact_json() -> None:
     searcher = ToolSearcher(
         index=bm25(), allowed=None, options=SearchOptions(min_relative_score=None)
     )
-    text = await searcher.as_tool().call('{"query": "refund a card payment or invoice"}')
+    text = await searcher.as_tool().call('{"queries": ["refund a card payment or invoice"]}')
     answer = json.loads(text)
     assert len(answer) > 1
     assert text == json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
@@ -153,10 +189,10 @@ async def test_answers_leave_out_shown_tools_but_the_best() -> None:
         options=SearchOptions(max_results=5, min_relative_score=None),
     )
     names = ["billing__refund_payment", "billing__get_invoice", "mail__send_email"]
-    assert [h["name"] for h in json.loads(await searcher.tool_search("q"))] == names
+    assert [h["name"] for h in json.loads(await searcher.tool_search(["q"]))] == names
     searcher.shown = frozenset({"billing.get_invoice", "billing.refund_payment"})
-    record = await searcher.search("q")
-    assert [h["name"] for h in json.loads(record.answer)] == [
+    answer, (record,) = await searcher.search(["q"])
+    assert [h["name"] for h in json.loads(answer)] == [
         "billing__refund_payment",
         "mail__send_email",
     ]
@@ -168,11 +204,11 @@ async def test_hits_below_the_relative_score_are_dropped_by_default() -> None:
     await (
         ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=5))
         .as_tool()
-        .call('{"query": "q"}')
+        .call('{"queries": ["q"]}')
     )
     assert index.requests[0].min_relative_score == DEFAULT_MIN_RELATIVE_SCORE
     # On a real index: the invoice scores under half the refund for this query.
-    query = '{"query": "refund a card payment or invoice"}'
+    query = '{"queries": ["refund a card payment or invoice"]}'
     for ratio, expected in ((0.5, 1), (None, 2)):
         searcher = ToolSearcher(
             index=bm25(), allowed=None, options=SearchOptions(min_relative_score=ratio)
@@ -189,7 +225,7 @@ def test_options_out_of_range_are_refused(options: dict[str, Any]) -> None:
 
 async def test_no_match_answers_an_empty_list() -> None:
     searcher = ToolSearcher(index=bm25(), allowed=None)
-    assert await searcher.as_tool().call('{"query": "quantum teleportation"}') == "[]"
+    assert await searcher.as_tool().call('{"queries": ["quantum teleportation"]}') == "[]"
 
 
 async def test_max_results_category_and_defaults_reach_the_index() -> None:
@@ -201,9 +237,9 @@ async def test_max_results_category_and_defaults_reach_the_index() -> None:
     )
     for call_id, arguments in enumerate(
         [
-            '{"query": "invoice", "max_results": 2, "category": "billing"}',
-            '{"query": "invoice"}',
-            '{"query": "invoice", "max_results": 99, "category": ""}',
+            '{"queries": ["invoice"], "max_results": 2, "category": "billing"}',
+            '{"queries": ["invoice"]}',
+            '{"queries": ["invoice"], "max_results": 99, "category": ""}',
         ]
     ):
         await searcher.as_tool(call_id=str(call_id)).call(arguments)
@@ -220,7 +256,7 @@ async def test_a_query_with_a_lone_surrogate_reaches_the_index_as_valid_unicode(
     # Embedders and tokenizers refuse half an emoji ("\\ud83d" in the model's JSON).
     index = RecordingIndex()
     searcher = ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=3))
-    await searcher.as_tool(call_id="c").call('{"query": "refund \\ud83d \\ud83d\\ude00"}')
+    await searcher.as_tool(call_id="c").call('{"queries": ["refund \\ud83d \\ud83d\\ude00"]}')
     assert index.requests[0].query == "refund \ufffd \U0001f600"
     (record,) = searcher.take_records(["c"])
     assert record.query == "refund \ud83d \U0001f600"  # the report keeps what the model wrote
@@ -232,7 +268,7 @@ async def test_the_permitted_view_limits_the_answer() -> None:
         allowed=lambda name: not name.startswith("billing."),
         options=SearchOptions(max_results=5),
     )
-    answer = json.loads(await searcher.as_tool().call('{"query": "billing.refund_payment"}'))
+    answer = json.loads(await searcher.as_tool().call('{"queries": ["billing.refund_payment"]}'))
     assert "billing__refund_payment" not in [a["name"] for a in answer]
 
 
@@ -241,7 +277,7 @@ async def test_bad_arguments_are_reported_with_every_problem() -> None:
     with pytest.raises(ToolArgumentError) as caught:
         await tool.call('{"max_results": "many", "limit": 3}')
     locations = {p.location for p in caught.value.problems}
-    assert {"query", "max_results", "limit"} <= locations
+    assert {"queries", "max_results", "limit"} <= locations
 
 
 async def test_records_are_taken_in_the_order_of_the_calls() -> None:
@@ -249,8 +285,8 @@ async def test_records_are_taken_in_the_order_of_the_calls() -> None:
     searcher = ToolSearcher(
         index=RecordingIndex(hits), allowed=None, options=SearchOptions(max_results=1)
     )
-    await searcher.as_tool(call_id="one").call('{"query": "a", "max_results": 1}')
-    await searcher.as_tool(call_id="two").call('{"query": "b", "max_results": 2}')
+    await searcher.as_tool(call_id="one").call('{"queries": ["a"], "max_results": 1}')
+    await searcher.as_tool(call_id="two").call('{"queries": ["b"], "max_results": 2}')
     taken = searcher.take_records(["two", "one", "not a search"])
     assert [r.query for r in taken] == ["b", "a"]
     assert searcher.records == {}
@@ -260,12 +296,12 @@ async def test_a_runaway_query_is_refused_before_the_index_sees_it() -> None:
     index = RecordingIndex()
     tool = ToolSearcher(index=index, allowed=None, options=SearchOptions(max_results=5)).as_tool()
     with pytest.raises(ToolArgumentError) as caught:
-        await tool.call(json.dumps({"query": "refund " * 1_000_000}))
+        await tool.call(json.dumps({"queries": ["fine", "refund " * 1_000_000]}))
     (problem,) = caught.value.problems
-    assert problem.location == "query"
+    assert problem.location == "queries.1"
     assert f"at most {MAX_QUERY_LENGTH} characters" in problem.message
-    assert index.requests == []
-    assert await tool.call(json.dumps({"query": "r" * MAX_QUERY_LENGTH}))  # the limit itself
+    assert index.requests == []  # not even the fine one
+    assert await tool.call(json.dumps({"queries": ["r" * MAX_QUERY_LENGTH]}))  # the limit itself
 
 
 async def test_searches_run_apart_from_the_threads_of_sync_tools() -> None:
@@ -295,7 +331,7 @@ async def test_searches_run_apart_from_the_threads_of_sync_tools() -> None:
         await manager.execute_tool_calls(prompt, stuck_round)
         assert pool.status().stuck == 2  # every thread for sync tools is taken
         searched = await manager.execute_tool_calls(
-            prompt, tool_call_response(("tool_search", {"query": "invoice"}))
+            prompt, tool_call_response(("tool_search", {"queries": ["invoice"]}))
         )
     finally:
         release.set()
@@ -308,12 +344,12 @@ async def test_each_bound_search_is_kept_by_its_call_whatever_order_they_finish(
     searcher = ToolSearcher(index=bm25(), allowed=None)
     first, second = searcher.as_tool(call_id="a"), searcher.as_tool(call_id="b")
     # The second call finishes first; the records still come back in the calls' order.
-    await second.call(json.dumps({"query": "refund a card payment"}))
-    await first.call(json.dumps({"query": "refund a card payment"}))
+    await second.call(json.dumps({"queries": ["refund a card payment"]}))
+    await first.call(json.dumps({"queries": ["refund a card payment"]}))
     records = searcher.take_records(["a", "b"])
     assert [r.query for r in records] == ["refund a card payment"] * 2
     assert searcher.records == {}
-    unbound = await searcher.as_tool().call(json.dumps({"query": "invoice"}))
+    unbound = await searcher.as_tool().call(json.dumps({"queries": ["invoice"]}))
     assert json.loads(unbound)
     assert searcher.records == {}  # an unbound tool keeps nothing
 

@@ -78,8 +78,8 @@ async def test_failing_denied_and_unsearched_calls_are_not_recorded() -> None:
         authorize=authorize,
         script=[
             tool_call_response(
-                (TOOL_SEARCH_NAME, {"query": "refund card payment", "max_results": 1}),
-                (TOOL_SEARCH_NAME, {"query": "send email", "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["refund card payment"], "max_results": 1}),
+                (TOOL_SEARCH_NAME, {"queries": ["send email"], "max_results": 1}),
             ),
             tool_call_response(
                 ("billing__refund_payment", {"payment_id": "p1"}),  # raises

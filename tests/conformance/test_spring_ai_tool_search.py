@@ -70,7 +70,7 @@ def clothing_tool(temperature: int) -> str:
 
 
 def search(query: str, **arguments: Any) -> Any:
-    return tool_call_response((TOOL_SEARCH_NAME, {"query": query, **arguments}))
+    return tool_call_response((TOOL_SEARCH_NAME, {"queries": [query], **arguments}))
 
 
 def rewriting(catalog: Any, **options: Any) -> ToolSearchAdvisor:
@@ -288,9 +288,9 @@ async def test_non_accumulation_keeps_all_parallel_tool_search_responses_in_same
         retention="last_search",
     )
     parallel = tool_call_response(
-        (TOOL_SEARCH_NAME, {"query": "current weather", "max_results": 1}),
-        (TOOL_SEARCH_NAME, {"query": "arithmetic math", "max_results": 1}),
-        (TOOL_SEARCH_NAME, {"query": "clothing to wear", "max_results": 1}),
+        (TOOL_SEARCH_NAME, {"queries": ["current weather"], "max_results": 1}),
+        (TOOL_SEARCH_NAME, {"queries": ["arithmetic math"], "max_results": 1}),
+        (TOOL_SEARCH_NAME, {"queries": ["clothing to wear"], "max_results": 1}),
     )
     model, _ = await turn(advisor, [parallel, "done"])
     assert sorted(model.tool_names_shown(1)) == sorted(

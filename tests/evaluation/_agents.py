@@ -69,7 +69,7 @@ def plan_model(
         ):
             return tool_call_response((provider_safe_name(tool), dict(arguments)), usage=usage)
         query = tool.replace(".", " ").replace("_", " ")
-        return tool_call_response(("tool_search", {"query": query}), usage=usage)
+        return tool_call_response(("tool_search", {"queries": [query]}), usage=usage)
 
     return FunctionModel(reply, name=name)
 

@@ -77,7 +77,7 @@ def messages_api(request: httpx.Request) -> httpx.Response:
                 "type": "tool_use",
                 "id": "toolu_1",
                 "name": "tool_search",
-                "input": {"query": "retry failed refund"},
+                "input": {"queries": ["retry failed refund"]},
             }
         ]
         stop = "tool_use"

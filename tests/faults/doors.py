@@ -201,7 +201,7 @@ class _Client(Door):
         """The model's search for ``tool`` (by its description), where it must search first."""
         if self.place == "loop":
             return []
-        query = {"query": tool.definition.description}
+        query = {"queries": [tool.definition.description]}
         return [tool_call_response((TOOL_SEARCH_NAME, query))]
 
     async def call(
@@ -307,7 +307,7 @@ class _Gateway(Door):
         call = ToolCall(
             id=f"g{next(self.ids)}",
             name=TOOL_SEARCH_NAME,
-            arguments=json.dumps({"query": query, "max_results": max_results}),
+            arguments=json.dumps({"queries": [query], "max_results": max_results}),
         )
         return str((await self.gateway.answer(call, search, ToolContext(context))).text)
 
@@ -336,7 +336,7 @@ class _Served(Door):
         return await self._called(CALL_TOOL_NAME, arguments, context)
 
     async def search(self, query: str, max_results: int, context: dict[str, Any]) -> str:
-        arguments = {"query": query, "max_results": max_results}
+        arguments = {"queries": [query], "max_results": max_results}
         return (await self._called(TOOL_SEARCH_NAME, arguments, context))[0]
 
 

@@ -598,7 +598,9 @@ async def _null_names(case: Case, stack: contextlib.AsyncExitStack) -> None:
             ToolCall(id="", name=CALL_TOOL_NAME, arguments={"name": None}),  # type: ignore[arg-type]
         ]
     chosen = rng.sample(nulls, rng.randint(1, len(nulls)))
-    search = ToolCall(id="", name=TOOL_SEARCH_NAME, arguments=json.dumps({"query": "keep a note"}))
+    search = ToolCall(
+        id="", name=TOOL_SEARCH_NAME, arguments=json.dumps({"queries": ["keep a note"]})
+    )
     note = {"note": "call back"}
     call = (
         ToolCall(
@@ -689,7 +691,7 @@ async def _cut(case: Case, stack: contextlib.AsyncExitStack) -> None:
 
 async def _proxy_cut(door: Door, query: str, tools: list[Tool]) -> tuple[str, set[str]]:
     """The proxy channel's answer, and what it counted as found; then every tool is called."""
-    search = (TOOL_SEARCH_NAME, {"query": query, "max_results": len(tools)})
+    search = (TOOL_SEARCH_NAME, {"queries": [query], "max_results": len(tools)})
     calls = [
         (CALL_TOOL_NAME, {"name": t.definition.name, "arguments": {"month": "May"}}) for t in tools
     ]

@@ -310,7 +310,7 @@ def _case(rng: random.Random, n: int) -> Case:
         return Case(call=_call(n, "aecho"), kind="aecho", status=ok, exact=f"aecho {n}")
     if roll < 0.50:
         query = rng.choice(QUERIES)
-        call = ToolCall(id=f"h{n}", name="tool_search", arguments=json.dumps({"query": query}))
+        call = ToolCall(id=f"h{n}", name="tool_search", arguments=json.dumps({"queries": [query]}))
         return Case(call=call, kind=f"tool_search {query!r}", status=ok)
     if roll < 0.72:
         name = rng.choice(["explode", "aexplode"])
@@ -525,7 +525,7 @@ class _Campaign:
                 exact=f"aecho {number + 2}",
             ),
             Case(
-                call=ToolCall(id="search", name="tool_search", arguments='{"query": "echo"}'),
+                call=ToolCall(id="search", name="tool_search", arguments='{"queries": ["echo"]}'),
                 kind="tool_search beside a stuck tool",
                 status=ToolCallStatus.OK,
                 check=lambda text: "echo" in text,

@@ -291,7 +291,7 @@ class Desk:
         ]
         if plan.turn == 0 and not since:
             self.searches.append((plan.case, plan.query))
-            return tool_call_response(("tool_search", {"query": plan.query}))
+            return tool_call_response(("tool_search", {"queries": [plan.query]}))
         if plan.turn == 0 and len(since) == 1:
             (response,) = since[0].responses
             plan.found = [hit["name"] for hit in _hits(response.data)]

@@ -153,7 +153,7 @@ async def test_each_hit_carries_its_annotations_as_the_gateway_runs_it() -> None
     )
     async with Client(served(gateway)) as client:
         searched = await client.call_tool(
-            "tool_search", {"query": "refund invoice comment", "max_results": 5}
+            "tool_search", {"queries": ["refund invoice comment"], "max_results": 5}
         )
     answer = json.loads(text_of(searched))
     by_name = {hit["name"]: hit for hit in answer}

@@ -152,7 +152,7 @@ async def call(client: Any, name: str, **arguments: Any) -> tuple[bool, str]:
 
 
 async def search(client: Any, query: str) -> list[str]:
-    result = await client.call_tool("tool_search", {"query": query, "max_results": 10})
+    result = await client.call_tool("tool_search", {"queries": [query], "max_results": 10})
     return sorted(hit["name"] for hit in json.loads(text_of(result)))
 
 

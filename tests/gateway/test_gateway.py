@@ -199,8 +199,8 @@ async def test_runaway_names_and_queries_from_a_client_are_refused_at_once() -> 
     gateway = ToolGateway(catalog())
     search_tool, _ = gateway.tools()
     with pytest.raises(ToolArgumentError) as caught:
-        await search_tool.call(json.dumps({"query": "invoice " * 200_000}))
-    assert [p.location for p in caught.value.problems] == ["query"]
+        await search_tool.call(json.dumps({"queries": ["invoice " * 200_000]}))
+    assert [p.location for p in caught.value.problems] == ["queries.0"]
     # A name within the bound on arguments is answered as unknown, without a fuzzy match.
     long = await gateway.call("billing.getInvoice" * 20_000, {"number": "1"})
     assert (long.is_error, long.status) == (True, "unknown_tool")
@@ -223,7 +223,7 @@ async def test_the_client_facing_tools() -> None:
     async with Client(served(gateway)) as client:
         listed = await client.list_tools()
         search = await client.call_tool(
-            "tool_search", {"query": "invoice lookup", "max_results": 1}
+            "tool_search", {"queries": ["invoice lookup"], "max_results": 1}
         )
         answer = await client.call_tool(
             "call_tool",
@@ -332,7 +332,7 @@ async def test_by_default_the_cut_off_is_the_advisors() -> None:
     assert [f.name for f in await gateway.search(QUERY, max_results=10)] == RANKED[:1]
     # What the client reads is cut as well: one definition instead of four.
     search_tool, _ = gateway.tools()
-    answer = json.loads(await search_tool.call(json.dumps({"query": QUERY, "max_results": 10})))
+    answer = json.loads(await search_tool.call(json.dumps({"queries": [QUERY], "max_results": 10})))
     assert [hit["name"] for hit in answer] == RANKED[:1]
 
 

@@ -69,7 +69,7 @@ async def test_a_served_call_is_recorded_like_one_in_process() -> None:
     gw = gateway(log)
     meta = {"tenant_id": "acme", "user_id": "u1", "session_id": "s1"}
     async with Client(served(gw)) as client:
-        await client.call_tool("tool_search", {"query": "refund card payment"}, meta=meta)
+        await client.call_tool("tool_search", {"queries": ["refund card payment"]}, meta=meta)
         called = await client.call_tool(
             "call_tool",
             {"name": "billing.refund_payment", "arguments": {"payment_id": "p1"}},

@@ -175,7 +175,7 @@ def test_search_finds_each_tool_with_what_the_gateway_does_to_it(
         "--tool-name",
         "tool_search",
         "--tool-arg",
-        "query=retry failed refunds",
+        "queries=retry failed refunds",
         "max_results=5",
     )
     assert not failed, text
@@ -188,7 +188,7 @@ def test_search_finds_each_tool_with_what_the_gateway_does_to_it(
     }
     assert hits[RETRY]["requires_approval"] is True  # [approval] destructive = true
     failed, text = call(
-        environment, http, "--tool-name", "tool_search", "--tool-arg", "query=find failed refunds"
+        environment, http, "--tool-name", "tool_search", "--tool-arg", "queries=find failed refunds"
     )
     assert not failed, text
     reading = json.loads(text)[0]

@@ -302,7 +302,7 @@ async def test_a_search_answer_over_the_bound_is_whole_hits_and_the_rest_named()
     assert len(found) == 6
     async with Client(served(gateway)) as client:
         result = await client.call_tool(
-            "tool_search", {"query": "monthly sales report region", "max_results": 6}
+            "tool_search", {"queries": ["monthly sales report region"], "max_results": 6}
         )
     text = text_of(result)
     assert not result.is_error
@@ -313,6 +313,20 @@ async def test_a_search_answer_over_the_bound_is_whole_hits_and_the_rest_named()
     assert 1 <= len(whole) < 6
     assert whole == [f.as_json() for f in found[: len(whole)]]
     assert named == [{"name": f.name, "note": ENGLISH.left_out} for f in found[len(whole) :]]
+
+
+async def test_one_search_answers_every_query_with_each_definition_once() -> None:
+    gateway = ToolGateway(ToolCatalog(report_tools()), options=SearchOptions(max_results=2))
+    queries = ["monthly sales report region", "sales report", "monthly sales report region"]
+    each = [[f.name for f in await gateway.search(q, max_results=2)] for q in queries]
+    async with Client(served(gateway)) as client:
+        result = await client.call_tool("tool_search", {"queries": queries})
+    hits = json.loads(text_of(result))
+    names = [hit["name"] for hit in hits]
+    # Each query's hits in turn, every one whole, and a tool given twice only once.
+    assert names == list(dict.fromkeys(name for found in each for name in found))
+    assert all("input_schema" in hit for hit in hits)
+    assert len(set(names)) == len(names) < sum(len(found) for found in each)
 
 
 # --- an approval that edits the arguments records what ran ----------------------------------

@@ -109,12 +109,14 @@ def explain_status(code: int) -> str:
 @pytest.mark.parametrize(
     "arguments",
     [
-        {"query": "404"},
-        {"query": 404},  # the Inspector decodes `--tool-arg query=404` into a number
-        {"query": ["http", 404]},  # models send lists of keywords
-        {"query": "404", "category": "http"},
+        {"queries": ["404"]},
+        {"queries": "404"},  # one query, sent bare
+        {"queries": '["404"]'},  # the Inspector sends `--tool-arg queries=["404"]` as text
+        {"queries": 404},  # and decodes `--tool-arg queries=404` into a number
+        {"queries": [["http", 404]]},  # models send lists of keywords
+        {"queries": ["404"], "category": "http"},
     ],
-    ids=["text", "number", "words", "category"],
+    ids=["text", "bare", "json", "number", "words", "category"],
 )
 async def test_search_takes_words_the_way_clients_decode_them(arguments: dict[str, Any]) -> None:
     search = ToolGateway(catalog(get_invoice, explain_status)).tools()[0]
@@ -124,5 +126,5 @@ async def test_search_takes_words_the_way_clients_decode_them(arguments: dict[st
 
 async def test_a_query_that_is_no_text_is_an_argument_error() -> None:
     search = ToolGateway(catalog(get_invoice)).tools()[0]
-    with pytest.raises(Exception, match="query: Input should be a valid string"):
-        await search.call('{"query": {"words": "invoice"}}')
+    with pytest.raises(Exception, match=r"queries\.0: Input should be a valid string"):
+        await search.call('{"queries": [{"words": "invoice"}]}')

@@ -83,7 +83,7 @@ class Session:
         self.user = {"user_id": "U-ZHANG"}
 
     async def find(self, query: str, expected: str) -> dict[str, Any]:
-        result = await self.client.call_tool("tool_search", {"query": query, "max_results": 5})
+        result = await self.client.call_tool("tool_search", {"queries": [query], "max_results": 5})
         hits = json.loads(self._text(result))
         names = [h["name"] for h in hits]
         assert expected in names, f"{query!r} found {names}"

@@ -78,7 +78,7 @@ class Agent:
         self.meta = meta
 
     async def find(self, query: str, expected: str) -> None:
-        result = await self.client.call_tool("tool_search", {"query": query, "max_results": 5})
+        result = await self.client.call_tool("tool_search", {"queries": [query], "max_results": 5})
         names = [hit["name"] for hit in json.loads(text_of(result))]
         assert expected in names, f"{query!r} found {names}"
 

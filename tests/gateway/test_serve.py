@@ -66,7 +66,7 @@ async def exercise(client: Client) -> None:
     assert [t.name for t in listed.tools] == ["tool_search", "call_tool"]
     assert "tool_search" in (client.instructions or "")
 
-    search = await client.call_tool("tool_search", {"query": "add two whole numbers"})
+    search = await client.call_tool("tool_search", {"queries": ["add two whole numbers"]})
     hits = json.loads(text_of(search))
     assert hits[0]["name"] == "demo.add"
     assert hits[0]["input_schema"]["required"] == ["a", "b"]

@@ -173,7 +173,7 @@ def test_an_unknown_language_is_refused() -> None:
 async def test_chinese_tools_are_searched_and_run_through_the_described_tools() -> None:
     gateway = ToolGateway(chinese())
     async with Client(served(gateway)) as client:
-        searched = await client.call_tool("tool_search", {"query": "天气", "max_results": 1})
+        searched = await client.call_tool("tool_search", {"queries": ["天气"], "max_results": 1})
         assert [hit["name"] for hit in json.loads(text_of(searched))] == ["查询天气"]
         # The canonical name and the form providers are sent both run it.
         for name in ("查询天气", provider_safe_name("查询天气")):

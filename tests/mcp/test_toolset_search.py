@@ -19,7 +19,7 @@ from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.toolsearch import TOOL_SEARCH_NAME, ToolSearchReport
 
-QUERY = {"query": "multiply two whole numbers product", "max_results": 3}
+QUERY = {"queries": ["multiply two whole numbers product"], "max_results": 3}
 
 
 def report_of(response: object) -> ToolSearchReport:
@@ -57,7 +57,8 @@ async def test_the_next_turn_finds_a_tool_the_server_added() -> None:
         assert report.reindexed is True
         assert report.catalog_fingerprint != report_of(first).catalog_fingerprint
         assert report.searches[0].names[0] == "calc.multiply"
-        assert json.loads(report.searches[0].answer)[0]["name"] == "calc__multiply"
+        answer = second.tool_loop.rounds[0].responses[0].data  # type: ignore[union-attr]
+        assert json.loads(answer)[0]["name"] == "calc__multiply"
         # Found, shown, called on the server.
         assert "calc.multiply" in report.rounds[1].exposed
         responses = [

@@ -111,10 +111,10 @@ def _call(channel: str, number: int, name: str, arguments: dict[str, Any]) -> di
 def script(channel: str) -> list[dict[str, Any]]:
     """The model's six answers on ``channel``."""
     return [
-        _reply(1, _use(1, "tool_search", {"query": "refund", "max_results": 2})),
+        _reply(1, _use(1, "tool_search", {"queries": ["refund"], "max_results": 2})),
         _reply(2, _call(channel, 2, "refund.status", {"refund_id": "RF-1"})),
         _reply(3, _text("RF-1 failed: the card expired.")),
-        _reply(4, _use(4, "tool_search", {"query": "retry a failed refund", "max_results": 1})),
+        _reply(4, _use(4, "tool_search", {"queries": ["retry a failed refund"], "max_results": 1})),
         _reply(5, _call(channel, 5, "refund.retry", {"refund_id": "RF-1"})),
         _reply(6, _text("RF-1 is retried.")),
     ]

@@ -55,7 +55,9 @@ _START: tuple[Message, ...] = (
 )
 _SEARCHED: tuple[Message, ...] = (
     AssistantMessage(
-        tool_calls=(ToolCall(id="toolu_01", name="tool_search", arguments='{"query": "retry"}'),)
+        tool_calls=(
+            ToolCall(id="toolu_01", name="tool_search", arguments='{"queries": ["retry"]}'),
+        )
     ),
     ToolResponseMessage(responses=(ToolResponse(id="toolu_01", name="tool_search", data=_FOUND),)),
 )

@@ -81,10 +81,12 @@ def _text(text: str) -> dict[str, Any]:
 def script() -> list[dict[str, Any]]:
     """The model's six answers; found tools are called by their provider-safe names."""
     return [
-        _reply(1, _call(1, "tool_search", {"query": "refund", "max_results": 2})),
+        _reply(1, _call(1, "tool_search", {"queries": ["refund"], "max_results": 2})),
         _reply(2, _call(2, "refund__status", {"refund_id": "RF-1"})),
         _reply(3, _text("RF-1 failed: the card expired.")),
-        _reply(4, _call(4, "tool_search", {"query": "retry a failed refund", "max_results": 1})),
+        _reply(
+            4, _call(4, "tool_search", {"queries": ["retry a failed refund"], "max_results": 1})
+        ),
         _reply(5, _call(5, "refund__retry", {"refund_id": "RF-1"})),
         _reply(6, _text("RF-1 is retried.")),
     ]

@@ -286,7 +286,7 @@ QUERY = "how many units in stock SECRET-QUERY"
 def search_model() -> ScriptedModel:
     return ScriptedModel(
         [
-            tool_call_response(("tool_search", {"query": QUERY, "max_results": 1})),
+            tool_call_response(("tool_search", {"queries": [QUERY], "max_results": 1})),
             tool_call_response(("check_stock", {"sku": SECRET_SKU})),
             "done",
         ]

@@ -116,7 +116,7 @@ def decide(prompt: Prompt) -> ChatResponse | str:
             return tool_call_response(
                 ToolCall(id="", name=refund, arguments=json.dumps({"refund_id": refund_id}))
             )
-        return tool_call_response(("tool_search", {"query": "refund order"}))
+        return tool_call_response(("tool_search", {"queries": ["refund order"]}))
     assert isinstance(last, ToolResponseMessage)
     response = last.responses[0]
     if response.name == "tool_search":

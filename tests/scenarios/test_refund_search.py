@@ -65,7 +65,7 @@ class Triage:
     @staticmethod
     def search(tool_name: str) -> Any:
         return tool_call_response(
-            (TOOL_SEARCH_NAME, {"query": QUERIES[tool_name], "max_results": 1})
+            (TOOL_SEARCH_NAME, {"queries": [QUERIES[tool_name]], "max_results": 1})
         )
 
     @staticmethod

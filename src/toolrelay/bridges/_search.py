@@ -203,8 +203,8 @@ class BridgeSearch:
         The tools it finds (:attr:`BridgeCallResult.found`) are added to the conversation's
         discoveries in the session store, shown from the next step on; with ``key=None`` the
         framework keeps them itself (``discovered``: what it has so far). The arguments are
-        JSON text or a mapping already decoded, as for :meth:`call`; invalid ones (a missing
-        query, one too long, nested too deeply) are answered as such.
+        JSON text or a mapping already decoded, as for :meth:`call`; invalid ones (no
+        ``queries``, a query too long, nested too deeply) are answered as such.
         """
         context = context or ToolContext()
         snapshot = await self.core.snapshot()

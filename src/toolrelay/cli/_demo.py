@@ -149,7 +149,9 @@ def check_required(
     counts as round 0.
     """
     found = [(0, revealed.response)] if revealed is not None else []
-    found += [(r.model_call, s) for r in rounds for s in r.searches if s is not None]
+    found += [
+        (r.model_call, s) for r in rounds for call in r.searches for s in call if s is not None
+    ]
     checks = []
     for name in required:
         check = RequiredTool(name=name)

@@ -38,7 +38,7 @@ class ReplayWords:
         and_: What joins the purposes of several searches.
         widening: A search did not return the tool; asking again for more hits: ``{query}``,
             ``{tool}``.
-        found: The search returned the tool: ``{tool}``, ``{rank}``, ``{times}``.
+        found: The search returned the tool: ``{tool}``, ``{times}``.
         shown_earlier: Not returned by a search but among the request's tools: ``{tool}``,
             ``{times}`` (``{query}`` too).
         missed: Not found; called anyway so the gate's answer shows: ``{query}``, ``{tool}``,
@@ -127,7 +127,7 @@ ENGLISH_DEMO = DemoWords(
         searching="Searching for the tools to {purpose}.",
         and_="; to ",
         widening="The search for {query!r} did not return {tool}; asking for more hits.",
-        found="The search returned {tool} (rank {rank}); calling it{times}.",
+        found="The search returned {tool}; calling it{times}.",
         shown_earlier=("{tool} is among the tools this request shows; calling it{times}."),
         missed=(
             "The search for {query!r} did not return {tool} (it returned {returned}). Calling "
@@ -181,7 +181,7 @@ CHINESE_DEMO = DemoWords(
         searching="先搜索工具：{purpose}。",
         and_="；",
         widening="搜索“{query}”没有返回 {tool}；请求更多结果。",
-        found="搜索返回了 {tool}（排名第 {rank}），现在调用{times}。",
+        found="搜索返回了 {tool}，现在调用{times}。",
         shown_earlier=("{tool} 已在本次请求提供的工具中；现在调用{times}。"),
         missed=(
             "搜索“{query}”没有返回 {tool}（返回的是：{returned}）。仍然调用 {tool}，"

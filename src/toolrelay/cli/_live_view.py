@@ -73,22 +73,26 @@ class LiveView:
         for outcome in record.outcomes:
             self.console.print(Text(f"  {_call_text(outcome)}", style="cyan"))
             if outcome.tool_name == TOOL_SEARCH_NAME and outcome.ok:
-                self._hits(next(searches, None))
+                for response in next(searches, ()):
+                    self._hits(response)
                 continue
             if outcome.tool_name == TOOL_SEARCH_NAME:
-                next(searches, None)
+                next(searches, ())
             self.console.print(_result_text(outcome))
 
     def _hits(self, response: SearchResponse | None) -> None:
         if response is None:
             self.console.print(Text("    (no search record)", style="dim"))
             return
+        query = shorten(response.query, _ARGUMENT_CHARS)
         if not response.hits:
-            self.console.print(Text(f"    {response.search_type}: no tool matched", style="yellow"))
+            self.console.print(
+                Text(f"    {query!r}: {response.search_type}: no tool matched", style="yellow")
+            )
             return
         self.console.print(
             Text(
-                f"    {response.search_type} matched {response.total:,} of "
+                f"    {query!r}: {response.search_type} matched {response.total:,} of "
                 f"{plural(self.catalog_size, 'tool')} in {response.time_ms:.1f} ms; returned:",
                 style="dim",
             )
@@ -190,7 +194,7 @@ def _round_json(record: RoundRecord) -> dict[str, Any]:
             "result": outcome.response.data,
         }
         if outcome.tool_name == TOOL_SEARCH_NAME:
-            entry["search"] = _search_json(next(searches, None))
+            entry["searches"] = [_search_json(response) for response in next(searches, ())]
         results.append(entry)
     return {
         "model_call": record.model_call,

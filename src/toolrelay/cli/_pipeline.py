@@ -80,7 +80,7 @@ __all__ = [
     "build_pipeline",
     "no_approver",
     "quiet_library_logs",
-    "search_query",
+    "search_queries",
     "tools_tokens",
 ]
 
@@ -146,7 +146,7 @@ class RoundRecord:
         calls: The tool calls it asked for.
         usage: The usage the model reported (zero for models that report none).
         outcomes: The outcome of each call, in call order (after the round ran).
-        searches: The response of each ``tool_search`` call, in call order.
+        searches: The responses of each ``tool_search`` call, in call order: one per query.
         prompt: The request as the model got it (to bill it).
         response: The model's answer (to bill its output).
     """
@@ -158,7 +158,7 @@ class RoundRecord:
     calls: tuple[ToolCall, ...] = ()
     usage: Usage = dataclasses.field(default_factory=Usage)
     outcomes: tuple[ToolCallOutcome, ...] = ()
-    searches: tuple[SearchResponse | None, ...] = ()
+    searches: tuple[tuple[SearchResponse | None, ...], ...] = ()
     prompt: Prompt | None = None
     response: ChatResponse | None = None
 
@@ -224,15 +224,17 @@ class TurnRecorder:
     ) -> None:
         """The latest round's calls ran; ``searches`` are the index's answers, in any order."""
         pending = list(searches)
-        matched: list[SearchResponse | None] = []
+        matched: list[tuple[SearchResponse | None, ...]] = []
         for outcome in outcomes:
             if outcome.tool_name != TOOL_SEARCH_NAME:
                 continue
-            query = search_query(outcome.call)
-            found = next((s for s in pending if s.query == query), None)
-            if found is not None:
-                pending.remove(found)
-            matched.append(found)
+            responses: list[SearchResponse | None] = []
+            for query in search_queries(outcome.call):
+                found = next((s for s in pending if s.query == query), None)
+                if found is not None:
+                    pending.remove(found)
+                responses.append(found)
+            matched.append(tuple(responses))
         record = self._update(outcomes=tuple(outcomes), searches=tuple(matched))
         if self.listener is not None:
             self.listener.on_results(record)
@@ -397,11 +399,12 @@ def quiet_library_logs() -> Iterator[None]:
         logger.removeHandler(handler)
 
 
-def search_query(call: ToolCall) -> str | None:
-    """The query of a ``tool_search`` call (``None`` when its arguments hold none)."""
+def search_queries(call: ToolCall) -> list[str]:
+    """The queries of a ``tool_search`` call, as its arguments hold them (a lone one too)."""
     try:
         arguments = decode_arguments(call.name, call.arguments)
     except InvalidJsonError:
-        return None
-    query = arguments.get("query")
-    return query if isinstance(query, str) else None
+        return []
+    queries = arguments.get("queries")
+    queries = [queries] if isinstance(queries, str) else queries
+    return [q for q in queries if isinstance(q, str)] if isinstance(queries, list) else []

@@ -37,7 +37,7 @@ from typing import Any
 
 from toolrelay._plural import plural
 from toolrelay.cli._demo_language import ENGLISH_DEMO, DemoWords, ReplayWords
-from toolrelay.cli._pipeline import search_query
+from toolrelay.cli._pipeline import search_queries
 from toolrelay.exceptions import ConfigurationError
 from toolrelay.messages import (
     AssistantMessage,
@@ -101,13 +101,12 @@ class TurnSoFar:
                     call = calls.get(response.id)
                     name = provider_safe_name(call.name if call is not None else response.name)
                     if name == TOOL_SEARCH_NAME:
-                        query = search_query(call) if call is not None else None
-                        if call is not None and '"max_results"' in call.arguments:
-                            turn.widened.add(str(query))
+                        queries = search_queries(call) if call is not None else []
                         found = [] if response.is_error else _decoded(response.data)
-                        turn.searches[str(query)] = (
-                            # Answers carrying definitions (the proxy channel) give
-                            # canonical names; the others provider-safe ones.
+                        # Answers carrying definitions (the proxy channel) give canonical
+                        # names; the others provider-safe ones. One answer serves all the
+                        # call's queries: each is taken to have returned it all.
+                        names = (
                             [
                                 provider_safe_name(str(hit.get("name")))
                                 for hit in found
@@ -116,6 +115,10 @@ class TurnSoFar:
                             if isinstance(found, list)
                             else []
                         )
+                        for query in queries or ["None"]:
+                            if call is not None and '"max_results"' in call.arguments:
+                                turn.widened.add(query)
+                            turn.searches[query] = names
                     elif response.is_error:
                         turn.failures.append((name, response.data))
                     else:
@@ -209,7 +212,7 @@ class ReplayModel:
             if not calls:
                 continue
             if provider_safe_name(step.tool) not in available and step.query not in turn.searches:
-                # As tool_search's description asks: every need not found yet, in one turn.
+                # As tool_search's description asks: every need not found yet, in one call.
                 needs = [
                     later
                     for later in pending[position:]
@@ -217,11 +220,10 @@ class ReplayModel:
                     and later.query not in turn.searches
                 ]
                 purposes = self.words.and_.join(later.purpose for later in needs)
+                queries = [later.query for later in needs]
                 return AssistantMessage(
                     text=self.words.searching.format(purpose=purposes),
-                    tool_calls=tuple(
-                        self._call(TOOL_SEARCH_NAME, {"query": later.query}) for later in needs
-                    ),
+                    tool_calls=(self._call(TOOL_SEARCH_NAME, {"queries": queries}),),
                 )
             wanted = provider_safe_name(step.tool)
             if wanted not in available and step.query not in turn.widened:
@@ -229,7 +231,9 @@ class ReplayModel:
                 return AssistantMessage(
                     text=self.words.widening.format(query=step.query, tool=step.tool),
                     tool_calls=(
-                        self._call(TOOL_SEARCH_NAME, {"query": step.query, "max_results": WIDER}),
+                        self._call(
+                            TOOL_SEARCH_NAME, {"queries": [step.query], "max_results": WIDER}
+                        ),
                     ),
                 )
             return self._act(step, calls, turn, shown)
@@ -240,10 +244,8 @@ class ReplayModel:
     ) -> AssistantMessage:
         wanted, words = provider_safe_name(step.tool), self.words
         times = "" if len(calls) == 1 else words.times.format(count=len(calls))
-        found = next((names for names in turn.searches.values() if wanted in names), None)
-        if found is not None:
-            rank = found.index(wanted) + 1
-            text = words.found.format(tool=step.tool, rank=rank, times=times)
+        if any(wanted in names for names in turn.searches.values()):
+            text = words.found.format(tool=step.tool, times=times)
         elif wanted in shown:
             text = words.shown_earlier.format(query=step.query, tool=step.tool, times=times)
         else:
@@ -305,7 +307,7 @@ class SearchReplay:
         query = " ".join(asked.split())
         turn = TurnSoFar.read(messages)
         if not turn.searches:
-            arguments = json.dumps({"query": query}, ensure_ascii=False)
+            arguments = json.dumps({"queries": [query]}, ensure_ascii=False)
             call = ToolCall(
                 id=f"replay_{next(self._ids)}", name=TOOL_SEARCH_NAME, arguments=arguments
             )

@@ -205,7 +205,7 @@ class ToolSearch:
         send_all_below: The small-catalog rule: when the permitted catalog's definitions
             total fewer tokens than this, every tool is sent and nothing is searched or
             revealed (reported as ``sent_all_tools`` and logged at INFO on the
-            ``toolrelay.client`` logger); ``None``: always search. The default, 300 tokens,
+            ``toolrelay.client`` logger); ``None``: always search. The default, 310 tokens,
             is where search cannot pay as billed (derivation:
             :data:`~toolrelay.toolsearch._reveal.DEFAULT_SEND_ALL_BELOW`).
 
@@ -511,7 +511,7 @@ class _SearchTurn:
         self.searcher.shown = frozenset(t.definition.name for t in self.fixed)
         if self.channel == "proxy":
             self.searcher.defined = self._defined_in(messages)
-        record = await self.searcher.reveal(
+        answer, record = await self.searcher.reveal(
             query,
             max_results=provider.reveal,
             min_relative_score=provider.reveal_min_relative_score,
@@ -520,7 +520,7 @@ class _SearchTurn:
         new = [n for n in record.names if n not in self.searcher.shown]
         if self.channel == "proxy" and any(n not in self.searcher.defined for n in new):
             anchor = next(m for m in reversed(messages) if isinstance(m, UserMessage))
-            self._pair = (anchor, revealed_pair(query, record.answer))
+            self._pair = (anchor, revealed_pair(query, answer))
         if not record.names:
             return
         self.usage.found(query, record.names)

@@ -2,7 +2,8 @@
 
 A client sees two tools instead of hundreds:
 
-- ``tool_search(query, max_results?, category?)``: the best permitted tools for a query, each
+- ``tool_search(queries, max_results?, category?)``: the best permitted tools for each query
+  (one query per need, all answered at once), each
   with its name, full description, input schema and MCP annotations as the gateway runs it
   (and ``requires_approval`` when the gateway asks before running it), best first (none
   scoring under ``min_relative_score``, half the best one's score by default);
@@ -57,7 +58,7 @@ from toolrelay.execution import ForwardingTool, GuardOptions, ToolCallingManager
 from toolrelay.execution._manager import configured_manager
 from toolrelay.execution._pipeline import META_TOOL
 from toolrelay.gateway._annotations import MAY_DO_ANYTHING, as_run, most_of
-from toolrelay.gateway._parameters import SearchText
+from toolrelay.gateway._parameters import SearchQueries, SearchText
 from toolrelay.gateway._policy import ToolPolicy, apply_policies
 from toolrelay.mcp._annotations import OPEN_WORLD
 from toolrelay.mcp._live_catalog import LiveToolCatalog
@@ -255,7 +256,7 @@ class ToolGateway:
         context: ToolContext | None = None,
     ) -> list[FoundTool]:
         """The best tools for ``query`` that the caller with ``context`` may see."""
-        snapshot, record = await self._searched(query, max_results, category, context)
+        snapshot, (_, (record,)) = await self._searched([query], max_results, category, context)
         found = []
         for hit in record.response.hits:
             tool = snapshot.tools[hit.name]
@@ -405,25 +406,27 @@ class ToolGateway:
 
     async def _searched(
         self,
-        query: str,
+        queries: Sequence[str],
         max_results: int | None,
         category: str | None,
         context: ToolContext | None,
-    ) -> tuple[CatalogSnapshot, ToolSearchRecord]:
+    ) -> tuple[CatalogSnapshot, tuple[str, tuple[ToolSearchRecord, ...]]]:
         context = context or ToolContext()
         snapshot = await self.core.snapshot()
         view = self.core.view(snapshot, context)
         searcher = await self.core.searcher(
             view, hits=self._definition_hits(snapshot), max_chars=self.manager.max_result_chars
         )
-        record = await searcher.search(query, max_results, category)
+        answer, records = await searcher.search(queries, max_results, category)
         if self.options.usage_log is not None:
-            self._recorder(context).found(query, record.names)
-        return snapshot, record
+            recorder = self._recorder(context)
+            for record in records:
+                recorder.found(record.query, record.names)
+        return snapshot, (answer, records)
 
     async def _tool_search(
         self,
-        query: SearchText,
+        queries: SearchQueries,
         max_results: int | None = None,
         category: SearchText | None = None,
         context: ToolContext | None = None,
@@ -431,12 +434,13 @@ class ToolGateway:
         """Search the tool catalog.
 
         Args:
-            query: A few words for the action you need and its object, e.g. 'cancel order'.
-            max_results: How many tools to return (1-10).
+            queries: One per need: a few words for the action and its object, e.g.
+                'cancel order'.
+            max_results: How many tools to return per query (1-10).
             category: Only tools of this category, e.g. 'payments' for 'payments.*' tools.
             context: The caller's tool context (from the request, never in the schema).
         """
-        return (await self._searched(query, max_results, category, context))[1].answer
+        return (await self._searched(queries, max_results, category, context))[1][0]
 
     def _call_tool(self, texts: SearchTexts | None = None) -> ForwardingTool:
         texts = texts if texts is not None else self.texts()

@@ -68,7 +68,7 @@ the queries and at least one for 82.5%, 1.49 tools (232 tokens) revealed on aver
 $1.63 (Anthropic) and $0.72 (OpenAI) per 1,000 tasks against revealing nothing.
 """
 
-DEFAULT_SEND_ALL_BELOW: Final = 300
+DEFAULT_SEND_ALL_BELOW: Final = 310
 """Tokens of permitted catalog definitions under which every tool is sent and nothing searched.
 
 The break-even of the cost as billed (``toolrelay.models._billing``'s headline models), in
@@ -77,13 +77,13 @@ ones within the cache's lifetime). Sending every tool costs the catalog's ``T`` 
 each request: written once and read 5 times, ``T * (w + 5 r)`` (``w``, ``r``: the cache
 write and read prices over the input price; 1.25 and 0.1 on ``claude-sonnet-4-5``, 1 and 0.1
 on ``gpt-5``). Search costs at least its own tools and text in each request instead
-(``tool_search`` and ``call_tool`` with the proxy suffix: 247 tokens, cl100k_base) and, when
+(``tool_search`` and ``call_tool`` with the proxy suffix: 259 tokens, cl100k_base) and, when
 the reveal did not show every needed tool (45.5% of the reveal benchmark's tuning queries),
 a search round: one more model request, whose output alone (a 40-token ``tool_search`` call,
 at 5x the input price on ``claude-sonnet-4-5`` and 8x on ``gpt-5``) is 200 or 320
 input-token prices. The needed tools are shown either way. So search cannot pay while
-``T < 247 + 0.455 * 40 * o / (w + 5 r)``: 299 tokens on ``claude-sonnet-4-5`` (``o = 5``),
-344 on ``gpt-5`` (``o = 8``); 300, about two tools of 150 tokens, is the rule. Everything
+``T < 259 + 0.455 * 40 * o / (w + 5 r)``: 311 tokens on ``claude-sonnet-4-5`` (``o = 5``),
+356 on ``gpt-5`` (``o = 8``); 310, about two tools of 150 tokens, is the rule. Everything
 left out (the search round's re-read prefix, its answer in later requests, its latency)
 only adds to search's side, so below the rule search surely loses, and above it the
 searched default is kept: the 28-tool weather catalog (4,515 tokens) and the 78-tool refund
@@ -188,7 +188,7 @@ def revealed_pair(query: str, answer: str) -> tuple[AssistantMessage, ToolRespon
     # Random for uniqueness, but always 8 decimal digits: tokenizers split digits into runs
     # of up to three, so every id counts the same tokens and identical runs cost the same.
     call_id = f"{REVEAL_CALL_ID}_{secrets.randbelow(10**8):08d}"
-    arguments = json.dumps({"query": query}, ensure_ascii=False)
+    arguments = json.dumps({"queries": [query]}, ensure_ascii=False)
     call = ToolCall(id=call_id, name=TOOL_SEARCH_NAME, arguments=arguments)
     response = ToolResponse(id=call_id, name=TOOL_SEARCH_NAME, data=answer)
     return AssistantMessage(tool_calls=(call,)), ToolResponseMessage(responses=(response,))

@@ -1,7 +1,9 @@
 """The ``tool_search`` tool, the texts that introduce it, and the record of its searches.
 
-The tool the model calls to find tools: ``tool_search(query, max_results?, category?)``
-answers with a JSON list of ``{"name"}`` objects, best match first, e.g.::
+The tool the model calls to find tools: ``tool_search(queries, max_results?, category?)``
+takes one query per need, so a task's every need is searched in one call (one call's output
+costs a fraction of a call per need, and output is the dearest token), and answers with one
+JSON list of ``{"name"}`` objects, each query's best match first, a tool named once, e.g.::
 
     [{"name":"orders__cancel"},{"name":"orders__refund"}]
 
@@ -26,8 +28,8 @@ may use, and it keeps a :class:`ToolSearchRecord` of every search for the turn's
 Searches run in the event loop's default executor, never in the threads of synchronous tools
 (:func:`~toolrelay.tools.sync_tool_workers`), so tools stuck in theirs never stop a search,
 unless the index answers faster than the hop to a thread costs (:class:`SearchRunner`); a query
-longer than :data:`MAX_QUERY_LENGTH` characters is refused as an invalid argument before the
-index sees it.
+longer than :data:`MAX_QUERY_LENGTH` characters, or more than :data:`MAX_QUERIES` queries, is
+refused as an invalid argument before the index sees it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BeforeValidator, Field
 
 from toolrelay._storable import valid_unicode
 from toolrelay.execution._pipeline import META_TOOL
@@ -59,7 +61,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INLINE_SEARCH_BELOW",
+    "MAX_QUERIES",
     "MAX_QUERY_LENGTH",
+    "SearchQueries",
     "SearchQuery",
     "SearchRunner",
     "ToolSearchRecord",
@@ -90,6 +94,23 @@ def _bounded_query(query: str) -> str:
 SearchQuery = Annotated[str, AfterValidator(_bounded_query)]
 """A ``tool_search`` query as its arguments are validated."""
 
+MAX_QUERIES: Final = 10
+"""Queries one ``tool_search`` call may make (a task's needs; each query is a search)."""
+
+
+def _listed_queries(value: object) -> object:
+    # One query sent bare is one need: answered, not refused for its missing brackets.
+    return [value] if isinstance(value, str) else value
+
+
+SearchQueries = Annotated[
+    list[SearchQuery],
+    BeforeValidator(_listed_queries),
+    Field(min_length=1, max_length=MAX_QUERIES),
+]
+"""The ``queries`` of a ``tool_search`` call as they are validated: 1 to :data:`MAX_QUERIES`
+queries (a single string is one query)."""
+
 
 def search_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
     """The input schema of ``tool_search`` as the model is shown it.
@@ -105,11 +126,15 @@ def search_tool_schema(parameters: Mapping[str, str]) -> dict[str, Any]:
     return {
         "type": "object",
         "properties": {
-            "query": {"type": "string", "description": parameters["query"]},
+            "queries": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": parameters["queries"],
+            },
             "max_results": {"type": "integer", "description": parameters["max_results"]},
             "category": {"type": "string", "description": parameters["category"]},
         },
-        "required": ["query"],
+        "required": ["queries"],
     }
 
 
@@ -125,26 +150,29 @@ def _search_definition(description: str, parameters: tuple[tuple[str, str], ...]
 
 
 def search_answer(
-    response: SearchResponse, shown: frozenset[str] = frozenset(), max_chars: int | None = None
-) -> tuple[str, tuple[str, ...]]:
-    """The text the model reads for ``response``, and the names it gives, best first.
+    responses: Sequence[SearchResponse],
+    shown: frozenset[str] = frozenset(),
+    max_chars: int | None = None,
+) -> tuple[str, tuple[tuple[str, ...], ...]]:
+    """The text the model reads for one call's ``responses`` (one per query), and each one's names.
 
-    A compact JSON list of ``{"name"}`` objects. Hits named in ``shown`` (tools the model
-    already sees in full) are left out, except the best one: the answer lists the best match
-    and what is new. It stays in the history of every later request, so the JSON has no
-    spaces between items (the wire form escapes each of its quotes as well). Names that would
-    take it past ``max_chars`` are left out, and are not found.
+    A compact JSON list of ``{"name"}`` objects: each query's hits in turn, best first, a tool
+    named once. Hits named in ``shown`` (tools the model already sees in full) are left out,
+    except each query's best: the answer lists the best matches and what is new. It stays in
+    the history of every later request, so the JSON has no spaces between items (the wire
+    form escapes each of its quotes as well). Names that would take it past ``max_chars`` are
+    left out, and are not found. The names of each response are those it found, best first.
     """
-    entries = [
-        (h.name, {"name": provider_safe_name(h.name)})
-        for i, h in enumerate(response.hits)
-        if i == 0 or h.name not in shown
-    ]
-    kept = _fitting([_compact(entry) for _, entry in entries], max_chars)
-    found = [h.name for h in response.hits if h.name in shown] + [n for n, _ in entries[:kept]]
-    order = {name: i for i, name in enumerate(response.names)}
-    return _listed([_compact(e) for _, e in entries[:kept]]), tuple(
-        sorted(set(found), key=order.__getitem__)
+    entries: dict[str, str] = {}
+    for response in responses:
+        for i, h in enumerate(response.hits):
+            if (i == 0 or h.name not in shown) and h.name not in entries:
+                entries[h.name] = _compact({"name": provider_safe_name(h.name)})
+    parts = list(entries.values())
+    kept = _fitting(parts, max_chars)
+    given = set(list(entries)[:kept]) | shown
+    return _listed(parts[:kept]), tuple(
+        tuple(h.name for h in response.hits if h.name in given) for response in responses
     )
 
 
@@ -298,23 +326,22 @@ class SearchRunner:
 
 @dataclass(frozen=True, kw_only=True)
 class ToolSearchRecord:
-    """One call of ``tool_search``.
+    """One search: one query of a ``tool_search`` call (or the reveal's).
 
     Attributes:
         query: The query as the model wrote it.
         max_results: How many hits were asked for (after defaults and clamping).
         category: The category the search was limited to, if any.
         response: What the index answered: hits with scores, total matches, time in ms.
-        answer: The text the model read.
-        names: The canonical names found, best first: the hits the answer gave (whole, or
-            named as already known), never one left out because the answer was full.
+        names: The canonical names it found, best first: its hits the call's answer gave
+            (whole, or named as already known), never one left out because the answer was
+            full.
     """
 
     query: str
     max_results: int
     category: str | None
     response: SearchResponse
-    answer: str
     names: tuple[str, ...]
 
 
@@ -356,9 +383,8 @@ class ToolSearchReport:
         revealed: The search before the first model call (the reveal), ``None`` when none
             ran (turned off, a small catalog sent whole, or no user text): its ``query`` is
             the request's text, its ``response`` the hits with their scores, its ``names``
-            the tools revealed (shown from the first model call on), its ``answer`` what the
-            history holds of it in the proxy channel (there, a ``tool_search`` call and this
-            answer follow the user's message).
+            the tools revealed (shown from the first model call on; in the proxy channel a
+            ``tool_search`` call and its answer follow the user's message).
         sent_all_tools: Why every permitted tool was sent, with no search (the small-catalog
             rule: the catalog's tokens against ``send_all_below``); ``None`` when searched.
     """
@@ -404,8 +430,8 @@ class ToolSearcher:
         defined: For answers that carry definitions: the definitions the current model
             call's history already holds (:func:`defined_in`); the advisor sets it before
             each call. Answers leave those tools out, but name the best hit.
-        records: The searches of tools bound to a call (``as_tool(call_id=...)``), by call id,
-            until :meth:`take_records` takes them.
+        records: The searches of tools bound to a call (``as_tool(call_id=...)``), one per
+            query, by call id, until :meth:`take_records` takes them.
     """
 
     def __init__(
@@ -430,7 +456,7 @@ class ToolSearcher:
         self.left_out = left_out
         self.shown: frozenset[str] = frozenset()
         self.defined: Mapping[str, str] = {}
-        self.records: dict[str, ToolSearchRecord] = {}
+        self.records: dict[str, tuple[ToolSearchRecord, ...]] = {}
 
     def as_tool(
         self,
@@ -447,7 +473,7 @@ class ToolSearcher:
 
         Args:
             description: What the model reads about the tool.
-            parameters: What it reads about each parameter (``query``, ``max_results``,
+            parameters: What it reads about each parameter (``queries``, ``max_results``,
                 ``category``), by name; parameters not named keep the English text.
             definition: The whole definition instead (``description`` and ``parameters``
                 are then not read).
@@ -465,11 +491,10 @@ class ToolSearcher:
             key = call_id
 
             async def bound(
-                query: SearchQuery, max_results: int | None = None, category: str | None = None
+                queries: SearchQueries, max_results: int | None = None, category: str | None = None
             ) -> str:
-                record = await self.search(query, max_results, category)
-                self.records[key] = record
-                return record.answer
+                answer, self.records[key] = await self.search(queries, max_results, category)
+                return answer
 
             function = bound
         return FunctionTool(
@@ -483,7 +508,7 @@ class ToolSearcher:
         )
 
     async def tool_search(
-        self, query: SearchQuery, max_results: int | None = None, category: str | None = None
+        self, queries: SearchQueries, max_results: int | None = None, category: str | None = None
     ) -> str:
         """Search the tool catalog.
 
@@ -492,19 +517,22 @@ class ToolSearcher:
         hold up a search.)
 
         Args:
-            query: The action and its object, e.g. 'cancel order'.
-            max_results: How many tools (1-10).
+            queries: One per need: the action and its object, e.g. 'cancel order'.
+            max_results: How many tools per query (1-10).
             category: Only this category, e.g. 'refund' for refund.* tools.
         """
-        return (await self.search(query, max_results, category)).answer
+        return (await self.search(queries, max_results, category))[0]
 
     async def search(
-        self, query: str, max_results: int | None = None, category: str | None = None
-    ) -> ToolSearchRecord:
-        """One search within this turn's view, as the tool answers it, with its record."""
+        self,
+        queries: Sequence[str],
+        max_results: int | None = None,
+        category: str | None = None,
+    ) -> tuple[str, tuple[ToolSearchRecord, ...]]:
+        """One call's searches within this turn's view: the answer, and a record per query."""
         options = self.options
         return await self._answered(
-            query,
+            queries,
             max_results=max_results if max_results is not None else options.max_results,
             min_relative_score=options.min_relative_score,
             category=category,
@@ -512,71 +540,86 @@ class ToolSearcher:
 
     async def reveal(
         self, query: str, *, max_results: int, min_relative_score: float | None
-    ) -> ToolSearchRecord:
+    ) -> tuple[str, ToolSearchRecord]:
         """The search a turn makes before its first model call, with the request's text.
 
-        As :meth:`search`, with its own hit count and cut-off (the reveal's); the answer is
-        what the proxy channel's history gives the model.
+        As :meth:`search` of one query, with its own hit count and cut-off (the reveal's);
+        the answer is what the proxy channel's history gives the model.
         """
-        return await self._answered(
-            query, max_results=max_results, min_relative_score=min_relative_score
+        answer, (record,) = await self._answered(
+            [query], max_results=max_results, min_relative_score=min_relative_score
         )
+        return answer, record
 
     async def _answered(
         self,
-        query: str,
+        queries: Sequence[str],
         *,
         max_results: int,
         min_relative_score: float | None,
         category: str | None = None,
-    ) -> ToolSearchRecord:
-        request = SearchRequest(
-            # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
-            query=valid_unicode(query),
-            max_results=max_results,
-            min_score=self.options.min_score,
-            min_relative_score=min_relative_score,
-            allowed=self.allowed,
-            category=category or None,
-            history=self.history,
-        )
-        response = await self.runner.search(request)
+    ) -> tuple[str, tuple[ToolSearchRecord, ...]]:
+        requests = [
+            SearchRequest(
+                # Embedders and tokenizers need valid Unicode: a lone surrogate becomes U+FFFD.
+                query=valid_unicode(query),
+                max_results=max_results,
+                min_score=self.options.min_score,
+                min_relative_score=min_relative_score,
+                allowed=self.allowed,
+                category=category or None,
+                history=self.history,
+            )
+            for query in queries
+        ]
+        responses = [await self.runner.search(request) for request in requests]
         if self.hits is None:
-            text, names = search_answer(response, self.shown, self.max_chars)
+            text, names = search_answer(responses, self.shown, self.max_chars)
         else:
-            text, names = self._definitions(response, self.hits)
-        return ToolSearchRecord(
-            query=query,
-            max_results=request.max_results,
-            category=request.category,
-            response=response,
-            answer=text,
-            names=names,
+            text, names = self._definitions(responses, self.hits)
+        return text, tuple(
+            ToolSearchRecord(
+                query=query,
+                max_results=request.max_results,
+                category=request.category,
+                response=response,
+                names=found,
+            )
+            for query, request, response, found in zip(
+                queries, requests, responses, names, strict=True
+            )
         )
 
     def _definitions(
-        self, response: SearchResponse, hits: Mapping[str, Mapping[str, Any]]
-    ) -> tuple[str, tuple[str, ...]]:
-        """An answer carrying definitions: each new hit whole, as many as fit.
+        self, responses: Sequence[SearchResponse], hits: Mapping[str, Mapping[str, Any]]
+    ) -> tuple[str, tuple[tuple[str, ...], ...]]:
+        """An answer carrying definitions: each new hit whole, as many as fit, a tool once.
 
-        A hit the model already has (a shown tool, or one whose unchanged definition an
-        earlier answer in the request's history gave: :attr:`defined`) is left out, but the
-        best, which is named only; such hits count as found.
+        Each query's hits in turn. A hit the model already has (a shown tool, or one whose
+        unchanged definition an earlier answer in the request's history gave:
+        :attr:`defined`) is left out, but a query's best, which is named only; such hits
+        count as found.
         """
-        entries: list[Mapping[str, Any]] = []
-        known: list[str] = []
-        for position, found in enumerate(response.hits):
-            hit = hits[found.name]
-            if found.name not in self.shown and self.defined.get(found.name) != _compact(hit):
-                entries.append(hit)
-                continue
-            known.append(found.name)
-            if position == 0:
-                entries.append({"name": found.name})
-        text, whole = definitions_answer(entries, self.max_chars, self.left_out)
-        given = {entry["name"] for entry in entries[:whole]}
-        return text, tuple(h.name for h in response.hits if h.name in given or h.name in known)
+        entries: dict[str, Mapping[str, Any]] = {}
+        known: set[str] = set()
+        for response in responses:
+            for position, found in enumerate(response.hits):
+                hit = hits[found.name]
+                if found.name not in self.shown and self.defined.get(found.name) != _compact(hit):
+                    entries.setdefault(found.name, hit)
+                    continue
+                known.add(found.name)
+                if position == 0:
+                    entries.setdefault(found.name, {"name": found.name})
+        ordered = list(entries.values())
+        text, whole = definitions_answer(ordered, self.max_chars, self.left_out)
+        given = {entry["name"] for entry in ordered[:whole]} | known
+        return text, tuple(
+            tuple(h.name for h in response.hits if h.name in given) for response in responses
+        )
 
     def take_records(self, call_ids: Sequence[str]) -> tuple[ToolSearchRecord, ...]:
-        """Remove and return the records of the calls ``call_ids`` that searched, in that order."""
-        return tuple(self.records.pop(i) for i in call_ids if i in self.records)
+        """Remove and return the searches of the calls ``call_ids`` that searched, in that order."""
+        return tuple(
+            record for i in call_ids if i in self.records for record in self.records.pop(i)
+        )

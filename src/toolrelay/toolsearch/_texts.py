@@ -86,7 +86,7 @@ class SearchTexts:
     Attributes:
         language: The language they are written in (``"en"``, ``"zh"``, or your own tag).
         description: What the model reads about ``tool_search``.
-        parameters: What it reads about each parameter of ``tool_search`` (``query``,
+        parameters: What it reads about each parameter of ``tool_search`` (``queries``,
             ``max_results``, ``category``), by name.
         system_suffix: Appended to the system message of every model call; ``None`` for none.
         unavailable_message: The answer to a call of a tool the model was not shown (the
@@ -148,8 +148,8 @@ class SearchTexts:
 
 ENGLISH_PARAMETERS: Mapping[str, str] = MappingProxyType(
     {
-        "query": "The action and its object, e.g. 'cancel order'.",
-        "max_results": "How many tools (1-10).",
+        "queries": "One per need: the action and its object, e.g. 'cancel order'.",
+        "max_results": "How many tools per query (1-10).",
         "category": "Only this category, e.g. 'refund' for refund.* tools.",
     }
 )
@@ -161,7 +161,7 @@ ENGLISH = SearchTexts(
     language="en",
     description=(
         "Find hidden tools by what they do; call them from your next step by the exact names "
-        "returned. Search for every tool the task needs at once: one call per need, in one turn."
+        "returned. Search for every tool the task needs in one call, one query per need."
     ),
     parameters=ENGLISH_PARAMETERS,
     system_suffix=f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}.",
@@ -175,8 +175,8 @@ ENGLISH = SearchTexts(
     ),
     proxy_description=(
         "Find hidden tools by what they do. Answers with their definitions, best first; run "
-        f"them with {CALL_TOOL_NAME}. Search for every tool the task needs at once: one call per "
-        "need, in one turn."
+        f"them with {CALL_TOOL_NAME}. Search for every tool the task needs in one call, one query "
+        "per need."
     ),
     proxy_system_suffix=(
         f"Most tools are hidden; find them with {TOOL_SEARCH_NAME}, run them with {CALL_TOOL_NAME}."
@@ -186,7 +186,8 @@ ENGLISH = SearchTexts(
     left_out="Definition left out: the answer was full. Search for this tool alone.",
     instructions=(
         "This server fronts a large tool catalog. Find tools with "
-        f"{TOOL_SEARCH_NAME} (a few words for the action), then run one with "
+        f"{TOOL_SEARCH_NAME} (a few words for each action you need, one query each), then run "
+        "one with "
         f"{CALL_TOOL_NAME}(name, arguments), its arguments following the input_schema the "
         "search returned."
     ),
@@ -197,12 +198,12 @@ CHINESE = SearchTexts(
     language="zh",
     description=(
         "按功能查找隐藏的工具；从你的下一步起按返回的准确名称调用它们。"
-        "一次查找任务所需的全部工具：每项需求一次调用，在同一轮中发出。"
+        "用一次调用查找任务所需的全部工具，每项需求一条查询。"
     ),
     parameters=MappingProxyType(
         {
-            "query": "动作和对象，例如“取消订单”。",
-            "max_results": "返回的工具数量（1-10）。",
+            "queries": "每项需求一条：动作和对象，例如“取消订单”。",
+            "max_results": "每条查询返回的工具数量（1-10）。",
             "category": "只搜索该类别的工具，例如 'refund' 表示 refund.* 工具。",
         }
     ),
@@ -216,7 +217,7 @@ CHINESE = SearchTexts(
     ),
     proxy_description=(
         f"按功能查找隐藏的工具。返回它们的定义，最匹配的在前；用 {CALL_TOOL_NAME} 运行。"
-        "一次查找任务所需的全部工具：每项需求一次调用，在同一轮中发出。"
+        "用一次调用查找任务所需的全部工具，每项需求一条查询。"
     ),
     proxy_system_suffix=(
         f"大多数工具是隐藏的，请用 {TOOL_SEARCH_NAME} 查找，用 {CALL_TOOL_NAME} 运行。"
@@ -227,9 +228,9 @@ CHINESE = SearchTexts(
     ),
     left_out="定义未列出：本次回答已满。请单独搜索此工具。",
     instructions=(
-        f"此服务器提供一个大型工具目录。先用 {TOOL_SEARCH_NAME} 查找工具（用几个词说明要做的"
-        f"动作），再用 {CALL_TOOL_NAME}(name, arguments) 运行其中一个，参数须符合搜索返回的 "
-        "input_schema。"
+        f"此服务器提供一个大型工具目录。先用 {TOOL_SEARCH_NAME} 查找工具（每个要做的动作一条"
+        f"查询，各用几个词），再用 {CALL_TOOL_NAME}(name, arguments) 运行其中一个，"
+        "参数须符合搜索返回的 input_schema。"
     ),
 )
 """The Chinese texts."""

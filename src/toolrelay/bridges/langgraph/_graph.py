@@ -344,7 +344,7 @@ def retrieve_tools_functions(
         tool_context_ = tool_context(config, context)
         has_thread = bool((config.get("configurable") or {}).get("thread_id"))
         result = await search.search(
-            {"query": query},
+            {"queries": [query]},
             key=thread_key(config, tool_context_) if has_thread else None,
             context=tool_context_,
         )

@@ -68,7 +68,8 @@ class ToolSearchCapability(ToolSearch[Any]):
 
     It takes the place of the ``ToolSearch`` pydantic-ai gives every agent (an agent has one;
     pydantic-ai refuses a second under the same id). Its search tool is pydantic-ai's
-    (``queries``: a list of strings, searched as one query) with toolrelay's texts in the
+    (``queries``: a list of strings, each searched as toolrelay's ``tool_search`` searches
+    its ``queries``) with toolrelay's texts in the
     catalog's language; it finds only catalog tools, so an agent's own tools marked
     ``defer_loading`` are refused at the first search (give them to the catalog instead).
 
@@ -112,7 +113,7 @@ class ToolSearchCapability(ToolSearch[Any]):
         return dataclasses.replace(  # type: ignore[type-var]  # pydantic-ai's ToolSearchToolset
             super().get_wrapper_toolset(toolset),
             tool_description=texts.description,
-            parameter_description=texts.parameters.get("query"),
+            parameter_description=texts.parameters.get("queries"),
         )
 
     async def _strategy(
@@ -128,7 +129,7 @@ class ToolSearchCapability(ToolSearch[Any]):
                 "are marked defer_loading and could never be found: give them to the catalog or "
                 "drop defer_loading"
             )
-        result = await self.search.search({"query": " ".join(queries)}, key=key, context=context)
+        result = await self.search.search({"queries": list(queries)}, key=key, context=context)
         if result.is_error:
             # Worded for the model's own search tool: pydantic-ai's name, not toolrelay's.
             raise ModelRetry(result.text.replace(TOOL_SEARCH_NAME, ToolSearch.function_tool_name))
