@@ -59,7 +59,7 @@ from toolrelay.execution import ApprovalInterceptor, Approve, Deny, ToolInvocati
 from toolrelay.execution import _feedback as feedback
 from toolrelay.tools import FunctionTool, ToolContext, tool
 from toolrelay.tools._base import call_sync
-from toolrelay.toolsearch import CHINESE
+from toolrelay.toolsearch import CHINESE, SearchOptions
 
 SEARCH = ToolSearch.function_tool_name  # pydantic-ai's search tool: "search_tools"
 
@@ -259,6 +259,24 @@ async def test_a_second_search_accumulates() -> None:
         "Sunny in Oslo",
     ]
     assert (await search_.session_store.get("c1")).names == ("weather.current", "stocks.quote")
+
+
+async def test_each_of_pydantic_ais_queries_is_its_own_search() -> None:
+    # One hit per search: joined into one query, the two needs would find one tool.
+    search_ = BridgeSearch(
+        catalog(), options=SearchOptions(max_results=1), approval=ApprovalInterceptor()
+    )
+    model = scripted(
+        search("current weather in a city", "latest stock price quote"),
+        ("stocks__quote", {"symbol": "ACME"}),
+        "done",
+        seen=[],
+    )
+    agent = Agent(model, capabilities=[ToolSearchCapability(search_)])
+    result = await agent.run("both", deps={"user_id": "u1"}, conversation_id="c1")
+    # One call, two needs: each query finds its own tool (joined, they found one or none).
+    assert sorted(found(result.all_messages())[0]) == ["stocks__quote", "weather__current"]
+    assert returns(result.all_messages())[0].content == "ACME: 42.0"
 
 
 async def test_discoveries_persist_for_the_conversation() -> None:
