@@ -172,18 +172,37 @@ def hybrid_section(tools: Sequence[ToolDefinition], queries: Sequence[str]) -> d
         "first_build_embedded": embedded,
         "second_build_wall_s": build["build_wall_s"],
         "second_build_cpu_s": build["build_cpu_s"],
-        "torch_threads": _torch_threads(),
+        "embedder": _engine(semantic.embedder),
         **searched,
         "without_embedding": index_only,
     }
 
 
-def _torch_threads() -> int | None:
-    try:
-        import torch
-    except ImportError:
-        return None
-    return int(torch.get_num_threads())
+def _engine(embedder: Any) -> dict[str, Any]:
+    """How the index's MiniLM runs: engine, precisions, query threads, document batches."""
+    return {
+        "model_id": embedder.model_id,
+        "backend": embedder.backend,
+        "quantize_queries": embedder.quantize_queries,
+        "query_threads": embedder.query_threads,
+        "quantize_documents": embedder.quantize_documents,
+        "document_max_seq_length": embedder.document_max_seq_length,
+        "batch_size": embedder.batch_size,
+        "document_threads": embedder.document_threads or os.cpu_count(),
+    }
+
+
+def _engine_text(e: dict[str, Any]) -> str:
+    runtime = "ONNX Runtime" if e["backend"] == "onnx" else "PyTorch"
+    precision = {True: "int8", False: "float32"}
+    cut = e["document_max_seq_length"]
+    return (
+        f"run by {runtime}: queries in {precision[e['quantize_queries']]} on "
+        f"{e['query_threads']} thread{'s' if e['query_threads'] != 1 else ''}, documents in "
+        f"{precision[e['quantize_documents']]}"
+        + (f" cut to {cut} word pieces" if cut else "")
+        + f", {e['document_threads']} batches of {e['batch_size']} at a time, one thread each"
+    )
 
 
 def docs_sections(results: dict[str, Any] | None = None) -> list[Section]:
@@ -248,6 +267,7 @@ def markdown(results: dict[str, Any]) -> str:
         lines.append(f"| {label} | {build} | " + " | ".join(cells) + " |")
     if "hybrid_5k" in r:
         h = r["hybrid_5k"]
+        e = h["embedder"]
         alone = h["without_embedding"]
         first = (
             f"embedded {h['first_build_embedded']:,} passages"
@@ -259,10 +279,8 @@ def markdown(results: dict[str, Any]) -> str:
             f"The hybrid index's first build took {h['first_build_wall_s']:.1f} s and {first}; "
             "a second build of the unchanged catalog (a new index object, as in a new process) "
             "reads every vector from the cache and does not load the model. Almost all of a "
-            "hybrid search is embedding the query with MiniLM on the CPU (an int8 copy of the "
-            "model for queries, documents in float32; one intra-op thread, torch default "
-            f"{h['torch_threads']}): with the query's vectors "
-            "remembered, a "
+            f"hybrid search is embedding the query with MiniLM on the CPU ({_engine_text(e)}): "
+            "with the query's vectors remembered, a "
             f"hybrid search takes {alone['cpu_p50_ms']:.2f} ms (p50) / "
             f"{alone['cpu_p99_ms']:.2f} ms (p99) of CPU.",
         ]

@@ -136,13 +136,16 @@ def test_int8_documents_land_next_to_float32_ones_under_their_own_cache_key(
     assert top == ["get_forecast", "get_weather"]
 
 
-def test_padding_changes_no_vector() -> None:
-    encoder = OnnxEncoder(MODEL, batch_size=8)
-    together = encoder.encode([*TEXTS, LONG], max_length=None, quantized=False, threads=1)
+def test_padding_and_batches_side_by_side_change_no_vector() -> None:
+    encoder = OnnxEncoder(MODEL, batch_size=2)
     alone = np.stack(
         [encoder.encode([t], max_length=None, quantized=False, threads=1)[0] for t in TEXTS]
     )
-    assert np.abs(together[: len(TEXTS)] - alone).max() < 1e-5
+    for workers in (1, 3):
+        together = encoder.encode(
+            [*TEXTS, LONG], max_length=None, quantized=False, threads=1, workers=workers
+        )
+        assert np.abs(together[: len(TEXTS)] - alone).max() < 1e-5
 
 
 def _model_like_minilm(tmp_path: Path, **config: Any) -> Path:
@@ -175,6 +178,8 @@ def test_options_the_backend_cannot_honour_are_refused() -> None:
         SentenceTransformerEmbedder(MODEL, quantize_documents=True)
     with pytest.raises(ConfigurationError, match="backend='onnx'"):
         SentenceTransformerEmbedder(MODEL, document_threads=2)
+    with pytest.raises(ConfigurationError, match="document_threads must be at least 1"):
+        SentenceTransformerEmbedder(MODEL, backend="onnx", document_threads=0)
     with pytest.raises(ConfigurationError, match="CPU"):
         SentenceTransformerEmbedder(MODEL, backend="onnx", device="cuda")
     with pytest.raises(ConfigurationError, match="CPU"):

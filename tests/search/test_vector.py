@@ -170,7 +170,7 @@ def test_progress_counts_the_tools_embedded_batch_by_batch(cache: EmbeddingCache
     VectorToolIndex(HashingEmbedder(), cache=cache).index(
         _tools(150), progress=lambda done, total: reports.append((done, total))
     )
-    assert reports == [(0, 150), (64, 150), (128, 150), (150, 150)]
+    assert reports == [(0, 150), (128, 150), (150, 150)]
 
     # Vectors already in the cache count as done from the first report; only new ones follow.
     reports.clear()
@@ -218,14 +218,14 @@ def test_a_mixed_catalog_reports_both_models_share_and_loads_both_ahead(
     monkeypatch.setattr(vector, "any_embedder_available", lambda: True)
     monkeypatch.setattr(vector, "catalog_embedder", lambda definitions: route)
     index = VectorToolIndex(cache=False)
-    catalog = _tools(100)
+    catalog = _tools(150)
 
     index.load_models(catalog)
     assert events == ["load en", "load zh"]
     reports: list[tuple[int, int]] = []
     index.index(catalog, progress=lambda done, total: reports.append((done, total)))
     # One embedding per tool and model: the second model's share follows the first's.
-    assert reports == [(0, 200), (64, 200), (100, 200), (100, 200), (164, 200), (200, 200)]
+    assert reports == [(0, 300), (128, 300), (150, 300), (150, 300), (278, 300), (300, 300)]
     assert events[2:] == ["document en", "document en", "document zh", "document zh"]
 
 

@@ -17,6 +17,7 @@ offline (``pip install -e '.[embeddings]'``): run by ONNX Runtime in int8
 from __future__ import annotations
 
 import importlib
+import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -121,8 +122,11 @@ class SentenceTransformerEmbedder:
         document_max_seq_length: Truncate documents to this many word pieces for the
             embedder (``None``: ``max_seq_length``). Attention and padding grow with the
             longest text of a batch; the keyword side of a hybrid index still reads all.
-        document_threads: Threads while embedding documents (ONNX backend; ``None``: one per
-            core).
+        document_threads: Batches of documents embedded at once, each by one thread
+            (ONNX backend; ``None``: one per core). Whole batches side by side keep every
+            core busy without the hand-offs that splitting each operation of one batch
+            over threads costs (measured on 2 busy cores: a fifth less CPU time than 2
+            intra-op threads on one batch at a time, and less waiting).
 
     Raises:
         ConfigurationError: An option the backend cannot honour (documents quantized or
@@ -156,6 +160,10 @@ class SentenceTransformerEmbedder:
             raise ConfigurationError(
                 "quantize_documents and document_threads need backend='onnx' "
                 "(PyTorch embeds documents in float32 with its own threads)"
+            )
+        if document_threads is not None and document_threads < 1:
+            raise ConfigurationError(
+                f"document_threads must be at least 1 (None: one per core), not {document_threads}"
             )
         if backend == "onnx" and not onnx_available():
             raise ConfigurationError(
@@ -234,7 +242,8 @@ class SentenceTransformerEmbedder:
             [prefix + t for t in texts],
             max_length=limit,
             quantized=quantized,
-            threads=self.query_threads if query else self.document_threads,
+            threads=self.query_threads if query else 1,
+            workers=1 if query else self.document_threads or os.cpu_count() or 1,
         )
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
@@ -274,7 +283,7 @@ class SentenceTransformerEmbedder:
         """
         if self.backend == "onnx":
             encoder = self._encoder()
-            encoder.load(quantized=self.quantize_documents, threads=self.document_threads)
+            encoder.load(quantized=self.quantize_documents, threads=1)
             encoder.load(quantized=self.quantize_queries, threads=self.query_threads)
             return
         self._loaded()
@@ -416,5 +425,6 @@ def minilm_embedder(
         document_max_seq_length=document_max_seq_length
         if document_max_seq_length is not None or backend == "torch"
         else DOCUMENT_MAX_SEQ_LENGTH,
-        batch_size=32 if backend == "onnx" else 64,
+        # Batches of 16 run side by side (document_threads) beat batches of 32 by a tenth.
+        batch_size=16 if backend == "onnx" else 64,
     )

@@ -23,6 +23,7 @@ import json
 import math
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +69,7 @@ class OnnxEncoder:
             mean-pooled BERT model, no ``model.safetensors`` or ``tokenizer.json``).
     """
 
-    def __init__(self, model_path: Path, *, batch_size: int = 32) -> None:
+    def __init__(self, model_path: Path, *, batch_size: int = 16) -> None:
         self.model_path = model_path
         self.batch_size = batch_size
         self._graphs: dict[bool, bytes] = {}
@@ -92,6 +93,7 @@ class OnnxEncoder:
         max_length: int | None,
         quantized: bool,
         threads: int | None,
+        workers: int = 1,
     ) -> npt.NDArray[np.float32]:
         """Mean-pooled vectors of ``texts`` (not normalised), one row per text.
 
@@ -100,15 +102,19 @@ class OnnxEncoder:
             max_length: Cut each text to this many word pieces (``None``: the model's limit).
             quantized: Run the int8 graph.
             threads: Intra-op threads (``None``: ONNX Runtime's default, one per core).
+            workers: Batches run at once, each from a thread of its own (one session serves
+                them all).
         """
+        if not texts:
+            raise ConfigurationError("OnnxEncoder.encode needs at least one text")
         session = self._session(quantized, threads)
         limit = min(max_length or self._max_length, self._max_length)
         encodings = self._tokenizer(limit).encode_batch(list(texts))
         lengths = np.array([len(e.ids) for e in encodings])
         order = np.argsort(lengths, kind="stable")
-        out: npt.NDArray[np.float32] | None = None
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
+        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+
+        def run(rows: npt.NDArray[np.intp]) -> npt.NDArray[np.float32]:
             longest = int(lengths[rows].max())
             ids = np.zeros((len(rows), longest), dtype=np.int64)
             mask = np.zeros((len(rows), longest), dtype=np.int64)
@@ -116,12 +122,18 @@ class OnnxEncoder:
                 pieces = encodings[i].ids
                 ids[row, : len(pieces)] = pieces
                 mask[row, : len(pieces)] = 1
-            vectors = session.run(["embedding"], {"input_ids": ids, "attention_mask": mask})[0]
-            if out is None:
-                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
-            out[rows] = vectors
-        if out is None:
-            raise ConfigurationError("OnnxEncoder.encode needs at least one text")
+            vectors: npt.NDArray[np.float32] = session.run(
+                ["embedding"], {"input_ids": ids, "attention_mask": mask}
+            )[0]
+            return vectors
+
+        if workers > 1 and len(batches) > 1:
+            with ThreadPoolExecutor(workers) as pool:
+                vectors = list(pool.map(run, batches))
+        else:
+            vectors = [run(rows) for rows in batches]
+        out = np.empty((len(texts), vectors[0].shape[1]), dtype=np.float32)
+        out[order] = np.concatenate(vectors)
         return out
 
     def _session(self, quantized: bool, threads: int | None) -> Any:

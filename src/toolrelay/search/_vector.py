@@ -51,9 +51,11 @@ __all__ = ["VectorToolIndex"]
 
 logger = logging.getLogger(__name__)
 
-# Documents per embedder call: each chunk is cached and reported as soon as it is done. As
-# large as sentence-transformers' batch, so that progress costs no throughput.
-_EMBED_CHUNK = 64
+# Documents per embedder call: each chunk is cached and reported as soon as it is done. A few
+# of an embedder's batches, so that progress costs little throughput: every call ends by
+# waiting for its slowest batch (128 measured a sixth faster than 64 with MiniLM's batches
+# of 16 side by side on 2 cores).
+_EMBED_CHUNK = 128
 _QUERY_MEMO = 256  # recent query vectors kept in memory
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？；])|\n+")
 _MIN_SENTENCE_WORDS = 3  # shorter pieces ("Thanks!", "谢谢！") carry no intent of their own
