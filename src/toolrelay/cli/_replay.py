@@ -7,8 +7,8 @@ decision is read off the conversation so far, the way a model reads it:
 
 - a step whose tool the conversation has not shown yet (in the request's tools, or returned
   by a search of the turn, the reveal before the first model call included) is searched
-  for, together with every later step's tool not shown yet, in one turn (one
-  ``tool_search`` call each, as its description asks); a step whose tool is shown calls it.
+  for, together with every later step's tool not shown yet, in one ``tool_search`` call (a
+  query each, as its description asks); a step whose tool is shown calls it.
   When a search did not return it, the replay asks again for :data:`WIDER` hits
   (``max_results``); when that missed too, the replay says so in its message and calls the
   tool anyway, so

@@ -7,9 +7,9 @@ tool loop with tool search), :mod:`toolrelay.gateway` (the same search served ov
 - :class:`SearchOptions` — how tool search searches and answers (hits per search, cut-offs,
   who may see what: :data:`ToolFilter`, the texts' language, usage history), one value taken
   alike by every front end.
-- :class:`ToolSearcher` — the ``tool_search`` tool's searches for one turn, within what the
-  caller may see, with the :class:`ToolSearchRecord` of each for the turn's
-  :class:`ToolSearchReport`.
+- :class:`ToolSearcher` — the ``tool_search`` tool's searches for one turn (one per query of
+  a call), within what the caller may see, with the :class:`ToolSearchRecord` of each for the
+  turn's :class:`ToolSearchReport`.
 - :class:`SearchTexts` — what the model reads (the tools' descriptions, the system suffix,
   the answer to a hidden tool's call), in the catalog's language (:data:`SearchLanguage`):
   :data:`ENGLISH`, :data:`CHINESE`.
