@@ -115,9 +115,10 @@ class TurnSoFar:
                             if isinstance(found, list)
                             else []
                         )
-                        for query in queries or ["None"]:
-                            if call is not None and '"max_results"' in call.arguments:
-                                turn.widened.add(query)
+                        if call is not None and '"max_results"' in call.arguments:
+                            turn.widened.update(queries)
+                        # A call whose queries cannot be read still counts what it found.
+                        for query in queries or [""]:
                             turn.searches[query] = names
                     elif response.is_error:
                         turn.failures.append((name, response.data))
