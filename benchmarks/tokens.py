@@ -32,14 +32,18 @@ scripted model's answer as the provider returns it) at the published prices; see
 ``billing_text``. Each scenario's ``default`` entry is ``ToolSearchAdvisor(catalog)`` with
 nothing else (``DEFAULT_MODE``), billed on ``claude-sonnet-4-5`` (``billed.anthropic``) and
 ``gpt-5`` (``billed.openai``), and on every other priced model, against all tools billed the
-same way. Its channel is ``"auto"``, which takes a channel from what the adapter declares, so
-the default runs once per set of channels the priced models' adapters declare (the scripted
-model declaring the same), each billed on its models; each bill names its channel. Nothing
+same way. Its channel is ``"auto"``, which takes a channel from what the adapter declares, and its
+reveal is filled to the model's cache minimum, which the adapter also declares, so the
+default runs once per priced model (the scripted model declaring the same channels and cache
+rule as its adapter), each billed on its model; each bill names its channel. On the proxy
+channel the model calls through ``call_tool`` any tool whose definition its history holds
+(a search answer or the reveal's), as ``call_tool`` runs them. Nothing
 else is set: what the advisor does by default is what the entry measures. The modes are all
 tools and, for each of ``CHANNELS``, per step and searches first (a new channel is one more
 entry), each billed on the models whose adapter renders its channel. The ``oracle`` is the
 bound of any disclosure: the all-tools run's requests, each revealing exactly the tools it
-calls before it is sent, through the cheapest way the adapter renders.
+calls before it is sent, through the cheapest way the adapter renders (``ORACLE_WAYS``, one
+of which pads the first request with the catalog's other tools to the cache minimum).
 
 Scenarios:
 
@@ -76,7 +80,6 @@ from toolrelay.client import ChatClient, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import InvalidToolNameError
 from toolrelay.execution import ApprovalInterceptor
 from toolrelay.messages import (
-    AssistantMessage,
     ChatResponse,
     ToolChangeMessage,
     ToolResponseMessage,
@@ -283,9 +286,7 @@ class Planner:
                 i
                 for i in wanted
                 if i not in self.chosen
-                # On the proxy channel what a model sees is only the last answer, which the
-                # next search replaces: it searches for every step left.
-                and (i == self.position or self.proxy or self.steps[i].tool not in callable_now)
+                and (i == self.position or self.steps[i].tool not in callable_now)
             ]
             queries = [self._query(i) for i in self._searching]
             self.actions.append("search: " + "; ".join(queries))
@@ -306,21 +307,12 @@ class Planner:
 
     def _callable(self, prompt: Prompt) -> set[str]:
         """The tools the model sees it can call: in the tool list, made available by a tool
-        change, or (proxy) defined by the last search answer with no call since (retention
-        retires a lone search's other hits once the model called one of them)."""
+        change, or (proxy) defined by a search answer its history holds, the reveal's
+        included (``call_tool`` runs any of those, whatever retention retired since)."""
         shown = {t.definition.name for t in prompt.options.tools} | _changed_in(prompt)
         if not self.proxy:
             return shown
-        for message in reversed(prompt.messages):
-            if isinstance(message, AssistantMessage) and any(
-                c.name == CALL_TOOL_NAME for c in message.tool_calls
-            ):
-                return shown
-            if isinstance(message, ToolResponseMessage) and any(
-                r.name == TOOL_SEARCH_NAME for r in message.responses
-            ):
-                return shown | set(defined_in([message]))
-        return shown
+        return shown | set(defined_in(prompt.messages))
 
     def _query(self, position: int) -> str:
         return self.steps[position].queries[self._attempts.get(position, 0)]
@@ -817,13 +809,15 @@ async def run_mode(
     index: Callable[[], ToolIndex] | None = BM25ToolIndex,
     *,
     declared: Sequence[ToolChannel] = EVERY_CHANNEL,
+    cache_rule: PricedModel | None = None,
     priced: Sequence[PricedModel] | None = None,
     transcript: list[tuple[Sequence[Prompt], Sequence[ChatResponse]]] | None = None,
 ) -> dict[str, Any]:
     """One run; ``options`` go to ``ToolSearchAdvisor`` (its defaults for the rest), and
     ``index`` builds its index (``None``: the advisor's default). The scripted model
-    declares the ``declared`` channels; the run is billed on ``priced`` (by default every
-    priced model whose adapter renders the run's channel)."""
+    declares the ``declared`` channels and the prompt cache rule of ``cache_rule`` (as its
+    adapter does; none: no cache minimum, so the reveal is never filled); the run is billed
+    on ``priced`` (by default every priced model whose adapter renders the run's channel)."""
     tools = scenario.make_tools()
     # Nobody approves: the refund catalog's destructive tools would wait for a person (the
     # task never calls them).
@@ -847,7 +841,11 @@ async def run_mode(
         builder_tools = list(tools)
         index_type = None
     planner = Planner(scenario.steps, scenario.answer, disclosure=mode.disclosure, batch=mode.batch)
-    model = FunctionModel(planner, tool_channels=declared)
+    model = FunctionModel(
+        planner,
+        tool_channels=declared,
+        cache_shortfall=None if cache_rule is None else cache_rule.cache_shortfall,
+    )
     # The channel the turn takes with this model ("auto": the best it declares).
     channel = advisor.search.channel_for(model) if isinstance(advisor, ToolSearchAdvisor) else None
     planner.proxy = channel == "proxy"
@@ -973,24 +971,35 @@ async def default_runs(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``ToolSearchAdvisor(catalog)`` run as each priced model's adapter meets it.
 
-    The scripted model declares the channels of the adapter, so ``"auto"`` takes the one it
-    takes with that adapter; one run per set of declared channels, billed on its models.
-    Returns the runs merged into one (the headline models' run, with every model's bill)
+    The scripted model declares the channels and the prompt cache rule of the adapter, so
+    ``"auto"`` takes the channel it takes with that adapter and the reveal is filled to that
+    model's cache minimum; one run per model (those sharing both would make the same run).
+    Returns the runs merged into one (the headline models' run, with every model's bill;
+    a request's bill from another model's run only where that run made the same requests)
     and the runs.
     """
-    groups: dict[tuple[ToolChannel, ...], list[PricedModel]] = {}
+    groups: dict[tuple[Any, ...], list[PricedModel]] = {}
     for model in PRICED_MODELS:
-        groups.setdefault(declared_channels(model), []).append(model)
+        rule = (model.layout, model.cache_minimum, model.tool_use_prompt, model.name)
+        groups.setdefault((declared_channels(model), rule), []).append(model)
     runs = []
-    for declared, models in groups.items():
-        run = await run_mode(scenario, DEFAULT_MODE, index=None, declared=declared, priced=models)
+    for (declared, _), models in groups.items():
+        run = await run_mode(
+            scenario,
+            DEFAULT_MODE,
+            index=None,
+            declared=declared,
+            cache_rule=models[0],
+            priced=models,
+        )
         _compare(run, baseline)
         runs.append(run)
     headline = next(r for r in runs if HEADLINE[0].key in r["billed"])
     merged = {**headline, "billed": {}, "requests": [dict(r) for r in headline["requests"]]}
+    actions = [r["model_action"] for r in headline["requests"]]
     for run in runs:
         merged["billed"].update(run["billed"])
-        if run["request_count"] == headline["request_count"]:
+        if [r["model_action"] for r in run["requests"]] == actions:
             for mine, theirs in zip(merged["requests"], run["requests"], strict=True):
                 mine["billed"] = {**mine["billed"], **theirs["billed"]}
     merged["billed"] = {m.key: merged["billed"][m.key] for m in PRICED_MODELS}
@@ -1005,6 +1014,10 @@ ORACLE_WAYS = {
     "each": "rewrite: the tool list holds exactly the tools the request calls",
     "kept": "rewrite: the tool list holds every tool needed so far",
     "upfront": "rewrite: the task's tools from the first request on",
+    "filled": (
+        "rewrite: the task's tools from the first request on, then the catalog's other tools "
+        "in its order until the first request reaches the model's cache minimum"
+    ),
     "native": "native: a tool change adds each tool before the request that calls it",
 }
 """How the oracle reveals tools; each model is billed on the cheapest its adapter renders."""
@@ -1059,12 +1072,20 @@ def oracle_run(
         ways["native"].append(Prompt(messages=messages, options=native))
     billed: dict[str, Any] = {}
     per_way: dict[str, dict[str, float]] = {}
+    others = [t for t in tools.values() if t not in task]
     for model in PRICED_MODELS:
         best: dict[str, Any] | None = None
         for way in ORACLE_WAYS:
             if way == "native" and "native" not in declared_channels(model):
                 continue
-            totals, _ = billed_run(ways[way], responses, [model])
+            if way == "filled":
+                padded = _filled(ways["upfront"], others, model)
+                if padded is None:
+                    continue
+                ways_prompts = padded
+            else:
+                ways_prompts = ways[way]
+            totals, _ = billed_run(ways_prompts, responses, [model])
             priced = totals[model.key]
             cost = baseline["billed"][model.key]["cost"]
             priced["saved_percent"] = round(100 * (1 - priced["cost"] / cost), 2)
@@ -1078,6 +1099,25 @@ def oracle_run(
         "billed": billed,
         "saved_percent_by_way": per_way,
     }
+
+
+def _filled(
+    prompts: Sequence[Prompt], others: Sequence[Tool], model: PricedModel
+) -> list[Prompt] | None:
+    """``prompts`` with as few of ``others`` added to every tool list as bring the first to
+    ``model``'s cache minimum; ``None`` when it reaches it already, or cannot."""
+    first = prompts[0]
+    if not model.cache_shortfall(first):
+        return None
+    for count in range(1, len(others) + 1):
+        extra = tuple(others[:count])
+        padded = [
+            Prompt(messages=p.messages, options=p.options.replace(tools=(*p.options.tools, *extra)))
+            for p in prompts
+        ]
+        if not model.cache_shortfall(padded[0]):
+            return padded
+    return None
 
 
 async def run_scenario(scenario: Scenario) -> dict[str, Any]:
@@ -1343,7 +1383,7 @@ def billing_text() -> str:
         "minimums, which move these figures wherever a request sits near one "
         f"([prompt caching]({sonnet.sources[1]})):\n\n"
         "| Anthropic models | shortest cached prefix |\n|---|---:|\n"
-        + "\n".join(f"| {names} | {size:,} tokens |" for names, size in ANTHROPIC_CACHE_MINIMUMS)
+        + "\n".join(f"| {names} | {size:,} tokens |" for names, size, _ in ANTHROPIC_CACHE_MINIMUMS)
     )
 
 
@@ -1565,7 +1605,11 @@ def method_text(meta: Mapping[str, Any]) -> str:
         "`embeddings` extra is installed), channel and settings, billed on the adapters' "
         "defaults, the model doing what `tool_search`'s description asks: it searches for "
         "every need it has not been shown yet in one call, one query per need (as *searches "
-        "first*); the other modes use a `BM25ToolIndex` with one channel each. The scripted "
+        "first*), and calling through `call_tool`, on the proxy channel, any tool whose "
+        "definition a search answer in its history gave (the reveal's too), as `call_tool` "
+        "runs them; the default's reveal is filled to each model's cache minimum, so it runs "
+        "once per priced model. The other modes use a `BM25ToolIndex` with one channel each "
+        "and a model declaring no cache minimum. The scripted "
         "model makes the all-tools run's calls whatever the search ranked (it takes the "
         "needed tool from anywhere in the answer); *ranked first* is the share of searches "
         "whose answer put the needed tool first, which is what a real model mostly takes. "
@@ -1650,8 +1694,9 @@ def targets_text(
         f"through the cheapest way the adapter renders ({ways}). *Oracle, search kept* is "
         "the same with the `tool_search` definition and the system suffix in every request, "
         "as tool search sends them: the perfect disclosure that still leaves the model a way "
-        "to find another tool. Neither is a strict bound where a request sits near a cache "
-        "minimum: a longer prompt that crosses it is read from the cache and can cost less.",
+        "to find another tool. Near a cache minimum a longer prompt that crosses it is read "
+        "from the cache and can cost less than the exact tools: the *filled* way is that "
+        "case, each bound taking whichever way costs least.",
         "",
         *targets_table(results, models),
     ]

@@ -30,6 +30,7 @@ from toolrelay.execution import _feedback as feedback
 from toolrelay.search import BM25ToolIndex, InMemoryUsageLog
 from toolrelay.tools import ToolContext, as_tools, tool
 from toolrelay.toolsearch import SearchOptions
+from toolrelay.toolsearch._reveal import TURN_OPTIONS
 
 USER = ToolContext(user_id="u1")
 ADMIN = ToolContext(user_id="u2", role="admin")
@@ -287,7 +288,7 @@ async def test_a_successful_call_of_a_tool_the_conversation_found_is_recorded() 
     assert learned == [("tenant:acme", "refund a customer order", "billing.refund", 1)]
 
 
-@pytest.mark.parametrize("option", ["reveal", "reveal_min_relative_score", "send_all_below"])
+@pytest.mark.parametrize("option", sorted(TURN_OPTIONS))
 def test_the_turn_start_options_are_refused_a_bridge_never_sees_a_request(option: str) -> None:
     with pytest.raises(ConfigurationError, match=f"never sees a request's text.*{option}="):
         BridgeSearch([], index=BM25ToolIndex(), **{option: 1})  # type: ignore[arg-type]

@@ -9,6 +9,7 @@ search to pay is sent whole.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from typing import Any
@@ -33,6 +34,8 @@ from toolrelay.messages import (
     UserMessage,
 )
 from toolrelay.models import ToolChannel
+from toolrelay.models._billing import CLAUDE_TOOL_ADDITION, GPT_5, PricedModel
+from toolrelay.prompt import Prompt
 from toolrelay.search._bm25 import BM25ToolIndex
 from toolrelay.testing import ScriptedModel, tool_call_response
 from toolrelay.tools import ToolContext, ToolDefinition, as_tools, tool, tools_from
@@ -321,6 +324,101 @@ async def test_the_reveal_takes_its_own_hit_count_and_cut() -> None:
     assert len(response.tool_search.revealed.names) == 5
 
 
+async def test_the_reveals_other_hits_stay_shown_after_the_model_calls_one() -> None:
+    # The reveal searched the whole request, not one need: calling one of its hits passes
+    # none of the others over (a lone search's would be), so the task's later step finds
+    # its tool still shown.
+    task = "Retry the failed refund payment RF-1, then the weather forecast in Oslo"
+    model = channel_model(
+        "rewrite",
+        [
+            tool_call_response((RETRY, {"refund_id": "RF-1"})),
+            tool_call_response(("weather.now", {"city": "Oslo"})),
+            "done",
+        ],
+    )
+    desk = Desk()
+    client = client_for(model, desk, reveal_min_relative_score=None)
+    response = await client.prompt(task).conversation("c").acall()
+    assert response.tool_search is not None
+    assert response.tool_search.revealed is not None
+    assert set(response.tool_search.revealed.names) == {RETRY, "weather.now"}
+    assert model.tool_names_shown(1) == model.tool_names_shown(0)
+    assert desk.ran == ["retry RF-1", "weather Oslo"]
+    assert response.tool_search.searches == ()
+
+
+# --- the fill to the cache minimum ---------------------------------------------------------------
+
+CACHE_RULES: dict[ToolChannel, PricedModel] = {
+    # Chat Completions renders the proxy and rewrite channels; a model taking tool changes
+    # (Anthropic's layout, its tool-use prompt and history breakpoint) the native one.
+    "proxy": GPT_5,
+    "rewrite": GPT_5,
+    "native": CLAUDE_TOOL_ADDITION,
+}
+
+
+# BM25 finds three of the desk's tools for it; the measured rule reveals the first alone.
+FILL_TASK = "Retry the failed refund payment RF-1 and check the weather in Oslo"
+
+
+def prompt_size(priced: PricedModel, prompt: Prompt) -> int:
+    """The tokens of ``prompt`` as ``priced``'s cache counts them."""
+    huge = 10**6
+    return huge - dataclasses.replace(priced, cache_minimum=huge).cache_shortfall(prompt)
+
+
+async def first_prompt_and_reveal(
+    channel: ToolChannel, rule: PricedModel | None, **options: Any
+) -> tuple[Prompt, tuple[str, ...]]:
+    declared = channel_model(channel, []).channels
+    model = ScriptedModel(
+        ["done"],
+        tool_channels=declared,
+        cache_shortfall=None if rule is None else rule.cache_shortfall,
+    )
+    client = client_for(model, Desk(), **options)
+    response = await client.prompt(FILL_TASK).conversation("c").acall()
+    assert response.tool_search is not None
+    assert response.tool_search.revealed is not None
+    return model.prompts[0], response.tool_search.revealed.names
+
+
+@pytest.mark.parametrize("channel", ["proxy", "native", "rewrite"])
+async def test_the_reveal_fills_the_first_request_to_the_models_cache_minimum(
+    channel: ToolChannel,
+) -> None:
+    priced = CACHE_RULES[channel]
+    plain, measured = await first_prompt_and_reveal(channel, None)
+    # A provider whose minimum is one token more than the first request holds.
+    rule = dataclasses.replace(priced, cache_minimum=prompt_size(priced, plain) + 1)
+    assert rule.cache_shortfall(plain) == 1
+    first, filled = await first_prompt_and_reveal(channel, rule)
+    assert measured == (RETRY,)
+    assert rule.cache_shortfall(first) == 0  # every later request reads it from the cache
+    assert filled == (RETRY, "weather.now")  # the next best, and no more than it needs
+
+
+@pytest.mark.parametrize("channel", ["proxy", "native", "rewrite"])
+async def test_a_minimum_the_ten_best_hits_cannot_reach_is_not_filled(
+    channel: ToolChannel,
+) -> None:
+    rule = dataclasses.replace(CACHE_RULES[channel], cache_minimum=100_000)
+    _, measured = await first_prompt_and_reveal(channel, None)
+    first, revealed = await first_prompt_and_reveal(channel, rule)
+    assert revealed == measured  # filling would only cost: the prompt stays uncached
+    assert rule.cache_shortfall(first) > 0
+
+
+async def test_fill_cache_minimum_false_reveals_the_measured_hits_only() -> None:
+    plain, measured = await first_prompt_and_reveal("proxy", None)
+    rule = dataclasses.replace(GPT_5, cache_minimum=prompt_size(GPT_5, plain) + 1)
+    first, revealed = await first_prompt_and_reveal("proxy", rule, fill_cache_minimum=False)
+    assert revealed == measured
+    assert rule.cache_shortfall(first) == 1
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -330,6 +428,8 @@ async def test_the_reveal_takes_its_own_hit_count_and_cut() -> None:
         ({"reveal_min_relative_score": 1.5}, "reveal_min_relative_score must be a number"),
         ({"send_all_below": -5}, "send_all_below must be a number of tokens"),
         ({"send_all_below": 1.5}, "send_all_below must be a number of tokens"),
+        ({"fill_cache_minimum": "yes"}, "fill_cache_minimum must be True or False"),
+        ({"fill_cache_minimum": 1}, "fill_cache_minimum must be True or False"),
     ],
 )
 def test_bad_turn_options_are_refused(options: dict[str, Any], message: str) -> None:

@@ -24,6 +24,7 @@ from toolrelay.mcp import LiveToolCatalog
 from toolrelay.tools import Tool, ToolCatalog, ToolContext, ToolDefinition, as_tools, tool
 from toolrelay.toolsearch import CALL_TOOL_NAME, SearchOptions
 from toolrelay.toolsearch._options import DEFAULT_MIN_RELATIVE_SCORE
+from toolrelay.toolsearch._reveal import TURN_OPTIONS
 from toolrelay.toolsearch._texts import ENGLISH, unavailable_text
 
 from ._helpers import served, text_of
@@ -355,7 +356,7 @@ async def test_a_served_gateway_uses_the_configured_cut_off(
         assert [f.name for f in await gateway.search(QUERY, max_results=10)] == expected
 
 
-@pytest.mark.parametrize("option", ["reveal", "reveal_min_relative_score", "send_all_below"])
+@pytest.mark.parametrize("option", sorted(TURN_OPTIONS))
 def test_the_turn_start_options_are_refused_the_gateway_never_sees_a_request(option: str) -> None:
     from toolrelay.search import BM25ToolIndex
 

@@ -131,7 +131,8 @@ class BridgeSearch:
             unknown, the options cannot be honoured with the index, a catalog tool
             requires approval and no approval is configured, or an option of the chat
             client's turn start is given (``reveal=``, ``reveal_min_relative_score=``,
-            ``send_all_below=``): a bridge never sees a request's text.
+            ``fill_cache_minimum=``, ``send_all_below=``): a bridge never sees a request's
+            text.
     """
 
     def __init__(

@@ -93,21 +93,29 @@ from toolrelay.execution._pipeline import ContextNeeds
 from toolrelay.memory import CONVERSATION_ID
 from toolrelay.messages import ChatResponse, Message, ToolChangeMessage, UserMessage
 from toolrelay.models import ChatModel, ToolChannel
-from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, model_name, tool_channels
+from toolrelay.models._base import (
+    DEFAULT_TOOL_CHANNELS,
+    cache_shortfall,
+    model_name,
+    tool_channels,
+)
 from toolrelay.prompt import ChatOptions, Prompt
-from toolrelay.search._base import ToolIndex
+from toolrelay.search._base import MAX_RESULTS_LIMIT, ToolIndex
 from toolrelay.tools import Tool, ToolCatalog, ToolContext
+from toolrelay.tools._tokens import tool_tokens
 from toolrelay.toolsearch._access import CatalogSnapshot, CatalogView
 from toolrelay.toolsearch._core import CatalogSearch
 from toolrelay.toolsearch._learning import UsageRecorder, usage_scope
 from toolrelay.toolsearch._options import SearchOptions
 from toolrelay.toolsearch._proxy import call_tool, resolve_called
 from toolrelay.toolsearch._reveal import (
+    DEFAULT_FILL_CACHE_MINIMUM,
     DEFAULT_REVEAL,
     DEFAULT_REVEAL_MIN_RELATIVE_SCORE,
     DEFAULT_SEND_ALL_BELOW,
     catalog_tokens_below,
     check_turn_options,
+    filled_count,
     request_text,
     revealed_pair,
 )
@@ -202,6 +210,15 @@ class ToolSearch:
             message, the tool list unchanged.
         reveal_min_relative_score: Revealed hits scoring below this fraction of the best
             hit's score are left out (0-1; ``None`` keeps them).
+        fill_cache_minimum: When the first request, the reveal's hits shown, is shorter
+            than the shortest prompt the model's provider caches (the adapter's
+            ``cache_shortfall``: 1,024 tokens on OpenAI's API and on Claude Sonnet 4.5,
+            say), reveal the next best hits too, in rank order, until it reaches it (and
+            none when the catalog's ten best cannot): every later request then reads the
+            prompt from the cache instead of paying it in full, and the task's other tools
+            are likelier to be shown without a search round. Derivation and figures:
+            :data:`~toolrelay.toolsearch._reveal.DEFAULT_FILL_CACHE_MINIMUM`. Needs
+            ``reveal`` above 0.
         send_all_below: The small-catalog rule: when the permitted catalog's definitions
             total fewer tokens than this, every tool is sent and nothing is searched or
             revealed (reported as ``sent_all_tools`` and logged at INFO on the
@@ -211,7 +228,8 @@ class ToolSearch:
 
     Raises:
         ConfigurationError: An option is out of range (``channel``, ``retention``,
-            ``reveal``, ``reveal_min_relative_score``, ``send_all_below`` among them), or
+            ``reveal``, ``reveal_min_relative_score``, ``fill_cache_minimum``,
+            ``send_all_below`` among them), or
             the options cannot be honoured with the index (a usage log with an index that
             does not rank with history, such as the PostgreSQL one). Per turn: the
             conversation key is missing, an always-on name is not in the catalog, another
@@ -232,9 +250,10 @@ class ToolSearch:
         channel: Channel = "auto",
         reveal: int = DEFAULT_REVEAL,
         reveal_min_relative_score: float | None = DEFAULT_REVEAL_MIN_RELATIVE_SCORE,
+        fill_cache_minimum: bool = DEFAULT_FILL_CACHE_MINIMUM,
         send_all_below: int | None = DEFAULT_SEND_ALL_BELOW,
     ) -> None:
-        check_turn_options(reveal, reveal_min_relative_score, send_all_below)
+        check_turn_options(reveal, reveal_min_relative_score, fill_cache_minimum, send_all_below)
         if channel not in get_args(Channel):
             raise ConfigurationError(
                 "channel must be 'auto', 'native', 'proxy' or 'rewrite', not " + repr(channel)
@@ -250,6 +269,7 @@ class ToolSearch:
         self.retention: Retention = retention
         self.reveal = reveal
         self.reveal_min_relative_score = reveal_min_relative_score
+        self.fill_cache_minimum = fill_cache_minimum
         self.send_all_below = send_all_below
         # The tokens of the catalog's definitions, by name, per snapshot (counted as needed).
         self._tokens: tuple[CatalogSnapshot, dict[str, int]] | None = None
@@ -374,7 +394,7 @@ class ToolSearch:
             turn.fixed = _proxy_tools(fixed, call_tool(texts, turn.forward), owner=owner)
         # A resumed turn (after approval) had its start: it reveals nothing again.
         if self.reveal and request.resume is None:
-            await turn.reveal(request.prompt.messages)
+            await turn.reveal(request, model if self.fill_cache_minimum else None)
         return turn
 
     def _sent_all(self, snapshot: CatalogSnapshot, view: CatalogView) -> str | None:
@@ -498,12 +518,15 @@ class _SearchTurn:
     revealed: ToolSearchRecord | None = None
     _pair: tuple[Message, tuple[Message, ...]] | None = None
 
-    async def reveal(self, messages: Sequence[Message]) -> None:
+    async def reveal(self, request: ChatClientRequest, model: ChatModel | None) -> None:
         """Search with the request's text and make its best hits discoveries.
 
         They are shown from the first model call on, through the turn's channel (see
-        ``ToolSearch(reveal=...)``), and count as a search's hits for retention.
+        ``ToolSearch(reveal=...)``), and count as a search's hits for retention. With a
+        ``model``, hits are added until the first request reaches its cache minimum
+        (``ToolSearch(fill_cache_minimum=...)``).
         """
+        messages = request.prompt.messages
         query = request_text(messages)
         if query is None:
             return
@@ -516,6 +539,8 @@ class _SearchTurn:
             max_results=provider.reveal,
             min_relative_score=provider.reveal_min_relative_score,
         )
+        if model is not None:
+            answer, record = await self._filled(request.prompt, query, model, answer, record)
         self.revealed = record
         new = [n for n in record.names if n not in self.searcher.shown]
         if self.channel == "proxy" and any(n not in self.searcher.defined for n in new):
@@ -524,11 +549,81 @@ class _SearchTurn:
         if not record.names:
             return
         self.usage.found(query, record.names)
+        # A search of the whole request, not of one need: calling one of its hits passes
+        # none of the others over (retention keeps them through the turn).
         await self._save(
             self.discoveries.after_round(
-                found=[record.names], called=(), retention=provider.retention
+                found=[record.names], called=(), retention=provider.retention, whole_task=True
             )
         )
+
+    async def _filled(
+        self,
+        prompt: Prompt,
+        query: str,
+        model: ChatModel,
+        answer: str,
+        record: ToolSearchRecord,
+    ) -> tuple[str, ToolSearchRecord]:
+        """The reveal, and the next best hits until the first request reaches the cache minimum.
+
+        As it was when the request reaches the minimum of ``model`` already, or when the ten
+        best hits cannot make it.
+        """
+        shortfall = cache_shortfall(model, self._first_prompt(prompt, query, answer, record))
+        if not shortfall:
+            return answer, record
+        _, ranked = await self.searcher.reveal(
+            query, max_results=MAX_RESULTS_LIMIT, min_relative_score=None
+        )
+        count = filled_count(
+            ranked, shortfall, start=len(record.response.hits), tokens=self._added_tokens
+        )
+        # The count is estimated from the definitions' own tokens; each channel wraps them a
+        # little differently, so the request itself is checked, one hit more while short.
+        while count is not None:
+            filled = await self.searcher.reveal(query, max_results=count, min_relative_score=None)
+            if not cache_shortfall(model, self._first_prompt(prompt, query, *filled)):
+                return filled
+            count = count + 1 if count < len(ranked.response.hits) else None
+        return answer, record
+
+    def _first_prompt(
+        self, prompt: Prompt, query: str, answer: str, record: ToolSearchRecord
+    ) -> Prompt:
+        """``prompt`` as the first model call gets it with ``record``'s hits revealed.
+
+        Without changing the turn: what :meth:`prepare` will send once they are saved.
+        """
+        fixed = {t.definition.name for t in self.fixed}
+        new = [n for n in record.names if n not in fixed and n in self.snapshot.tools]
+        messages: Sequence[Message] = prompt.messages
+        tools = self.fixed
+        if self.channel == "proxy":
+            if any(n not in self.searcher.defined for n in new):
+                position = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
+                pair = revealed_pair(query, answer)
+                messages = (*messages[: position + 1], *pair, *messages[position + 1 :])
+        elif self.channel == "native":
+            hits = self.provider._definition_hits(self.snapshot)
+            if new:
+                messages = (*messages, ToolChangeMessage(added=tuple(hits[n] for n in new)))
+        else:
+            names = (*self.discoveries.names, *(n for n in new if n not in self.discoveries.names))
+            tools = tuple(self.view.shown_tools(self.fixed, names))
+        proxy = self.channel == "proxy"
+        suffix = self.texts.proxy_system_suffix if proxy else self.texts.system_suffix
+        return Prompt(
+            messages=with_system_suffix(messages, suffix),
+            options=prompt.options.replace(tools=tools),
+        )
+
+    def _added_tokens(self, name: str) -> int:
+        """The tokens revealing ``name`` adds: its definition, unless the model has it."""
+        if name in self.searcher.shown or name in self.searcher.defined:
+            return 0
+        tool = self.snapshot.tools.get(name)
+        return 0 if tool is None else tool_tokens(tool.definition)
 
     def prepare(self, request: ChatClientRequest, *, model_call: int) -> ChatClientRequest:
         """Show the fixed tools plus the discovered ones, and add the system suffix."""
@@ -823,7 +918,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
 
     Args:
         catalog, options, index, session_store, always_on, conversation_key, retention,
-            channel, reveal, reveal_min_relative_score, send_all_below: As for
+            channel, reveal, reveal_min_relative_score, fill_cache_minimum, send_all_below: As for
             :class:`ToolSearch`.
         tool_calling_manager, order, eligibility_checker, max_model_calls,
             conversation_history, name: As for :class:`~toolrelay.client.ToolCallingAdvisor`;
@@ -849,6 +944,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
         channel: Channel = "auto",
         reveal: int = DEFAULT_REVEAL,
         reveal_min_relative_score: float | None = DEFAULT_REVEAL_MIN_RELATIVE_SCORE,
+        fill_cache_minimum: bool = DEFAULT_FILL_CACHE_MINIMUM,
         send_all_below: int | None = DEFAULT_SEND_ALL_BELOW,
         tool_calling_manager: ToolCallingManager | None = None,
         order: int = TOOL_CALLING_ADVISOR_ORDER,
@@ -868,6 +964,7 @@ class ToolSearchAdvisor(ToolCallingAdvisor):
             channel=channel,
             reveal=reveal,
             reveal_min_relative_score=reveal_min_relative_score,
+            fill_cache_minimum=fill_cache_minimum,
             send_all_below=send_all_below,
         )
         super().__init__(

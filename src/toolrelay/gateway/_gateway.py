@@ -194,7 +194,8 @@ class ToolGateway:
         ConfigurationError: The options cannot be honoured with the index, a manager is
             given with guard options, a guard option is unknown, a tool requires approval
             and no approval is configured, or an option of the chat client's turn start is
-            given (``reveal=``, ``reveal_min_relative_score=``, ``send_all_below=``): the
+            given (``reveal=``, ``reveal_min_relative_score=``, ``fill_cache_minimum=``,
+            ``send_all_below=``): the
             gateway never sees a request's text, and its tools are always the proxy pair.
     """
 

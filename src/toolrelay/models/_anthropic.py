@@ -23,19 +23,26 @@ changing) besides ``"proxy"`` and ``"rewrite"``; the others render ``"proxy"`` a
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from toolrelay._storable import valid_unicode_data
 from toolrelay.messages import ChatResponse
 from toolrelay.models._anthropic_wire import (
+    TOOL_CHANGE_MODELS,
     AnthropicStreamParser,
+    accepts_tool_changes,
     content_body,
     message_to_response,
     tool_choice_to_anthropic,
 )
 from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, ToolChannel
+from toolrelay.models._billing import (
+    ANTHROPIC_TOOL_USE_PROMPT,
+    anthropic_cache_minimum,
+    cache_shortfall,
+    request_blocks,
+)
 from toolrelay.models._sdk_model import LOCAL_API_KEY, SdkChatModel, connect, import_sdk
 from toolrelay.models._tool_names import ToolNameMap
 from toolrelay.prompt import Prompt
@@ -48,33 +55,11 @@ __all__ = [
     "accepts_tool_changes",
 ]
 
-TOOL_CHANGE_MODELS: Final = frozenset(
-    {
-        "claude-opus-4-8",
-        "claude-opus-5",
-        "claude-opus-5-5",
-        "claude-fable-5",
-        "claude-fable-5-1",
-        "claude-mythos-5",
-        "claude-mythos-5-1",
-    }
-)
-"""The models Anthropic lists as accepting mid-conversation tool changes (``tool_addition``
-and ``tool_removal`` blocks; "Mid-conversation system messages and tool changes", Claude API
-docs). Claude Sonnet 5 refuses them, and Haiku 5.5 is not listed; a model not named here gets
-the proxy channel."""
-
-_SNAPSHOT = re.compile(r"-\d{8}$")
 
 DEFAULT_MAX_TOKENS = 4096
 """``max_tokens`` of a request whose options set none (the API requires a value)."""
 
 _ANTHROPIC_HOST = "api.anthropic.com"
-
-
-def accepts_tool_changes(model: str) -> bool:
-    """Whether ``model`` (an alias, or a dated snapshot of one) is in :data:`TOOL_CHANGE_MODELS`."""
-    return _SNAPSHOT.sub("", model) in TOOL_CHANGE_MODELS
 
 
 class AnthropicChatModel(SdkChatModel[ToolNameMap]):
@@ -169,6 +154,27 @@ class AnthropicChatModel(SdkChatModel[ToolNameMap]):
         if accepts_tool_changes(model or self.model):
             return ("native", *DEFAULT_TOOL_CHANNELS)
         return DEFAULT_TOOL_CHANNELS
+
+    def cache_shortfall(self, prompt: Prompt) -> int:
+        """Tokens ``prompt`` lacks before the prompt cache keeps it (0: it does, or cannot).
+
+        The request's model's minimum (:data:`~toolrelay.models._billing.ANTHROPIC_CACHE_MINIMUMS`;
+        0 for a model not listed there) less the prompt up to its last breakpoint, the
+        provider's tool-use prompt included, counted with cl100k_base; 0 when neither
+        ``cache_prompt`` nor ``cache_history`` marks one. Tool search reveals further hits
+        before the first model call while it is above 0
+        (``ToolSearchAdvisor(fill_cache_minimum=True)``, the default).
+        """
+        model = prompt.options.model or self.model
+        body = content_body(
+            prompt.messages,
+            ToolNameMap.of_tools(prompt.options.tools).definitions,
+            tool_changes=accepts_tool_changes(model),
+            cache_prompt=self.cache_prompt,
+            cache_history=self.cache_history,
+        )
+        blocks = request_blocks("anthropic", body, tool_use_prompt=ANTHROPIC_TOOL_USE_PROMPT)
+        return cache_shortfall(blocks, minimum=anthropic_cache_minimum(model), breakpoints=True)
 
     def _request(self, prompt: Prompt, *, stream: bool) -> tuple[dict[str, Any], ToolNameMap]:
         options = prompt.options

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from toolrelay.exceptions import InvalidJsonError
 from toolrelay.messages import (
@@ -64,8 +64,10 @@ __all__ = [
     "EPHEMERAL",
     "INLINE_TOOLS_BETA",
     "MAX_BREAKPOINTS",
+    "TOOL_CHANGE_MODELS",
     "UNCACHEABLE_BLOCKS",
     "AnthropicStreamParser",
+    "accepts_tool_changes",
     "content_body",
     "count_breakpoints",
     "mark_history",
@@ -76,6 +78,30 @@ __all__ = [
     "tools_to_anthropic",
     "usage_from_anthropic",
 ]
+
+TOOL_CHANGE_MODELS: Final = frozenset(
+    {
+        "claude-opus-4-8",
+        "claude-opus-5",
+        "claude-opus-5-5",
+        "claude-fable-5",
+        "claude-fable-5-1",
+        "claude-mythos-5",
+        "claude-mythos-5-1",
+    }
+)
+"""The models Anthropic lists as accepting mid-conversation tool changes (``tool_addition``
+and ``tool_removal`` blocks; "Mid-conversation system messages and tool changes", Claude API
+docs). Claude Sonnet 5 refuses them, and Haiku 5.5 is not listed; a model not named here gets
+the proxy channel."""
+
+_SNAPSHOT = re.compile(r"-\d{8}$")
+
+
+def accepts_tool_changes(model: str) -> bool:
+    """Whether ``model`` (an alias, or a dated snapshot of one) is in :data:`TOOL_CHANGE_MODELS`."""
+    return _SNAPSHOT.sub("", model) in TOOL_CHANGE_MODELS
+
 
 INLINE_TOOLS_BETA = "inline-tools-2026-09-15"
 """The beta under which a ``tool_addition`` block carries a tool's definition by value."""

@@ -19,6 +19,11 @@ name, ``None`` for the adapter's own), and one that declares nothing renders
 :data:`DEFAULT_TOOL_CHANNELS`. ``"native"`` means the adapter renders a
 :class:`~toolrelay.messages.ToolChangeMessage` through the provider's own channel; every
 adapter leaves one it cannot render out of the request.
+
+An adapter whose provider caches prompts only from a minimum length says, with a
+``cache_shortfall(prompt)`` method, how many tokens a prompt lacks before it is cached (0 once
+it is, or when nothing would be); tool search reveals further hits before the first model
+call to reach it. One that declares nothing is taken as 0.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ __all__ = [
     "DEFAULT_TOOL_CHANNELS",
     "ChatModel",
     "ToolChannel",
+    "cache_shortfall",
     "ensure_tools_supported",
     "model_name",
     "tool_channels",
@@ -134,3 +140,12 @@ def tool_channels(model: object, model_name: str | None = None) -> tuple[ToolCha
     if declared is None:
         return DEFAULT_TOOL_CHANNELS
     return tuple(declared(model_name))
+
+
+def cache_shortfall(model: object, prompt: Prompt) -> int:
+    """Tokens ``prompt`` lacks before ``model``'s provider caches it.
+
+    ``model.cache_shortfall(prompt)`` when the adapter declares it, else 0.
+    """
+    declared = getattr(model, "cache_shortfall", None)
+    return 0 if declared is None else max(0, int(declared(prompt)))

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,9 +40,8 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from toolrelay.messages import AssistantMessage, ChatResponse
-from toolrelay.models._anthropic import accepts_tool_changes
+from toolrelay.models._anthropic_wire import accepts_tool_changes, messages_to_anthropic
 from toolrelay.models._anthropic_wire import content_body as anthropic_content
-from toolrelay.models._anthropic_wire import messages_to_anthropic
 from toolrelay.models._openai_wire import content_body as openai_content
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.models._responses_wire import messages_to_input, tools_to_responses
@@ -51,11 +51,13 @@ from toolrelay.tools._tokens import encode_tokens
 
 __all__ = [
     "ANTHROPIC_CACHE_MINIMUMS",
+    "ANTHROPIC_TOOL_USE_PROMPT",
     "CLAUDE_SONNET_4_5",
     "CLAUDE_TOOL_ADDITION",
     "GPT_5",
     "GPT_5_RESPONSES",
     "HEADLINE_MODELS",
+    "OPENAI_CACHE_MINIMUM",
     "PREFIX_SERVER",
     "PRICED_MODELS",
     "AnthropicCache",
@@ -66,8 +68,11 @@ __all__ = [
     "PricedModel",
     "Prices",
     "anthropic_body",
+    "anthropic_cache_minimum",
+    "cache_shortfall",
     "openai_body",
     "output_tokens",
+    "request_blocks",
     "responses_body",
 ]
 
@@ -228,15 +233,19 @@ class PricedModel:
 
     def blocks(self, body: Mapping[str, Any]) -> list[Block]:
         """``body`` in the order the provider caches it, the tool-use prompt first."""
-        if self.layout == "anthropic":
-            blocks = anthropic_blocks(body)
-        elif self.layout == "responses":
-            blocks = responses_blocks(body)
-        else:
-            blocks = openai_blocks(body)
-        if self.tool_use_prompt and body.get("tools"):
-            blocks.insert(0, Block(tokens=_tool_use_prompt(self.tool_use_prompt)))
-        return blocks
+        return request_blocks(self.layout, body, tool_use_prompt=self.tool_use_prompt)
+
+    def cache_shortfall(self, prompt: Prompt) -> int:
+        """Tokens ``prompt`` lacks before this model's cache keeps it (:func:`cache_shortfall`).
+
+        What an adapter's ``cache_shortfall`` says for requests to this model, with every
+        setting at its default: the scripted model of a benchmark declares it.
+        """
+        return cache_shortfall(
+            self.blocks(self.body(prompt)),
+            minimum=self.cache_minimum,
+            breakpoints=self.layout == "anthropic",
+        )
 
 
 ANTHROPIC_PRICING = "https://platform.claude.com/docs/en/about-claude/pricing"
@@ -248,6 +257,12 @@ ANTHROPIC_TOOL_CHANGES = (
     "https://platform.claude.com/docs/en/build-with-claude/mid-conversation-system-messages"
 )
 OPENAI_PRICING = "https://platform.openai.com/docs/pricing"
+
+ANTHROPIC_TOOL_USE_PROMPT = 346
+"""Tokens of the system prompt Anthropic adds to every request with tools (Claude 4-class
+models, ``tool_choice`` auto; its tool use page)."""
+OPENAI_CACHE_MINIMUM = 1024
+"""The shortest prompt OpenAI's automatic cache keeps (every model, both APIs)."""
 OPENAI_CACHING = "https://platform.openai.com/docs/guides/prompt-caching"
 VLLM_CACHING = "https://docs.vllm.ai/en/latest/design/prefix_caching/"
 
@@ -258,7 +273,7 @@ CLAUDE_SONNET_4_5 = PricedModel(
     layout="anthropic",
     prices=Prices(input=3.0, cache_write=3.75, cache_read=0.30, output=15.0),
     cache_minimum=1024,
-    tool_use_prompt=346,
+    tool_use_prompt=ANTHROPIC_TOOL_USE_PROMPT,
     sources=(ANTHROPIC_PRICING, ANTHROPIC_CACHING, ANTHROPIC_TOOL_USE),
 )
 CLAUDE_TOOL_ADDITION = PricedModel(
@@ -268,7 +283,7 @@ CLAUDE_TOOL_ADDITION = PricedModel(
     layout="anthropic",
     prices=Prices(input=5.0, cache_write=6.25, cache_read=0.50, output=25.0),
     cache_minimum=1024,
-    tool_use_prompt=346,
+    tool_use_prompt=ANTHROPIC_TOOL_USE_PROMPT,
     sources=(
         ANTHROPIC_PRICING,
         ANTHROPIC_CACHING,
@@ -282,7 +297,7 @@ GPT_5 = PricedModel(
     label="OpenAI, gpt-5",
     layout="openai",
     prices=Prices(input=1.25, cache_write=1.25, cache_read=0.125, output=10.0),
-    cache_minimum=1024,
+    cache_minimum=OPENAI_CACHE_MINIMUM,
     cache_step=128,
     sources=(OPENAI_PRICING, OPENAI_CACHING),
 )
@@ -314,13 +329,77 @@ PRICED_MODELS = (CLAUDE_SONNET_4_5, CLAUDE_TOOL_ADDITION, GPT_5, GPT_5_RESPONSES
 HEADLINE_MODELS = (CLAUDE_SONNET_4_5, GPT_5)
 """The models a task's headline cost is billed on."""
 
-ANTHROPIC_CACHE_MINIMUMS: tuple[tuple[str, int], ...] = (
-    ("Claude Opus 5, Fable 5, Mythos 5", 512),
-    ("Claude Opus 4.8, Sonnet 4.6, Sonnet 4.5, Opus 4.1, Opus 4, Sonnet 4", 1024),
-    ("Claude Opus 4.7, Haiku 3.5, Haiku 3", 2048),
-    ("Claude Opus 4.6, Opus 4.5, Haiku 4.5", 4096),
+ANTHROPIC_CACHE_MINIMUMS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
+    (
+        "Claude Opus 5, Fable 5, Mythos 5",
+        512,
+        ("claude-opus-5", "claude-fable-5", "claude-mythos-5"),
+    ),
+    (
+        "Claude Opus 4.8, Sonnet 4.6, Sonnet 4.5, Opus 4.1, Opus 4, Sonnet 4",
+        1024,
+        (
+            "claude-opus-4-8",
+            "claude-sonnet-4-6",
+            "claude-sonnet-4-5",
+            "claude-opus-4-1",
+            "claude-opus-4",
+            "claude-sonnet-4",
+        ),
+    ),
+    (
+        "Claude Opus 4.7, Haiku 3.5, Haiku 3",
+        2048,
+        ("claude-opus-4-7", "claude-3-5-haiku", "claude-3-haiku"),
+    ),
+    (
+        "Claude Opus 4.6, Opus 4.5, Haiku 4.5",
+        4096,
+        ("claude-opus-4-6", "claude-opus-4-5", "claude-haiku-4-5"),
+    ),
 )
-"""The shortest prefix Anthropic's prompt cache keeps, per model (its prompt caching page)."""
+"""The shortest prefix Anthropic's prompt cache keeps, per model (its prompt caching page):
+the models as the page names them, the minimum, and their API names."""
+
+_ANTHROPIC_MINIMUMS = {name: size for _, size, names in ANTHROPIC_CACHE_MINIMUMS for name in names}
+_SNAPSHOT_OR_ALIAS = re.compile(r"-(\d{8}|0)$")
+
+
+def anthropic_cache_minimum(model: str) -> int:
+    """The cache minimum of ``model`` (an API name, alias or dated snapshot); 0 when unknown."""
+    return _ANTHROPIC_MINIMUMS.get(_SNAPSHOT_OR_ALIAS.sub("", model), 0)
+
+
+def request_blocks(
+    layout: Layout, body: Mapping[str, Any], *, tool_use_prompt: int = 0
+) -> list[Block]:
+    """``body`` in the order the provider caches it, its fixed tool-use prompt first."""
+    if layout == "anthropic":
+        blocks = anthropic_blocks(body)
+    elif layout == "responses":
+        blocks = responses_blocks(body)
+    else:
+        blocks = openai_blocks(body)
+    if tool_use_prompt and body.get("tools"):
+        blocks.insert(0, Block(tokens=_tool_use_prompt(tool_use_prompt)))
+    return blocks
+
+
+def cache_shortfall(blocks: Sequence[Block], *, minimum: int, breakpoints: bool) -> int:
+    """Tokens a request (its :func:`request_blocks`) lacks before its provider caches it.
+
+    ``minimum`` less the prefix the cache would keep: up to the last breakpoint where the
+    cache keeps only what ``breakpoints`` mark (Anthropic; none marked: nothing is kept, 0),
+    else the whole prompt. 0 once it is long enough, or when ``minimum`` is 0.
+    """
+    if minimum <= 0:
+        return 0
+    if breakpoints:
+        marked = [i for i, block in enumerate(blocks) if block.breakpoint]
+        if not marked:
+            return 0
+        blocks = blocks[: marked[-1] + 1]
+    return max(0, minimum - sum(len(block.tokens) for block in blocks))
 
 
 class Bill:

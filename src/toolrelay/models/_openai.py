@@ -24,6 +24,12 @@ from typing import Any, Literal
 from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ModelResponseError
 from toolrelay.messages import ChatResponse
+from toolrelay.models._billing import (
+    OPENAI_CACHE_MINIMUM,
+    cache_shortfall,
+    openai_body,
+    request_blocks,
+)
 from toolrelay.models._openai_wire import (
     DEFAULT_ERROR_PREFIX,
     OpenAIStreamParser,
@@ -158,6 +164,19 @@ class OpenAIChatModel(SdkChatModel[WireTools]):
     def base_url(self) -> str:
         """The base URL requests go to."""
         return str(getattr(self._client, "base_url", ""))
+
+    def cache_shortfall(self, prompt: Prompt) -> int:
+        """Tokens ``prompt`` lacks before OpenAI's prompt cache keeps it (0: it does, or cannot).
+
+        1,024 (:data:`~toolrelay.models._billing.OPENAI_CACHE_MINIMUM`) less the prompt,
+        counted with cl100k_base, on OpenAI's API; 0 on any other server (a prefix-caching
+        server keeps any prefix). Tool search reveals further hits before the first model
+        call while it is above 0 (``ToolSearchAdvisor(fill_cache_minimum=True)``, the default).
+        """
+        if _OPENAI_HOST not in self.base_url:
+            return 0
+        blocks = request_blocks("openai", openai_body(prompt))
+        return cache_shortfall(blocks, minimum=OPENAI_CACHE_MINIMUM, breakpoints=False)
 
     # --- requests -------------------------------------------------------------------------
 

@@ -27,7 +27,13 @@ from toolrelay._storable import valid_unicode_data
 from toolrelay.exceptions import ModelResponseError
 from toolrelay.messages import ChatResponse
 from toolrelay.models._base import DEFAULT_TOOL_CHANNELS, ToolChannel
-from toolrelay.models._openai import openai_client
+from toolrelay.models._billing import (
+    OPENAI_CACHE_MINIMUM,
+    cache_shortfall,
+    request_blocks,
+    responses_body,
+)
+from toolrelay.models._openai import _OPENAI_HOST, openai_client
 from toolrelay.models._openai_wire import DEFAULT_ERROR_PREFIX, WireTools
 from toolrelay.models._responses_wire import (
     ResponsesStreamParser,
@@ -133,6 +139,17 @@ class OpenAIResponsesModel(SdkChatModel[WireTools]):
     def base_url(self) -> str:
         """The base URL requests go to."""
         return str(getattr(self._client, "base_url", ""))
+
+    def cache_shortfall(self, prompt: Prompt) -> int:
+        """Tokens ``prompt`` lacks before OpenAI's prompt cache keeps it (0: it does, or cannot).
+
+        As ``OpenAIChatModel.cache_shortfall``: 1,024 less the prompt on OpenAI's API, 0 on
+        any other server.
+        """
+        if _OPENAI_HOST not in self.base_url:
+            return 0
+        blocks = request_blocks("responses", responses_body(prompt))
+        return cache_shortfall(blocks, minimum=OPENAI_CACHE_MINIMUM, breakpoints=False)
 
     def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
         """The tool search channels, best first: ``"native"``, ``"proxy"``, ``"rewrite"``.

@@ -49,9 +49,11 @@ class _RecordingModel:
         chunk_size: int,
         name: str,
         tool_channels: Sequence[ToolChannel] = DEFAULT_TOOL_CHANNELS,
+        cache_shortfall: Callable[[Prompt], int] | None = None,
     ) -> None:
         self.supports_tools = supports_tools
         self.channels = tuple(tool_channels)
+        self._cache_shortfall = cache_shortfall
         self.chunk_size = chunk_size
         self.name = name
         self.prompts: list[Prompt] = []
@@ -77,6 +79,10 @@ class _RecordingModel:
     def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
         """The tool search channels it was given, whatever the model name."""
         return self.channels
+
+    def cache_shortfall(self, prompt: Prompt) -> int:
+        """Tokens ``prompt`` lacks before a prompt cache keeps it: the rule it was given, or 0."""
+        return 0 if self._cache_shortfall is None else self._cache_shortfall(prompt)
 
     def tool_names_shown(self, request: int = -1) -> list[str]:
         """The names of the tools shown in request ``request`` (default: the latest)."""
@@ -141,6 +147,8 @@ class ScriptedModel(_RecordingModel):
         chunk_size: Characters per chunk when streaming.
         name: Shown in error messages.
         tool_channels: The tool search channels it declares, best first.
+        cache_shortfall: The prompt cache rule it declares (``prompt -> tokens`` the prompt
+            lacks before it is cached, as an adapter's ``cache_shortfall``); none: 0.
 
     Attributes:
         prompts: Every prompt received, in order.
@@ -158,12 +166,14 @@ class ScriptedModel(_RecordingModel):
         chunk_size: int = 4,
         name: str = "ScriptedModel",
         tool_channels: Sequence[ToolChannel] = DEFAULT_TOOL_CHANNELS,
+        cache_shortfall: Callable[[Prompt], int] | None = None,
     ) -> None:
         super().__init__(
             supports_tools=supports_tools,
             chunk_size=chunk_size,
             name=name,
             tool_channels=tool_channels,
+            cache_shortfall=cache_shortfall,
         )
         self._script = list(script)
         self._position = 0
@@ -196,6 +206,8 @@ class FunctionModel(_RecordingModel):
         chunk_size: Characters per chunk when streaming.
         name: Shown in error messages.
         tool_channels: The tool search channels it declares, best first.
+        cache_shortfall: The prompt cache rule it declares (``prompt -> tokens`` the prompt
+            lacks before it is cached, as an adapter's ``cache_shortfall``); none: 0.
     """
 
     def __init__(
@@ -206,12 +218,14 @@ class FunctionModel(_RecordingModel):
         chunk_size: int = 4,
         name: str = "FunctionModel",
         tool_channels: Sequence[ToolChannel] = DEFAULT_TOOL_CHANNELS,
+        cache_shortfall: Callable[[Prompt], int] | None = None,
     ) -> None:
         super().__init__(
             supports_tools=supports_tools,
             chunk_size=chunk_size,
             name=name,
             tool_channels=tool_channels,
+            cache_shortfall=cache_shortfall,
         )
         self._function = function
 

@@ -13,6 +13,10 @@ model call, where only a door that reads the request's text can apply them:
   on ``claude-sonnet-4-5`` and ``gpt-5`` over the dev queries of five retrieval benchmarks,
   checked on a kept-out part of them (every needed tool revealed for 53.9% of those, at least
   one for 77.4%, 1.48 tools or 233 tokens revealed).
+- **The fill** (``fill_cache_minimum=``): when the first request, the reveal's hits shown, is
+  shorter than the shortest prompt the model's provider caches (the adapter's
+  ``cache_shortfall``), the next best hits are revealed too until it reaches it; derivation
+  on :data:`DEFAULT_FILL_CACHE_MINIMUM`.
 - **The small-catalog rule** (``send_all_below=``): a catalog whose permitted definitions
   total fewer tokens than :data:`DEFAULT_SEND_ALL_BELOW` is sent whole, with no
   ``tool_search`` at all (its derivation is there).
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
 from toolrelay.exceptions import ConfigurationError
@@ -40,10 +44,11 @@ from toolrelay.messages import (
 from toolrelay.search._base import MAX_RESULTS_LIMIT
 from toolrelay.tools import ToolDefinition
 from toolrelay.tools._tokens import tool_tokens
-from toolrelay.toolsearch._search_tool import MAX_QUERY_LENGTH
+from toolrelay.toolsearch._search_tool import MAX_QUERY_LENGTH, ToolSearchRecord
 from toolrelay.toolsearch._texts import TOOL_SEARCH_NAME
 
 __all__ = [
+    "DEFAULT_FILL_CACHE_MINIMUM",
     "DEFAULT_REVEAL",
     "DEFAULT_REVEAL_MIN_RELATIVE_SCORE",
     "DEFAULT_SEND_ALL_BELOW",
@@ -51,6 +56,7 @@ __all__ = [
     "TURN_OPTIONS",
     "catalog_tokens_below",
     "check_turn_options",
+    "filled_count",
     "refuse_turn_options",
     "request_text",
     "revealed_pair",
@@ -66,6 +72,24 @@ With :data:`DEFAULT_REVEAL`, the rule ``benchmarks/reveal.py`` decided (docs/ben
 on its tuning queries, with the default index, every needed tool was revealed for 54.5% of
 the queries and at least one for 82.5%, 1.49 tools (232 tokens) revealed on average, saving
 $1.63 (Anthropic) and $0.72 (OpenAI) per 1,000 tasks against revealing nothing.
+"""
+
+DEFAULT_FILL_CACHE_MINIMUM: Final = True
+"""Reveal further hits until the first request reaches the model's cache minimum.
+
+A prompt shorter than the provider's minimum (1,024 tokens on OpenAI's API and on Claude
+Sonnet 4.5; the adapter's ``cache_shortfall``) is never cached: each request of the task pays
+it in full until the conversation grows past the minimum. Filling a first prompt of ``P``
+tokens to the minimum ``M`` with the next best hits costs ``M`` once at the write price ``w``
+(1.25 on Anthropic, 1 on OpenAI, in input prices) and ``0.1 M`` in each later request, against
+``P`` in every request unfilled: over ``n`` requests filling costs less when
+``n P > w M + 0.1 (n - 1) M``, for a prompt of half the minimum from the third request on
+(``1.5 M > 1.45 M`` on Anthropic). A task that calls tools takes two requests at least, and
+the added hits show more of its tools, so a search round (a request, and its output at 5x to
+8x the input price) is saved more often. A fill the catalog's ten best hits cannot complete
+is not made: it would cost without reaching the cache. Nothing is fitted: the rule is the
+providers' published minimum. Measured in the token benchmark (docs/benchmarks.md, "Tool
+search with every default"): the weather task's prompt is under the minimum.
 """
 
 DEFAULT_SEND_ALL_BELOW: Final = 310
@@ -93,12 +117,17 @@ desk (14,429 tokens) are searched.
 REVEAL_CALL_ID: Final = "tool_search_reveal"
 """How the call id of the proxy channel's revealed answer starts (a random suffix follows)."""
 
-TURN_OPTIONS: Final = frozenset({"reveal", "reveal_min_relative_score", "send_all_below"})
+TURN_OPTIONS: Final = frozenset(
+    {"reveal", "reveal_min_relative_score", "fill_cache_minimum", "send_all_below"}
+)
 """The options a door takes only when it reads the request's text (the chat client's)."""
 
 
 def check_turn_options(
-    reveal: object, reveal_min_relative_score: object, send_all_below: object
+    reveal: object,
+    reveal_min_relative_score: object,
+    fill_cache_minimum: object,
+    send_all_below: object,
 ) -> None:
     """Validate the turn-start options as :class:`~toolrelay.client.ToolSearch` takes them.
 
@@ -118,6 +147,10 @@ def check_turn_options(
         raise ConfigurationError(
             "reveal_min_relative_score must be a number between 0 and 1 (a fraction of the "
             f"best hit's score) or None, not {ratio!r}"
+        )
+    if not isinstance(fill_cache_minimum, bool):
+        raise ConfigurationError(
+            f"fill_cache_minimum must be True or False, not {fill_cache_minimum!r}"
         )
     below = send_all_below
     if below is not None and (isinstance(below, bool) or not isinstance(below, int) or below < 0):
@@ -173,6 +206,24 @@ def catalog_tokens_below(
         if total >= limit:
             return None
     return total
+
+
+def filled_count(
+    ranked: ToolSearchRecord, shortfall: int, *, start: int, tokens: Callable[[str], int]
+) -> int | None:
+    """How many of ``ranked``'s hits to reveal so that those past ``start`` add ``shortfall``.
+
+    The hits past the first ``start`` (those the reveal shows already) are taken in turn, the
+    one that makes up the shortfall included; ``tokens(name)`` is what revealing one adds.
+    ``None`` when all of them fall short: filling would then only cost.
+    """
+    hits = ranked.response.hits
+    added = 0
+    for position in range(start, len(hits)):
+        added += tokens(hits[position].name)
+        if added >= shortfall:
+            return position + 1
+    return None
 
 
 def revealed_pair(query: str, answer: str) -> tuple[AssistantMessage, ToolResponseMessage]:

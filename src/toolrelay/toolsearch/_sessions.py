@@ -108,12 +108,15 @@ class Discoveries:
             round calls one of them, the model has chosen, and the others are passed over.
             Several searches in one round leave this empty (which hit answers which need
             is not known then).
+        task: The hits of the turn's reveal, a search of the whole request rather than of
+            one need: they serve the task's later steps too, so the turn never retires them.
     """
 
     names: tuple[str, ...]
     used: frozenset[str] = frozenset()
     fresh: frozenset[str] = frozenset()
     pending: frozenset[str] = frozenset()
+    task: frozenset[str] = frozenset()
 
     def after_round(
         self,
@@ -121,6 +124,7 @@ class Discoveries:
         found: Sequence[Sequence[str]],
         called: Collection[str],
         retention: Retention,
+        whole_task: bool = False,
     ) -> Discoveries:
         """The discoveries after a tool round.
 
@@ -128,6 +132,8 @@ class Discoveries:
             found: What each of the round's searches found, best first (none: no search).
             called: The names of the other tools it called.
             retention: Which tools stay shown (:data:`Retention`).
+            whole_task: The one search was the reveal's, of the whole request (its hits
+                become :attr:`task`).
         """
         searched = bool(found)
         hits = tuple(dict.fromkeys(name for search in found for name in search))
@@ -144,15 +150,16 @@ class Discoveries:
             return self  # the common round: tools in use called again
         used = self.used | newly_used
         passed_over = self.pending - used if chosen else frozenset()
+        task = frozenset(hits) if whole_task else self.task
         # A round of calls was the chance to call what earlier searches found.
         waiting = frozenset() if called else self.fresh
         kept = tuple(
             n
             for n in self.names
-            if n not in passed_over and (not searched or n in used or n in waiting)
+            if n in task or (n not in passed_over and (not searched or n in used or n in waiting))
         )
         new = tuple(n for n in hits if n not in kept)
-        if len(found) == 1:
+        if len(found) == 1 and not whole_task:
             pending = frozenset(found[0])
         else:
             pending = frozenset() if searched or called else self.pending
@@ -161,6 +168,7 @@ class Discoveries:
             used=used,
             fresh=waiting | set(hits),
             pending=pending,
+            task=task,
         )
 
 
