@@ -17,7 +17,7 @@ from toolrelay.models._billing import (
     PREFIX_SERVER,
     PRICED_MODELS,
 )
-from toolrelay.search import default_index
+from toolrelay.search import SearchRequest, default_index
 from toolrelay.tools import ToolCatalog
 
 from ._scripts import BENCHMARKS, load_script
@@ -162,3 +162,27 @@ def test_the_oracle_reveals_each_requests_tools_and_bounds_the_default() -> None
         assert ("native" in ways) == ("native" in tokens.declared_channels(model))
         assert billed["saved_percent"] >= stored["default"]["billed"][model.key]["saved_percent"]
         assert billed["output"] == every["billed"][model.key]["output"]  # the same answers
+
+
+@pytest.mark.parametrize("scenario", RESULTS["scenarios"], ids=lambda s: s["key"])
+def test_the_default_is_also_billed_with_perfect_ranking(scenario: dict[str, Any]) -> None:
+    perfect = scenario["default_perfect_ranking"]
+    assert set(perfect) == {m.key for m in PRICED_MODELS}
+    every = scenario["modes"][0]
+    for model in PRICED_MODELS:
+        billed = perfect[model.key]
+        assert billed["channel"] == tokens.auto_channel(model)
+        assert billed["saved_percent"] == _saved(billed["cost"], every["billed"][model.key]["cost"])
+    assert scenario["default_perfect_ranking_same_decisions"]
+
+
+def test_task_first_ranks_the_tasks_tools_first_for_the_task_alone() -> None:
+    scenario = tokens.weather_scenario()
+    index = tokens.TaskFirst(scenario)
+    index.index([t.definition for t in scenario.make_tools()])
+    wanted = [step.tool for step in scenario.steps]
+    hits = index.search(SearchRequest(query=scenario.task, max_results=5)).hits
+    assert [h.name for h in hits[:3]] == wanted
+    assert len({h.score for h in hits[:3]}) == 1
+    query = SearchRequest(query="current weather in a city", max_results=5)
+    assert index.search(query).hits == index.inner.search(query).hits  # the default's own
