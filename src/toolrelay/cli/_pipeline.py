@@ -55,7 +55,13 @@ from toolrelay.execution import (
 )
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse, ToolCall, Usage
-from toolrelay.models._base import ChatModel, ToolChannel, model_name, tool_channels
+from toolrelay.models._base import (
+    ChatModel,
+    ToolChannel,
+    cache_shortfall,
+    model_name,
+    tool_channels,
+)
 from toolrelay.models._chunks import ChunkMerger
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import Prompt
@@ -259,6 +265,10 @@ class MeteredModel:
     def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
         """The wrapped model's tool search channels."""
         return tool_channels(self.model, model)
+
+    def cache_shortfall(self, prompt: Prompt) -> int:
+        """What ``prompt`` lacks before the wrapped model's provider caches it."""
+        return cache_shortfall(self.model, prompt)
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         self.recorder.request(prompt)

@@ -68,7 +68,7 @@ from toolrelay.execution._resolution import match_tool_name
 from toolrelay.memory import InMemoryChatMemoryRepository, MessageWindowChatMemory
 from toolrelay.messages import ChatResponse
 from toolrelay.models import ChatModel, ToolChannel
-from toolrelay.models._base import model_name, tool_channels
+from toolrelay.models._base import cache_shortfall, model_name, tool_channels
 from toolrelay.models._metadata import CACHE_READ_TOKENS, CACHE_WRITE_TOKENS
 from toolrelay.models._openai_wire import messages_to_openai
 from toolrelay.prompt import ChatOptions, Prompt
@@ -637,6 +637,10 @@ class _Meter:
     def tool_channels(self, model: str | None = None) -> tuple[ToolChannel, ...]:
         """The wrapped model's tool search channels."""
         return tool_channels(self.model, model)
+
+    def cache_shortfall(self, prompt: Prompt) -> int:
+        """What ``prompt`` lacks before the wrapped model's provider caches it."""
+        return cache_shortfall(self.model, prompt)
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         """Ask the model, keeping the request and the answer."""
