@@ -1609,7 +1609,8 @@ VARIANTS_TEXT = (
     "measured rule of [What a search answer shows](#what-a-search-answer-shows)) and "
     '`retention` (`"used"` by default: keeps the tools the model called and '
     "retires those it passed over, a lone search's other hits once it called one of them, "
-    'the rest at its next search; `"all"` keeps every tool found; `"last_search"` only '
+    "the rest at its next search, the hits of several needs searched at once staying through "
+    'the turn; `"all"` keeps every tool found; `"last_search"` only '
     "what the last round of searches found). Savings with one of them changed and the "
     "others at their defaults (misses as above; ✗ = the run called other tools than the "
     "all-tools run):"

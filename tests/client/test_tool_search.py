@@ -334,7 +334,7 @@ async def test_calling_one_hit_of_a_lone_search_retires_its_other_hits(desk: Des
     assert desk.ran == [REFUND, REFUND]
 
 
-async def test_calls_after_several_searches_retire_nothing_until_the_next_search(
+async def test_several_searches_at_once_retire_nothing_through_the_turn(
     desk: Desk,
 ) -> None:
     advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
@@ -352,12 +352,38 @@ async def test_calls_after_several_searches_retire_nothing_until_the_next_search
         ]
     )
     await client_for(model, advisor).prompt("go").conversation("c1").acall()
-    # Which hit answers which search is not known: the invoice, passed over by the refund's
-    # round, is still there for the next one, which calls it.
+    # Several needs searched at once are a plan of the task's steps: the invoice, passed
+    # over by the refund's round, is still there for the next one, which calls it, and the
+    # email, never called, stays through the turn, past the next search.
     assert shown(model)[2] == [TOOL_SEARCH_NAME, REFUND, INVOICE, EMAIL]
     assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND, INVOICE, EMAIL]
-    assert shown(model)[4] == [TOOL_SEARCH_NAME, REFUND, INVOICE, FORECAST]
+    assert shown(model)[4] == [TOOL_SEARCH_NAME, REFUND, INVOICE, EMAIL, FORECAST]
     assert desk.ran == [REFUND, INVOICE]
+
+
+async def test_a_plan_searched_at_once_keeps_its_hits_through_the_turn(desk: Desk) -> None:
+    advisor = bm25_advisor(tools_from(desk), options=SearchOptions(min_relative_score=None))
+    plan = tool_call_response(
+        (
+            TOOL_SEARCH_NAME,
+            {"queries": ["refund payment", "weather forecast"], "max_results": 1},
+        )
+    )
+    model = ScriptedModel(
+        [
+            plan,
+            tool_call_response((REFUND.replace(".", "__"), {"payment_id": "p1"})),
+            search("send email", max_results=1),
+            tool_call_response((FORECAST.replace(".", "__"), {"city": "Oslo"})),
+            "done",
+        ]
+    )
+    await client_for(model, advisor).prompt("go").conversation("c1").acall()
+    # The task's steps searched in one call, one query each: the forecast's step comes after
+    # a search made in between (which retires what a round of calls passed over) and finds
+    # its tool still shown.
+    assert shown(model)[3] == [TOOL_SEARCH_NAME, REFUND, FORECAST, EMAIL]
+    assert desk.ran == [REFUND, FORECAST]
 
 
 async def test_searches_before_any_call_retire_nothing(desk: Desk) -> None:

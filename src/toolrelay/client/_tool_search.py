@@ -190,7 +190,8 @@ class ToolSearch:
         retention: Which discovered tools stay shown (``"used"``, ``"all"`` or ``"last_search"``):
             ``"used"`` (default) keeps the tools the model called and retires those it
             passed over: a lone search's other hits once it called one of them, the rest at
-            its next search; ``"all"`` keeps every tool found (the
+            its next search (the hits of several needs searched at once, and the reveal's,
+            stay through the turn); ``"all"`` keeps every tool found (the
             list only grows, so a provider's prompt cache covers every earlier tool);
             ``"last_search"`` shows only what the last round of searches found. What each
             costs in tokens on three tasks: ``docs/benchmarks.md``.

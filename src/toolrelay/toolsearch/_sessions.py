@@ -89,7 +89,9 @@ Retention = Literal["used", "all", "last_search"]
 - ``"used"`` (default): the tools the model called stay for the rest of the conversation;
   a found tool it passed over (it had a round of tool calls in which it could have called
   it) leaves the list when it searches again, or at once when a lone search found it and
-  the model called another of that search's hits: that one need is met;
+  the model called another of that search's hits: that one need is met. The hits of the
+  turn's reveal and of a round that searched for several needs at once (a plan of the
+  task's steps) stay through the turn;
 - ``"all"``: every tool found stays shown;
 - ``"last_search"``: only what the last round of searches found is shown.
 """
@@ -108,8 +110,9 @@ class Discoveries:
             round calls one of them, the model has chosen, and the others are passed over.
             Several searches in one round leave this empty (which hit answers which need
             is not known then).
-        task: The hits of the turn's reveal, a search of the whole request rather than of
-            one need: they serve the task's later steps too, so the turn never retires them.
+        task: The hits of the turn's reveal (a search of the whole request) and of its
+            searches for several needs at once (a plan): they serve the task's later steps
+            too, so the turn never retires them.
     """
 
     names: tuple[str, ...]
@@ -150,7 +153,8 @@ class Discoveries:
             return self  # the common round: tools in use called again
         used = self.used | newly_used
         passed_over = self.pending - used if chosen else frozenset()
-        task = frozenset(hits) if whole_task else self.task
+        # The reveal, or several needs searched at once: the hits serve later steps too.
+        task = self.task | frozenset(hits) if whole_task or len(found) > 1 else self.task
         # A round of calls was the chance to call what earlier searches found.
         waiting = frozenset() if called else self.fresh
         kept = tuple(
