@@ -76,6 +76,7 @@ from typing import Any
 
 import tiktoken
 
+from toolrelay.cli._indexes import IndexWrapper
 from toolrelay.client import ChatClient, ToolCallingAdvisor, ToolSearchAdvisor
 from toolrelay.exceptions import InvalidToolNameError
 from toolrelay.execution import ApprovalInterceptor
@@ -1130,34 +1131,22 @@ def _filled(
     return None
 
 
-class TaskFirst:
+class TaskFirst(IndexWrapper):
     """The default index, except that a search with the task's own text ranks the task's
     tools first, in step order, each at the best hit's score: the reveal with perfect
     retrieval. Every other search is the default index's."""
 
     def __init__(self, scenario: Scenario) -> None:
-        self.inner = default_index()
+        super().__init__(default_index())
         self.task = scenario.task
         self.tools = list(dict.fromkeys(step.tool for step in scenario.steps))
 
-    @property
-    def search_type(self) -> str:
-        return self.inner.search_type
-
-    @property
-    def fingerprint(self) -> str | None:
-        return self.inner.fingerprint
-
-    def index(self, definitions: Sequence[ToolDefinition]) -> bool:
-        return self.inner.index(definitions)
-
-    def clear(self) -> None:
-        self.inner.clear()
-
     def search(self, request: SearchRequest) -> SearchResponse:
-        found = self.inner.search(dataclasses.replace(request, max_results=MAX_RESULTS_LIMIT))
-        if request.query != self.task or not found.hits:
+        if request.query != self.task:
             return self.inner.search(request)
+        found = self.inner.search(dataclasses.replace(request, max_results=MAX_RESULTS_LIMIT))
+        if not found.hits:
+            return found
         best = found.hits[0].score
         first = [SearchHit(name=name, score=best, summary="") for name in self.tools]
         rest = [hit for hit in found.hits if hit.name not in self.tools]
