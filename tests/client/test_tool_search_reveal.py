@@ -411,6 +411,26 @@ async def test_a_minimum_the_ten_best_hits_cannot_reach_is_not_filled(
     assert rule.cache_shortfall(first) > 0
 
 
+async def test_a_minimum_the_revealed_hits_cannot_move_stops_after_one_try() -> None:
+    # A cache kept up to the system text only (an Anthropic request marked there alone): the
+    # proxy channel's hits land in the history, past it, so no number of them reaches it.
+    asked: list[Prompt] = []
+
+    def system_and_tools_only(prompt: Prompt) -> int:
+        asked.append(prompt)
+        return 50  # short by as much whatever the history holds
+
+    model = ScriptedModel(
+        ["done"], tool_channels=("proxy", "rewrite"), cache_shortfall=system_and_tools_only
+    )
+    response = await client_for(model, Desk()).prompt(FILL_TASK).conversation("c").acall()
+    assert response.tool_search is not None
+    assert response.tool_search.revealed is not None
+    assert response.tool_search.revealed.names == (RETRY,)  # the measured hits, unfilled
+    # The request as revealed, and one filled try: the next best hit moved nothing.
+    assert len(asked) == 2
+
+
 async def test_fill_cache_minimum_false_reveals_the_measured_hits_only() -> None:
     plain, measured = await first_prompt_and_reveal("proxy", None)
     rule = dataclasses.replace(GPT_5, cache_minimum=prompt_size(GPT_5, plain) + 1)

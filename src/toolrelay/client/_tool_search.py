@@ -584,8 +584,13 @@ class _SearchTurn:
         # little differently, so the request itself is checked, one hit more while short.
         while count is not None:
             filled = await self.searcher.reveal(query, max_results=count, min_relative_score=None)
-            if not cache_shortfall(model, self._first_prompt(prompt, query, *filled)):
+            short = cache_shortfall(model, self._first_prompt(prompt, query, *filled))
+            if not short:
                 return filled
+            if short >= shortfall:
+                # The hits land past what the cache keeps (an Anthropic request cached up to
+                # its system text only, say): no number of them reaches the minimum.
+                break
             count = count + 1 if count < len(ranked.response.hits) else None
         return answer, record
 
