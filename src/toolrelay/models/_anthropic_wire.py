@@ -73,6 +73,7 @@ __all__ = [
     "mark_history",
     "message_to_response",
     "messages_to_anthropic",
+    "model_family",
     "system_to_anthropic",
     "tool_choice_to_anthropic",
     "tools_to_anthropic",
@@ -95,12 +96,21 @@ and ``tool_removal`` blocks; "Mid-conversation system messages and tool changes"
 docs). Claude Sonnet 5 refuses them, and Haiku 5.5 is not listed; a model not named here gets
 the proxy channel."""
 
-_SNAPSHOT = re.compile(r"-\d{8}$")
+_SNAPSHOT = re.compile(r"-(\d{8}|0)$")
+
+
+def model_family(model: str) -> str:
+    """``model`` as Anthropic's tables list it: no snapshot date, no ``-0`` alias suffix.
+
+    ``claude-sonnet-4-5-20250929`` → ``claude-sonnet-4-5``; ``claude-sonnet-4-0`` →
+    ``claude-sonnet-4``.
+    """
+    return _SNAPSHOT.sub("", model)
 
 
 def accepts_tool_changes(model: str) -> bool:
     """Whether ``model`` (an alias, or a dated snapshot of one) is in :data:`TOOL_CHANGE_MODELS`."""
-    return _SNAPSHOT.sub("", model) in TOOL_CHANGE_MODELS
+    return model_family(model) in TOOL_CHANGE_MODELS
 
 
 INLINE_TOOLS_BETA = "inline-tools-2026-09-15"

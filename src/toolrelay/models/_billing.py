@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -40,7 +39,11 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from toolrelay.messages import AssistantMessage, ChatResponse
-from toolrelay.models._anthropic_wire import accepts_tool_changes, messages_to_anthropic
+from toolrelay.models._anthropic_wire import (
+    accepts_tool_changes,
+    messages_to_anthropic,
+    model_family,
+)
 from toolrelay.models._anthropic_wire import content_body as anthropic_content
 from toolrelay.models._openai_wire import content_body as openai_content
 from toolrelay.models._openai_wire import messages_to_openai
@@ -362,12 +365,11 @@ ANTHROPIC_CACHE_MINIMUMS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
 the models as the page names them, the minimum, and their API names."""
 
 _ANTHROPIC_MINIMUMS = {name: size for _, size, names in ANTHROPIC_CACHE_MINIMUMS for name in names}
-_SNAPSHOT_OR_ALIAS = re.compile(r"-(\d{8}|0)$")
 
 
 def anthropic_cache_minimum(model: str) -> int:
     """The cache minimum of ``model`` (an API name, alias or dated snapshot); 0 when unknown."""
-    return _ANTHROPIC_MINIMUMS.get(_SNAPSHOT_OR_ALIAS.sub("", model), 0)
+    return _ANTHROPIC_MINIMUMS.get(model_family(model), 0)
 
 
 def request_blocks(
