@@ -35,9 +35,10 @@ nothing else (``DEFAULT_MODE``), billed on ``claude-sonnet-4-5`` (``billed.anthr
 same way. Its channel is ``"auto"``, which takes a channel from what the adapter declares, and its
 reveal is filled to the model's cache minimum, which the adapter also declares, so the
 default runs once per priced model (the scripted model declaring the same channels and cache
-rule as its adapter), each billed on its model; each bill names its channel. On the proxy
-channel the model calls through ``call_tool`` any tool whose definition its history holds
-(a search answer or the reveal's), as ``call_tool`` runs them. Nothing
+rule as its adapter), each billed on its model; each bill names its channel. The reveal's
+hits are pinned to the tool list (each scenario is a conversation's first turn), and called
+by name; on the proxy channel the model calls through ``call_tool`` any other tool whose
+definition its history holds (a search answer), as ``call_tool`` runs them. Nothing
 else is set: what the advisor does by default is what the entry measures. The modes are all
 tools and, for each of ``CHANNELS``, per step and searches first (a new channel is one more
 entry), each billed on the models whose adapter renders its channel. The ``oracle`` is the
@@ -309,7 +310,9 @@ class Planner:
             self.actions.append("answer (gave up)")
             return text_response("I could not finish the task.")
         self.actions.append(f"call {name} ×{len(calls)}" if len(calls) > 1 else f"call {name}")
-        if self.proxy:  # the request's tools stay fixed: found tools are called through call_tool
+        listed = {provider_safe_name(t.definition.name) for t in prompt.options.tools}
+        if self.proxy and name not in listed:
+            # The tool list stays fixed: a found tool it does not list runs through call_tool.
             wrapped = ({"name": name, "arguments": arguments} for arguments in calls)
             return tool_call_response(*((CALL_TOOL_NAME, call) for call in wrapped))
         return tool_call_response(*((name, arguments) for arguments in calls))
@@ -1651,11 +1654,13 @@ def method_text(meta: Mapping[str, Any]) -> str:
         "`embeddings` extra is installed), channel and settings, billed on the adapters' "
         "defaults, the model doing what `tool_search`'s description asks: it searches for "
         "every need it has not been shown yet in one call, one query per need (as *searches "
-        "first*), and calling through `call_tool`, on the proxy channel, any tool whose "
-        "definition a search answer in its history gave (the reveal's too), as `call_tool` "
-        "runs them; the default's reveal is filled to each model's cache minimum, so it runs "
-        "once per priced model. The other modes use a `BM25ToolIndex` with one channel each "
-        "and a model declaring no cache minimum. The scripted "
+        "first*), calling by name the tools the request lists (the reveal's hits, pinned to "
+        "the tool list in a conversation's first turn, as each task is), and through "
+        "`call_tool`, on the proxy channel, any other tool whose definition a search answer "
+        "in its history gave, as `call_tool` runs them; the default's reveal is filled to "
+        "each model's cache minimum, so it runs once per priced model. The other modes use a "
+        "`BM25ToolIndex` with one channel each and a model declaring no cache minimum. The "
+        "scripted "
         "model makes the all-tools run's calls whatever the search ranked (it takes the "
         "needed tool from anywhere in the answer); *ranked first* is the share of searches "
         "whose answer put the needed tool first, which is what a real model mostly takes. "

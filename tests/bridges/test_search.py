@@ -288,6 +288,16 @@ async def test_a_successful_call_of_a_tool_the_conversation_found_is_recorded() 
     assert learned == [("tenant:acme", "refund a customer order", "billing.refund", 1)]
 
 
+async def test_a_conversation_a_client_pinned_tools_for_shows_them_through_the_bridge() -> None:
+    # A client's first reveal pinned the tool in the shared store; the bridge serves the rest.
+    search = desk()
+    await search.session_store.pin("c3", ["billing.refund"])
+    shown = await search.shown(key="c3", context=CLERK)
+    assert [t.definition.name for t in shown] == ["billing.refund"]
+    done = await search.call("billing__refund", {"order_id": 9}, key="c3", context=CLERK)
+    assert done.status is ToolCallStatus.OK
+
+
 @pytest.mark.parametrize("option", sorted(TURN_OPTIONS))
 def test_the_turn_start_options_are_refused_a_bridge_never_sees_a_request(option: str) -> None:
     with pytest.raises(ConfigurationError, match=f"never sees a request's text.*{option}="):

@@ -78,9 +78,9 @@ def test_json_lists_rounds_searches_calls_and_tokens(demo_json: dict[str, Any]) 
     assert data["completed"] is True
     rounds = data["rounds"]
     assert [r["model_call"] for r in rounds] == list(range(1, len(rounds) + 1))
-    # The model starts with the proxy channel's pair and the task's revealed best hit (the
-    # reveal's search answer after the user's message), and never sees the whole catalog.
-    assert rounds[0]["shown"] == ["tool_search", "call_tool", "ticket.create_incident"]
+    # The model starts with the task's revealed best hit, pinned to the tool list before the
+    # proxy channel's pair, and never sees the whole catalog.
+    assert rounds[0]["shown"] == ["ticket.create_incident", "tool_search", "call_tool"]
     assert all(len(r["shown"]) < 78 for r in rounds)
     searches = [
         s for r in rounds for x in r["results"] if x["tool"] == "tool_search" for s in x["searches"]

@@ -12,15 +12,13 @@ import pytest
 from toolrelay.cli import _demo as demo
 from toolrelay.cli._demo_language import CHINESE_DEMO, ENGLISH_DEMO, parse_demo_language
 from toolrelay.messages import (
-    AssistantMessage,
     ChatResponse,
     SystemMessage,
-    ToolResponseMessage,
     UserMessage,
 )
 from toolrelay.models._base import ChatModel
 from toolrelay.prompt import Prompt
-from toolrelay.toolsearch._texts import CHINESE, ENGLISH
+from toolrelay.toolsearch._texts import CALL_TOOL_NAME, CHINESE, ENGLISH, TOOL_SEARCH_NAME
 
 from .conftest import Invoke
 from .test_demo import hide_from_search
@@ -88,14 +86,11 @@ def test_the_chinese_demo_shows_chinese_texts_and_sends_chinese_search_texts(
     assert first.messages[0] == SystemMessage(
         text=f"{CHINESE_DEMO.system}\n\n{CHINESE.proxy_system_suffix}"
     )
-    # The user's message, then the reveal: a tool_search call with it and the answer.
-    user, reveal, answer = first.messages[-3:]
-    assert user == UserMessage(text=TASK_ZH)
-    assert isinstance(reveal, AssistantMessage)
-    assert json.loads(reveal.tool_calls[0].arguments) == {"queries": [TASK_ZH]}
-    assert isinstance(answer, ToolResponseMessage)
-    assert answer.responses[0].name == "tool_search"
-    search_tool, _ = first.options.tools
+    # The conversation's first reveal pinned its hit to the tool list, before the pair.
+    assert first.messages[-1] == UserMessage(text=TASK_ZH)
+    revealed, search_tool, call = first.options.tools
+    assert revealed.definition.name == "refund.find_failed_orders"
+    assert call.definition.name == CALL_TOOL_NAME
     assert search_tool.definition.description == CHINESE.proxy_description
     properties = search_tool.definition.input_schema["properties"]
     assert {n: p["description"] for n, p in properties.items()} == dict(CHINESE.parameters)
@@ -188,7 +183,8 @@ def test_english_is_the_default_and_sends_english_search_texts(
     assert first.messages[0] == SystemMessage(
         text=f"{ENGLISH_DEMO.system}\n\n{ENGLISH.proxy_system_suffix}"
     )
-    assert first.options.tools[0].definition.description == ENGLISH.proxy_description
+    [search_tool] = [t for t in first.options.tools if t.definition.name == TOOL_SEARCH_NAME]
+    assert search_tool.definition.description == ENGLISH.proxy_description
 
 
 def test_a_catalog_without_the_language_is_named(cli: Invoke, tmp_path: Path) -> None:

@@ -1,14 +1,17 @@
 """A turn's start: the reveal of the request's best hits, and the small-catalog rule.
 
 Before the first model call the permitted view is searched with the request's own text and
-its best hits are shown through the turn's channel (rewrite: the tool list; native: a tool
-change after the user's message; proxy: a ``tool_search`` call and its answer after it), so
-a task whose tools are found up front makes no ``tool_search`` call. A catalog too small for
-search to pay is sent whole.
+its best hits are shown, so a task whose tools are found up front makes no ``tool_search``
+call. The conversation's first reveal pins them: they join the tool list on every channel,
+which stays the same for the rest of the conversation. A later turn's reveal is shown through
+the turn's channel (rewrite: the tool list; native: a tool change after the user's message;
+proxy: a ``tool_search`` call and its answer after it). A catalog too small for search to pay
+is sent whole.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import logging
@@ -50,6 +53,7 @@ from toolrelay.toolsearch._reveal import (
 
 RETRY = "refund.retry"
 TASK = "Retry the failed refund payment RF-1"
+OPENING = "Hello, can you help me?"  # the reveal finds nothing for it: it pins no tool
 
 
 class Desk:
@@ -146,15 +150,97 @@ async def test_rewrite_shows_the_revealed_tool_in_the_first_tool_list() -> None:
     assert report.revealed.names[0] == RETRY
     assert report.revealed.response.hits[0].name == RETRY
     assert report.revealed.response.hits[0].score > 0
-    assert RETRY in report.discovered
+    assert RETRY in report.pinned
+    assert RETRY not in report.discovered  # pinned, not a discovery retention could retire
 
 
-async def test_native_makes_the_revealed_tool_available_after_the_users_message() -> None:
+# Each channel lists its fixed tools in its own order; the pinned ones follow the request's.
+FIRST_LIST: dict[ToolChannel, list[str]] = {
+    "rewrite": [TOOL_SEARCH_NAME, RETRY],
+    "native": [TOOL_SEARCH_NAME, RETRY],
+    "proxy": [RETRY, TOOL_SEARCH_NAME, CALL_TOOL_NAME],
+}
+
+
+@pytest.mark.parametrize("channel", ["rewrite", "native", "proxy"])
+async def test_the_first_reveal_pins_its_hits_to_the_tool_list_on_every_channel(
+    channel: ToolChannel,
+) -> None:
+    # Nothing of a conversation is cached before its first model call: its reveal joins the
+    # tool list, called by name, and the list stays the same for the rest of the conversation.
     desk = Desk()
-    model = channel_model("native", [tool_call_response((RETRY, {"refund_id": "RF-1"})), "done"])
-    response = await client_for(model, desk).prompt(TASK).conversation("c").acall()
+    model = channel_model(
+        channel,
+        [tool_call_response((RETRY, {"refund_id": "RF-1"})), "done", "Booked.", "Bye."],
+    )
+    client = client_for(model, desk)
+    response = await client.prompt(TASK).conversation("c").acall()
     first = model.prompts[0]
-    assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME]  # the tool list never changes
+    assert model.tool_names_shown(0) == FIRST_LIST[channel]
+    assert first.messages[-1] == UserMessage(text=TASK)  # no tool change, no search answer
+    assert desk.ran == ["retry RF-1"]
+    assert response.tool_search is not None
+    assert response.tool_search.pinned == (RETRY,)
+    assert response.tool_search.searches == ()
+    assert model.prompts[1].messages[: len(first.messages)] == first.messages
+    # Later turns keep the list, whatever their own reveal finds: the cache keeps its prefix.
+    later = await client.prompt("Book a hotel room in Oslo").conversation("c").acall()
+    assert model.tool_names_shown(2)[: len(FIRST_LIST[channel])] == FIRST_LIST[channel]
+    assert later.tool_search is not None
+    assert later.tool_search.pinned == (RETRY,)
+    assert later.tool_search.revealed is not None
+    assert later.tool_search.revealed.names[0] == "hotel.book"
+    await client.prompt(OPENING).conversation("c").acall()
+    assert model.tool_names_shown(3)[: len(FIRST_LIST[channel])] == FIRST_LIST[channel]
+
+
+async def test_two_first_turns_at_once_list_the_pin_that_was_stored_first() -> None:
+    model = channel_model("proxy", ["One.", "Two."])
+    client = client_for(model, Desk())
+    one, two = await asyncio.gather(
+        client.prompt(TASK).conversation("c").acall(),
+        client.prompt("Book a hotel room in Oslo").conversation("c").acall(),
+    )
+    assert one.tool_search is not None
+    assert two.tool_search is not None
+    assert one.tool_search.pinned == two.tool_search.pinned
+    assert model.tool_names_shown(0) == model.tool_names_shown(1)
+    # The turn whose pin came second shows its own hits through the channel: a search
+    # answer after its message.
+    pinned = one.tool_search.pinned
+    later = two if pinned == (RETRY,) else one
+    assert later.tool_search is not None
+    assert later.tool_search.revealed is not None
+    hit = later.tool_search.revealed.names[0]
+    assert hit not in pinned
+    [prompt] = [p for p in model.prompts if not isinstance(p.messages[-1], UserMessage)]
+    answered = prompt.messages[-1]
+    assert isinstance(answered, ToolResponseMessage)
+    assert json.loads(answered.responses[0].data)[0]["name"] == hit
+
+
+async def test_a_conversation_whose_first_reveal_found_nothing_pins_nothing() -> None:
+    model = channel_model("rewrite", ["Hi.", tool_call_response((RETRY, {"refund_id": "R"})), "ok"])
+    client = client_for(model, Desk())
+    first = await client.prompt(OPENING).conversation("c").acall()
+    assert first.tool_search is not None
+    assert first.tool_search.pinned == ()
+    later = await client.prompt(TASK).conversation("c").acall()
+    assert later.tool_search is not None
+    assert later.tool_search.pinned == ()
+    assert RETRY in later.tool_search.discovered  # a later turn's reveal: a discovery
+
+
+async def test_native_makes_a_later_turns_revealed_tool_available_after_the_users_message() -> None:
+    desk = Desk()
+    model = channel_model(
+        "native", ["Hi.", tool_call_response((RETRY, {"refund_id": "RF-1"})), "done"]
+    )
+    client = client_for(model, desk)
+    await client.prompt(OPENING).conversation("c").acall()
+    response = await client.prompt(TASK).conversation("c").acall()
+    first = model.prompts[1]
+    assert model.tool_names_shown(1) == [TOOL_SEARCH_NAME]  # the tool list never changes
     user, change = first.messages[-2:]
     assert user == UserMessage(text=TASK)
     assert isinstance(change, ToolChangeMessage)
@@ -164,16 +250,18 @@ async def test_native_makes_the_revealed_tool_available_after_the_users_message(
     assert response.tool_search.channel == "native"
     assert response.tool_search.searches == ()
     # The second call keeps the change where the first had it: the prefix stays cached.
-    assert model.prompts[1].messages[: len(first.messages)] == first.messages
+    assert model.prompts[2].messages[: len(first.messages)] == first.messages
 
 
-async def test_proxy_gives_the_definitions_as_a_search_answer_after_the_users_message() -> None:
+async def test_proxy_answers_a_later_turns_reveal_with_definitions_after_the_message() -> None:
     desk = Desk()
     call = (CALL_TOOL_NAME, {"name": RETRY, "arguments": {"refund_id": "RF-1"}})
-    model = channel_model("proxy", [tool_call_response(call), "done"])
-    response = await client_for(model, desk).prompt(TASK).conversation("c").acall()
-    first = model.prompts[0]
-    assert model.tool_names_shown(0) == [TOOL_SEARCH_NAME, CALL_TOOL_NAME]
+    model = channel_model("proxy", ["Hi.", tool_call_response(call), "done"])
+    client = client_for(model, desk)
+    await client.prompt(OPENING).conversation("c").acall()
+    response = await client.prompt(TASK).conversation("c").acall()
+    first = model.prompts[1]
+    assert model.tool_names_shown(1) == [TOOL_SEARCH_NAME, CALL_TOOL_NAME]
     user, asked, answered = first.messages[-3:]
     assert user == UserMessage(text=TASK)
     assert isinstance(asked, AssistantMessage)
@@ -191,7 +279,7 @@ async def test_proxy_gives_the_definitions_as_a_search_answer_after_the_users_me
     assert response.tool_search.revealed is not None
     assert response.tool_search.revealed.names[0] == RETRY
     assert response.tool_search.searches == ()
-    assert model.prompts[1].messages[: len(first.messages)] == first.messages
+    assert model.prompts[2].messages[: len(first.messages)] == first.messages
 
 
 async def test_a_later_search_does_not_repeat_a_revealed_definition_in_the_proxy_channel() -> None:
@@ -303,11 +391,12 @@ async def test_reveal_0_turns_it_off() -> None:
     assert response.tool_search.discovered == ()
 
 
-async def test_revealed_tools_are_discoveries_the_next_turn_shows() -> None:
+async def test_a_later_turns_revealed_tools_are_discoveries_the_next_turn_shows() -> None:
     model = channel_model(
-        "rewrite", [tool_call_response((RETRY, {"refund_id": "RF-1"})), "done", "again"]
+        "rewrite", ["Hi.", tool_call_response((RETRY, {"refund_id": "RF-1"})), "done", "again"]
     )
     client = client_for(model, Desk())
+    await client.prompt(OPENING).conversation("c").acall()
     await client.prompt(TASK).conversation("c").acall()
     await client.prompt("thanks").conversation("c").acall()
     assert RETRY in model.tool_names_shown(-1)  # kept: the model called it (retention "used")
@@ -325,13 +414,14 @@ async def test_the_reveal_takes_its_own_hit_count_and_cut() -> None:
 
 
 async def test_the_reveals_other_hits_stay_shown_after_the_model_calls_one() -> None:
-    # The reveal searched the whole request, not one need: calling one of its hits passes
-    # none of the others over (a lone search's would be), so the task's later step finds
-    # its tool still shown.
+    # A later turn's reveal searched the whole request, not one need: calling one of its
+    # hits passes none of the others over (a lone search's would be), so the task's later
+    # step finds its tool still shown.
     task = "Retry the failed refund payment RF-1, then the weather forecast in Oslo"
     model = channel_model(
         "rewrite",
         [
+            "Hi.",
             tool_call_response((RETRY, {"refund_id": "RF-1"})),
             tool_call_response(("weather.now", {"city": "Oslo"})),
             "done",
@@ -339,11 +429,13 @@ async def test_the_reveals_other_hits_stay_shown_after_the_model_calls_one() -> 
     )
     desk = Desk()
     client = client_for(model, desk, reveal_min_relative_score=None)
+    await client.prompt(OPENING).conversation("c").acall()
     response = await client.prompt(task).conversation("c").acall()
     assert response.tool_search is not None
     assert response.tool_search.revealed is not None
     assert set(response.tool_search.revealed.names) == {RETRY, "weather.now"}
-    assert model.tool_names_shown(1) == model.tool_names_shown(0)
+    assert set(response.tool_search.discovered) == {RETRY, "weather.now"}
+    assert model.tool_names_shown(2) == model.tool_names_shown(1)
     assert desk.ran == ["retry RF-1", "weather Oslo"]
     assert response.tool_search.searches == ()
 
@@ -528,13 +620,14 @@ async def test_memory_inside_the_loop_keeps_each_turns_reveal_under_its_own_call
         MessageWindowChatMemory(InMemoryChatMemoryRepository()),
         order=TOOL_CALLING_ADVISOR_ORDER + 1,
     )
-    model = channel_model("proxy", ["First.", "Second."])
+    model = channel_model("proxy", ["Hi.", "First.", "Second."])
     client = ChatClient(model, advisors=[memory, ToolSearchAdvisor(Desk(), index=BM25ToolIndex())])
+    await client.prompt(OPENING).conversation("c").acall()  # pins nothing
     await client.prompt(TASK).conversation("c").acall()
     await client.prompt("Book a hotel room in Oslo").conversation("c").acall()
     ids = [
         call.id
-        for message in model.prompts[1].messages
+        for message in model.prompts[2].messages
         if isinstance(message, AssistantMessage)
         for call in message.tool_calls
     ]

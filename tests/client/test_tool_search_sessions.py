@@ -59,6 +59,26 @@ async def test_used_tools_are_added_beside_the_names_and_survive_a_replace() -> 
     assert len(store) == 0
 
 
+async def test_pin_is_kept_once_beside_the_names_and_survives_a_replace() -> None:
+    store = InMemorySessionStore()
+    assert (await store.get("c1")).pinned is None
+    assert await store.pin("c1", ["p", "q", "p"]) == StoredTools(pinned=("p", "q"))
+    # A concurrent first turn pinning its own keeps the first: every turn lists the same.
+    assert await store.pin("c1", ["r"]) == StoredTools(pinned=("p", "q"))
+    assert await store.add("c1", ["a"], used=["a"]) == StoredTools(
+        names=("a",), used=frozenset({"a"}), pinned=("p", "q")
+    )
+    await store.replace("c1", [])
+    assert await store.get("c1") == StoredTools(used=frozenset({"a"}), pinned=("p", "q"))
+    await store.delete("c1")
+    assert await store.get("c1") == StoredTools()
+    # Pinning nothing is a value: the conversation's list is fixed without pinned tools.
+    assert await store.pin("c2", []) == StoredTools(pinned=())
+    await store.replace("c2", [])
+    assert len(store) == 1
+    assert await store.pin("c2", ["p"]) == StoredTools(pinned=())
+
+
 async def test_adding_nothing_to_an_unknown_key_stores_nothing() -> None:
     store = InMemorySessionStore()
     assert await store.add("c1", []) == StoredTools()

@@ -327,7 +327,9 @@ async def check_kept(run: Scenario, acknowledged: list[Turn]) -> None:
             questions = [m.text for m in messages if isinstance(m, UserMessage)]
             if questions != [turn.text] or not isinstance(messages[-1], AssistantMessage):
                 lost_messages += 1
-            if f"{turn.tenant}.refund_order" not in (await sessions.get(turn.key)).names:
+            stored = await sessions.get(turn.key)
+            # The turn's reveal pinned the tool (its first), or a search discovered it.
+            if f"{turn.tenant}.refund_order" not in (*(stored.pinned or ()), *stored.names):
                 lost_tools += 1
     run.ledger.observed[f"conversations whose messages were lost, {run.label}"] = lost_messages
     run.ledger.observed[f"conversations whose discovered tools were lost, {run.label}"] = lost_tools

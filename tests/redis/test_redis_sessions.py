@@ -56,6 +56,31 @@ async def test_replace_and_delete(store: RedisSessionStore) -> None:
     assert await names(store, "c1") == ()
 
 
+async def test_pinned_tools_are_kept_once_in_the_conversations_one_key(
+    store: RedisSessionStore, redis_url: str
+) -> None:
+    assert (await store.get("c1")).pinned is None
+    assert await store.pin("c1", ["p", "q", "p"]) == StoredTools(pinned=("p", "q"))
+    # A concurrent first turn pinning its own keeps the first: every worker lists the same.
+    assert await store.pin("c1", ["r"]) == StoredTools(pinned=("p", "q"))
+    assert await store.add("c1", ["a", "p"], used=["a"]) == StoredTools(
+        names=("a", "p"), used=frozenset({"a"}), pinned=("p", "q")
+    )
+    await store.replace("c1", ["p"])
+    assert await store.get("c1") == StoredTools(
+        names=("p",), used=frozenset({"a"}), pinned=("p", "q")
+    )
+    raw = Redis.from_url(redis_url)
+    assert await raw.keys(f"{store.prefix}*") == [store.key_of("c1").encode()]
+    await store.delete("c1")
+    assert await store.get("c1") == StoredTools()
+    # Pinning nothing is a value too, and the only member left keeps the key.
+    assert await store.pin("c2", []) == StoredTools(pinned=())
+    await store.replace("c2", [])
+    assert await store.pin("c2", ["p"]) == StoredTools(pinned=())
+    await raw.aclose()
+
+
 async def test_used_tools_live_in_the_conversations_one_key(
     store: RedisSessionStore, redis_url: str
 ) -> None:
@@ -127,9 +152,13 @@ async def test_ttl_is_set_renewed_by_reads_and_expires(redis_url: str, prefix: s
         await raw.pexpire(store.key_of("c1"), 5_000)
         await store.replace("c1", ["b"])
         assert await raw.pttl(store.key_of("c1")) > 5_000  # and a replace
+        await raw.pexpire(store.key_of("c1"), 5_000)
+        await store.pin("c1", ["p"])
+        assert await raw.pttl(store.key_of("c1")) > 5_000  # and a pin
         await raw.pexpire(store.key_of("c1"), 1)
         await asyncio.sleep(0.05)
-        assert await store.get("c1") == StoredTools()  # names and used tools expired together
+        # Names, used and pinned tools expired together.
+        assert await store.get("c1") == StoredTools()
     finally:
         await raw.aclose()
         await store.aclose()

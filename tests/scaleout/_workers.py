@@ -6,8 +6,9 @@ Each worker runs ``ChatClient`` + ``MessageChatMemoryAdvisor`` (window memory ov
 (``RedisIdempotencyStore``). The model is a ``FunctionModel`` deciding from the prompt alone,
 so any worker plays any turn of any conversation the same way:
 
-- a user message: call the tenant's refund tool when it is already shown (discovered in an
-  earlier turn, on whichever worker), else ``tool_search("refund order")``;
+- a user message: call the tenant's refund tool when it is already shown (pinned by the
+  conversation's first reveal or discovered in an earlier turn, on whichever worker), else
+  ``tool_search("refund order")``;
 - a ``tool_search`` answer: call the first refund tool found, or answer that none is allowed;
 - a refund result: answer with it.
 

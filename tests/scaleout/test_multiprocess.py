@@ -21,7 +21,7 @@ async def test_alternate_turns_see_the_same_tools_and_memory(redis_url: str, pre
     finally:
         workers.close()
     assert first["pid"] != second["pid"]
-    # Turn 2 ran on the other process: it found the refund tool already discovered (no
+    # Turn 2 ran on the other process: it found the refund tool already shown (no
     # search), and the call was answered from the first run's recorded result.
     answer = second["answers"][0][1]
     assert answer.startswith("done r-1")
@@ -34,9 +34,10 @@ async def test_alternate_turns_see_the_same_tools_and_memory(redis_url: str, pre
 
     sessions = RedisSessionStore(redis_url, prefix=prefix)
     repository = RedisChatMemoryRepository(redis_url, prefix=prefix)
-    discovered = (await sessions.get(turn.key)).names
-    assert discovered[0] == "acme.refund_order"
-    assert all(name.split(".")[0] in ("acme", "shared") for name in discovered)
+    stored = await sessions.get(turn.key)
+    shown = (*(stored.pinned or ()), *stored.names)  # pinned by turn 1's reveal, or found
+    assert shown[0] == "acme.refund_order"
+    assert all(name.split(".")[0] in ("acme", "shared") for name in shown)
     messages = await repository.find_by_conversation_id(turn.key)
     users = [m.text for m in messages if isinstance(m, UserMessage)]
     assert users == ["refund r-1"] * 3  # every turn's question, from both processes, in order

@@ -237,7 +237,7 @@ class BridgeSearch:
         *,
         discovered: Sequence[str] = (),
     ) -> list[Tool]:
-        """The discovered tools of conversation ``key`` the caller may see, in discovery order.
+        """The tools conversation ``key`` shows that the caller may see: pinned, then found.
 
         With ``key=None``: those of ``discovered`` (names the framework kept itself).
         """
@@ -339,8 +339,13 @@ class BridgeSearch:
     async def _discovered(
         self, key: str | None, discovered: Sequence[str], view: CatalogView
     ) -> list[str]:
-        stored = discovered if key is None else (await self.session_store.get(key)).names
-        return [name for name in dict.fromkeys(stored) if view.permits(name)]
+        if key is None:
+            names: Sequence[str] = discovered
+        else:
+            # A conversation a client's tool search served first shows its pinned tools too.
+            stored = await self.session_store.get(key)
+            names = (*(stored.pinned or ()), *stored.names)
+        return [name for name in dict.fromkeys(names) if view.permits(name)]
 
 
 def _result(outcome: ToolCallOutcome, text: str) -> BridgeCallResult:

@@ -50,7 +50,7 @@ from toolrelay.messages import (
 )
 from toolrelay.prompt import Prompt
 from toolrelay.tools._names import provider_safe_name
-from toolrelay.toolsearch._texts import TOOL_SEARCH_NAME
+from toolrelay.toolsearch._texts import CALL_TOOL_NAME, TOOL_SEARCH_NAME
 
 __all__ = [
     "REPLAY_NAME",
@@ -68,6 +68,8 @@ REPLAY_NAME = "replay"
 """The model's name, as given to ``--model``."""
 
 _ERROR_SHOWN = 240
+
+_SEARCH_PAIR = (TOOL_SEARCH_NAME, CALL_TOOL_NAME)
 
 
 @dataclass(kw_only=True)
@@ -276,8 +278,10 @@ class SearchReplay:
     """The replay over a catalog it has no decisions for: it only searches.
 
     Each user message is searched for as it is (``tool_search`` with the message as the
-    query); the answer names the tools the search returned, best first, and says that none
-    was called. It shows what tool search finds in your catalog without a model or a key.
+    query) unless the turn's reveal did it (a ``tool_search`` answer after the message, or, in
+    the conversation's first turn, the tools its reveal pinned to the tool list); the answer
+    names the tools the search returned, best first, and says that none was called. It shows
+    what tool search finds in your catalog without a model or a key.
 
     Args:
         name: For messages.
@@ -291,7 +295,8 @@ class SearchReplay:
 
     async def call(self, prompt: Prompt) -> ChatResponse:
         """The next decision for the conversation in ``prompt``."""
-        message = self.decide(prompt.messages)
+        listed = [t.definition.name for t in prompt.options.tools]
+        message = self.decide(prompt.messages, listed)
         reason = "tool_calls" if message.tool_calls else "stop"
         return ChatResponse(
             generations=(Generation(message=message, finish_reason=reason),),
@@ -302,11 +307,18 @@ class SearchReplay:
         """The next decision as a one-chunk stream (a complete response is a valid chunk)."""
         yield await self.call(prompt)
 
-    def decide(self, messages: Sequence[Message]) -> AssistantMessage:
-        """A search for the last user message, then the answer naming what it returned."""
+    def decide(self, messages: Sequence[Message], listed: Sequence[str] = ()) -> AssistantMessage:
+        """A search for the last user message, then the answer naming what it returned.
+
+        ``listed``: the tools the request lists (a catalog searched has no tools of its own,
+        so beyond the search pair they are what the conversation's first reveal pinned).
+        """
         asked = next((m.text for m in reversed(messages) if isinstance(m, UserMessage)), "")
         query = " ".join(asked.split())
         turn = TurnSoFar.read(messages)
+        pinned = [provider_safe_name(n) for n in listed if n not in _SEARCH_PAIR]
+        if not turn.searches and pinned and sum(isinstance(m, UserMessage) for m in messages) == 1:
+            turn.searches[query] = pinned
         if not turn.searches:
             arguments = json.dumps({"queries": [query]}, ensure_ascii=False)
             call = ToolCall(

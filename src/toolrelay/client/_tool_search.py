@@ -20,14 +20,17 @@ it, and any loop (a subclass of your own, say) gets tool search with
    conversation, each searching its own permitted view) and drops stored names of tools that
    left the catalog;
 3. sends every permitted tool, and searches nothing, when the catalog is too small for
-   search to pay (``send_all_below``); otherwise searches with the request's own text and
-   makes the best hits discoveries before the first model call (``reveal``; both:
-   :mod:`~toolrelay.toolsearch._reveal`);
+   search to pay (``send_all_below``); otherwise searches with the request's own text before
+   the first model call (``reveal``; both: :mod:`~toolrelay.toolsearch._reveal`) and shows
+   the best hits: the conversation's first reveal pins them to its tool list (nothing of it
+   is cached yet; the list then stays the same for the conversation, and the session store
+   keeps them), a later turn's makes them discoveries;
 4. takes the channel (:data:`Channel`; by default the best the client's model declares) and
    shows each model call, in a stable order (so provider prompt caches keep hitting):
-   ``tool_search``, request tools, always-on tools, then discovered tools in discovery order
-   (in the rewrite channel, in the tool list; in the native channel, through tool changes in
-   the history, the tool list holding the rest; the proxy channel's list is fixed);
+   ``tool_search``, request tools, always-on tools, pinned tools, then discovered tools in
+   discovery order (in the rewrite channel, in the tool list; in the native channel, through
+   tool changes in the history, the tool list holding the rest; the proxy channel's list is
+   fixed);
 5. answers each search with its best hits (none below ``min_relative_score`` times the best
    one's score), leaving out tools the model already sees in full unless one is the best (in
    the proxy channel: tools whose unchanged definition an earlier answer in the request's
@@ -150,23 +153,25 @@ Channel = Literal["auto", "native", "proxy", "rewrite"]
   ``tool_channels``), never ``"rewrite"`` unless it declares nothing else: ``"native"`` for
   an Anthropic model that accepts mid-conversation tool changes, ``"proxy"`` for every other
   model (OpenAI Chat Completions and compatible servers, llama.cpp, your own).
-- ``"native"``: the tool list never changes (``tool_search``, the request's own and always-on
-  tools); ``tool_search`` answers with the names of the tools it found, and a
+- ``"native"``: the tool list never changes (``tool_search``, the request's own, always-on
+  and pinned tools); ``tool_search`` answers with the names of the tools it found, and a
   :class:`~toolrelay.messages.ToolChangeMessage` in the history before the next model call
   makes them available there (and retires those retention drops), which the adapter renders
   through the provider's own channel (Anthropic: a system message of ``tool_addition`` and
   ``tool_removal`` blocks). The model calls found tools by name. The prompt cache's prefix
   survives every discovery.
-- ``"proxy"``: the tool list never changes: the request's own and always-on tools, then
-  ``tool_search``, whose answers carry the found tools' definitions, and ``call_tool(name,
-  arguments)``, which runs a found tool through the same round as any call (its arguments
-  validated against that tool's schema, the guards, limits and permissions seeing that tool).
-  The prompt cache's prefix survives every discovery.
+- ``"proxy"``: the tool list never changes: the request's own, always-on and pinned tools
+  (called by name), then ``tool_search``, whose answers carry the found tools' definitions,
+  and ``call_tool(name, arguments)``, which runs a found tool through the same round as any
+  call (its arguments validated against that tool's schema, the guards, limits and
+  permissions seeing that tool). The prompt cache's prefix survives every discovery.
 - ``"rewrite"``: each model call's tool list shows the tools found so far, in full (the
   provider enforces their schemas; the list, which starts a request's cached prefix, changes
   with each discovery). Only when asked for.
 
-A channel given by name must be one the model declares, or the turn is refused.
+On every channel the conversation's pinned tools (its first reveal's hits) are in the tool
+list from its first model call on. A channel given by name must be one the model declares, or
+the turn is refused.
 """
 
 
@@ -190,25 +195,30 @@ class ToolSearch:
         retention: Which discovered tools stay shown (``"used"``, ``"all"`` or ``"last_search"``):
             ``"used"`` (default) keeps the tools the model called and retires those it
             passed over: a lone search's other hits once it called one of them, the rest at
-            its next search (the hits of several needs searched at once, and the reveal's,
-            stay through the turn); ``"all"`` keeps every tool found (the
-            list only grows, so a provider's prompt cache covers every earlier tool);
+            its next search (the hits of several needs searched at once, and a later
+            turn's reveal's, stay through the turn; pinned tools are never retired);
+            ``"all"`` keeps every tool found (the list only grows, so a provider's prompt
+            cache covers every earlier tool);
             ``"last_search"`` shows only what the last round of searches found. What each
             costs in tokens on three tasks: ``docs/benchmarks.md``.
         channel: How found tools reach the model: ``"auto"`` (default: the best the model
             declares), ``"native"``, ``"proxy"`` or ``"rewrite"`` (see :data:`Channel`).
         reveal: Hits revealed before the first model call (0: none). The permitted view is
             searched with the text of the request's last user message, and its best hits
-            are discoveries shown from the first model call on, so a task whose tools are
-            found up front makes no ``tool_search`` call (``tool_search`` stays for the
-            rest). The default, 2 hits at ``reveal_min_relative_score=0.9``, is the rule
-            ``benchmarks/reveal.py`` decided on billed cost (docs/benchmarks.md, "Revealing
-            tools before the first model call"; figures on
-            :data:`~toolrelay.toolsearch._reveal.DEFAULT_REVEAL_MIN_RELATIVE_SCORE`).
-            Native channel: a :class:`~toolrelay.messages.ToolChangeMessage` after the user's
-            message; rewrite: in the tool list from the first call; proxy: a ``tool_search``
+            are shown from the first model call on, so a task whose tools are found up front
+            makes no ``tool_search`` call (``tool_search`` stays for the rest). Before a
+            conversation's first model call nothing of it is cached, so its reveal's hits are
+            pinned: in the tool list on every channel, called by name, and kept there,
+            unchanged, for the whole conversation (the session store's ``pinned``; the
+            report's too); a later turn's are discoveries, shown through the channel:
+            native, a :class:`~toolrelay.messages.ToolChangeMessage` after the user's
+            message; rewrite, in the tool list from the first call; proxy, a ``tool_search``
             call with the request's text and its answer (the definitions) after the user's
-            message, the tool list unchanged.
+            message, the tool list unchanged. The default, 2 hits at
+            ``reveal_min_relative_score=0.9``, is the rule ``benchmarks/reveal.py`` decided
+            on billed cost (docs/benchmarks.md, "Revealing tools before the first model
+            call"; figures on
+            :data:`~toolrelay.toolsearch._reveal.DEFAULT_REVEAL_MIN_RELATIVE_SCORE`).
         reveal_min_relative_score: Revealed hits scoring below this fraction of the best
             hit's score are left out (0-1; ``None`` keeps them).
         fill_cache_minimum: When the first request, the reveal's hits shown, is shorter
@@ -376,7 +386,8 @@ class ToolSearch:
         texts = self.core.texts(snapshot)
         description = texts.proxy_description if proxy else texts.description
         search_tool = searcher.as_tool(description, parameters=texts.parameters)
-        fixed = view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner)
+        base = view.fixed_tools(search_tool, options.tools, self.always_on, owner=owner)
+        discoveries, pinned = await self._stored(key, snapshot)
         turn = _SearchTurn(
             provider=self,
             channel=channel,
@@ -386,13 +397,16 @@ class ToolSearch:
             view=view,
             searcher=searcher,
             search_tool=search_tool,
-            fixed=fixed,
+            base=base,
+            fixed=base,
             texts=texts,
-            discoveries=await self._stored(key, snapshot),
+            discoveries=discoveries,
             usage=UsageRecorder(scope=usage_scope(context, shared=self.options.shared_usage)),
         )
         if proxy:
-            turn.fixed = _proxy_tools(fixed, call_tool(texts, turn.forward), owner=owner)
+            _check_proxy_names(base, owner=owner)
+            turn.call = call_tool(texts, turn.forward)
+        turn.pin(pinned)
         # A resumed turn (after approval) had its start: it reveals nothing again.
         if self.reveal and request.resume is None:
             await turn.reveal(request, model if self.fill_cache_minimum else None)
@@ -443,15 +457,21 @@ class ToolSearch:
             self._hits = (snapshot, hits)
         return self._hits[1]
 
-    async def _stored(self, key: str, snapshot: CatalogSnapshot) -> Discoveries:
-        """The conversation's discoveries, without tools that left the catalog."""
+    async def _stored(
+        self, key: str, snapshot: CatalogSnapshot
+    ) -> tuple[Discoveries, tuple[str, ...] | None]:
+        """The conversation's discoveries and its pinned tools.
+
+        The discoveries without tools that left the catalog; the pinned tools ``None`` when
+        its first reveal has not run.
+        """
         stored = await self.session_store.get(key)
         kept = tuple(n for n in stored.names if n in snapshot.tools)
         if len(kept) != len(stored.names):
             await self.session_store.replace(key, kept)
         used = stored.used if self.retention == "used" else frozenset()
         # Each turn gives the model a round of calls before a search retires what it found.
-        return Discoveries(names=kept, used=used, fresh=frozenset(kept))
+        return Discoveries(names=kept, used=used, fresh=frozenset(kept)), stored.pinned
 
 
 def _available_in(messages: Sequence[Message]) -> dict[str, str]:
@@ -470,19 +490,17 @@ def _compact(value: Mapping[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-def _proxy_tools(fixed: tuple[Tool, ...], call: Tool, *, owner: str) -> tuple[Tool, ...]:
-    """The proxy channel's fixed list: the request's and always-on tools, then the pair.
+def _check_proxy_names(fixed: Sequence[Tool], *, owner: str) -> None:
+    """Refuse a request or always-on tool named like the proxy channel's ``call_tool``.
 
     Raises:
         ConfigurationError: One of those tools is named ``call_tool``.
     """
-    search, *others = fixed
-    if any(t.definition.name == CALL_TOOL_NAME for t in others):
+    if any(t.definition.name == CALL_TOOL_NAME for t in fixed):
         raise ConfigurationError(
             f"{owner}: a request or always-on tool is named {CALL_TOOL_NAME!r}, the name of "
             "the proxy channel's tool that runs found tools; rename it"
         )
-    return (*others, search, call)
 
 
 @dataclass(kw_only=True)
@@ -497,10 +515,16 @@ class _SearchTurn:
     view: CatalogView
     searcher: ToolSearcher
     search_tool: Tool
+    # What every model call shows: ``base`` (tool_search, the request's own and always-on
+    # tools), the conversation's pinned tools, and, in the proxy channel, ``call`` (the
+    # search tool then moves next to it: the pair ends the list).
+    base: tuple[Tool, ...]
     fixed: tuple[Tool, ...]
     texts: SearchTexts
     discoveries: Discoveries
     usage: UsageRecorder
+    call: Tool | None = None
+    pinned: tuple[str, ...] | None = None
     rounds: list[ToolSearchRound] = field(default_factory=list)
     # The round's names the model may call, and the names call_tool was refused, in order.
     callable: Mapping[str, Tool] = field(default_factory=dict)
@@ -519,17 +543,49 @@ class _SearchTurn:
     revealed: ToolSearchRecord | None = None
     _pair: tuple[Message, tuple[Message, ...]] | None = None
 
-    async def reveal(self, request: ChatClientRequest, model: ChatModel | None) -> None:
-        """Search with the request's text and make its best hits discoveries.
+    def pin(self, names: Sequence[str] | None) -> None:
+        """Make ``names`` the conversation's pinned tools, in every model call's tool list.
 
-        They are shown from the first model call on, through the turn's channel (see
-        ``ToolSearch(reveal=...)``), and count as a search's hits for retention. With a
-        ``model``, hits are added until the first request reaches its cache minimum
-        (``ToolSearch(fill_cache_minimum=...)``).
+        ``None``: the conversation's first reveal has not run; nothing is pinned yet.
+        """
+        self.pinned = None if names is None else tuple(names)
+        self.fixed = self._listed(self.pinned or ())
+
+    def _listed(self, pinned: Sequence[str]) -> tuple[Tool, ...]:
+        """The fixed tools with the permitted ``pinned`` ones after the request's own."""
+        if self.call is None:
+            return tuple(self.view.shown_tools(self.base, pinned))
+        # A catalog tool named call_tool cannot share the list with the proxy's own.
+        search, *others = self.view.shown_tools(
+            self.base, [n for n in pinned if n != CALL_TOOL_NAME]
+        )
+        return (*others, search, self.call)
+
+    async def _pin(self, names: Sequence[str]) -> None:
+        """Store ``names`` as the conversation's pinned tools and show them.
+
+        Unless a concurrent first turn stored its own first: then those are shown.
+        """
+        stored = await self.provider.session_store.pin(self.key, names)
+        self.pin(stored.pinned or ())
+
+    async def reveal(self, request: ChatClientRequest, model: ChatModel | None) -> None:
+        """Search with the request's text and show its best hits from the first model call on.
+
+        Before the conversation's first model call nothing of it is cached yet, so its
+        reveal's hits are pinned: they join the tool list, which every later model call of
+        the conversation shows unchanged (the cache's prefix with it), and the model calls
+        them by name on every channel. A later turn's hits become discoveries, shown through
+        the turn's channel, and count as a search's hits for retention (see
+        ``ToolSearch(reveal=...)``). With a ``model``, hits are added until the first request
+        reaches its cache minimum (``ToolSearch(fill_cache_minimum=...)``).
         """
         messages = request.prompt.messages
         query = request_text(messages)
+        opening = self.pinned is None
         if query is None:
+            if opening:
+                await self._pin(())
             return
         provider = self.provider
         self.searcher.shown = frozenset(t.definition.name for t in self.fixed)
@@ -543,6 +599,9 @@ class _SearchTurn:
         if model is not None:
             answer, record = await self._filled(request.prompt, query, model, answer, record)
         self.revealed = record
+        if opening:
+            await self._pin([n for n in record.names if n not in self.searcher.shown])
+            self.searcher.shown = frozenset(t.definition.name for t in self.fixed)
         new = [n for n in record.names if n not in self.searcher.shown]
         if self.channel == "proxy" and any(n not in self.searcher.defined for n in new):
             anchor = next(m for m in reversed(messages) if isinstance(m, UserMessage))
@@ -550,11 +609,14 @@ class _SearchTurn:
         if not record.names:
             return
         self.usage.found(query, record.names)
+        found = [n for n in record.names if n not in (self.pinned or ())]
+        if not found:
+            return
         # A search of the whole request, not of one need: calling one of its hits passes
         # none of the others over (retention keeps them through the turn).
         await self._save(
             self.discoveries.after_round(
-                found=[record.names], called=(), retention=provider.retention, whole_task=True
+                found=[found], called=(), retention=provider.retention, whole_task=True
             )
         )
 
@@ -605,7 +667,9 @@ class _SearchTurn:
         new = [n for n in record.names if n not in fixed and n in self.snapshot.tools]
         messages: Sequence[Message] = prompt.messages
         tools = self.fixed
-        if self.channel == "proxy":
+        if self.pinned is None:
+            tools = self._listed(new)  # the conversation's first reveal: its hits are pinned
+        elif self.channel == "proxy":
             if any(n not in self.searcher.defined for n in new):
                 position = max(i for i, m in enumerate(messages) if isinstance(m, UserMessage))
                 pair = revealed_pair(query, answer)
@@ -876,6 +940,7 @@ class _SearchTurn:
             learned=tuple(self.usage.learned),
             history_entries=len(self.searcher.history or ()),
             revealed=self.revealed,
+            pinned=self.pinned or (),
         )
         return dataclasses.replace(response, tool_search=report)
 

@@ -1,13 +1,15 @@
 """The tool search's discovered tools per conversation, in Redis, shared by every worker.
 
 Each conversation is one Redis sorted set under ``{prefix}session:{key}``: every discovered
-tool as ``d:`` and its name, scored by its place in discovery order (1, 2, ...), and every
-tool the model called as ``u:`` and its name, scored 0. One key per conversation, so a ttl
-(or Redis's own eviction under memory pressure) takes its discoveries and its used tools
-together. Every operation is one Lua script, so it is atomic: two workers adding names to the
-same conversation at the same moment both keep their names, each name once, in the order the
-additions were applied. With a ``ttl``, a conversation nobody reads or writes for that long
-expires by Redis's own key expiry (reading it renews the time).
+tool as ``d:`` and its name, scored by its place in discovery order (1, 2, ...), every tool
+the model called as ``u:`` and its name, scored 0, and, once the conversation's first reveal
+pinned its tools, the marker ``p`` and each pinned tool as ``p:`` and its name, scored below
+0 in their order (the marker first, so pinning none is kept too). One key per conversation,
+so a ttl (or Redis's own eviction under memory pressure) takes its discoveries, used and
+pinned tools together. Every operation is one Lua script, so it is atomic: two workers adding
+names to the same conversation at the same moment both keep their names, each name once, in
+the order the additions were applied. With a ``ttl``, a conversation nobody reads or writes
+for that long expires by Redis's own key expiry (reading it renews the time).
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ return members
 # in order, then the used ones.
 _ADD = """
 local last = redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')
-local place = tonumber(last[2] or 0)
+-- Names take places from 1 on: the last member may be a used (0) or pinned (< 0) one.
+local place = math.max(tonumber(last[2] or 0), 0)
 local count = tonumber(ARGV[2])
 for i = 3, 2 + count do
   if redis.call('ZADD', KEYS[1], 'NX', place + 1, 'd:' .. ARGV[i]) == 1 then
@@ -45,12 +48,25 @@ return members
 """
 
 # KEYS[1] the set; ARGV[1] ttl in ms, ARGV[2..] the names (already unique). Keeps the used
-# tools (score 0); an empty set is no key at all.
+# (score 0) and pinned (below 0) tools; an empty set is no key at all.
 _REPLACE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '(0', '+inf')
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], i - 1, 'd:' .. ARGV[i]) end
 if tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return #ARGV - 1
+"""
+
+# KEYS[1] the set; ARGV[1] ttl in ms, ARGV[2..] the names to pin (already unique). Only the
+# first pin of a conversation is kept: its marker 'p' is then there.
+_PIN = """
+if not redis.call('ZSCORE', KEYS[1], 'p') then
+  local count = #ARGV - 1
+  redis.call('ZADD', KEYS[1], -(count + 1), 'p')
+  for i = 2, #ARGV do redis.call('ZADD', KEYS[1], i - 2 - count, 'p:' .. ARGV[i]) end
+end
+local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+if tonumber(ARGV[1]) > 0 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return members
 """
 
 _DELETE = "return redis.call('DEL', KEYS[1])"
@@ -64,7 +80,8 @@ class RedisSessionStore(RedisStore):
             ``redis.asyncio.Redis`` client that does not decode responses.
         prefix: Prepended to every key, to share one Redis database between applications.
         ttl: Seconds a conversation may stay unused (neither read nor written) before Redis
-            expires it, discovered and used tools alike; ``None`` keeps it until deleted.
+            expires it, discovered, used and pinned tools alike; ``None`` keeps it until
+            deleted.
         timeout: Seconds to connect and to wait for each reply.
 
     Raises:
@@ -98,17 +115,25 @@ class RedisSessionStore(RedisStore):
         return _stored(members)
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
-        """Store exactly ``names`` (duplicates dropped, first kept), keeping the used tools."""
+        """Store exactly ``names`` (duplicates dropped, first kept), keeping the rest."""
         unique = list(dict.fromkeys(names))
         await self.connection.script(_REPLACE, [self.key_of(key)], [self._ttl_ms(), *unique])
 
+    async def pin(self, key: str, names: Sequence[str]) -> StoredTools:
+        """Pin ``names`` for ``key`` unless it has pinned tools; return what is stored now."""
+        unique = list(dict.fromkeys(names))
+        members = await self.connection.script(_PIN, [self.key_of(key)], [self._ttl_ms(), *unique])
+        return _stored(members)
+
     async def delete(self, key: str) -> None:
-        """Forget ``key``, its names and its used tools."""
+        """Forget ``key``, its names, used and pinned tools."""
         await self.connection.script(_DELETE, [self.key_of(key)], [])
 
 
 def _stored(members: list[bytes]) -> StoredTools:
-    """The members of a conversation's set (used ones first, then names by place)."""
+    """The members of a conversation's set (pinned ones first, then used, then names)."""
     names = [from_store(m[2:]) for m in members if m.startswith(b"d:")]
     used = frozenset(from_store(m[2:]) for m in members if m.startswith(b"u:"))
-    return StoredTools(names=tuple(names), used=used)
+    pinned = [from_store(m[2:]) for m in members if m.startswith(b"p:")]
+    marked = b"p" in members
+    return StoredTools(names=tuple(names), used=used, pinned=tuple(pinned) if marked else None)

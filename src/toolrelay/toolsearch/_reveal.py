@@ -5,8 +5,9 @@ model call, where only a door that reads the request's text can apply them:
 
 - **The reveal** (``reveal=``, ``reveal_min_relative_score=``): the caller's permitted view
   is searched with the text of the request's last user message, and its best hits are shown
-  through the turn's channel before the first model call, so a task whose tools are found up
-  front makes no ``tool_search`` call. The default, the top :data:`DEFAULT_REVEAL` hits less
+  before the first model call (a conversation's first reveal pins them to its tool list, a
+  later turn's goes through the turn's channel), so a task whose tools are found up front
+  makes no ``tool_search`` call. The default, the top :data:`DEFAULT_REVEAL` hits less
   those scoring under :data:`DEFAULT_REVEAL_MIN_RELATIVE_SCORE` of the best one, is the
   decision of ``benchmarks/reveal.py`` (docs/benchmarks.md, "Revealing tools before the first
   model call"; ``benchmarks/results/reveal.json``, ``decision``): the cheapest rule as billed

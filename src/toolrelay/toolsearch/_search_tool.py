@@ -383,8 +383,12 @@ class ToolSearchReport:
         revealed: The search before the first model call (the reveal), ``None`` when none
             ran (turned off, a small catalog sent whole, or no user text): its ``query`` is
             the request's text, its ``response`` the hits with their scores, its ``names``
-            the tools revealed (shown from the first model call on; in the proxy channel a
+            the tools revealed (shown from the first model call on: the conversation's first
+            reveal pins them, later ones show them through the channel; in the proxy channel a
             ``tool_search`` call and its answer follow the user's message).
+        pinned: The conversation's pinned tools: the hits of the reveal before its first
+            model call, which every model call of the conversation lists after the request's
+            own tools, unchanged so the prompt cache keeps its prefix (their order).
         sent_all_tools: Why every permitted tool was sent, with no search (the small-catalog
             rule: the catalog's tokens against ``send_all_below``); ``None`` when searched.
     """
@@ -398,6 +402,7 @@ class ToolSearchReport:
     learned: tuple[UsageEntry, ...] = ()
     history_entries: int = 0
     revealed: ToolSearchRecord | None = None
+    pinned: tuple[str, ...] = ()
     sent_all_tools: str | None = None
 
     @property

@@ -1,17 +1,19 @@
 """Where the tool search keeps each conversation's discovered tools between turns.
 
 A :class:`SessionStore` maps a conversation key to :class:`StoredTools`: the names of the
-tools found so far, in the order they were found, and the ones the model called. That order
-is the order in which the tools are shown to the model, so it must never be shuffled: a
-stable tool list keeps providers' prompt caches hitting.
+tools found so far, in the order they were found, the ones the model called, and the tools
+the conversation's first reveal pinned to its tool list. That order is the order in which the
+tools are shown to the model, so it must never be shuffled: a stable tool list keeps
+providers' prompt caches hitting.
 
 :class:`InMemorySessionStore` keeps the most recently used conversations of one process
 (LRU, 1000 by default) and can forget idle ones after a time to live. A store shared by
-several processes (Redis, a database) implements the same four async methods.
+several processes (Redis, a database) implements the same five async methods.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections import OrderedDict
@@ -42,10 +44,15 @@ class StoredTools:
         names: The discovered tools, in the order they were found.
         used: The tools the model called (what ``retention="used"`` keeps shown); replacing
             ``names`` keeps them.
+        pinned: The tools the reveal before the conversation's first model call put in its
+            tool list, which every later call shows too; ``None`` until that call (``()``:
+            it pinned none). Set once, by :meth:`SessionStore.pin`; replacing ``names``
+            keeps it.
     """
 
     names: tuple[str, ...] = ()
     used: frozenset[str] = frozenset()
+    pinned: tuple[str, ...] | None = None
 
 
 _EMPTY = StoredTools()
@@ -53,9 +60,9 @@ _EMPTY = StoredTools()
 
 @runtime_checkable
 class SessionStore(Protocol):
-    """Each conversation's discovered tools in discovery order, and the ones it called.
+    """Each conversation's discovered tools in order, the ones it called, its pinned tools.
 
-    A conversation is one entry: its names and its used tools are kept, counted against a
+    A conversation is one entry: its names, used and pinned tools are kept, counted against a
     store's bound, expired and evicted together. Every method must be atomic for one key:
     two turns of the same conversation may run at the same time, and neither may lose the
     other's names.
@@ -72,14 +79,24 @@ class SessionStore(Protocol):
         ...
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
-        """Store exactly ``names`` (duplicates dropped, first kept), keeping the used tools.
+        """Store exactly ``names`` (duplicates dropped, first kept), keeping the rest.
 
-        A key left with neither names nor used tools is forgotten.
+        The used and pinned tools stay. A key left with no names, used tools or pinned tools
+        is forgotten.
+        """
+        ...
+
+    async def pin(self, key: str, names: Sequence[str]) -> StoredTools:
+        """Pin ``names`` (duplicates dropped) for ``key``; return what is stored now.
+
+        Only when ``key`` has no pinned tools yet: of two first turns running at the same
+        time, the pin stored first is kept, and both list it. Pinning none (``()``) is a
+        value too: the conversation's tool list is then fixed with no pinned tool.
         """
         ...
 
     async def delete(self, key: str) -> None:
-        """Forget ``key``, its names and its used tools (nothing happens when it is unknown)."""
+        """Forget ``key`` and all it holds (nothing happens when it is unknown)."""
         ...
 
 
@@ -186,7 +203,7 @@ class InMemorySessionStore:
     """A :class:`SessionStore` in this process's memory.
 
     Args:
-        max_entries: How many conversations are kept (each with its discovered and its used
+        max_entries: How many conversations are kept (each with its discovered, used and pinned
             tools); using one more evicts the least recently used (read or written).
         ttl: Seconds a conversation may stay unused (neither read nor written) before it is
             forgotten; ``None`` keeps it until the LRU evicts it.
@@ -240,20 +257,32 @@ class InMemorySessionStore:
             fresh = [n for n in dict.fromkeys(names) if n not in stored.names]
             if not fresh and stored.used.issuperset(used):
                 return stored
-            stored = StoredTools(names=(*stored.names, *fresh), used=stored.used.union(used))
+            stored = dataclasses.replace(
+                stored, names=(*stored.names, *fresh), used=stored.used.union(used)
+            )
             self._put(key, stored)
             return stored
 
     async def replace(self, key: str, names: Sequence[str]) -> None:
-        """Store exactly ``names`` for ``key``, keeping its used tools."""
+        """Store exactly ``names`` for ``key``, keeping its used and pinned tools."""
         with self._lock:
             entry = self._live(key)
-            used = entry.stored.used if entry is not None else frozenset()
+            stored = entry.stored if entry is not None else _EMPTY
             unique = tuple(dict.fromkeys(names))
-            if unique or used:
-                self._put(key, StoredTools(names=unique, used=used))
+            if unique or stored.used or stored.pinned is not None:
+                self._put(key, StoredTools(names=unique, used=stored.used, pinned=stored.pinned))
             else:
                 self._entries.pop(key, None)
+
+    async def pin(self, key: str, names: Sequence[str]) -> StoredTools:
+        """Pin ``names`` for ``key`` unless it has pinned tools; return what is stored."""
+        with self._lock:
+            entry = self._live(key)
+            stored = entry.stored if entry is not None else _EMPTY
+            if stored.pinned is None:
+                stored = dataclasses.replace(stored, pinned=tuple(dict.fromkeys(names)))
+                self._put(key, stored)
+            return stored
 
     async def delete(self, key: str) -> None:
         """Forget ``key``."""
