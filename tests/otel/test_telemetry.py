@@ -316,8 +316,28 @@ async def test_a_tool_search_turn_makes_search_spans_under_their_tool_run(signal
     assert attributes(index)["toolrelay.index.rebuilt"] is True
     assert attributes(root)["toolrelay.tool_search.searches"] == 1
     assert attributes(root)["toolrelay.tool_search.discovered"] == 1
+    assert attributes(root)["toolrelay.tool_search.pinned"] == 0  # no reveal here
     assert "SECRET" not in "\n".join(everything_recorded(signals))
     assert [p.count for p in signals.points("toolrelay.search.duration")] == [1]
+
+
+async def test_a_turn_records_the_tools_its_first_reveal_pinned(signals: Signals) -> None:
+    telemetry = signals.telemetry()
+    advisor = ToolSearchAdvisor(
+        [check_stock, reserve], index=telemetry.index(BM25ToolIndex()), send_all_below=None
+    )
+    model = ScriptedModel(["In stock."])
+    client = (
+        ChatClient.builder(telemetry.model(model))
+        .default_advisors(telemetry.advisor(), advisor)
+        .build()
+    )
+    response = await client.prompt(QUERY).conversation("c1").acall()
+    assert response.tool_search is not None
+    assert response.tool_search.pinned == ("check_stock",)
+    root = signals.one("invoke_agent")
+    assert attributes(root)["toolrelay.tool_search.pinned"] == 1
+    assert attributes(root)["toolrelay.tool_search.discovered"] == 0
 
 
 async def test_a_tool_search_turn_records_the_query_only_with_capture(signals: Signals) -> None:

@@ -15,8 +15,8 @@ The span (kind ``INTERNAL``) carries the agent name (if given), the conversation
 ``conversation_id`` advisor parameter), the requested model, and from the final answer the
 finish reasons and the usage summed over the turn; with a tool loop, its model calls, rounds,
 answered and failed tool calls and why it stopped; with a tool search, its searches, the
-conversation's discovered tools and whether the catalog was re-indexed. Messages are recorded
-only with content capture. Each request also adds its duration to
+conversation's discovered and pinned tools and whether the catalog was re-indexed. Messages
+are recorded only with content capture. Each request also adds its duration to
 ``gen_ai.client.operation.duration``. Streams work the same; the span ends with the stream.
 """
 
@@ -52,6 +52,7 @@ from toolrelay.otel._attributes import (
     TOOLRELAY_LOOP_STOP,
     TOOLRELAY_LOOP_TOOL_CALLS,
     TOOLRELAY_SEARCH_DISCOVERED,
+    TOOLRELAY_SEARCH_PINNED,
     TOOLRELAY_SEARCH_REINDEXED,
     TOOLRELAY_SEARCH_SEARCHES,
 )
@@ -193,6 +194,7 @@ def _loop_attributes(response: ChatClientResponse) -> _Attributes:
         attributes |= {
             TOOLRELAY_SEARCH_SEARCHES: len(search.searches),
             TOOLRELAY_SEARCH_DISCOVERED: len(search.discovered),
+            TOOLRELAY_SEARCH_PINNED: len(search.pinned),
             TOOLRELAY_SEARCH_REINDEXED: search.reindexed,
         }
     return attributes
