@@ -311,7 +311,10 @@ def test_the_replay_chat_searches_a_file_of_your_own_tools(
     assert f"5 tools from {module}" in out
     assert "it searches your tools for each message and calls none of them" in out
     # The turn's reveal searched with the first message: the replay takes its hits, no search.
-    assert "revealed before the first model call: get_weather" in out
+    assert (
+        "revealed before the first model call: get_weather (pinned: the conversation's tool "
+        "list from now on)"
+    ) in out
     assert 'tool_search({"queries": ["What is the weather in Paris?"]})' not in out
     assert "The search for 'What is the weather in Paris?' returned 1 tool: get_weather." in out
     assert 'tool_search({"queries": ["fly me to the moon"]})' in out  # the reveal found nothing

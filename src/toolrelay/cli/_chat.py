@@ -297,5 +297,9 @@ def _start_note(report: ToolSearchReport | None) -> str | None:
     if report.sent_all_tools is not None:
         return report.sent_all_tools
     if report.revealed is not None and report.revealed.names:
-        return "revealed before the first model call: " + ", ".join(report.revealed.names)
+        names = report.revealed.names
+        note = "revealed before the first model call: " + ", ".join(names)
+        if set(names) <= set(report.pinned):
+            note += " (pinned: the conversation's tool list from now on)"
+        return note
     return None
